@@ -1,0 +1,41 @@
+# `make demo` and `make test` each bootstrap .venv on a fresh machine: the venv
+# is (re)built whenever it is missing or pyproject.toml is newer than it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: all install test lit pytest demo lint bench clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# The whole lit suite and pytest; fails if either fails (both always run).
+test: $(STAMP)
+	@status=0; \
+	$(BIN)/lit -q --order=lexical tests/filecheck || status=1; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests || status=1; \
+	exit $$status
+
+lit: $(STAMP)
+	$(BIN)/lit -v tests/filecheck
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check xdsl_ane tests bench
+	$(BIN)/ruff format --check xdsl_ane tests bench
+
+demo: $(STAMP)
+	$(BIN)/python -m xdsl_ane.models.demo
+
+clean:
+	rm -rf $(VENV) build *.egg-info out

@@ -1,0 +1,333 @@
+"""Shared typing machinery for the rlx and mil dialects.
+
+Both dialects work on static-shaped builtin tensors. Every op computes its
+result types from its operand types and properties in exactly one place, the
+classmethod ``infer_result_types``; the op's builder calls it to fill in the
+result types, and its verifier calls it again and compares. Errors raised
+while inferring are ``VerifyException``s whose message names the op, the
+operand and the shapes involved.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    f16,
+    f32,
+    i1,
+    i8,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.utils.exceptions import VerifyException
+
+Shape = tuple[int, ...]
+
+ELEMENT_TYPES: dict[str, Attribute] = {
+    "f32": f32,
+    "f16": f16,
+    "i32": i32,
+    "i8": i8,
+    "i1": i1,
+}
+"""The element types the project supports, by their MLIR spelling."""
+
+
+def tensor(shape: Sequence[int], element_type: Attribute) -> TensorType:
+    """The builtin tensor type of the given static shape and element type."""
+    return TensorType(element_type, list(shape))
+
+
+def fmt_shape(shape: Sequence[int]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def fmt_type(t: Attribute) -> str:
+    if isinstance(t, TensorType):
+        return f"{fmt_shape(t.get_shape())} {element_name(t.element_type)}"
+    return str(t)
+
+
+def element_name(t: Attribute) -> str:
+    for name, et in ELEMENT_TYPES.items():
+        if t == et:
+            return name
+    return str(t)
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, Float16Type | Float32Type)
+
+
+def is_integer(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data > 1
+
+
+def is_bool(t: Attribute) -> bool:
+    return t == i1
+
+
+class OpTypeError(VerifyException):
+    """A type or shape error found while inferring an op's result type."""
+
+    def __init__(self, op_name: str, message: str):
+        super().__init__(f"{op_name}: {message}")
+        self.op_name = op_name
+
+
+def tensor_of(op_name: str, operand: str, t: Attribute) -> TensorType:
+    """Checks that `t` is a supported static tensor type and returns it."""
+    if not isinstance(t, TensorType):
+        raise OpTypeError(op_name, f"operand '{operand}' must be a tensor, got {t}")
+    if any(d < 0 for d in t.get_shape()):
+        raise OpTypeError(
+            op_name,
+            f"operand '{operand}' has a dynamic shape {t}; only static shapes are "
+            "supported",
+        )
+    if t.element_type not in ELEMENT_TYPES.values():
+        raise OpTypeError(
+            op_name,
+            f"operand '{operand}' has unsupported element type "
+            f"{t.element_type} (expected one of {', '.join(ELEMENT_TYPES)})",
+        )
+    return t
+
+
+def require_float(op_name: str, operand: str, t: TensorType) -> None:
+    if not is_float(t.element_type):
+        raise OpTypeError(
+            op_name,
+            f"operand '{operand}' must have a float element type (f16 or f32), "
+            f"got {element_name(t.element_type)}",
+        )
+
+
+def require_same_element_type(
+    op_name: str, named: Sequence[tuple[str, TensorType]]
+) -> Attribute:
+    first_name, first = named[0]
+    for name, t in named[1:]:
+        if t.element_type != first.element_type:
+            raise OpTypeError(
+                op_name,
+                f"operands '{first_name}' ({element_name(first.element_type)}) and "
+                f"'{name}' ({element_name(t.element_type)}) must have the same "
+                "element type",
+            )
+    return first.element_type
+
+
+def require_rank(op_name: str, operand: str, t: TensorType, rank: int) -> Shape:
+    shape = t.get_shape()
+    if len(shape) != rank:
+        raise OpTypeError(
+            op_name,
+            f"operand '{operand}' must have rank {rank}, got shape {fmt_shape(shape)}",
+        )
+    return shape
+
+
+def broadcast_shapes(op_name: str, named: Sequence[tuple[str, Shape]]) -> Shape:
+    """numpy broadcasting of several shapes; the error names both operands."""
+    result: list[int] = []
+    for name, shape in named:
+        rank = max(len(result), len(shape))
+        a = [1] * (rank - len(result)) + result
+        b = [1] * (rank - len(shape)) + list(shape)
+        out: list[int] = []
+        for da, db in zip(a, b):
+            if da != db and da != 1 and db != 1:
+                others = ", ".join(f"'{n}' {fmt_shape(s)}" for n, s in named)
+                raise OpTypeError(
+                    op_name,
+                    f"operand shapes do not broadcast: {others} (operand '{name}')",
+                )
+            out.append(db if da == 1 else da)
+        result = out
+    return tuple(result)
+
+
+def normalize_axis(op_name: str, prop: str, axis: int, rank: int) -> int:
+    """Maps a possibly negative axis into [0, rank); raises when out of range."""
+    if not -rank <= axis < rank:
+        raise OpTypeError(
+            op_name, f"{prop} {axis} is out of range for rank {rank}"
+        )
+    return axis % rank
+
+
+def normalize_axes(
+    op_name: str, prop: str, axes: Sequence[int], rank: int
+) -> tuple[int, ...]:
+    normalized = [normalize_axis(op_name, prop, a, rank) for a in axes]
+    if len(set(normalized)) != len(normalized):
+        raise OpTypeError(op_name, f"{prop} {list(axes)} repeat an axis")
+    return tuple(normalized)
+
+
+def reduced_shape(shape: Shape, axes: Sequence[int], keep_dims: bool) -> Shape:
+    if keep_dims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def product(shape: Sequence[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+# --- property accessors ------------------------------------------------------
+
+
+def int_prop(
+    props: Mapping[str, Attribute], key: str, default: int | None = None
+) -> int:
+    attr = props.get(key)
+    if attr is None:
+        if default is None:
+            raise KeyError(key)
+        return default
+    assert isinstance(attr, IntegerAttr)
+    return attr.value.data
+
+
+def bool_prop(props: Mapping[str, Attribute], key: str, default: bool = False) -> bool:
+    attr = props.get(key)
+    if attr is None:
+        return default
+    assert isinstance(attr, IntegerAttr)
+    return bool(attr.value.data)
+
+
+def float_prop(
+    props: Mapping[str, Attribute], key: str, default: float | None = None
+) -> float | None:
+    attr = props.get(key)
+    if attr is None:
+        return default
+    assert isinstance(attr, FloatAttr)
+    return attr.value.data
+
+
+def str_prop(
+    props: Mapping[str, Attribute], key: str, default: str | None = None
+) -> str | None:
+    attr = props.get(key)
+    if attr is None:
+        return default
+    assert isinstance(attr, StringAttr)
+    return attr.data
+
+
+def ints_prop(
+    props: Mapping[str, Attribute], key: str, default: Sequence[int] | None = None
+) -> tuple[int, ...] | None:
+    attr = props.get(key)
+    if attr is None:
+        return None if default is None else tuple(default)
+    assert isinstance(attr, DenseArrayBase)
+    return tuple(int(v) for v in attr.get_values())
+
+
+def choice(
+    op_name: str, prop: str, value: str | None, allowed: Sequence[str]
+) -> str:
+    if value not in allowed:
+        raise OpTypeError(
+            op_name,
+            f"property '{prop}' is \"{value}\", expected one of "
+            + ", ".join(f'"{a}"' for a in allowed),
+        )
+    return value
+
+
+# --- property builders (for op __init__s) -----------------------------------
+
+
+def i64_attr(v: int | None) -> IntegerAttr | None:
+    return None if v is None else IntegerAttr(v, i64)
+
+
+def bool_attr(v: bool | None) -> BoolAttr | None:
+    return None if v is None else IntegerAttr(int(v), i1)
+
+
+def f32_attr(v: float | None) -> FloatAttr | None:
+    return None if v is None else FloatAttr(float(v), f32)
+
+
+def str_attr(v: str | None) -> StringAttr | None:
+    return None if v is None else StringAttr(v)
+
+
+def ints_attr(v: Sequence[int] | None) -> DenseArrayBase | None:
+    return None if v is None else DenseArrayBase.from_list(i64, list(v))
+
+
+class InferredTypeOp(IRDLOperation, ABC):
+    """An op whose result types follow from its operand types and properties.
+
+    Subclasses implement ``infer_result_types``; ``build`` constructs the op
+    with the inferred types and ``verify_`` recomputes and compares them.
+    """
+
+    @classmethod
+    def infer_result_types(
+        cls,
+        operand_types: Sequence[Attribute],
+        properties: Mapping[str, Attribute],
+    ) -> list[Attribute]:
+        raise NotImplementedError
+
+    def init_inferred(
+        self,
+        operands: Sequence[SSAValue | Operation | Sequence[SSAValue | Operation]],
+        properties: Mapping[str, Attribute | None] | None = None,
+    ) -> None:
+        """Initialises the op from its operands and properties, inferring its
+        result types (properties given as None are left absent)."""
+        props = {k: v for k, v in (properties or {}).items() if v is not None}
+        flat = [
+            SSAValue.get(o)
+            for group in operands
+            for o in (group if isinstance(group, Sequence) else [group])
+        ]
+        result_types = self.infer_result_types([v.type for v in flat], props)
+        IRDLOperation.__init__(
+            self, operands=operands, result_types=result_types, properties=props
+        )
+
+    def verify_(self) -> None:
+        expected = self.infer_result_types(
+            [o.type for o in self.operands], self.properties
+        )
+        actual = [r.type for r in self.results]
+        if len(expected) != len(actual):
+            raise OpTypeError(
+                self.name, f"expected {len(expected)} results, got {len(actual)}"
+            )
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            if e != a:
+                which = "result" if len(actual) == 1 else f"result #{i}"
+                raise OpTypeError(
+                    self.name,
+                    f"{which} type {fmt_type(a)} does not match the inferred type "
+                    f"{fmt_type(e)}",
+                )
+

@@ -1,0 +1,166 @@
+"""Shared machinery of the numpy interpreter for rlx and mil.
+
+Runtime values are numpy arrays whose dtype matches the tensor's element type
+(f32 -> float32, f16 -> float16, i32 -> int32, i8 -> int8, i1 -> bool); f16
+results are computed in float16. Weights (`rlx.param`, `mil.const weight=`)
+come from a `WeightStore` handed to the interpreter functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    IntegerType,
+    TensorType,
+)
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import Attribute
+from xdsl.utils.exceptions import DiagnosticException
+
+
+class InterpretationError(DiagnosticException):
+    """A runtime failure of the interpreter: missing or mis-shaped input or
+    weight, or an op without an implementation."""
+
+
+def numpy_dtype(element_type: Attribute) -> np.dtype:
+    """The numpy dtype that holds values of an MLIR element type."""
+    if isinstance(element_type, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(element_type, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(element_type, IntegerType):
+        width = element_type.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        if width in (8, 16, 32, 64):
+            return np.dtype(f"int{width}")
+    raise InterpretationError(f"unsupported element type {element_type}")
+
+
+def dense_to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The value of a dense elements attribute as a numpy array of its type."""
+    t = attr.type
+    assert isinstance(t, TensorType)
+    dtype = numpy_dtype(t.element_type)
+    values = attr.get_values()
+    shape = t.get_shape()
+    if len(values) == 1 and len(shape) > 0 and np.prod(shape) != 1:
+        return np.full(shape, values[0], dtype=dtype)
+    return np.asarray(values, dtype=dtype).reshape(shape)
+
+
+def check_value(what: str, value: np.ndarray, t: Attribute) -> np.ndarray:
+    """Checks that a runtime array matches the tensor type `t` exactly."""
+    assert isinstance(t, TensorType)
+    shape = t.get_shape()
+    dtype = numpy_dtype(t.element_type)
+    if not isinstance(value, np.ndarray):
+        raise InterpretationError(f"{what} is not an array")
+    if tuple(value.shape) != tuple(shape):
+        raise InterpretationError(
+            f"{what} has shape {list(value.shape)}, expected {list(shape)}"
+        )
+    if value.dtype != dtype:
+        raise InterpretationError(
+            f"{what} has dtype {value.dtype}, expected {dtype}"
+        )
+    return value
+
+
+class WeightStore:
+    """Named weight tensors for `rlx.param` and `mil.const weight=` ops."""
+
+    def __init__(self, weights: Mapping[str, np.ndarray] | None = None):
+        self.weights = dict(weights or {})
+
+    def get(self, name: str, t: Attribute, op_name: str) -> np.ndarray:
+        if name not in self.weights:
+            raise InterpretationError(
+                f"{op_name}: weight '{name}' is not in the weights file"
+            )
+        value = self.weights[name]
+        assert isinstance(t, TensorType)
+        if tuple(value.shape) != tuple(t.get_shape()):
+            raise InterpretationError(
+                f"{op_name}: weight '{name}' has shape {list(value.shape)}, "
+                f"the IR declares {list(t.get_shape())}"
+            )
+        dtype = numpy_dtype(t.element_type)
+        if value.dtype != dtype:
+            if np.can_cast(value.dtype, dtype, "same_kind"):
+                return value.astype(dtype)
+            raise InterpretationError(
+                f"{op_name}: weight '{name}' has dtype {value.dtype}, the IR "
+                f"declares {dtype}"
+            )
+        return value
+
+
+def random_inputs(function: func.FuncOp, seed: int) -> list[np.ndarray]:
+    """Reproducible random arguments for `function`: floats from N(0, 1),
+    integers in [0, 8), booleans uniformly."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in function.function_type.inputs.data:
+        out.append(random_array(rng, t))
+    return out
+
+
+def random_array(rng: np.random.Generator, t: Attribute) -> np.ndarray:
+    assert isinstance(t, TensorType)
+    shape = t.get_shape()
+    dtype = numpy_dtype(t.element_type)
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    return rng.integers(0, 8, size=shape).astype(dtype)
+
+
+def find_function(module: builtin.ModuleOp, name: str | None) -> func.FuncOp:
+    functions = [op for op in module.walk() if isinstance(op, func.FuncOp)]
+    if not functions:
+        raise InterpretationError("the module has no func.func to run")
+    if name is None:
+        return functions[0]
+    for f in functions:
+        if f.sym_name.data == name:
+            return f
+    names = ", ".join(f.sym_name.data for f in functions)
+    raise InterpretationError(f"no function named '{name}' (the module has {names})")
+
+
+def run_function(
+    module: builtin.ModuleOp,
+    inputs: Sequence[np.ndarray],
+    weights: Mapping[str, np.ndarray] | None = None,
+    function: str | None = None,
+) -> list[np.ndarray]:
+    """Interprets one function of `module` on numpy inputs and returns its
+    results. Inputs must match the argument types exactly."""
+    from xdsl_ane.interpreter.mil import MilFunctions
+    from xdsl_ane.interpreter.rlx import RlxFunctions
+
+    f = find_function(module, function)
+    arg_types = f.function_type.inputs.data
+    if len(inputs) != len(arg_types):
+        raise InterpretationError(
+            f"@{f.sym_name.data} takes {len(arg_types)} arguments, got {len(inputs)}"
+        )
+    for i, (value, t) in enumerate(zip(inputs, arg_types)):
+        check_value(f"argument arg{i} of @{f.sym_name.data}", value, t)
+    store = WeightStore(weights)
+    interpreter = Interpreter(module)
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(RlxFunctions(store))
+    interpreter.register_implementations(MilFunctions(store))
+    results = interpreter.call_op(f, tuple(inputs))
+    return [np.asarray(r) for r in results]

@@ -1,0 +1,24 @@
+"""Registers xdsl-ane's dialects, passes and targets with xDSL.
+
+The `xdsl.universe` entry point in pyproject.toml points here, so plain
+`xdsl-opt` sees everything below once the package is installed.
+"""
+
+from xdsl.universe import Universe
+
+
+def get_rlx():
+    from xdsl_ane.dialects.rlx import RLX
+
+    return RLX
+
+
+def get_mil():
+    from xdsl_ane.dialects.mil import MIL
+
+    return MIL
+
+
+XDSL_ANE_UNIVERSE = Universe(
+    all_dialects={"rlx": get_rlx, "mil": get_mil},
+)
