@@ -19,6 +19,13 @@ def get_mil():
     return MIL
 
 
+def get_rlx_gqa_tile():
+    from xdsl_ane.passes.gqa_tile import RlxGqaTilePass
+
+    return RlxGqaTilePass
+
+
 XDSL_ANE_UNIVERSE = Universe(
     all_dialects={"rlx": get_rlx, "mil": get_mil},
+    all_passes={"rlx-gqa-tile": get_rlx_gqa_tile},
 )

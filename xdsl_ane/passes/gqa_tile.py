@@ -1,0 +1,131 @@
+"""`rlx-gqa-tile`: grouped-query attention over repeated key/value heads.
+
+Query head h of a grouped-query `rlx.attention` (H query heads over Hkv < H
+key/value heads, R = H / Hkv) reads key/value head h // R. The pass repeats
+each key/value head R times in that order (k0, k0, k1, k1, ... for R = 2)
+with rank-4 ops only, so the attention that remains has H key/value heads:
+
+    [B, Hkv, S, D] -reshape-> [B, Hkv, 1, S·D] -concat R× axis 2->
+    [B, Hkv, R, S·D] -reshape-> [B, Hkv·R, S, D]
+
+Concatenating whole tensors along the head axis would give k0, k1, ..., k0,
+k1, ... instead: the order of the other mapping (h mod Hkv). For
+`rlx.attention_backward` with respect to key or value, the gradient over the
+H repeated heads is summed back over each group of R:
+
+    [B, H, S, D] -reshape-> [B, Hkv, R, S·D] -reduce_sum axis 2 (keep)->
+    [B, Hkv, 1, S·D] -reshape-> [B, Hkv, S, D]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from xdsl_ane.dialects import rlx
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t.get_shape()
+
+
+def repeat_heads(value: SSAValue, repeats: int, rewriter: PatternRewriter) -> SSAValue:
+    """[B, Hkv, S, D] -> [B, Hkv·R, S, D] with head j at positions j·R .. j·R+R−1."""
+    b, hkv, s, d = shape_of(value)
+    flat = rewriter.insert(rlx.ReshapeOp(value, (b, hkv, 1, s * d))).result
+    tiled = rewriter.insert(rlx.ConcatOp([flat] * repeats, axis=2)).result
+    return rewriter.insert(rlx.ReshapeOp(tiled, (b, hkv * repeats, s, d))).result
+
+
+def sum_head_groups(value: SSAValue, groups: int, rewriter: PatternRewriter) -> SSAValue:
+    """[B, H, S, D] -> [B, Hkv, S, D] summing each run of R = H / Hkv heads."""
+    b, h, s, d = shape_of(value)
+    grouped = rewriter.insert(rlx.ReshapeOp(value, (b, groups, h // groups, s * d)))
+    summed = rewriter.insert(rlx.ReduceSumOp(grouped.result, (2,), keep_dims=True))
+    return rewriter.insert(rlx.ReshapeOp(summed.result, (b, groups, s, d))).result
+
+
+def head_counts(op: rlx.AttentionOp | rlx.AttentionBackwardOp) -> tuple[int, int]:
+    return shape_of(op.q)[1], shape_of(op.k)[1]
+
+
+class TileGroupedQueryAttention(RewritePattern):
+    """attention(q, k, v) with Hkv < H -> attention(q, repeat(k), repeat(v))."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.AttentionOp, rewriter: PatternRewriter) -> None:
+        h, hkv = head_counts(op)
+        if hkv == h:
+            return
+        k = repeat_heads(op.k, h // hkv, rewriter)
+        v = repeat_heads(op.v, h // hkv, rewriter)
+        new = rlx.AttentionOp(
+            op.q,
+            k,
+            v,
+            bias=op.bias,
+            mask=op.mask.data if op.mask else None,
+            scale=op.scale.value.data if op.scale else None,
+        )
+        rewriter.replace(op, new)
+
+
+class TileGroupedQueryAttentionBackward(RewritePattern):
+    """attention_backward with Hkv < H -> attention_backward over repeated
+    heads; for wrt key/value the H-head gradient is summed back per group."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: rlx.AttentionBackwardOp, rewriter: PatternRewriter
+    ) -> None:
+        h, hkv = head_counts(op)
+        if hkv == h:
+            return
+        k = repeat_heads(op.k, h // hkv, rewriter)
+        v = repeat_heads(op.v, h // hkv, rewriter)
+        wrt = op.wrt.data
+        grad = rlx.AttentionBackwardOp(
+            op.q,
+            k,
+            v,
+            op.d_out,
+            wrt,
+            bias=op.bias,
+            mask=op.mask.data if op.mask else None,
+            scale=op.scale.value.data if op.scale else None,
+        )
+        rewriter.insert(grad)
+        if wrt == "query":
+            rewriter.replace(op, [], [grad.result])
+            return
+        rewriter.replace(op, [], [sum_head_groups(grad.result, hkv, rewriter)])
+
+
+@dataclass(frozen=True)
+class RlxGqaTilePass(ModulePass):
+    """Rewrites grouped-query rlx.attention / rlx.attention_backward into
+    attention over repeated key/value heads (query head h reads key/value
+    head h // (H/Hkv)); key/value gradients are group-summed back."""
+
+    name = "rlx-gqa-tile"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        PatternRewriteWalker(
+            TileGroupedQueryAttention(), apply_recursively=False
+        ).rewrite_module(op)
+        PatternRewriteWalker(
+            TileGroupedQueryAttentionBackward(), apply_recursively=False
+        ).rewrite_module(op)
