@@ -143,9 +143,12 @@ def build_function(
     name: str,
     input_types: list[Attribute],
     body: Callable[..., list[SSAValue]],
+    arg_names: list[str] | None = None,
 ) -> func.FuncOp:
     """A func.func whose body `body(*args)` emits ops and returns the results."""
     block = Block(arg_types=input_types)
+    for arg, hint in zip(block.args, arg_names or []):
+        arg.name_hint = hint
     with ImplicitBuilder(block) as args:
         results = body(*args)
         func.ReturnOp(*results)
@@ -161,7 +164,7 @@ def build_attention_block(
     projection and residual."""
     b = BlockBuilder(config, layer)
     x_type = tensor((1, config.seq_len, config.hidden_size), f32)
-    f = build_function("attention_block", [x_type], lambda x: [b.attention(x)])
+    f = build_function("attention_block", [x_type], lambda x: [b.attention(x)], ["x"])
     return builtin.ModuleOp([f])
 
 
@@ -170,7 +173,9 @@ def build_decoder_layer(config: TransformerConfig, layer: int = 0) -> builtin.Mo
     block followed by RMSNorm, the SwiGLU FFN and the second residual."""
     b = BlockBuilder(config, layer)
     x_type = tensor((1, config.seq_len, config.hidden_size), f32)
-    f = build_function("decoder_layer", [x_type], lambda x: [b.ffn(b.attention(x))])
+    f = build_function(
+        "decoder_layer", [x_type], lambda x: [b.ffn(b.attention(x))], ["x"]
+    )
     return builtin.ModuleOp([f])
 
 
