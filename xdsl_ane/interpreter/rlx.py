@@ -1,0 +1,600 @@
+"""Numpy semantics of every rlx op (DESIGN.md's op table is the specification).
+
+Each op returns an array of exactly its result type's shape and dtype, and
+f16 ops compute in float16. The table leaves a few cases open; here they are:
+
+- `rlx.cast`: float to integer rounds toward zero and saturates at the target
+  range, NaN becomes 0 (ARM's FCVTZS, Rust's `as`); integer to a narrower
+  integer wraps (two's complement); to i1 is `x != 0`; from i1 is 0 or 1.
+- Integer `rlx.div` rounds toward zero; division by zero is an error. Integer
+  `rlx.reduce_mean` is the sum over the count, rounded toward zero. Integer
+  overflow wraps.
+- `rlx.attention`: a query row that sees no key (causal with Skv < S puts
+  rows i < S − Skv there, a bias row of all −inf too) outputs zeros, and its
+  gradients are zero; never NaN. A key with score −inf gets probability 0.
+- `rlx.gather` indices lie in [0, n); `rlx.softmax_cross_entropy` labels lie
+  in [0, C) and, when float, hold integers; anything else is an
+  `InterpretationError` naming the op.
+- `rlx.quantize` maps NaN to the zero point (the code of 0.0).
+
+Floating-point exceptions follow IEEE (inf, NaN) without numpy warnings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.ir import Operation
+
+from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects.typing import (
+    bool_prop,
+    float_prop,
+    int_prop,
+    ints_prop,
+    str_prop,
+)
+from xdsl_ane.interpreter.core import (
+    InterpretationError,
+    WeightStore,
+    check_value,
+    dense_to_numpy,
+    numpy_dtype,
+)
+
+Array = np.ndarray
+Compute = Callable[..., Array]
+
+
+def rlx_impl(op_type: type[Operation]) -> Callable[[Compute], Any]:
+    """`@impl` for a single-result op whose method takes `(self, op,
+    *operand_values)` and returns the result array. The array is checked
+    against the result type, so a wrong dtype (an accidental upcast of f16
+    math) fails loudly instead of leaking into later ops."""
+
+    def annotate(compute: Compute):
+        def run(
+            self: RlxFunctions,
+            interpreter: Interpreter,
+            op: Operation,
+            args: PythonValues,
+        ) -> PythonValues:
+            with np.errstate(all="ignore"):
+                value = np.asarray(compute(self, op, *args))
+            return (check_value(f"{op.name} result", value, op.results[0].type),)
+
+        return impl(op_type)(run)
+
+    return annotate
+
+
+def family_impls(
+    op_types: Iterable[type[Operation]], compute: Compute
+) -> dict[str, Any]:
+    """One `rlx_impl` per op type of a family, all running `compute`.
+    `register_impls` collects marked class attributes, so each op needs its own
+    attribute; the class body adds these with `locals().update(...)`."""
+    return {
+        f"run_{op_type.name.removeprefix('rlx.')}": rlx_impl(op_type)(compute)
+        for op_type in op_types
+    }
+
+
+def result_dtype(op: Operation) -> np.dtype:
+    t = op.results[0].type
+    assert isinstance(t, TensorType)
+    return numpy_dtype(t.element_type)
+
+
+def result_shape(op: Operation) -> tuple[int, ...]:
+    t = op.results[0].type
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+# --- elementwise -------------------------------------------------------------
+
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+GELU_TANH_CUBIC = 0.044715
+
+# numpy has no erf; math.erf runs in float64 and the value is rounded to the
+# input's dtype before the rest of the formula runs in that dtype.
+_erf64 = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x: Array) -> Array:
+    return _erf64(x).astype(np.float64).astype(x.dtype)
+
+
+def normal_cdf(x: Array) -> Array:
+    """Φ(x) = (1 + erf(x/√2)) / 2."""
+    return 0.5 * (1 + erf(x * (1 / math.sqrt(2.0))))
+
+
+def sigmoid(x: Array) -> Array:
+    """1 / (1 + e^−x), written with e^−|x| so no exponential overflows."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def gelu_tanh(x: Array) -> Array:
+    """x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))."""
+    return 0.5 * x * (1 + np.tanh(SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3)))
+
+
+UNARY_FUNCTIONS: dict[type[Operation], Callable[[Array], Array]] = {
+    rlx.ReluOp: lambda x: np.maximum(x, 0),
+    rlx.GeluOp: lambda x: x * normal_cdf(x),
+    rlx.GeluTanhOp: gelu_tanh,
+    rlx.SiluOp: lambda x: x * sigmoid(x),
+    rlx.SigmoidOp: sigmoid,
+    rlx.TanhOp: np.tanh,
+    rlx.ExpOp: np.exp,
+    rlx.LogOp: np.log,
+    rlx.SqrtOp: np.sqrt,
+    rlx.RsqrtOp: lambda x: 1 / np.sqrt(x),
+    rlx.NegOp: np.negative,
+    rlx.AbsOp: np.abs,
+    rlx.SinOp: np.sin,
+    rlx.CosOp: np.cos,
+    rlx.ReciprocalOp: lambda x: 1 / x,
+}
+
+
+def divide(a: Array, b: Array) -> Array:
+    """Float division, or integer division rounded toward zero (C's `/`)."""
+    if a.dtype.kind == "f":
+        return a / b
+    if np.any(b == 0):
+        raise ZeroDivisionError("integer division by zero")
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    quotient = np.abs(a64) // np.abs(b64) * np.sign(a64) * np.sign(b64)
+    return quotient.astype(np.result_type(a, b))
+
+
+BINARY_FUNCTIONS: dict[type[Operation], Callable[[Array, Array], Array]] = {
+    rlx.AddOp: np.add,
+    rlx.SubOp: np.subtract,
+    rlx.MulOp: np.multiply,
+    rlx.DivOp: divide,
+    rlx.MaxOp: np.maximum,
+    rlx.MinOp: np.minimum,
+    rlx.PowOp: np.power,
+}
+
+COMPARE_FUNCTIONS: dict[str, Callable[[Array, Array], Array]] = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+}
+
+
+def cast(x: Array, dtype: np.dtype) -> Array:
+    """dtype conversion with the conventions in the module docstring."""
+    if dtype == np.bool_:
+        return x != 0
+    if dtype.kind == "i" and x.dtype.kind == "f":
+        # float64 holds every f16/f32 value and every int32 bound exactly.
+        info = np.iinfo(dtype)
+        truncated = np.clip(np.trunc(x.astype(np.float64)), info.min, info.max)
+        return np.where(np.isnan(truncated), 0, truncated).astype(dtype)
+    return x.astype(dtype)
+
+
+# --- linear algebra, reductions, normalization -------------------------------
+
+
+def matmul(a: Array, b: Array) -> Array:
+    """numpy matmul. numpy's own float16 matmul multiplies and accumulates in
+    float32 and rounds once, without BLAS; float32 BLAS does the same
+    arithmetic (a product of two f16 values is exact in f32) about 100 times
+    faster, so f16 operands go through it."""
+    if a.dtype == np.float16:
+        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+    return np.matmul(a, b)
+
+
+def reduce_sum(x: Array, axis: tuple[int, ...], keepdims: bool) -> Array:
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+def reduce_mean(x: Array, axis: tuple[int, ...], keepdims: bool) -> Array:
+    if x.dtype.kind == "f":
+        return np.mean(x, axis=axis, keepdims=keepdims)
+    mean = np.mean(x, axis=axis, keepdims=keepdims, dtype=np.float64)
+    return np.trunc(mean).astype(x.dtype)
+
+
+REDUCE_FUNCTIONS: dict[
+    type[Operation], Callable[[Array, tuple[int, ...], bool], Array]
+] = {
+    rlx.ReduceSumOp: reduce_sum,
+    rlx.ReduceMeanOp: reduce_mean,
+    rlx.ReduceMaxOp: lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
+    rlx.ReduceMinOp: lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims),
+}
+
+
+def softmax(x: Array, axis: int = -1) -> Array:
+    """exp(x − max) / Σ exp(x − max)."""
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def rms_scale(x: Array, eps: float) -> Array:
+    """r = rsqrt(mean(x², last axis) + eps), keeping the last axis as 1."""
+    return 1 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+
+
+def rope(x: Array, cos: Array, sin: Array, style: str) -> Array:
+    """Rotates each pair (a, b) of the last axis by θ: (a·cos − b·sin,
+    a·sin + b·cos); "half" pairs (i, i + D/2), "interleaved" (2i, 2i + 1).
+    cos and sin are [S, D/2] and broadcast over [B, H]."""
+    if style == "half":
+        half = x.shape[-1] // 2
+        a, b = x[..., :half], x[..., half:]
+        return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return np.stack([a * cos - b * sin, a * sin + b * cos], axis=-1).reshape(x.shape)
+
+
+# --- attention ---------------------------------------------------------------
+
+
+def repeat_heads(x: Array, groups: int) -> Array:
+    """[B, Hkv, ...] -> [B, Hkv·groups, ...] in the order k0,k0,k1,k1,...: query
+    head h reads key/value head h // groups (Hugging Face Qwen/Llama)."""
+    return np.repeat(x, groups, axis=1)
+
+
+def sum_head_groups(x: Array, kv_heads: int) -> Array:
+    """The adjoint of `repeat_heads`: sums each group of consecutive heads."""
+    b, h, *rest = x.shape
+    return np.sum(x.reshape(b, kv_heads, h // kv_heads, *rest), axis=2, dtype=x.dtype)
+
+
+def masked_softmax(scores: Array, visible: Array) -> Array:
+    """Softmax over the last axis of the visible entries; hidden entries get 0,
+    and a row with no visible entry is all zeros (not NaN)."""
+    masked = np.where(visible, scores, -np.inf)
+    row_max = np.max(masked, axis=-1, keepdims=True)
+    row_max = np.where(np.isfinite(row_max), row_max, 0)
+    e = np.where(visible, np.exp(masked - row_max), 0)
+    total = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(total > 0, total, 1)
+
+
+def attention_probabilities(
+    q: Array, k: Array, bias: Array | None, mask: str, scale: float
+) -> Array:
+    """P = softmax(q·kᵀ·scale + mask) over repeated key heads, [B, H, S, Skv]."""
+    k = repeat_heads(k, q.shape[1] // k.shape[1])
+    scores = matmul(q, np.swapaxes(k, -1, -2)) * scale
+    s, skv = scores.shape[-2:]
+    visible = np.ones(scores.shape, dtype=bool)
+    if mask == "causal":
+        visible = visible & (np.arange(skv) <= np.arange(s)[:, None] + (skv - s))
+    elif mask == "bias":
+        assert bias is not None
+        scores = scores + bias
+    return masked_softmax(scores, visible & (scores > -np.inf))
+
+
+def attention_parts(
+    op: rlx.AttentionOp | rlx.AttentionBackwardOp, values: tuple[Array, ...], count: int
+) -> tuple[list[Array], Array | None, str, float]:
+    """The first `count` operands, the optional bias, the mask and the scale."""
+    bias = values[count] if len(values) > count else None
+    mask = str_prop(op.properties, "mask", "none")
+    assert mask is not None
+    return list(values[:count]), bias, mask, rlx.attention_scale(op)
+
+
+def attention_gradient(
+    q: Array,
+    k: Array,
+    v: Array,
+    d_out: Array,
+    bias: Array | None,
+    mask: str,
+    scale: float,
+    wrt: str,
+) -> Array:
+    """With P the probabilities and O = P·V (V repeated per query head):
+    dV = Pᵀ·dO, dP = dO·Vᵀ, dS = P ⊙ (dP − rowsum(dP ⊙ P)),
+    dQ = dS·K·scale, dK = dSᵀ·Q·scale; dK and dV are summed over each group of
+    query heads sharing a key/value head."""
+    groups = q.shape[1] // k.shape[1]
+    p = attention_probabilities(q, k, bias, mask, scale)
+    if wrt == "value":
+        return sum_head_groups(matmul(np.swapaxes(p, -1, -2), d_out), k.shape[1])
+    d_p = matmul(d_out, np.swapaxes(repeat_heads(v, groups), -1, -2))
+    d_s = p * (d_p - np.sum(d_p * p, axis=-1, keepdims=True))
+    if wrt == "query":
+        return matmul(d_s, repeat_heads(k, groups)) * scale
+    return sum_head_groups(matmul(np.swapaxes(d_s, -1, -2), q) * scale, k.shape[1])
+
+
+# --- loss and training -------------------------------------------------------
+
+
+def class_indices(op: Operation, labels: Array, classes: int) -> Array:
+    """Labels as int64 indices; raises unless each is an integer in [0, C)."""
+    if labels.dtype.kind == "f" and not np.all(labels == np.round(labels)):
+        bad = labels[labels != np.round(labels)][0]
+        raise InterpretationError(f"{op.name}: label {bad} is not an integer")
+    indices = labels.astype(np.int64)
+    out_of_range = (indices < 0) | (indices >= classes)
+    if np.any(out_of_range):
+        raise InterpretationError(
+            f"{op.name}: label {labels[out_of_range][0]} is outside [0, {classes})"
+        )
+    return indices
+
+
+def normal_pdf(x: Array) -> Array:
+    return np.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+
+
+def gelu_tanh_derivative(x: Array) -> Array:
+    """(1 + t)/2 + x/2 · (1 − t²) · √(2/π) · (1 + 3·0.044715 x²), t = tanh(u).
+    Where tanh saturates (1 − t² = 0) the second term is 0, also when x² has
+    overflowed."""
+    t = np.tanh(SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3))
+    sech2 = 1 - t * t
+    du = SQRT_2_OVER_PI * (1 + 3 * GELU_TANH_CUBIC * x * x)
+    return 0.5 * (1 + t) + np.where(sech2 > 0, 0.5 * x * sech2 * du, 0)
+
+
+def silu_derivative(x: Array) -> Array:
+    """d/dx x·σ(x) = σ(x)·(1 + x·(1 − σ(x)))."""
+    s = sigmoid(x)
+    return s * (1 + x * (1 - s))
+
+
+def sigmoid_derivative(x: Array) -> Array:
+    s = sigmoid(x)
+    return s * (1 - s)
+
+
+ACTIVATION_DERIVATIVES: dict[str, Callable[[Array], Array]] = {
+    "relu": lambda x: (x > 0).astype(x.dtype),
+    "silu": silu_derivative,
+    "gelu": lambda x: normal_cdf(x) + x * normal_pdf(x),
+    "gelu_tanh": gelu_tanh_derivative,
+    "sigmoid": sigmoid_derivative,
+    "tanh": lambda x: 1 - np.tanh(x) ** 2,
+}
+
+
+def quantization(op: Operation) -> tuple[float, int]:
+    scale = float_prop(op.properties, "scale")
+    assert scale is not None
+    return scale, int_prop(op.properties, "zero_point")
+
+
+# --- the interpreter functions -----------------------------------------------
+
+
+@register_impls
+class RlxFunctions(InterpreterFunctions):
+    """numpy implementations of the rlx ops; `rlx.param` reads `weights`."""
+
+    def __init__(self, weights: WeightStore | None = None):
+        self.weights = weights if weights is not None else WeightStore()
+
+    @rlx_impl(rlx.ConstantOp)
+    def run_constant(self, op: rlx.ConstantOp) -> Array:
+        return dense_to_numpy(op.value)
+
+    @rlx_impl(rlx.ParamOp)
+    def run_param(self, op: rlx.ParamOp) -> Array:
+        return self.weights.get(op.param_name.data, op.result.type, op.name)
+
+    # --- elementwise families ---
+
+    def unary(self, op: Operation, x: Array) -> Array:
+        return UNARY_FUNCTIONS[type(op)](x)
+
+    def binary(self, op: Operation, lhs: Array, rhs: Array) -> Array:
+        try:
+            return BINARY_FUNCTIONS[type(op)](lhs, rhs)
+        except ZeroDivisionError as e:
+            raise InterpretationError(f"{op.name}: {e}") from e
+
+    locals().update(family_impls(UNARY_FUNCTIONS, unary))
+    locals().update(family_impls(BINARY_FUNCTIONS, binary))
+
+    @rlx_impl(rlx.CompareOp)
+    def run_compare(self, op: rlx.CompareOp, lhs: Array, rhs: Array) -> Array:
+        return COMPARE_FUNCTIONS[op.predicate.data](lhs, rhs)
+
+    @rlx_impl(rlx.WhereOp)
+    def run_where(
+        self, op: rlx.WhereOp, cond: Array, on_true: Array, on_false: Array
+    ) -> Array:
+        return np.where(cond, on_true, on_false)
+
+    @rlx_impl(rlx.CastOp)
+    def run_cast(self, op: rlx.CastOp, x: Array) -> Array:
+        return cast(x, result_dtype(op))
+
+    # --- linear algebra and shape ---
+
+    @rlx_impl(rlx.MatmulOp)
+    def run_matmul(self, op: rlx.MatmulOp, lhs: Array, rhs: Array) -> Array:
+        if bool_prop(op.properties, "transpose_lhs"):
+            lhs = np.swapaxes(lhs, -1, -2)
+        if bool_prop(op.properties, "transpose_rhs"):
+            rhs = np.swapaxes(rhs, -1, -2)
+        return matmul(lhs, rhs)
+
+    @rlx_impl(rlx.ReshapeOp)
+    def run_reshape(self, op: rlx.ReshapeOp, x: Array) -> Array:
+        return x.reshape(result_shape(op))
+
+    @rlx_impl(rlx.ExpandOp)
+    def run_expand(self, op: rlx.ExpandOp, x: Array) -> Array:
+        return np.broadcast_to(x, result_shape(op)).copy()
+
+    @rlx_impl(rlx.TransposeOp)
+    def run_transpose(self, op: rlx.TransposeOp, x: Array) -> Array:
+        return np.transpose(x, ints_prop(op.properties, "perm"))
+
+    @rlx_impl(rlx.NarrowOp)
+    def run_narrow(self, op: rlx.NarrowOp, x: Array) -> Array:
+        start = int_prop(op.properties, "start")
+        length = int_prop(op.properties, "length")
+        axis = int_prop(op.properties, "axis")
+        return np.take(x, range(start, start + length), axis=axis)
+
+    @rlx_impl(rlx.ConcatOp)
+    def run_concat(self, op: rlx.ConcatOp, *inputs: Array) -> Array:
+        return np.concatenate(inputs, axis=int_prop(op.properties, "axis"))
+
+    @rlx_impl(rlx.GatherOp)
+    def run_gather(self, op: rlx.GatherOp, table: Array, indices: Array) -> Array:
+        axis = int_prop(op.properties, "axis")
+        n = table.shape[axis]
+        out_of_range = (indices < 0) | (indices >= n)
+        if np.any(out_of_range):
+            raise InterpretationError(
+                f"{op.name}: index {indices[out_of_range][0]} is outside [0, {n}) "
+                f"on axis {axis} of the table"
+            )
+        return np.take(table, indices, axis=axis)
+
+    # --- reductions and normalization ---
+
+    def reduce(self, op: Operation, x: Array) -> Array:
+        axes = ints_prop(op.properties, "axes")
+        assert axes is not None
+        keepdims = bool_prop(op.properties, "keep_dims")
+        return REDUCE_FUNCTIONS[type(op)](x, axes, keepdims)
+
+    locals().update(family_impls(REDUCE_FUNCTIONS, reduce))
+
+    @rlx_impl(rlx.SoftmaxOp)
+    def run_softmax(self, op: rlx.SoftmaxOp, x: Array) -> Array:
+        return softmax(x, int_prop(op.properties, "axis", -1))
+
+    @rlx_impl(rlx.RmsNormOp)
+    def run_rms_norm(self, op: rlx.RmsNormOp, x: Array, gamma: Array) -> Array:
+        return x * rms_scale(x, op.eps.value.data) * gamma
+
+    @rlx_impl(rlx.LayerNormOp)
+    def run_layer_norm(
+        self, op: rlx.LayerNormOp, x: Array, gamma: Array, beta: Array
+    ) -> Array:
+        """(x − mean) · rsqrt(var + eps) · γ + β over the last axis."""
+        centered = x - np.mean(x, axis=-1, keepdims=True)
+        variance = np.mean(centered * centered, axis=-1, keepdims=True)
+        return centered / np.sqrt(variance + op.eps.value.data) * gamma + beta
+
+    @rlx_impl(rlx.RopeOp)
+    def run_rope(self, op: rlx.RopeOp, x: Array, cos: Array, sin: Array) -> Array:
+        return rope(x, cos, sin, op.style.data)
+
+    # --- attention ---
+
+    @rlx_impl(rlx.AttentionOp)
+    def run_attention(self, op: rlx.AttentionOp, *values: Array) -> Array:
+        (q, k, v), bias, mask, scale = attention_parts(op, values, 3)
+        p = attention_probabilities(q, k, bias, mask, scale)
+        return matmul(p, repeat_heads(v, q.shape[1] // k.shape[1]))
+
+    @rlx_impl(rlx.AttentionBackwardOp)
+    def run_attention_backward(
+        self, op: rlx.AttentionBackwardOp, *values: Array
+    ) -> Array:
+        (q, k, v, d_out), bias, mask, scale = attention_parts(op, values, 4)
+        return attention_gradient(q, k, v, d_out, bias, mask, scale, op.wrt.data)
+
+    # --- loss ---
+
+    @rlx_impl(rlx.SoftmaxCrossEntropyOp)
+    def run_softmax_cross_entropy(
+        self, op: rlx.SoftmaxCrossEntropyOp, logits: Array, labels: Array
+    ) -> Array:
+        """loss = logsumexp(x) − x[label], with logsumexp = m + log Σ exp(x − m)."""
+        rows = np.arange(logits.shape[0])
+        indices = class_indices(op, labels, logits.shape[1])
+        row_max = np.max(logits, axis=-1)
+        log_sum = np.log(np.sum(np.exp(logits - row_max[:, None]), axis=-1))
+        return row_max + log_sum - logits[rows, indices]
+
+    @rlx_impl(rlx.SoftmaxCrossEntropyBackwardOp)
+    def run_softmax_cross_entropy_backward(
+        self,
+        op: rlx.SoftmaxCrossEntropyBackwardOp,
+        logits: Array,
+        labels: Array,
+        d_loss: Array,
+    ) -> Array:
+        """d_logits = (softmax(x) − onehot(label)) · d_loss[:, None]."""
+        indices = class_indices(op, labels, logits.shape[1])
+        gradient = softmax(logits)
+        gradient[np.arange(logits.shape[0]), indices] -= 1
+        return gradient * d_loss[:, None]
+
+    # --- training ---
+
+    @rlx_impl(rlx.RmsNormBackwardInputOp)
+    def run_rms_norm_backward_input(
+        self, op: rlx.RmsNormBackwardInputOp, x: Array, gamma: Array, d_out: Array
+    ) -> Array:
+        """d_x = r·(γ·d_y) − x·r³·mean(x·γ·d_y), r = rsqrt(mean(x²) + eps)."""
+        r = rms_scale(x, op.eps.value.data)
+        g = gamma * d_out
+        return r * g - x * (r * r * r) * np.mean(x * g, axis=-1, keepdims=True)
+
+    @rlx_impl(rlx.RmsNormBackwardGammaOp)
+    def run_rms_norm_backward_gamma(
+        self, op: rlx.RmsNormBackwardGammaOp, x: Array, d_out: Array
+    ) -> Array:
+        """d_γ = Σ over every leading axis of d_y · x · r."""
+        normalized = x * rms_scale(x, op.eps.value.data)
+        leading = tuple(range(x.ndim - 1))
+        return np.sum(d_out * normalized, axis=leading, dtype=x.dtype)
+
+    @rlx_impl(rlx.RopeBackwardOp)
+    def run_rope_backward(
+        self, op: rlx.RopeBackwardOp, d_out: Array, cos: Array, sin: Array
+    ) -> Array:
+        """A rotation's transpose is the rotation by −θ: sin → −sin."""
+        return rope(d_out, cos, -sin, op.style.data)
+
+    @rlx_impl(rlx.ActivationBackwardOp)
+    def run_activation_backward(
+        self, op: rlx.ActivationBackwardOp, x: Array, d_out: Array
+    ) -> Array:
+        return ACTIVATION_DERIVATIVES[op.kind.data](x) * d_out
+
+    # --- quantization ---
+
+    @rlx_impl(rlx.QuantizeOp)
+    def run_quantize(self, op: rlx.QuantizeOp, x: Array) -> Array:
+        """clamp(round_half_even(x / scale) + zp, −128, 127)."""
+        scale, zero_point = quantization(op)
+        q = np.clip(np.rint(x / scale) + zero_point, -128, 127)
+        return np.where(np.isnan(q), zero_point, q).astype(np.int8)
+
+    @rlx_impl(rlx.DequantizeOp)
+    def run_dequantize(self, op: rlx.DequantizeOp, q: Array) -> Array:
+        """(q − zp) · scale; q − zp is exact in int32 and in the result dtype."""
+        scale, zero_point = quantization(op)
+        return (q.astype(np.int32) - zero_point).astype(result_dtype(op)) * scale
