@@ -16,10 +16,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     BoolAttr,
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
-    FloatAttr,
-    IntegerAttr,
     StringAttr,
     TensorType,
     f32,
@@ -46,7 +43,11 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 
 from xdsl_ane.dialects.typing import (
+    F32Attr,
+    I64Array,
+    I64Attr,
     InferredTypeOp,
+    KnownAttributesOnly,
     OpTypeError,
     Shape,
     bool_attr,
@@ -83,7 +84,7 @@ FUNCTIONAL = "operands attr-dict `:` functional-type(operands, results)"
 
 class RlxOp(InferredTypeOp, ABC):
     irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), KnownAttributesOnly())
 
 
 # --- sources -----------------------------------------------------------------
@@ -106,9 +107,11 @@ class ConstantOp(RlxOp):
         if not isinstance(value, DenseIntOrFPElementsAttr):
             parser.raise_error(f"{cls.name} expects a dense elements value")
         attrs = parser.parse_optional_attr_dict()
-        op = cls(value)
-        op.attributes.update(attrs)
-        return op
+        # Built without inference so that a bad value is reported by the
+        # verifier, with the op's location, rather than while parsing.
+        return cls.create(
+            result_types=[value.type], properties={"value": value}, attributes=attrs
+        )
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -119,7 +122,7 @@ class ConstantOp(RlxOp):
     def infer_result_types(cls, operand_types, properties):
         value = properties["value"]
         assert isinstance(value, DenseIntOrFPElementsAttr)
-        return [tensor_of(cls.name, "value", value.type)]
+        return [tensor_of(cls.name, "value", value.type, what="property")]
 
 
 @irdl_op_definition
@@ -133,7 +136,7 @@ class ParamOp(RlxOp):
     param_name = prop_def(StringAttr, prop_name="name")
     result = result_def(TensorType)
     assembly_format = "$name attr-dict `:` type($result)"
-    traits = traits_def()
+    traits = traits_def(KnownAttributesOnly())
 
     def __init__(self, name: str, result_type: TensorType):
         RlxOp.__init__(
@@ -145,7 +148,7 @@ class ParamOp(RlxOp):
         raise NotImplementedError
 
     def verify_(self) -> None:
-        tensor_of(self.name, "result", self.result.type)
+        tensor_of(self.name, "result", self.result.type, what="result")
         if not self.param_name.data:
             raise OpTypeError(self.name, "property 'name' must not be empty")
 
@@ -410,7 +413,7 @@ class CastOp(RlxOp):
 
     def verify_(self) -> None:
         t = tensor_of(self.name, "input", self.input.type)
-        r = tensor_of(self.name, "result", self.result.type)
+        r = tensor_of(self.name, "result", self.result.type, what="result")
         if t.get_shape() != r.get_shape():
             raise OpTypeError(
                 self.name,
@@ -476,9 +479,17 @@ class MatmulOp(RlxOp):
                 f"and 'rhs' {fmt_shape(rhs.get_shape())} (after transposes "
                 f"{fmt_shape(a)} x {fmt_shape(b)})",
             )
-        batch = broadcast_shapes(
-            cls.name, [("lhs", tuple(a[:-2])), ("rhs", tuple(b[:-2]))]
-        )
+        try:
+            batch = broadcast_shapes(
+                cls.name, [("lhs", tuple(a[:-2])), ("rhs", tuple(b[:-2]))]
+            )
+        except OpTypeError:
+            raise OpTypeError(
+                cls.name,
+                f"batch dimensions {fmt_shape(a[:-2])} of operand 'lhs' "
+                f"{fmt_shape(lhs.get_shape())} and {fmt_shape(b[:-2])} of operand "
+                f"'rhs' {fmt_shape(rhs.get_shape())} do not broadcast",
+            ) from None
         return [tensor((*batch, a[-2], b[-1]), element)]
 
 
@@ -506,7 +517,7 @@ class DeclaredShapeOp(RlxOp, ABC):
 
     def verify_(self) -> None:
         t = tensor_of(self.name, "input", self.input.type)
-        r = tensor_of(self.name, "result", self.result.type)
+        r = tensor_of(self.name, "result", self.result.type, what="result")
         if t.element_type != r.element_type:
             raise OpTypeError(
                 self.name,
@@ -557,7 +568,7 @@ class TransposeOp(RlxOp):
     name = "rlx.transpose"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    perm = prop_def(DenseArrayBase)
+    perm = prop_def(I64Array)
     assembly_format = FUNCTIONAL
 
     def __init__(self, input: Value, perm: Sequence[int]):
@@ -585,9 +596,9 @@ class NarrowOp(RlxOp):
     name = "rlx.narrow"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    axis = prop_def(IntegerAttr)
-    start = prop_def(IntegerAttr)
-    length = prop_def(IntegerAttr)
+    axis = prop_def(I64Attr)
+    start = prop_def(I64Attr)
+    length = prop_def(I64Attr)
     assembly_format = FUNCTIONAL
 
     def __init__(self, input: Value, axis: int, start: int, length: int):
@@ -608,7 +619,9 @@ class NarrowOp(RlxOp):
             cls.name, "axis", int_prop(properties, "axis"), len(shape)
         )
         start, length = int_prop(properties, "start"), int_prop(properties, "length")
-        if start < 0 or length < 1 or start + length > shape[axis]:
+        if length < 1:
+            raise OpTypeError(cls.name, f"length {length} must be at least 1")
+        if start < 0 or start + length > shape[axis]:
             raise OpTypeError(
                 cls.name,
                 f"slice [{start}, {start + length}) is out of bounds for axis {axis} "
@@ -625,7 +638,7 @@ class ConcatOp(RlxOp):
     name = "rlx.concat"
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
-    axis = prop_def(IntegerAttr)
+    axis = prop_def(I64Attr)
     assembly_format = FUNCTIONAL
 
     def __init__(self, inputs: Sequence[Value], axis: int):
@@ -672,7 +685,7 @@ class GatherOp(RlxOp):
     table = operand_def(TensorType)
     indices = operand_def(TensorType)
     result = result_def(TensorType)
-    axis = prop_def(IntegerAttr)
+    axis = prop_def(I64Attr)
     assembly_format = FUNCTIONAL
 
     def __init__(self, table: Value, indices: Value, axis: int = 0):
@@ -704,7 +717,7 @@ class ReduceOp(RlxOp, ABC):
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    axes = prop_def(DenseArrayBase)
+    axes = prop_def(I64Array)
     keep_dims = opt_prop_def(BoolAttr)
     assembly_format = FUNCTIONAL
 
@@ -758,7 +771,7 @@ class SoftmaxOp(RlxOp):
     T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
     input = operand_def(T)
     result = result_def(T)
-    axis = opt_prop_def(IntegerAttr)
+    axis = opt_prop_def(I64Attr)
     assembly_format = "$input attr-dict `:` type($input)"
 
     def __init__(self, input: Value, axis: int | None = None):
@@ -791,7 +804,7 @@ class NormOp(RlxOp, ABC):
     """Normalization over the last axis with parameters of shape [D]."""
 
     PARAMS: ClassVar[tuple[str, ...]] = ()
-    eps = prop_def(FloatAttr)
+    eps = prop_def(F32Attr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
 
@@ -970,10 +983,11 @@ def check_attention(
         bias = tensor_of(op_name, "bias", extra[0])
         require_same_element_type(op_name, [("q", q), ("bias", bias)])
         scores = (b, h, s, skv)
-        if (
-            broadcast_shapes(op_name, [("bias", bias.get_shape()), ("scores", scores)])
-            != scores
-        ):
+        bias_shape = bias.get_shape()
+        fits = len(bias_shape) <= 4 and all(
+            d in (1, t) for d, t in zip(reversed(bias_shape), reversed(scores))
+        )
+        if not fits:
             raise OpTypeError(
                 op_name,
                 f"operand 'bias' {fmt_shape(bias.get_shape())} does not broadcast to "
@@ -1001,7 +1015,7 @@ class AttentionBase(RlxOp, ABC):
     # subclass before inherited ones, and the operand order is the contract.
     result = result_def(TensorType)
     mask = opt_prop_def(StringAttr)
-    scale = opt_prop_def(FloatAttr)
+    scale = opt_prop_def(F32Attr)
 
 
 @irdl_op_definition
@@ -1168,7 +1182,7 @@ class RmsNormBackwardInputOp(RlxOp):
     gamma = operand_def(TensorType)
     d_out = operand_def(TensorType)
     result = result_def(TensorType)
-    eps = prop_def(FloatAttr)
+    eps = prop_def(F32Attr)
     assembly_format = FUNCTIONAL
 
     def __init__(self, input: Value, gamma: Value, d_out: Value, eps: float):
@@ -1194,7 +1208,7 @@ class RmsNormBackwardGammaOp(RlxOp):
     input = operand_def(TensorType)
     d_out = operand_def(TensorType)
     result = result_def(TensorType)
-    eps = prop_def(FloatAttr)
+    eps = prop_def(F32Attr)
     assembly_format = FUNCTIONAL
 
     def __init__(self, input: Value, d_out: Value, eps: float):
@@ -1262,8 +1276,8 @@ class QuantizeOp(RlxOp):
     name = "rlx.quantize"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    scale = prop_def(FloatAttr)
-    zero_point = prop_def(IntegerAttr)
+    scale = prop_def(F32Attr)
+    zero_point = prop_def(I64Attr)
     assembly_format = FUNCTIONAL
 
     def __init__(self, input: Value, scale: float, zero_point: int = 0):
@@ -1295,8 +1309,8 @@ class DequantizeOp(RlxOp):
     name = "rlx.dequantize"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    scale = prop_def(FloatAttr)
-    zero_point = prop_def(IntegerAttr)
+    scale = prop_def(F32Attr)
+    zero_point = prop_def(I64Attr)
     assembly_format = FUNCTIONAL
 
     def __init__(
@@ -1327,7 +1341,7 @@ class DequantizeOp(RlxOp):
                 f"operand 'input' must be i8, got {element_name(t.element_type)}",
             )
         check_quantization(self.name, self.properties)
-        r = tensor_of(self.name, "result", self.result.type)
+        r = tensor_of(self.name, "result", self.result.type, what="result")
         if not is_float(r.element_type) or r.get_shape() != t.get_shape():
             raise OpTypeError(
                 self.name,

@@ -14,6 +14,7 @@ from abc import ABC
 from collections.abc import Mapping, Sequence
 
 from xdsl.dialects.builtin import (
+    I64,
     BoolAttr,
     DenseArrayBase,
     Float16Type,
@@ -32,6 +33,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation
+from xdsl.traits import OpTrait
 from xdsl.utils.exceptions import VerifyException
 
 Shape = tuple[int, ...]
@@ -88,20 +90,25 @@ class OpTypeError(VerifyException):
         self.op_name = op_name
 
 
-def tensor_of(op_name: str, operand: str, t: Attribute) -> TensorType:
-    """Checks that `t` is a supported static tensor type and returns it."""
+def tensor_of(
+    op_name: str, operand: str, t: Attribute, what: str = "operand"
+) -> TensorType:
+    """Checks that `t` is a supported static tensor type and returns it.
+
+    `what` says what `t` is the type of: "operand" (named `operand`),
+    "result" or "property" (named `operand`)."""
+    label = "result type" if what == "result" else f"{what} '{operand}'"
     if not isinstance(t, TensorType):
-        raise OpTypeError(op_name, f"operand '{operand}' must be a tensor, got {t}")
+        raise OpTypeError(op_name, f"{label} must be a tensor, got {t}")
     if any(d < 0 for d in t.get_shape()):
         raise OpTypeError(
             op_name,
-            f"operand '{operand}' has a dynamic shape {t}; only static shapes are "
-            "supported",
+            f"{label} has a dynamic shape {t}; only static shapes are supported",
         )
     if t.element_type not in ELEMENT_TYPES.values():
         raise OpTypeError(
             op_name,
-            f"operand '{operand}' has unsupported element type "
+            f"{label} has unsupported element type "
             f"{t.element_type} (expected one of {', '.join(ELEMENT_TYPES)})",
         )
     return t
@@ -164,9 +171,7 @@ def broadcast_shapes(op_name: str, named: Sequence[tuple[str, Shape]]) -> Shape:
 def normalize_axis(op_name: str, prop: str, axis: int, rank: int) -> int:
     """Maps a possibly negative axis into [0, rank); raises when out of range."""
     if not -rank <= axis < rank:
-        raise OpTypeError(
-            op_name, f"{prop} {axis} is out of range for rank {rank}"
-        )
+        raise OpTypeError(op_name, f"{prop} {axis} is out of range for rank {rank}")
     return axis % rank
 
 
@@ -245,9 +250,7 @@ def ints_prop(
     return tuple(int(v) for v in attr.get_values())
 
 
-def choice(
-    op_name: str, prop: str, value: str | None, allowed: Sequence[str]
-) -> str:
+def choice(op_name: str, prop: str, value: str | None, allowed: Sequence[str]) -> str:
     if value not in allowed:
         raise OpTypeError(
             op_name,
@@ -278,6 +281,34 @@ def str_attr(v: str | None) -> StringAttr | None:
 
 def ints_attr(v: Sequence[int] | None) -> DenseArrayBase | None:
     return None if v is None else DenseArrayBase.from_list(i64, list(v))
+
+
+I64Attr = IntegerAttr[I64]
+"""An integer property (builtin `i64` IntegerAttr)."""
+F32Attr = FloatAttr[Float32Type]
+"""A float property (builtin `f32` FloatAttr)."""
+I64Array = DenseArrayBase[I64]
+"""A list property (`array<i64: ...>`)."""
+
+
+class KnownAttributesOnly(OpTrait):
+    """Rejects attributes that are not properties of the op, so a misspelled
+    optional property (`transpose_b` for `transpose_rhs`) is an error rather
+    than silently meaning the default. Dialect-prefixed discardable
+    attributes (`foo.bar`) stay allowed."""
+
+    def verify(self, op: Operation) -> None:
+        assert isinstance(op, IRDLOperation)
+        known = set(op.get_irdl_definition().properties)
+        for name in op.attributes:
+            if "." in name:
+                continue
+            hint = (
+                f" (its properties are {', '.join(sorted(known))})"
+                if known
+                else " (it has no properties)"
+            )
+            raise VerifyException(f"{op.name}: unknown property '{name}'{hint}")
 
 
 class InferredTypeOp(IRDLOperation, ABC):
@@ -330,4 +361,3 @@ class InferredTypeOp(IRDLOperation, ABC):
                     f"{which} type {fmt_type(a)} does not match the inferred type "
                     f"{fmt_type(e)}",
                 )
-

@@ -69,9 +69,7 @@ def check_value(what: str, value: np.ndarray, t: Attribute) -> np.ndarray:
             f"{what} has shape {list(value.shape)}, expected {list(shape)}"
         )
     if value.dtype != dtype:
-        raise InterpretationError(
-            f"{what} has dtype {value.dtype}, expected {dtype}"
-        )
+        raise InterpretationError(f"{what} has dtype {value.dtype}, expected {dtype}")
     return value
 
 

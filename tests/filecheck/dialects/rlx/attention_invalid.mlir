@@ -1,0 +1,175 @@
+// RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
+
+// Verifier errors of rlx.rope and rlx.attention.
+
+// Rotary embedding rotates pairs, so the head dimension D must be even.
+// CHECK: Operation does not verify: rlx.rope: operand 'input' [1, 2, 4, 7] needs an even head dimension
+func.func @rope_odd_head_dim(%x: tensor<1x2x4x7xf32>, %cos: tensor<4x3xf32>, %sin: tensor<4x3xf32>) {
+  %y = rlx.rope %x, %cos, %sin {style = "half"} : (tensor<1x2x4x7xf32>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<1x2x4x7xf32>
+  func.return
+}
+
+// -----
+
+// cos and sin are [S, D/2].
+// CHECK: Operation does not verify: rlx.rope: operand 'cos' [4, 8] must be [4, 4] for operand 'input' [1, 2, 4, 8]
+func.func @rope_cos_shape(%x: tensor<1x2x4x8xf32>, %cos: tensor<4x8xf32>, %sin: tensor<4x4xf32>) {
+  %y = rlx.rope %x, %cos, %sin {style = "half"} : (tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<1x2x4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.rope: operand 'sin' [16, 4] must be [4, 4] for operand 'input' [1, 2, 4, 8]
+func.func @rope_sin_seq(%x: tensor<1x2x4x8xf32>, %cos: tensor<4x4xf32>, %sin: tensor<16x4xf32>) {
+  %y = rlx.rope %x, %cos, %sin {style = "interleaved"} : (tensor<1x2x4x8xf32>, tensor<4x4xf32>, tensor<16x4xf32>) -> tensor<1x2x4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.rope: property 'style' is "neox", expected one of "half", "interleaved"
+func.func @rope_bad_style(%x: tensor<1x2x4x8xf32>, %cos: tensor<4x4xf32>, %sin: tensor<4x4xf32>) {
+  %y = rlx.rope %x, %cos, %sin {style = "neox"} : (tensor<1x2x4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: property 'style' expected in operation 'rlx.rope'
+func.func @rope_missing_style(%x: tensor<1x2x4x8xf32>, %cos: tensor<4x4xf32>, %sin: tensor<4x4xf32>) {
+  %y = rlx.rope %x, %cos, %sin : (tensor<1x2x4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.rope: operand 'input' must have rank 4, got shape [2, 4, 8]
+func.func @rope_rank3(%x: tensor<2x4x8xf32>, %cos: tensor<4x4xf32>, %sin: tensor<4x4xf32>) {
+  %y = rlx.rope %x, %cos, %sin {style = "half"} : (tensor<2x4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<2x4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.rope: operands 'input' (f16) and 'cos' (f32) must have the same element type
+func.func @rope_table_element(%x: tensor<1x2x4x8xf16>, %cos: tensor<4x4xf32>, %sin: tensor<4x4xf32>) {
+  %y = rlx.rope %x, %cos, %sin {style = "half"} : (tensor<1x2x4x8xf16>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x8xf16>
+  func.return
+}
+
+// -----
+
+// Grouped-query attention needs H (6) to be a multiple of Hkv (4).
+// CHECK: Operation does not verify: rlx.attention: query heads (6, operand 'q') must be a multiple of key/value heads (4, operand 'k') for grouped-query attention
+func.func @attention_heads(%q: tensor<1x6x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>) {
+  %y = rlx.attention %q, %k, %v : (tensor<1x6x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x6x5x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention: mask "bias" needs the operand 'bias'
+func.func @attention_bias_missing(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>) {
+  %y = rlx.attention %q, %k, %v {mask = "bias"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention: operand 'bias' is given but mask is "none" (expected "bias")
+func.func @attention_bias_with_none(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>, %b: tensor<1x1x5x5xf32>) {
+  %y = rlx.attention %q, %k, %v, %b {mask = "none"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x1x5x5xf32>) -> tensor<1x4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// Without a mask property the mask is "none".
+// CHECK: Operation does not verify: rlx.attention: operand 'bias' is given but mask is "none" (expected "bias")
+func.func @attention_bias_default_mask(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>, %b: tensor<1x1x5x5xf32>) {
+  %y = rlx.attention %q, %k, %v, %b : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x1x5x5xf32>) -> tensor<1x4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention: operand 'bias' is given but mask is "causal" (expected "bias")
+func.func @attention_bias_with_causal(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>, %b: tensor<1x1x5x5xf32>) {
+  %y = rlx.attention %q, %k, %v, %b {mask = "causal"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x1x5x5xf32>) -> tensor<1x4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention: property 'mask' is "upper", expected one of "none", "causal", "bias"
+func.func @attention_bad_mask(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>) {
+  %y = rlx.attention %q, %k, %v {mask = "upper"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// The bias must broadcast to the scores [B, H, S, Skv] = [1, 4, 5, 5].
+// CHECK: Operation does not verify: rlx.attention: operand 'bias' [2, 1, 5, 5] does not broadcast to the scores [1, 4, 5, 5]
+func.func @attention_bias_grows_scores(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>, %b: tensor<2x1x5x5xf32>) {
+  %y = rlx.attention %q, %k, %v, %b {mask = "bias"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<2x1x5x5xf32>) -> tensor<1x4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention: operand 'k' [1, 4, 5, 8] must be [1, Hkv, Skv, 16] for operand 'q' [1, 4, 5, 16]
+func.func @attention_key_head_dim(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x8xf32>, %v: tensor<1x4x5x16xf32>) {
+  %y = rlx.attention %q, %k, %v : (tensor<1x4x5x16xf32>, tensor<1x4x5x8xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention: operand 'v' [1, 4, 6, 16] must be [1, 4, 5, Dv] for operand 'k' [1, 4, 5, 16]
+func.func @attention_value_seq(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x6x16xf32>) {
+  %y = rlx.attention %q, %k, %v : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x6x16xf32>) -> tensor<1x4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention: operand 'k' [1, 4, 5, 16] must be [2, Hkv, Skv, 16] for operand 'q' [2, 4, 5, 16]
+func.func @attention_batch(%q: tensor<2x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>) {
+  %y = rlx.attention %q, %k, %v : (tensor<2x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<2x4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// Under grouped-query attention the output has the query heads (8), not Hkv.
+// CHECK: Operation does not verify: rlx.attention: result type [1, 2, 5, 16] f16 does not match the inferred type [1, 8, 5, 16] f16
+func.func @attention_gqa_result(%q: tensor<1x8x5x16xf16>, %k: tensor<1x2x5x16xf16>, %v: tensor<1x2x5x16xf16>) {
+  %y = rlx.attention %q, %k, %v {mask = "causal"} : (tensor<1x8x5x16xf16>, tensor<1x2x5x16xf16>, tensor<1x2x5x16xf16>) -> tensor<1x2x5x16xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention: operand 'q' must have rank 4, got shape [4, 5, 16]
+func.func @attention_rank3(%q: tensor<4x5x16xf32>, %k: tensor<4x5x16xf32>, %v: tensor<4x5x16xf32>) {
+  %y = rlx.attention %q, %k, %v : (tensor<4x5x16xf32>, tensor<4x5x16xf32>, tensor<4x5x16xf32>) -> tensor<4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention: operands 'q' (f16) and 'k' (f32) must have the same element type
+func.func @attention_element(%q: tensor<1x4x5x16xf16>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>) {
+  %y = rlx.attention %q, %k, %v : (tensor<1x4x5x16xf16>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention: operand 'q' has a dynamic shape tensor<1x4x?x16xf32>; only static shapes are supported
+func.func @attention_dynamic(%q: tensor<1x4x?x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>) {
+  %y = rlx.attention %q, %k, %v : (tensor<1x4x?x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x?x16xf32>
+  func.return
+}

@@ -1,0 +1,116 @@
+// RUN: xdsl-opt %s | xdsl-opt | filecheck %s
+// RUN: xdsl-opt %s --print-op-generic | xdsl-opt | filecheck %s
+// RUN: xdsl-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
+
+// Loss and training ops: softmax cross-entropy (i32 and float labels) and
+// its gradient, attention_backward for each wrt (including grouped-query
+// attention, where key/value gradients have Hkv heads), the rms_norm, rope
+// and activation gradients.
+
+// CHECK-LABEL: func.func @cross_entropy(
+// GENERIC-LABEL: "func.func"() <{sym_name = "cross_entropy"
+func.func @cross_entropy(%logits: tensor<6x32000xf32>, %labels: tensor<6xi32>, %flabels: tensor<6xf32>, %hl: tensor<4x10xf16>, %hy: tensor<4xf16>) {
+  // CHECK-NEXT: %loss = rlx.softmax_cross_entropy %logits, %labels : (tensor<6x32000xf32>, tensor<6xi32>) -> tensor<6xf32>
+  // GENERIC: %loss = "rlx.softmax_cross_entropy"(%logits, %labels) : (tensor<6x32000xf32>, tensor<6xi32>) -> tensor<6xf32>
+  %loss = rlx.softmax_cross_entropy %logits, %labels : (tensor<6x32000xf32>, tensor<6xi32>) -> tensor<6xf32>
+  // CHECK-NEXT: %floss = rlx.softmax_cross_entropy %logits, %flabels : (tensor<6x32000xf32>, tensor<6xf32>) -> tensor<6xf32>
+  // GENERIC-NEXT: %floss = "rlx.softmax_cross_entropy"(%logits, %flabels) : (tensor<6x32000xf32>, tensor<6xf32>) -> tensor<6xf32>
+  %floss = rlx.softmax_cross_entropy %logits, %flabels : (tensor<6x32000xf32>, tensor<6xf32>) -> tensor<6xf32>
+  // CHECK-NEXT: %hloss = rlx.softmax_cross_entropy %hl, %hy : (tensor<4x10xf16>, tensor<4xf16>) -> tensor<4xf16>
+  // GENERIC-NEXT: %hloss = "rlx.softmax_cross_entropy"(%hl, %hy) : (tensor<4x10xf16>, tensor<4xf16>) -> tensor<4xf16>
+  %hloss = rlx.softmax_cross_entropy %hl, %hy : (tensor<4x10xf16>, tensor<4xf16>) -> tensor<4xf16>
+  func.return
+}
+
+// CHECK-LABEL: func.func @cross_entropy_backward(
+// GENERIC-LABEL: "func.func"() <{sym_name = "cross_entropy_backward"
+func.func @cross_entropy_backward(%logits: tensor<6x100xf32>, %labels: tensor<6xi32>, %flabels: tensor<6xf32>, %d: tensor<6xf32>) {
+  // CHECK-NEXT: %grad = rlx.softmax_cross_entropy_backward %logits, %labels, %d : (tensor<6x100xf32>, tensor<6xi32>, tensor<6xf32>) -> tensor<6x100xf32>
+  // GENERIC: %grad = "rlx.softmax_cross_entropy_backward"(%logits, %labels, %d) : (tensor<6x100xf32>, tensor<6xi32>, tensor<6xf32>) -> tensor<6x100xf32>
+  %grad = rlx.softmax_cross_entropy_backward %logits, %labels, %d : (tensor<6x100xf32>, tensor<6xi32>, tensor<6xf32>) -> tensor<6x100xf32>
+  // CHECK-NEXT: %fgrad = rlx.softmax_cross_entropy_backward %logits, %flabels, %d : (tensor<6x100xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<6x100xf32>
+  // GENERIC-NEXT: %fgrad = "rlx.softmax_cross_entropy_backward"(%logits, %flabels, %d) : (tensor<6x100xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<6x100xf32>
+  %fgrad = rlx.softmax_cross_entropy_backward %logits, %flabels, %d : (tensor<6x100xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<6x100xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @attention_backward(
+// GENERIC-LABEL: "func.func"() <{sym_name = "attention_backward"
+func.func @attention_backward(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>, %dy: tensor<1x4x5x16xf32>, %bias: tensor<1x1x5x5xf32>) {
+  // CHECK-NEXT: %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  // GENERIC: %dq = "rlx.attention_backward"(%q, %k, %v, %dy) <{wrt = "query"}> : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  // CHECK-NEXT: %dk = rlx.attention_backward %q, %k, %v, %dy {wrt = "key", mask = "causal"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  // GENERIC-NEXT: %dk = "rlx.attention_backward"(%q, %k, %v, %dy) <{wrt = "key", mask = "causal"}> : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  %dk = rlx.attention_backward %q, %k, %v, %dy {wrt = "key", mask = "causal"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  // CHECK-NEXT: %dv = rlx.attention_backward %q, %k, %v, %dy {wrt = "value", mask = "none", scale = 2.500000e-01 : f32} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  // GENERIC-NEXT: %dv = "rlx.attention_backward"(%q, %k, %v, %dy) <{wrt = "value", mask = "none", scale = 2.500000e-01 : f32}> : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  %dv = rlx.attention_backward %q, %k, %v, %dy {wrt = "value", mask = "none", scale = 2.500000e-01 : f32} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  // CHECK-NEXT: %dqb = rlx.attention_backward %q, %k, %v, %dy, %bias {wrt = "query", mask = "bias"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x1x5x5xf32>) -> tensor<1x4x5x16xf32>
+  // GENERIC-NEXT: %dqb = "rlx.attention_backward"(%q, %k, %v, %dy, %bias) <{wrt = "query", mask = "bias"}> : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x1x5x5xf32>) -> tensor<1x4x5x16xf32>
+  %dqb = rlx.attention_backward %q, %k, %v, %dy, %bias {wrt = "query", mask = "bias"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x1x5x5xf32>) -> tensor<1x4x5x16xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @attention_backward_gqa(
+// GENERIC-LABEL: "func.func"() <{sym_name = "attention_backward_gqa"
+func.func @attention_backward_gqa(%q: tensor<2x6x3x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %dy: tensor<2x6x3x8xf32>) {
+  // CHECK-NEXT: %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x6x3x8xf32>
+  // GENERIC: %dq = "rlx.attention_backward"(%q, %k, %v, %dy) <{wrt = "query", mask = "causal"}> : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x6x3x8xf32>
+  %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x6x3x8xf32>
+  // CHECK-NEXT: %dk = rlx.attention_backward %q, %k, %v, %dy {wrt = "key", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
+  // GENERIC-NEXT: %dk = "rlx.attention_backward"(%q, %k, %v, %dy) <{wrt = "key", mask = "causal"}> : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
+  %dk = rlx.attention_backward %q, %k, %v, %dy {wrt = "key", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
+  // CHECK-NEXT: %dv = rlx.attention_backward %q, %k, %v, %dy {wrt = "value", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
+  // GENERIC-NEXT: %dv = "rlx.attention_backward"(%q, %k, %v, %dy) <{wrt = "value", mask = "causal"}> : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
+  %dv = rlx.attention_backward %q, %k, %v, %dy {wrt = "value", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @rms_norm_backward(
+// GENERIC-LABEL: "func.func"() <{sym_name = "rms_norm_backward"
+func.func @rms_norm_backward(%x: tensor<2x5x64xf32>, %g: tensor<64xf32>, %dy: tensor<2x5x64xf32>) {
+  // CHECK-NEXT: %dx = rlx.rms_norm_backward_input %x, %g, %dy {eps = 1.000000e-06 : f32} : (tensor<2x5x64xf32>, tensor<64xf32>, tensor<2x5x64xf32>) -> tensor<2x5x64xf32>
+  // GENERIC: %dx = "rlx.rms_norm_backward_input"(%x, %g, %dy) <{eps = 1.000000e-06 : f32}> : (tensor<2x5x64xf32>, tensor<64xf32>, tensor<2x5x64xf32>) -> tensor<2x5x64xf32>
+  %dx = rlx.rms_norm_backward_input %x, %g, %dy {eps = 1.000000e-06 : f32} : (tensor<2x5x64xf32>, tensor<64xf32>, tensor<2x5x64xf32>) -> tensor<2x5x64xf32>
+  // CHECK-NEXT: %dg = rlx.rms_norm_backward_gamma %x, %dy {eps = 1.000000e-06 : f32} : (tensor<2x5x64xf32>, tensor<2x5x64xf32>) -> tensor<64xf32>
+  // GENERIC-NEXT: %dg = "rlx.rms_norm_backward_gamma"(%x, %dy) <{eps = 1.000000e-06 : f32}> : (tensor<2x5x64xf32>, tensor<2x5x64xf32>) -> tensor<64xf32>
+  %dg = rlx.rms_norm_backward_gamma %x, %dy {eps = 1.000000e-06 : f32} : (tensor<2x5x64xf32>, tensor<2x5x64xf32>) -> tensor<64xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @rope_backward(
+// GENERIC-LABEL: "func.func"() <{sym_name = "rope_backward"
+func.func @rope_backward(%dy: tensor<1x8x16x64xf32>, %cos: tensor<16x32xf32>, %sin: tensor<16x32xf32>) {
+  // CHECK-NEXT: %half = rlx.rope_backward %dy, %cos, %sin {style = "half"} : (tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<1x8x16x64xf32>
+  // GENERIC: %half = "rlx.rope_backward"(%dy, %cos, %sin) <{style = "half"}> : (tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<1x8x16x64xf32>
+  %half = rlx.rope_backward %dy, %cos, %sin {style = "half"} : (tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<1x8x16x64xf32>
+  // CHECK-NEXT: %inter = rlx.rope_backward %dy, %cos, %sin {style = "interleaved"} : (tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<1x8x16x64xf32>
+  // GENERIC-NEXT: %inter = "rlx.rope_backward"(%dy, %cos, %sin) <{style = "interleaved"}> : (tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<1x8x16x64xf32>
+  %inter = rlx.rope_backward %dy, %cos, %sin {style = "interleaved"} : (tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<1x8x16x64xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @activation_backward(
+// GENERIC-LABEL: "func.func"() <{sym_name = "activation_backward"
+func.func @activation_backward(%x: tensor<4x32xf32>, %dy: tensor<4x32xf32>, %h: tensor<2x8xf16>, %dh: tensor<2x8xf16>) {
+  // CHECK-NEXT: %relu = rlx.activation_backward %x, %dy {kind = "relu"} : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  // GENERIC: %relu = "rlx.activation_backward"(%x, %dy) <{kind = "relu"}> : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %relu = rlx.activation_backward %x, %dy {kind = "relu"} : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  // CHECK-NEXT: %silu = rlx.activation_backward %x, %dy {kind = "silu"} : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  // GENERIC-NEXT: %silu = "rlx.activation_backward"(%x, %dy) <{kind = "silu"}> : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %silu = rlx.activation_backward %x, %dy {kind = "silu"} : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  // CHECK-NEXT: %gelu = rlx.activation_backward %x, %dy {kind = "gelu"} : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  // GENERIC-NEXT: %gelu = "rlx.activation_backward"(%x, %dy) <{kind = "gelu"}> : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %gelu = rlx.activation_backward %x, %dy {kind = "gelu"} : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  // CHECK-NEXT: %gelu_tanh = rlx.activation_backward %x, %dy {kind = "gelu_tanh"} : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  // GENERIC-NEXT: %gelu_tanh = "rlx.activation_backward"(%x, %dy) <{kind = "gelu_tanh"}> : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %gelu_tanh = rlx.activation_backward %x, %dy {kind = "gelu_tanh"} : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  // CHECK-NEXT: %sigmoid = rlx.activation_backward %x, %dy {kind = "sigmoid"} : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  // GENERIC-NEXT: %sigmoid = "rlx.activation_backward"(%x, %dy) <{kind = "sigmoid"}> : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %sigmoid = rlx.activation_backward %x, %dy {kind = "sigmoid"} : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  // CHECK-NEXT: %tanh = rlx.activation_backward %h, %dh {kind = "tanh"} : (tensor<2x8xf16>, tensor<2x8xf16>) -> tensor<2x8xf16>
+  // GENERIC-NEXT: %tanh = "rlx.activation_backward"(%h, %dh) <{kind = "tanh"}> : (tensor<2x8xf16>, tensor<2x8xf16>) -> tensor<2x8xf16>
+  %tanh = rlx.activation_backward %h, %dh {kind = "tanh"} : (tensor<2x8xf16>, tensor<2x8xf16>) -> tensor<2x8xf16>
+  func.return
+}

@@ -1,0 +1,81 @@
+// RUN: xdsl-opt %s | xdsl-opt | filecheck %s
+// RUN: xdsl-opt %s --print-op-generic | xdsl-opt | filecheck %s
+// RUN: xdsl-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
+
+// Reductions (with and without keep_dims, negative axes), softmax and the
+// normalizations over the last axis.
+
+// CHECK-LABEL: func.func @reductions(
+// GENERIC-LABEL: "func.func"() <{sym_name = "reductions"
+func.func @reductions(%x: tensor<2x3x4xf32>) {
+  // CHECK-NEXT: %sum = rlx.reduce_sum %x {axes = array<i64: 2>} : (tensor<2x3x4xf32>) -> tensor<2x3xf32>
+  // GENERIC: %sum = "rlx.reduce_sum"(%x) <{axes = array<i64: 2>}> : (tensor<2x3x4xf32>) -> tensor<2x3xf32>
+  %sum = rlx.reduce_sum %x {axes = array<i64: 2>} : (tensor<2x3x4xf32>) -> tensor<2x3xf32>
+  // CHECK-NEXT: %mean = rlx.reduce_mean %x {axes = array<i64: -1>, keep_dims = true} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
+  // GENERIC-NEXT: %mean = "rlx.reduce_mean"(%x) <{axes = array<i64: -1>, keep_dims = true}> : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
+  %mean = rlx.reduce_mean %x {axes = array<i64: -1>, keep_dims = true} : (tensor<2x3x4xf32>) -> tensor<2x3x1xf32>
+  // CHECK-NEXT: %max = rlx.reduce_max %x {axes = array<i64: 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3xf32>
+  // GENERIC-NEXT: %max = "rlx.reduce_max"(%x) <{axes = array<i64: 0, 2>}> : (tensor<2x3x4xf32>) -> tensor<3xf32>
+  %max = rlx.reduce_max %x {axes = array<i64: 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3xf32>
+  // CHECK-NEXT: %min = rlx.reduce_min %x {axes = array<i64: 2, 0>, keep_dims = true} : (tensor<2x3x4xf32>) -> tensor<1x3x1xf32>
+  // GENERIC-NEXT: %min = "rlx.reduce_min"(%x) <{axes = array<i64: 2, 0>, keep_dims = true}> : (tensor<2x3x4xf32>) -> tensor<1x3x1xf32>
+  %min = rlx.reduce_min %x {axes = array<i64: 2, 0>, keep_dims = true} : (tensor<2x3x4xf32>) -> tensor<1x3x1xf32>
+  // CHECK-NEXT: %all = rlx.reduce_sum %x {axes = array<i64: 0, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<f32>
+  // GENERIC-NEXT: %all = "rlx.reduce_sum"(%x) <{axes = array<i64: 0, 1, 2>}> : (tensor<2x3x4xf32>) -> tensor<f32>
+  %all = rlx.reduce_sum %x {axes = array<i64: 0, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<f32>
+  // CHECK-NEXT: %nokeep = rlx.reduce_mean %x {axes = array<i64: 1>, keep_dims = false} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  // GENERIC-NEXT: %nokeep = "rlx.reduce_mean"(%x) <{axes = array<i64: 1>, keep_dims = false}> : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  %nokeep = rlx.reduce_mean %x {axes = array<i64: 1>, keep_dims = false} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @reductions_int_f16(
+// GENERIC-LABEL: "func.func"() <{sym_name = "reductions_int_f16"
+func.func @reductions_int_f16(%i: tensor<5x6xi32>, %h: tensor<1x8x1x16xf16>) {
+  // CHECK-NEXT: %isum = rlx.reduce_sum %i {axes = array<i64: -2>} : (tensor<5x6xi32>) -> tensor<6xi32>
+  // GENERIC: %isum = "rlx.reduce_sum"(%i) <{axes = array<i64: -2>}> : (tensor<5x6xi32>) -> tensor<6xi32>
+  %isum = rlx.reduce_sum %i {axes = array<i64: -2>} : (tensor<5x6xi32>) -> tensor<6xi32>
+  // CHECK-NEXT: %imax = rlx.reduce_max %i {axes = array<i64: 1>, keep_dims = true} : (tensor<5x6xi32>) -> tensor<5x1xi32>
+  // GENERIC-NEXT: %imax = "rlx.reduce_max"(%i) <{axes = array<i64: 1>, keep_dims = true}> : (tensor<5x6xi32>) -> tensor<5x1xi32>
+  %imax = rlx.reduce_max %i {axes = array<i64: 1>, keep_dims = true} : (tensor<5x6xi32>) -> tensor<5x1xi32>
+  // CHECK-NEXT: %hmean = rlx.reduce_mean %h {axes = array<i64: 1>, keep_dims = true} : (tensor<1x8x1x16xf16>) -> tensor<1x1x1x16xf16>
+  // GENERIC-NEXT: %hmean = "rlx.reduce_mean"(%h) <{axes = array<i64: 1>, keep_dims = true}> : (tensor<1x8x1x16xf16>) -> tensor<1x1x1x16xf16>
+  %hmean = rlx.reduce_mean %h {axes = array<i64: 1>, keep_dims = true} : (tensor<1x8x1x16xf16>) -> tensor<1x1x1x16xf16>
+  func.return
+}
+
+// CHECK-LABEL: func.func @softmax(
+// GENERIC-LABEL: "func.func"() <{sym_name = "softmax"
+func.func @softmax(%x: tensor<2x4x5x5xf32>, %h: tensor<3x7xf16>) {
+  // CHECK-NEXT: %last = rlx.softmax %x : tensor<2x4x5x5xf32>
+  // GENERIC: %last = "rlx.softmax"(%x) : (tensor<2x4x5x5xf32>) -> tensor<2x4x5x5xf32>
+  %last = rlx.softmax %x : tensor<2x4x5x5xf32>
+  // CHECK-NEXT: %axis1 = rlx.softmax %x {axis = 1 : i64} : tensor<2x4x5x5xf32>
+  // GENERIC-NEXT: %axis1 = "rlx.softmax"(%x) <{axis = 1 : i64}> : (tensor<2x4x5x5xf32>) -> tensor<2x4x5x5xf32>
+  %axis1 = rlx.softmax %x {axis = 1 : i64} : tensor<2x4x5x5xf32>
+  // CHECK-NEXT: %neg = rlx.softmax %h {axis = -2 : i64} : tensor<3x7xf16>
+  // GENERIC-NEXT: %neg = "rlx.softmax"(%h) <{axis = -2 : i64}> : (tensor<3x7xf16>) -> tensor<3x7xf16>
+  %neg = rlx.softmax %h {axis = -2 : i64} : tensor<3x7xf16>
+  func.return
+}
+
+// CHECK-LABEL: func.func @rms_norm(
+// GENERIC-LABEL: "func.func"() <{sym_name = "rms_norm"
+func.func @rms_norm(%x: tensor<2x5x64xf32>, %g: tensor<64xf32>, %h: tensor<1x64xf16>, %gh: tensor<64xf16>) {
+  // CHECK-NEXT: %y = rlx.rms_norm %x, %g {eps = 1.000000e-06 : f32} : (tensor<2x5x64xf32>, tensor<64xf32>) -> tensor<2x5x64xf32>
+  // GENERIC: %y = "rlx.rms_norm"(%x, %g) <{eps = 1.000000e-06 : f32}> : (tensor<2x5x64xf32>, tensor<64xf32>) -> tensor<2x5x64xf32>
+  %y = rlx.rms_norm %x, %g {eps = 1.000000e-06 : f32} : (tensor<2x5x64xf32>, tensor<64xf32>) -> tensor<2x5x64xf32>
+  // CHECK-NEXT: %yh = rlx.rms_norm %h, %gh {eps = 1.000000e-05 : f32} : (tensor<1x64xf16>, tensor<64xf16>) -> tensor<1x64xf16>
+  // GENERIC-NEXT: %yh = "rlx.rms_norm"(%h, %gh) <{eps = 1.000000e-05 : f32}> : (tensor<1x64xf16>, tensor<64xf16>) -> tensor<1x64xf16>
+  %yh = rlx.rms_norm %h, %gh {eps = 1.000000e-05 : f32} : (tensor<1x64xf16>, tensor<64xf16>) -> tensor<1x64xf16>
+  func.return
+}
+
+// CHECK-LABEL: func.func @layer_norm(
+// GENERIC-LABEL: "func.func"() <{sym_name = "layer_norm"
+func.func @layer_norm(%x: tensor<4x32xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>) {
+  // CHECK-NEXT: %y = rlx.layer_norm %x, %g, %b {eps = 1.000000e-05 : f32} : (tensor<4x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  // GENERIC: %y = "rlx.layer_norm"(%x, %g, %b) <{eps = 1.000000e-05 : f32}> : (tensor<4x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  %y = rlx.layer_norm %x, %g, %b {eps = 1.000000e-05 : f32} : (tensor<4x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  func.return
+}

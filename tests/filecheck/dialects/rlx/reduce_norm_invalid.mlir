@@ -1,0 +1,149 @@
+// RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
+
+// Verifier errors of the reductions, softmax, rms_norm and layer_norm.
+
+// CHECK: Operation does not verify: rlx.reduce_sum: axes 3 is out of range for rank 3
+func.func @reduce_sum_axis_range(%x: tensor<2x3x4xf32>) {
+  %y = rlx.reduce_sum %x {axes = array<i64: 3>} : (tensor<2x3x4xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// Axes 1 and -2 name the same axis of a rank-3 input.
+// CHECK: Operation does not verify: rlx.reduce_mean: axes [1, -2] repeat an axis
+func.func @reduce_mean_repeated_axis(%x: tensor<2x3x4xf32>) {
+  %y = rlx.reduce_mean %x {axes = array<i64: 1, -2>} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.reduce_max: result type [2, 3] f32 does not match the inferred type [2, 3, 1] f32
+func.func @reduce_max_keep_dims_result(%x: tensor<2x3x4xf32>) {
+  %y = rlx.reduce_max %x {axes = array<i64: -1>, keep_dims = true} : (tensor<2x3x4xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.reduce_min: operand 'input' must not be i1
+func.func @reduce_min_bool(%x: tensor<2x3xi1>) {
+  %y = rlx.reduce_min %x {axes = array<i64: 0>} : (tensor<2x3xi1>) -> tensor<3xi1>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.reduce_sum: axes must not be empty
+func.func @reduce_sum_empty_axes(%x: tensor<2x3xf32>) {
+  %y = rlx.reduce_sum %x {axes = array<i64>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// `axes` is required; `axis` is not one of its spellings.
+// CHECK: Operation does not verify: property 'axes' expected in operation 'rlx.reduce_sum'
+func.func @reduce_sum_missing_axes(%x: tensor<2x3xf32>) {
+  %y = rlx.reduce_sum %x {axis = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.reduce_max: operand 'input' has a dynamic shape tensor<?x3xf32>; only static shapes are supported
+func.func @reduce_max_dynamic(%x: tensor<?x3xf32>) {
+  %y = rlx.reduce_max %x {axes = array<i64: 1>} : (tensor<?x3xf32>) -> tensor<?xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.softmax: axis -3 is out of range for rank 2
+func.func @softmax_axis_range(%x: tensor<2x8xf32>) {
+  %y = rlx.softmax %x {axis = -3 : i64} : tensor<2x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.softmax: operand 'input' must have a float element type (f16 or f32), got i32
+func.func @softmax_integer(%x: tensor<2x8xi32>) {
+  %y = rlx.softmax %x : tensor<2x8xi32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: result 'result' at position 0 does not verify:
+// CHECK-NEXT: | attribute tensor<2x8xf32> expected from variable 'T', but got tensor<2x1xf32>
+func.func @softmax_result(%x: tensor<2x8xf32>) {
+  %y = "rlx.softmax"(%x) : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  func.return
+}
+
+// -----
+
+// gamma is [D] for an input [..., D].
+// CHECK: Operation does not verify: rlx.rms_norm: operand 'gamma' [32] must be [64] for operand 'input' [2, 5, 64]
+func.func @rms_norm_gamma_shape(%x: tensor<2x5x64xf32>, %g: tensor<32xf32>) {
+  %y = rlx.rms_norm %x, %g {eps = 1.0e-06 : f32} : (tensor<2x5x64xf32>, tensor<32xf32>) -> tensor<2x5x64xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.rms_norm: operand 'gamma' [1, 64] must be [64] for operand 'input' [2, 64]
+func.func @rms_norm_gamma_rank(%x: tensor<2x64xf32>, %g: tensor<1x64xf32>) {
+  %y = rlx.rms_norm %x, %g {eps = 1.0e-06 : f32} : (tensor<2x64xf32>, tensor<1x64xf32>) -> tensor<2x64xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.rms_norm: operands 'input' (f16) and 'gamma' (f32) must have the same element type
+func.func @rms_norm_gamma_element(%x: tensor<2x64xf16>, %g: tensor<64xf32>) {
+  %y = rlx.rms_norm %x, %g {eps = 1.0e-06 : f32} : (tensor<2x64xf16>, tensor<64xf32>) -> tensor<2x64xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: property 'eps' expected in operation 'rlx.rms_norm'
+func.func @rms_norm_missing_eps(%x: tensor<2x64xf32>, %g: tensor<64xf32>) {
+  %y = rlx.rms_norm %x, %g : (tensor<2x64xf32>, tensor<64xf32>) -> tensor<2x64xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.rms_norm: operand 'input' must have a float element type (f16 or f32), got i32
+func.func @rms_norm_integer(%x: tensor<2x64xi32>, %g: tensor<64xi32>) {
+  %y = rlx.rms_norm %x, %g {eps = 1.0e-06 : f32} : (tensor<2x64xi32>, tensor<64xi32>) -> tensor<2x64xi32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.layer_norm: operand 'beta' [4] must be [32] for operand 'input' [4, 32]
+func.func @layer_norm_beta_shape(%x: tensor<4x32xf32>, %g: tensor<32xf32>, %b: tensor<4xf32>) {
+  %y = rlx.layer_norm %x, %g, %b {eps = 1.0e-05 : f32} : (tensor<4x32xf32>, tensor<32xf32>, tensor<4xf32>) -> tensor<4x32xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.layer_norm: operand 'gamma' [4] must be [32] for operand 'input' [4, 32]
+func.func @layer_norm_gamma_shape(%x: tensor<4x32xf32>, %g: tensor<4xf32>, %b: tensor<32xf32>) {
+  %y = rlx.layer_norm %x, %g, %b {eps = 1.0e-05 : f32} : (tensor<4x32xf32>, tensor<4xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.layer_norm: result type [4, 32] f16 does not match the inferred type [4, 32] f32
+func.func @layer_norm_result(%x: tensor<4x32xf32>, %g: tensor<32xf32>, %b: tensor<32xf32>) {
+  %y = rlx.layer_norm %x, %g, %b {eps = 1.0e-05 : f32} : (tensor<4x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<4x32xf16>
+  func.return
+}
