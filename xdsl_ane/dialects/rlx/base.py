@@ -1,0 +1,56 @@
+"""Shared pieces of the rlx dialect: the op base class and operand checks."""
+
+from __future__ import annotations
+
+from abc import ABC
+
+from xdsl.dialects.builtin import (
+    TensorType,
+)
+from xdsl.ir import Operation, SSAValue
+from xdsl.irdl import (
+    ParsePropInAttrDict,
+    traits_def,
+)
+from xdsl.traits import Pure
+
+from xdsl_ane.dialects.typing import (
+    InferredTypeOp,
+    KnownAttributesOnly,
+    OpTypeError,
+    fmt_shape,
+)
+
+Value = SSAValue | Operation
+
+FUNCTIONAL = "operands attr-dict `:` functional-type(operands, results)"
+"""The short syntax of most rlx ops: `rlx.op %a, %b {props} : (A, B) -> R`."""
+
+
+class RlxOp(InferredTypeOp, ABC):
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure(), KnownAttributesOnly())
+
+
+def check_last_axis_param(
+    op_name: str, operand: str, param: TensorType, input: TensorType
+) -> None:
+    """A norm parameter (gamma, beta) is [D] for an input [..., D]."""
+    shape = input.get_shape()
+    if len(shape) == 0 or param.get_shape() != (shape[-1],):
+        raise OpTypeError(
+            op_name,
+            f"operand '{operand}' {fmt_shape(param.get_shape())} must be "
+            f"[{shape[-1] if shape else '?'}] for operand 'input' {fmt_shape(shape)}",
+        )
+
+
+def check_same_shape(
+    op_name: str, name: str, t: TensorType, other_name: str, other: TensorType
+) -> None:
+    if t.get_shape() != other.get_shape():
+        raise OpTypeError(
+            op_name,
+            f"operand '{name}' {fmt_shape(t.get_shape())} must have the shape of "
+            f"operand '{other_name}' {fmt_shape(other.get_shape())}",
+        )

@@ -1,0 +1,431 @@
+"""rlx reductions, softmax, normalization, rotary embedding and attention."""
+
+from __future__ import annotations
+
+import math
+from abc import ABC
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    StringAttr,
+    TensorType,
+    i1,
+)
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    BaseAttr,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
+
+from xdsl_ane.dialects.rlx.base import (
+    FUNCTIONAL,
+    RlxOp,
+    Value,
+    check_last_axis_param,
+)
+from xdsl_ane.dialects.typing import (
+    F32Attr,
+    I64Array,
+    I64Attr,
+    OpTypeError,
+    bool_attr,
+    bool_prop,
+    choice,
+    f32_attr,
+    float_prop,
+    fmt_shape,
+    i64_attr,
+    int_prop,
+    ints_attr,
+    ints_prop,
+    normalize_axes,
+    normalize_axis,
+    reduced_shape,
+    require_float,
+    require_rank,
+    require_same_element_type,
+    str_attr,
+    str_prop,
+    tensor,
+    tensor_of,
+)
+
+# --- reductions and normalization -------------------------------------------
+
+
+class ReduceOp(RlxOp, ABC):
+    """Reduces `axes`; `keep_dims` keeps them as size 1."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axes = prop_def(I64Array)
+    keep_dims = opt_prop_def(BoolAttr)
+    assembly_format = FUNCTIONAL
+
+    def __init__(
+        self, input: Value, axes: Sequence[int], keep_dims: bool | None = None
+    ):
+        self.init_inferred(
+            [input], {"axes": ints_attr(axes), "keep_dims": bool_attr(keep_dims)}
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        t = tensor_of(cls.name, "input", operand_types[0])
+        if t.element_type == i1:
+            raise OpTypeError(cls.name, "operand 'input' must not be i1")
+        shape = t.get_shape()
+        axes = ints_prop(properties, "axes")
+        assert axes is not None
+        if not axes:
+            raise OpTypeError(cls.name, "axes must not be empty")
+        normalized = normalize_axes(cls.name, "axes", axes, len(shape))
+        keep = bool_prop(properties, "keep_dims")
+        return [tensor(reduced_shape(shape, normalized, keep), t.element_type)]
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    name = "rlx.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    name = "rlx.reduce_mean"
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    name = "rlx.reduce_max"
+
+
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    name = "rlx.reduce_min"
+
+
+@irdl_op_definition
+class SoftmaxOp(RlxOp):
+    """exp(x - max) / sum(exp(x - max)) along `axis` (default -1)."""
+
+    name = "rlx.softmax"
+    T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
+    input = operand_def(T)
+    result = result_def(T)
+    axis = opt_prop_def(I64Attr)
+    assembly_format = "$input attr-dict `:` type($input)"
+
+    def __init__(self, input: Value, axis: int | None = None):
+        self.init_inferred([input], {"axis": i64_attr(axis)})
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        t = tensor_of(cls.name, "input", operand_types[0])
+        require_float(cls.name, "input", t)
+        normalize_axis(
+            cls.name, "axis", int_prop(properties, "axis", -1), t.get_num_dims()
+        )
+        return [t]
+
+
+class NormOp(RlxOp, ABC):
+    """Normalization over the last axis with parameters of shape [D]."""
+
+    PARAMS: ClassVar[tuple[str, ...]] = ()
+    eps = prop_def(F32Attr)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        t = tensor_of(cls.name, "input", operand_types[0])
+        require_float(cls.name, "input", t)
+        named = [("input", t)]
+        for pname, pt in zip(cls.PARAMS, operand_types[1:]):
+            p = tensor_of(cls.name, pname, pt)
+            check_last_axis_param(cls.name, pname, p, t)
+            named.append((pname, p))
+        require_same_element_type(cls.name, named)
+        return [t]
+
+
+@irdl_op_definition
+class RmsNormOp(NormOp):
+    """x · rsqrt(mean(x², last axis) + eps) · gamma."""
+
+    name = "rlx.rms_norm"
+    PARAMS: ClassVar[tuple[str, ...]] = ("gamma",)
+    input = operand_def(TensorType)
+    gamma = operand_def(TensorType)
+
+    def __init__(self, input: Value, gamma: Value, eps: float):
+        self.init_inferred([input, gamma], {"eps": f32_attr(eps)})
+
+
+@irdl_op_definition
+class LayerNormOp(NormOp):
+    """(x − mean) · rsqrt(var + eps) · gamma + beta over the last axis."""
+
+    name = "rlx.layer_norm"
+    PARAMS: ClassVar[tuple[str, ...]] = ("gamma", "beta")
+    input = operand_def(TensorType)
+    gamma = operand_def(TensorType)
+    beta = operand_def(TensorType)
+
+    def __init__(self, input: Value, gamma: Value, beta: Value, eps: float):
+        self.init_inferred([input, gamma, beta], {"eps": f32_attr(eps)})
+
+
+# --- rotary embedding --------------------------------------------------------
+
+ROPE_STYLES = ("half", "interleaved")
+
+
+def check_rope(
+    op_name: str,
+    operand: str,
+    x: Attribute,
+    cos: Attribute,
+    sin: Attribute,
+    properties: Mapping[str, Attribute],
+) -> TensorType:
+    """x [B, H, S, D] with cos, sin [S, D/2] of x's element type."""
+    choice(op_name, "style", str_prop(properties, "style"), ROPE_STYLES)
+    t = tensor_of(op_name, operand, x)
+    require_float(op_name, operand, t)
+    _, _, s, d = require_rank(op_name, operand, t, 4)
+    if d % 2:
+        raise OpTypeError(
+            op_name,
+            f"operand '{operand}' {fmt_shape(t.get_shape())} needs an even head dimension",
+        )
+    named = [(operand, t)]
+    for name, table in (("cos", cos), ("sin", sin)):
+        tt = tensor_of(op_name, name, table)
+        if tt.get_shape() != (s, d // 2):
+            raise OpTypeError(
+                op_name,
+                f"operand '{name}' {fmt_shape(tt.get_shape())} must be "
+                f"{fmt_shape((s, d // 2))} for operand '{operand}' {fmt_shape(t.get_shape())}",
+            )
+        named.append((name, tt))
+    require_same_element_type(op_name, named)
+    return t
+
+
+@irdl_op_definition
+class RopeOp(RlxOp):
+    """Rotary embedding: each pair (a, b) of the head dimension becomes
+    (a·cos − b·sin, a·sin + b·cos); "half" pairs (i, i + D/2), "interleaved"
+    pairs (2i, 2i + 1)."""
+
+    name = "rlx.rope"
+    input = operand_def(TensorType)
+    cos = operand_def(TensorType)
+    sin = operand_def(TensorType)
+    result = result_def(TensorType)
+    style = prop_def(StringAttr)
+    assembly_format = FUNCTIONAL
+
+    def __init__(self, input: Value, cos: Value, sin: Value, style: str = "half"):
+        self.init_inferred([input, cos, sin], {"style": str_attr(style)})
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        return [check_rope(cls.name, "input", *operand_types, properties)]
+
+
+@irdl_op_definition
+class RopeBackwardOp(RlxOp):
+    """Gradient of rlx.rope: the rotation by −θ applied to d_out."""
+
+    name = "rlx.rope_backward"
+    d_out = operand_def(TensorType)
+    cos = operand_def(TensorType)
+    sin = operand_def(TensorType)
+    result = result_def(TensorType)
+    style = prop_def(StringAttr)
+    assembly_format = FUNCTIONAL
+
+    def __init__(self, d_out: Value, cos: Value, sin: Value, style: str = "half"):
+        self.init_inferred([d_out, cos, sin], {"style": str_attr(style)})
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        return [check_rope(cls.name, "d_out", *operand_types, properties)]
+
+
+# --- attention ---------------------------------------------------------------
+
+MASKS = ("none", "causal", "bias")
+ATTENTION_WRT = ("query", "key", "value")
+
+
+def check_attention(
+    op_name: str,
+    operand_types: Sequence[Attribute],
+    properties: Mapping[str, Attribute],
+    with_d_out: bool,
+) -> tuple[TensorType, TensorType, TensorType]:
+    """Checks q [B,H,S,D], k [B,Hkv,Skv,D], v [B,Hkv,Skv,Dv], (d_out
+    [B,H,S,Dv]), optional bias broadcastable to [B,H,S,Skv]; H % Hkv == 0."""
+    mask = choice(op_name, "mask", str_prop(properties, "mask", "none"), MASKS)
+    names = ["q", "k", "v"] + (["d_out"] if with_d_out else [])
+    ts = [tensor_of(op_name, n, t) for n, t in zip(names, operand_types)]
+    for n, t in zip(names, ts):
+        require_float(op_name, n, t)
+        require_rank(op_name, n, t, 4)
+    require_same_element_type(op_name, list(zip(names, ts)))
+    q, k, v = ts[:3]
+    b, h, s, d = q.get_shape()
+    kb, hkv, skv, kd = k.get_shape()
+    if kb != b or kd != d:
+        raise OpTypeError(
+            op_name,
+            f"operand 'k' {fmt_shape(k.get_shape())} must be [{b}, Hkv, Skv, {d}] "
+            f"for operand 'q' {fmt_shape(q.get_shape())}",
+        )
+    vb, vh, vs, dv = v.get_shape()
+    if (vb, vh, vs) != (b, hkv, skv):
+        raise OpTypeError(
+            op_name,
+            f"operand 'v' {fmt_shape(v.get_shape())} must be [{b}, {hkv}, {skv}, Dv] "
+            f"for operand 'k' {fmt_shape(k.get_shape())}",
+        )
+    if hkv == 0 or h % hkv:
+        raise OpTypeError(
+            op_name,
+            f"query heads ({h}, operand 'q') must be a multiple of key/value heads "
+            f"({hkv}, operand 'k') for grouped-query attention",
+        )
+    if with_d_out and ts[3].get_shape() != (b, h, s, dv):
+        raise OpTypeError(
+            op_name,
+            f"operand 'd_out' {fmt_shape(ts[3].get_shape())} must be "
+            f"{fmt_shape((b, h, s, dv))}, the attention output shape",
+        )
+    extra = operand_types[len(names) :]
+    if mask == "bias":
+        if len(extra) != 1:
+            raise OpTypeError(op_name, "mask \"bias\" needs the operand 'bias'")
+        bias = tensor_of(op_name, "bias", extra[0])
+        require_same_element_type(op_name, [("q", q), ("bias", bias)])
+        scores = (b, h, s, skv)
+        bias_shape = bias.get_shape()
+        fits = len(bias_shape) <= 4 and all(
+            d in (1, t) for d, t in zip(reversed(bias_shape), reversed(scores))
+        )
+        if not fits:
+            raise OpTypeError(
+                op_name,
+                f"operand 'bias' {fmt_shape(bias.get_shape())} does not broadcast to "
+                f"the scores {fmt_shape(scores)}",
+            )
+    elif extra:
+        raise OpTypeError(
+            op_name, f'operand \'bias\' is given but mask is "{mask}" (expected "bias")'
+        )
+    return q, k, v
+
+
+def attention_scale(op: AttentionOp | AttentionBackwardOp) -> float:
+    """The `scale` property, or D^-0.5 for a head dimension D."""
+    scale = float_prop(op.properties, "scale")
+    if scale is not None:
+        return scale
+    q = op.q.type
+    assert isinstance(q, TensorType)
+    return 1.0 / math.sqrt(q.get_shape()[-1])
+
+
+class AttentionBase(RlxOp, ABC):
+    # Operands are declared on each op: xDSL orders operand definitions of a
+    # subclass before inherited ones, and the operand order is the contract.
+    result = result_def(TensorType)
+    mask = opt_prop_def(StringAttr)
+    scale = opt_prop_def(F32Attr)
+
+
+@irdl_op_definition
+class AttentionOp(AttentionBase):
+    """softmax(q·kᵀ·scale + mask)·v with query head h reading key/value head
+    h // (H/Hkv); "causal" lets query i see key j iff j ≤ i + (Skv − S)."""
+
+    name = "rlx.attention"
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    assembly_format = "$q `,` $k `,` $v (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
+
+    def __init__(
+        self,
+        q: Value,
+        k: Value,
+        v: Value,
+        bias: Value | None = None,
+        mask: str | None = None,
+        scale: float | None = None,
+    ):
+        if bias is not None and mask is None:
+            mask = "bias"
+        self.init_inferred(
+            [q, k, v, [bias] if bias is not None else []],
+            {"mask": str_attr(mask), "scale": f32_attr(scale)},
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        q, _, v = check_attention(cls.name, operand_types, properties, False)
+        return [tensor((*q.get_shape()[:3], v.get_shape()[3]), q.element_type)]
+
+
+@irdl_op_definition
+class AttentionBackwardOp(AttentionBase):
+    """Gradient of rlx.attention with respect to q, k or v (`wrt`); under
+    grouped-query attention the key/value gradient is summed over the query
+    heads sharing each key/value head."""
+
+    name = "rlx.attention_backward"
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    d_out = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    wrt = prop_def(StringAttr)
+    assembly_format = (
+        "$q `,` $k `,` $v `,` $d_out (`,` $bias^)? attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        q: Value,
+        k: Value,
+        v: Value,
+        d_out: Value,
+        wrt: str,
+        bias: Value | None = None,
+        mask: str | None = None,
+        scale: float | None = None,
+    ):
+        if bias is not None and mask is None:
+            mask = "bias"
+        self.init_inferred(
+            [q, k, v, d_out, [bias] if bias is not None else []],
+            {"wrt": str_attr(wrt), "mask": str_attr(mask), "scale": f32_attr(scale)},
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        wrt = choice(cls.name, "wrt", str_prop(properties, "wrt"), ATTENTION_WRT)
+        q, k, v = check_attention(cls.name, operand_types, properties, True)
+        return [{"query": q, "key": k, "value": v}[wrt]]
