@@ -25,7 +25,16 @@ def get_rlx_gqa_tile():
     return RlxGqaTilePass
 
 
+def get_convert_rlx_to_mil():
+    from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
+
+    return ConvertRlxToMilPass
+
+
 XDSL_ANE_UNIVERSE = Universe(
     all_dialects={"rlx": get_rlx, "mil": get_mil},
-    all_passes={"rlx-gqa-tile": get_rlx_gqa_tile},
+    all_passes={
+        "rlx-gqa-tile": get_rlx_gqa_tile,
+        "convert-rlx-to-mil": get_convert_rlx_to_mil,
+    },
 )

@@ -93,7 +93,9 @@ class WeightStore:
             )
         dtype = numpy_dtype(t.element_type)
         if value.dtype != dtype:
-            if np.can_cast(value.dtype, dtype, "same_kind"):
+            # A float weight may be stored at another precision (fp32 data for
+            # an f16 program); anything else is a mismatch.
+            if value.dtype.kind == "f" and dtype.kind == "f":
                 return value.astype(dtype)
             raise InterpretationError(
                 f"{op_name}: weight '{name}' has dtype {value.dtype}, the IR "

@@ -50,7 +50,9 @@ def repeat_heads(value: SSAValue, repeats: int, rewriter: PatternRewriter) -> SS
     return rewriter.insert(rlx.ReshapeOp(tiled, (b, hkv * repeats, s, d))).result
 
 
-def sum_head_groups(value: SSAValue, groups: int, rewriter: PatternRewriter) -> SSAValue:
+def sum_head_groups(
+    value: SSAValue, groups: int, rewriter: PatternRewriter
+) -> SSAValue:
     """[B, H, S, D] -> [B, Hkv, S, D] summing each run of R = H / Hkv heads."""
     b, h, s, d = shape_of(value)
     grouped = rewriter.insert(rlx.ReshapeOp(value, (b, groups, h // groups, s * d)))

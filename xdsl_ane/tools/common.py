@@ -54,7 +54,7 @@ def parse_module_text(
     try:
         module = Parser(ctx, text, name).parse_module()
     except ParseError as e:
-        raise XdslAneError(one_line_parse_error(e)) from None
+        raise XdslAneError(one_line_parse_error(e, name)) from None
     except DiagnosticException as e:
         raise XdslAneError(f"{name}: {first_line(e)}") from None
     verify(module, name)
@@ -68,14 +68,14 @@ def verify(module: builtin.ModuleOp, name: str) -> None:
         raise XdslAneError(f"{name}: {first_line(e)}") from None
 
 
-def one_line_parse_error(e: ParseError) -> str:
+def one_line_parse_error(e: ParseError, name: str | None = None) -> str:
     """`file:line:col: message` from xDSL's multi-line parse error."""
-    span = e.span
     try:
-        line, col, _ = span.get_line_col()
-        where = f"{span.input.name}:{line}:{col}"
+        location = e.span.get_location()
+        file = name or location.file
+        where = f"{file}:{location.line}:{location.col}"
     except Exception:
-        where = "<input>"
+        where = name or "<input>"
     message = e.msg.strip().splitlines()[0] if e.msg else "parse error"
     return f"{where}: {message}"
 

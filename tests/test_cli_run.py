@@ -1,0 +1,214 @@
+"""`xdsl-ane run`: results, and one clean line for every kind of bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SMALL = """\
+func.func @f(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2xf32>) {
+  %w = rlx.param "w" : tensor<2x3xf32>
+  %0 = rlx.add %x, %y : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %1 = rlx.mul %0, %w : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = rlx.reduce_sum %1 {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  func.return %1, %2 : tensor<2x3xf32>, tensor<2xf32>
+}
+"""
+
+
+def xdsl_ane(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "xdsl_ane.tools.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    path = tmp_path / "small.mlir"
+    path.write_text(SMALL)
+    return path
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> tuple[Path, Path, dict[str, np.ndarray]]:
+    rng = np.random.default_rng(1)
+    arrays = {
+        "arg0": rng.standard_normal((2, 3)).astype(np.float32),
+        "arg1": rng.standard_normal(3).astype(np.float32),
+        "w": rng.standard_normal((2, 3)).astype(np.float32),
+    }
+    inputs = tmp_path / "x.npz"
+    np.savez(inputs, arg0=arrays["arg0"], arg1=arrays["arg1"])
+    weights = tmp_path / "w.npz"
+    np.savez(weights, w=arrays["w"])
+    return inputs, weights, arrays
+
+
+def assert_clean_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert result.returncode == 1, result
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("xdsl-ane: error: ")
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_run_writes_outputs(program, data, tmp_path):
+    inputs, weights, arrays = data
+    out = tmp_path / "y.npz"
+    result = xdsl_ane(
+        "run", str(program), "--inputs", str(inputs), "--weights", str(weights),
+        "--output", str(out),
+    )
+    assert result.returncode == 0, result.stderr
+    with np.load(out) as y:
+        expected = (arrays["arg0"] + arrays["arg1"]) * arrays["w"]
+        np.testing.assert_allclose(y["out0"], expected, rtol=1e-6)
+        np.testing.assert_allclose(y["out1"], expected.sum(axis=1), rtol=1e-5)
+        assert y["out0"].dtype == np.float32
+
+
+def test_run_prints_summary_with_random_inputs(program, data):
+    _, weights, _ = data
+    result = xdsl_ane("run", str(program), "--random", "3", "--weights", str(weights))
+    assert result.returncode == 0, result.stderr
+    assert "out0: [2, 3] float32" in result.stdout
+    assert "out1: [2] float32" in result.stdout
+
+
+def test_run_applies_a_pipeline(tmp_path):
+    src = tmp_path / "gqa.mlir"
+    src.write_text(
+        """\
+func.func @f(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>) -> tensor<1x4x3x8xf32> {
+  %0 = rlx.attention %q, %k, %v {mask = "causal"} : (tensor<1x4x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x4x3x8xf32>
+  func.return %0 : tensor<1x4x3x8xf32>
+}
+"""
+    )
+    before, after = tmp_path / "a.npz", tmp_path / "b.npz"
+    assert xdsl_ane("run", str(src), "--random", "0", "--output", str(before)).returncode == 0
+    result = xdsl_ane(
+        "run", str(src), "-p", "rlx-gqa-tile", "--random", "0", "--output", str(after)
+    )
+    assert result.returncode == 0, result.stderr
+    with np.load(before) as a, np.load(after) as b:
+        np.testing.assert_allclose(a["out0"], b["out0"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "text, needles",
+    [
+        (SMALL[:200], ["small.mlir:"]),
+        (SMALL.replace("rlx.add", "rlx.addd"), ["small.mlir:3:", "rlx.addd"]),
+        (
+            SMALL.replace("%2 = rlx.reduce_sum %1 {axes = array<i64: 1>}", "%2 = rlx.reduce_sum %1 {axis = array<i64: 1>}"),
+            ["axes"],
+        ),
+        (
+            SMALL.replace("-> tensor<2xf32>\n  func", "-> tensor<3xf32>\n  func").replace(
+                "(tensor<2x3xf32>, tensor<2xf32>) {", "(tensor<2x3xf32>, tensor<3xf32>) {"
+            ).replace("%1, %2 : tensor<2x3xf32>, tensor<2xf32>", "%1, %2 : tensor<2x3xf32>, tensor<3xf32>"),
+            ["rlx.reduce_sum", "[3] f32", "[2] f32"],
+        ),
+    ],
+    ids=["truncated", "unknown-op", "misspelled-property", "verifier"],
+)
+def test_bad_ir_is_one_line(tmp_path, text, needles):
+    path = tmp_path / "small.mlir"
+    path.write_text(text)
+    out = tmp_path / "y.npz"
+    result = xdsl_ane("run", str(path), "--random", "0", "--output", str(out))
+    assert_clean_error(result, *needles)
+    assert not out.exists()
+
+
+def test_missing_weight(program, data, tmp_path):
+    inputs, _, _ = data
+    out = tmp_path / "y.npz"
+    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--output", str(out))
+    assert_clean_error(result, "rlx.param", "'w'", "not in the weights file")
+    assert not out.exists()
+
+
+def test_misshaped_weight(program, data, tmp_path):
+    inputs, _, _ = data
+    weights = tmp_path / "bad.npz"
+    np.savez(weights, w=np.zeros((3, 2), np.float32))
+    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--weights", str(weights))
+    assert_clean_error(result, "'w'", "[3, 2]", "[2, 3]")
+
+
+def test_mistyped_weight(program, data, tmp_path):
+    inputs, _, _ = data
+    weights = tmp_path / "bad.npz"
+    np.savez(weights, w=np.zeros((2, 3), np.int32))
+    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--weights", str(weights))
+    assert_clean_error(result, "'w'", "int32", "float32")
+
+
+def test_corrupt_weights_file(program, data, tmp_path):
+    inputs, _, _ = data
+    weights = tmp_path / "bad.npz"
+    weights.write_bytes(b"PK\x03\x04 not really a zip")
+    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--weights", str(weights))
+    assert_clean_error(result, "bad.npz")
+
+
+def test_missing_input(program, data, tmp_path):
+    _, weights, arrays = data
+    inputs = tmp_path / "partial.npz"
+    np.savez(inputs, arg0=arrays["arg0"])
+    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--weights", str(weights))
+    assert_clean_error(result, "arg1")
+
+
+def test_misshaped_input(program, data, tmp_path):
+    _, weights, arrays = data
+    inputs = tmp_path / "bad.npz"
+    np.savez(inputs, arg0=arrays["arg0"], arg1=np.zeros(4, np.float32))
+    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--weights", str(weights))
+    assert_clean_error(result, "arg1", "[4]", "[3]")
+
+
+def test_missing_file(tmp_path):
+    result = xdsl_ane("run", str(tmp_path / "nope.mlir"), "--random", "0")
+    assert_clean_error(result, "nope.mlir")
+
+
+def test_unknown_function(program, data):
+    _, weights, _ = data
+    result = xdsl_ane("run", str(program), "--random", "0", "--function", "g", "--weights", str(weights))
+    assert_clean_error(result, "'g'", "f")
+
+
+def test_unknown_pass(program):
+    result = xdsl_ane("run", str(program), "-p", "no-such-pass", "--random", "0")
+    assert_clean_error(result, "no-such-pass")
+
+
+def test_unwritable_output(program, data, tmp_path):
+    _, weights, _ = data
+    result = xdsl_ane(
+        "run", str(program), "--random", "0", "--weights", str(weights),
+        "--output", str(tmp_path / "missing-dir" / "y.npz"),
+    )
+    assert_clean_error(result, "missing-dir")
+
+
+def test_failed_run_keeps_previous_output(program, data, tmp_path):
+    inputs, weights, _ = data
+    out = tmp_path / "y.npz"
+    out.write_bytes(b"previous")
+    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--output", str(out))
+    assert result.returncode == 1
+    assert out.read_bytes() == b"previous"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".y.npz")] == []

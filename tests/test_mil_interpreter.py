@@ -1,0 +1,818 @@
+"""Every mil op run through the interpreter against (a) a numpy formula
+written here from the math, in float64 on the same inputs, and (b) where it
+exists and is right, coremltools' own `value_inference` of the op built with
+`mil.Builder` on const inputs in an iOS18 function.
+
+f32 results must be float32 and match to rtol 1e-5; f16 results must be
+float16 and match to about 1e-2.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    ModuleOp,
+    TensorType,
+    f16,
+    f32,
+    i1,
+    i8,
+    i32,
+)
+from xdsl.interpreter import Interpreter
+from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import Attribute, Block, Operation, Region
+
+from xdsl_ane.dialects import mil
+from xdsl_ane.interpreter.core import InterpretationError, WeightStore
+from xdsl_ane.interpreter.mil import MilFunctions
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    import coremltools as ct
+    from coremltools.converters.mil import Builder as mb
+    from coremltools.converters.mil.mil import Function
+
+ELEMENT_TYPES: dict[np.dtype, Attribute] = {
+    np.dtype(np.float32): f32,
+    np.dtype(np.float16): f16,
+    np.dtype(np.int32): i32,
+    np.dtype(np.int8): i8,
+    np.dtype(np.bool_): i1,
+}
+FLOATS = [np.float32, np.float16]
+RNG = np.random.default_rng(0)
+
+
+def tensor_type(x: np.ndarray) -> TensorType:
+    return TensorType(ELEMENT_TYPES[x.dtype], list(x.shape))
+
+
+def const_op(x: np.ndarray) -> mil.ConstOp:
+    t = tensor_type(x)
+    return mil.ConstOp(DenseIntOrFPElementsAttr.from_list(t, x.flatten().tolist()))
+
+
+def run(
+    build: Callable[..., Operation],
+    *inputs: np.ndarray,
+    const: Sequence[int] = (),
+    weights: dict[str, np.ndarray] | None = None,
+) -> Any:
+    """Runs `func.func @kernel` whose body is `build(*values)`: inputs become
+    function arguments, or mil.const ops for the indices in `const`. Returns
+    the single result, or a tuple of results."""
+    runtime = [x for k, x in enumerate(inputs) if k not in const]
+    arg_types = [tensor_type(x) for x in runtime]
+    block = Block(arg_types=arg_types)
+    with ImplicitBuilder(block) as args:
+        arg_iter = iter(args)
+        values = [
+            const_op(x).result if k in const else next(arg_iter)
+            for k, x in enumerate(inputs)
+        ]
+        op = build(*values)
+        func.ReturnOp(*op.results)
+    f = func.FuncOp("kernel", (arg_types, [r.type for r in op.results]), Region(block))
+    module = ModuleOp([f])
+    module.verify()
+    interpreter = Interpreter(module)
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(MilFunctions(WeightStore(weights)))
+    results = interpreter.call_op(f, tuple(runtime))
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def coreml(build: Callable[..., Any], *inputs: Any) -> Any:
+    """coremltools' value inference: the op built on const inputs."""
+    with Function({"unused": mb.TensorSpec(shape=(1,))}, ct.target.iOS18):
+        out = build(*inputs)
+        if isinstance(out, list | tuple):
+            return tuple(v.val for v in out)
+        return out.val
+
+
+def check(actual: np.ndarray, expected: Any, dtype, rtol=None, atol=None):
+    """Exact dtype and shape, values close for the dtype's precision."""
+    dtype = np.dtype(dtype)
+    assert actual.dtype == dtype
+    assert actual.shape == np.shape(expected)
+    if dtype.kind != "f":
+        np.testing.assert_array_equal(actual, expected)
+        return
+    if rtol is None:
+        rtol = 1e-5 if dtype == np.float32 else 1e-2
+    if atol is None:
+        atol = 1e-6 if dtype == np.float32 else 1e-2
+    np.testing.assert_allclose(
+        actual.astype(np.float64),
+        np.asarray(expected, np.float64),
+        rtol=rtol,
+        atol=atol,
+    )
+
+
+def randn(*shape: int, dtype=np.float32) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def f64(x: np.ndarray) -> np.ndarray:
+    return x.astype(np.float64)
+
+
+erf64 = np.vectorize(math.erf)
+
+
+def sigmoid64(x: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-f64(x)))
+
+
+# --- const ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int8, np.bool_])
+def test_const_value(dtype):
+    x = (RNG.standard_normal((2, 3)) * 4).astype(dtype)
+    check(run(lambda: const_op(x)), x, dtype)
+
+
+def test_const_weight():
+    w = randn(4, 3)
+    out = run(lambda: mil.ConstOp.from_weight("w", tensor_type(w)), weights={"w": w})
+    check(out, w, np.float32)
+    # an f32 weights file feeds an f16 const
+    t16 = TensorType(f16, [4, 3])
+    out16 = run(lambda: mil.ConstOp.from_weight("w", t16), weights={"w": w})
+    check(out16, w, np.float16)
+    with pytest.raises(InterpretationError, match="weight 'missing'"):
+        run(lambda: mil.ConstOp.from_weight("missing", t16), weights={})
+
+
+# --- elementwise unary ------------------------------------------------------------
+
+# op, numpy reference (float64), coremltools builder or None, input domain
+UNARY = [
+    (mil.ReluOp, lambda x: np.maximum(x, 0), mb.relu, None),
+    (mil.SigmoidOp, sigmoid64, mb.sigmoid, None),
+    (mil.TanhOp, np.tanh, mb.tanh, None),
+    (mil.ExpOp, np.exp, mb.exp, None),
+    (mil.SqrtOp, np.sqrt, mb.sqrt, "positive"),
+    (mil.SinOp, np.sin, mb.sin, None),
+    (mil.CosOp, np.cos, mb.cos, None),
+    (mil.SiluOp, lambda x: x * sigmoid64(x), None, None),  # no value inference
+    (mil.RoundOp, np.round, mb.round, None),
+    (mil.FloorOp, np.floor, mb.floor, None),
+    (mil.CeilOp, np.ceil, mb.ceil, None),
+    (mil.ErfOp, erf64, mb.erf, None),
+    (mil.AbsOp, np.abs, mb.abs, None),
+    (mil.SquareOp, np.square, mb.square, None),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize(("op", "reference", "theirs", "domain"), UNARY)
+def test_unary(op, reference, theirs, domain, dtype):
+    x = randn(3, 8, dtype=dtype) * 2
+    if domain == "positive":
+        x = np.abs(x) + dtype(0.1)
+    out = run(op, x)
+    check(out, reference(f64(x)), dtype)
+    if theirs is not None:
+        check(out, coreml(lambda v: theirs(x=v), x), dtype)
+
+
+def test_round_halves_to_even():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5], np.float32)
+    check(run(mil.RoundOp, x), [-2, -2, 0, 0, 2, 2], np.float32)
+
+
+@pytest.mark.parametrize(
+    ("op", "reference", "theirs"),
+    [(mil.AbsOp, np.abs, mb.abs), (mil.SquareOp, np.square, mb.square)],
+)
+def test_unary_int32(op, reference, theirs):
+    x = np.array([-3, 0, 7, -12], np.int32)
+    out = run(op, x)
+    check(out, reference(x), np.int32)
+    check(out, coreml(lambda v: theirs(x=v), x), np.int32)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize(
+    ("op", "reference", "theirs", "default"),
+    [
+        (mil.LogOp, np.log, mb.log, 1e-45),
+        (mil.RsqrtOp, lambda v: 1 / np.sqrt(v), mb.rsqrt, 1e-12),
+        (mil.InverseOp, lambda v: 1 / v, mb.inverse, 1e-4),
+    ],
+)
+def test_unary_with_epsilon(op, reference, theirs, default, dtype):
+    x = np.abs(randn(2, 5, dtype=dtype)) + dtype(0.05)
+    # the default epsilon, rounded to the input dtype as MIL does
+    check(run(op, x), reference(f64(x) + float(dtype(default))), dtype)
+    check(run(op, x), coreml(lambda v: theirs(x=v), x), dtype)
+    eps = 0.25
+    out = run(lambda v: op(v, epsilon=eps), x)
+    check(out, reference(f64(x) + eps), dtype)
+    check(out, coreml(lambda v: theirs(x=v, epsilon=dtype(eps)), x), dtype)
+
+
+GELU = {
+    "EXACT": lambda x: 0.5 * x * (1 + erf64(x / math.sqrt(2))),
+    "TANH_APPROXIMATION": lambda x: (
+        0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    ),
+    "SIGMOID_APPROXIMATION": lambda x: x * sigmoid64(1.702 * x),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("mode", GELU)
+def test_gelu(mode, dtype):
+    x = randn(4, 6, dtype=dtype) * 2
+    out = run(lambda v: mil.GeluOp(v, mode), x)
+    check(out, GELU[mode](f64(x)), dtype)
+    check(out, coreml(lambda v: mb.gelu(x=v, mode=mode), x), dtype)
+    check(run(mil.GeluOp, x), GELU["EXACT"](f64(x)), dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_clip(dtype):
+    x = randn(4, 6, dtype=dtype) * 3
+    out = run(lambda v: mil.ClipOp(v, -1.0, 2.5), x)
+    check(out, np.clip(f64(x), -1.0, 2.5), dtype)
+    check(
+        out, coreml(lambda v: mb.clip(x=v, alpha=dtype(-1), beta=dtype(2.5)), x), dtype
+    )
+
+
+# --- elementwise binary -----------------------------------------------------------
+
+BINARY = [
+    (mil.AddOp, np.add, mb.add),
+    (mil.SubOp, np.subtract, mb.sub),
+    (mil.MulOp, np.multiply, mb.mul),
+    (mil.RealDivOp, np.divide, mb.real_div),
+    (mil.MaximumOp, np.maximum, mb.maximum),
+    (mil.MinimumOp, np.minimum, mb.minimum),
+    (mil.PowOp, np.power, mb.pow),
+]
+COMPARISONS = [
+    (mil.EqualOp, np.equal, mb.equal),
+    (mil.NotEqualOp, np.not_equal, mb.not_equal),
+    (mil.LessOp, np.less, mb.less),
+    (mil.LessEqualOp, np.less_equal, mb.less_equal),
+    (mil.GreaterOp, np.greater, mb.greater),
+    (mil.GreaterEqualOp, np.greater_equal, mb.greater_equal),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize(("op", "reference", "theirs"), BINARY)
+def test_binary(op, reference, theirs, dtype):
+    x = randn(3, 1, 4, dtype=dtype)
+    y = randn(2, 1, dtype=dtype)
+    if op is mil.PowOp:
+        x = np.abs(x) + dtype(0.5)
+    if op is mil.RealDivOp:
+        y = y + np.sign(y) * dtype(0.5)
+    out = run(op, x, y)
+    check(out, reference(f64(x), f64(y)), dtype)
+    check(out, coreml(lambda a, b: theirs(x=a, y=b), x, y), dtype)
+
+
+def test_binary_int32():
+    x = np.array([[7, -7, 9, 0]], np.int32)
+    y = np.array([[2], [-3]], np.int32)
+    check(run(mil.AddOp, x, y), x + y, np.int32)
+    # integer real_div rounds toward zero, like coremltools' value inference
+    quotient = run(mil.RealDivOp, x, y)
+    check(quotient, np.trunc(x / y).astype(np.int32), np.int32)
+    check(quotient, coreml(lambda a, b: mb.real_div(x=a, y=b), x, y), np.int32)
+    check(run(mil.PowOp, x, np.abs(y)), x ** np.abs(y), np.int32)
+    with pytest.raises(
+        InterpretationError, match="mil.real_div: integer division by zero"
+    ):
+        run(mil.RealDivOp, x, np.zeros((1, 1), np.int32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+@pytest.mark.parametrize(("op", "reference", "theirs"), COMPARISONS)
+def test_comparisons(op, reference, theirs, dtype):
+    x = np.array([[1, 2, 3, 4]], dtype)
+    y = np.array([[2], [3]], dtype)
+    out = run(op, x, y)
+    check(out, reference(x, y), np.bool_)
+    check(out, coreml(lambda a, b: theirs(x=a, y=b), x, y), np.bool_)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.bool_])
+def test_select(dtype):
+    cond = np.array([True, False, True, False])
+    a = (randn(2, 4) * 4).astype(dtype)
+    b = (randn(4) * 4).astype(dtype)
+    out = run(mil.SelectOp, cond, a, b)
+    check(out, np.where(cond, a, b), dtype)
+    check(out, coreml(lambda c, p, q: mb.select(cond=c, a=p, b=q), cond, a, b), dtype)
+
+
+@pytest.mark.parametrize(
+    ("source", "dtype"),
+    [
+        (np.float32, "fp16"),
+        (np.float16, "fp32"),
+        (np.float32, "int32"),
+        (np.int32, "int8"),
+        (np.int8, "fp16"),
+        (np.float16, "bool"),
+        (np.bool_, "fp32"),
+    ],
+)
+def test_cast(source, dtype):
+    x = np.array([-3.7, -0.5, 0.0, 0.4, 2.5, 100.9], source)
+    target = {"fp16": np.float16, "fp32": np.float32, "int32": np.int32}.get(dtype)
+    target = target or {"int8": np.int8, "bool": np.bool_}[dtype]
+    out = run(lambda v: mil.CastOp(v, dtype), x)
+    if target is np.bool_:
+        expected = x != 0
+    elif np.dtype(target).kind == "f":
+        expected = x.astype(target)
+    else:
+        expected = np.trunc(f64(x)).astype(target)
+    check(out, expected, target)
+    check(out, coreml(lambda v: mb.cast(x=v, dtype=dtype), x), target)
+
+
+def test_cast_saturates_and_maps_nan_to_zero():
+    x = np.array([1e10, -1e10, np.nan], np.float32)
+    check(run(lambda v: mil.CastOp(v, "int32"), x), [2**31 - 1, -(2**31), 0], np.int32)
+
+
+# --- linear algebra -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize(
+    ("x_shape", "y_shape", "transpose_x", "transpose_y"),
+    [
+        ((3, 4), (4, 5), False, False),
+        ((2, 3, 4), (5, 4), False, True),
+        ((6, 1, 4, 3), (2, 5, 4), True, True),
+        ((4,), (4, 7), False, False),
+    ],
+)
+def test_matmul(x_shape, y_shape, transpose_x, transpose_y, dtype):
+    x, y = randn(*x_shape, dtype=dtype), randn(*y_shape, dtype=dtype)
+    out = run(lambda a, b: mil.MatmulOp(a, b, transpose_x, transpose_y), x, y)
+    a = np.swapaxes(f64(x), -1, -2) if transpose_x else f64(x)
+    b = np.swapaxes(f64(y), -1, -2) if transpose_y else f64(y)
+    check(out, a @ b, dtype)
+    theirs = coreml(
+        lambda p, q: mb.matmul(
+            x=p, y=q, transpose_x=transpose_x, transpose_y=transpose_y
+        ),
+        x,
+        y,
+    )
+    check(out, theirs, dtype)
+
+
+def test_matmul_int32():
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    check(run(lambda a: mil.MatmulOp(a, a, transpose_y=True), x), x @ x.T, np.int32)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_linear(dtype):
+    x, w, b = (
+        randn(2, 5, 8, dtype=dtype),
+        randn(4, 8, dtype=dtype),
+        randn(4, dtype=dtype),
+    )
+    out = run(mil.LinearOp, x, w, b, const=(1, 2))
+    check(out, f64(x) @ f64(w).T + f64(b), dtype)
+    check(out, coreml(lambda p, q, r: mb.linear(x=p, weight=q, bias=r), x, w, b), dtype)
+    check(run(mil.LinearOp, x, w, const=(1,)), f64(x) @ f64(w).T, dtype)
+
+
+def test_linear_mixed_dtypes():
+    """iOS17: an fp32 weight with fp16 activations gives fp16."""
+    x, w = randn(3, 8, dtype=np.float16), randn(4, 8)
+    check(run(mil.LinearOp, x, w, const=(1,)), f64(x) @ f64(w).T, np.float16)
+
+
+def conv_reference(x, w, b, strides, dilations, padding, groups):
+    """The definition, one output element at a time (float64)."""
+    x, w = f64(x), f64(w)
+    spatial = x.ndim - 2
+    x = np.pad(x, [(0, 0), (0, 0), *padding])
+    n, c_in = x.shape[:2]
+    c_out, per_group = w.shape[:2]
+    kernel = w.shape[2:]
+    out_shape = [
+        (x.shape[2 + i] - (kernel[i] - 1) * dilations[i] - 1) // strides[i] + 1
+        for i in range(spatial)
+    ]
+    out = np.zeros((n, c_out, *out_shape))
+    for o in range(c_out):
+        g = o // (c_out // groups)
+        for pos in np.ndindex(*out_shape):
+            for k in np.ndindex(*kernel):
+                idx = tuple(
+                    p * s + kk * d for p, s, kk, d in zip(pos, strides, k, dilations)
+                )
+                patch = x[
+                    (slice(None), slice(g * per_group, (g + 1) * per_group), *idx)
+                ]
+                out[(slice(None), o, *pos)] += patch @ w[(o, slice(None), *k)]
+    if b is not None:
+        out += f64(b).reshape(-1, *([1] * spatial))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "props", "padding"),
+    [
+        ((1, 8, 1, 6), (4, 8, 1, 1), {}, [(0, 0), (0, 0)]),
+        (
+            (2, 4, 7, 6),
+            (6, 4, 3, 2),
+            {"pad_type": "valid", "strides": [2, 1]},
+            [(0, 0), (0, 0)],
+        ),
+        # same: out = ceil(in/stride); the odd padding element goes after
+        (
+            (1, 2, 6, 5),
+            (3, 2, 2, 3),
+            {"pad_type": "same", "strides": [2, 2]},
+            [(0, 0), (1, 1)],
+        ),
+        ((1, 2, 5, 5), (3, 2, 2, 2), {"pad_type": "same"}, [(0, 1), (0, 1)]),
+        ((1, 2, 5, 5), (3, 2, 2, 2), {"pad_type": "same_lower"}, [(1, 0), (1, 0)]),
+        (
+            (1, 4, 6, 7),
+            (6, 2, 3, 3),
+            {
+                "pad_type": "custom",
+                "pad": [1, 0, 2, 1],
+                "groups": 2,
+                "dilations": [1, 2],
+            },
+            [(1, 0), (2, 1)],
+        ),
+        ((2, 3, 9), (4, 3, 3), {"strides": [2]}, [(0, 0)]),
+        ((1, 2, 4, 3, 4), (2, 2, 2, 2, 2), {"groups": 1}, [(0, 0), (0, 0), (0, 0)]),
+    ],
+)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_conv(x_shape, w_shape, props, padding, dtype):
+    x, w, b = (
+        randn(*x_shape, dtype=dtype),
+        randn(*w_shape, dtype=dtype),
+        randn(w_shape[0], dtype=dtype),
+    )
+    spatial = len(x_shape) - 2
+    strides = props.get("strides", [1] * spatial)
+    dilations = props.get("dilations", [1] * spatial)
+    groups = props.get("groups", 1)
+    out = run(lambda p, q, r: mil.ConvOp(p, q, r, **props), x, w, b, const=(1,))
+    check(out, conv_reference(x, w, b, strides, dilations, padding, groups), dtype)
+
+
+def test_conv_without_bias():
+    x, w = randn(1, 3, 5, 5), randn(2, 3, 3, 3)
+    out = run(lambda p, q: mil.ConvOp(p, q, pad_type="same"), x, w)
+    check(
+        out, conv_reference(x, w, None, [1, 1], [1, 1], [(1, 1), (1, 1)], 1), np.float32
+    )
+
+
+# --- shape ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.int8, np.bool_])
+def test_reshape_expand_squeeze(dtype):
+    x = (randn(2, 3, 4) * 3).astype(dtype)
+    cases = [
+        (
+            lambda v: mil.ReshapeOp(v, [0, -1]),
+            x.reshape(3, 8),
+            lambda v: mb.reshape(x=v, shape=[0, -1]),
+        ),
+        (
+            lambda v: mil.ReshapeOp(v, [24]),
+            x.reshape(24),
+            lambda v: mb.reshape(x=v, shape=[24]),
+        ),
+        (
+            lambda v: mil.ExpandDimsOp(v, [0, -1]),
+            x[None, ..., None],
+            lambda v: mb.expand_dims(x=v, axes=[0, -1]),
+        ),
+    ]
+    y = x.reshape(1, 2, 1, 12)
+    cases += [
+        (mil.SqueezeOp, y.reshape(2, 12), lambda v: mb.squeeze(x=v)),
+        (
+            lambda v: mil.SqueezeOp(v, [0, 1]),
+            y.reshape(2, 1, 12),
+            lambda v: mb.squeeze(x=v, axes=[0]),
+        ),
+    ]
+    for k, (ours, expected, theirs) in enumerate(cases):
+        source = x if k < 3 else y
+        out = run(ours, source)
+        check(out, expected, dtype)
+        if dtype != np.bool_ or k < 3:
+            check(out, coreml(theirs, source), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_transpose_slice_tile(dtype):
+    x = (randn(2, 3, 4) * 5).astype(dtype)
+    out = run(lambda v: mil.TransposeOp(v, [2, 0, -2]), x)
+    check(out, np.transpose(x, (2, 0, 1)), dtype)
+    check(out, coreml(lambda v: mb.transpose(x=v, perm=[2, 0, 1]), x), dtype)
+    out = run(lambda v: mil.SliceBySizeOp(v, [1, 1, 0], [-1, 2, 3]), x)
+    check(out, x[1:, 1:3, 0:3], dtype)
+    theirs = coreml(
+        lambda v: mb.slice_by_size(x=v, begin=[1, 1, 0], size=[-1, 2, 3]), x
+    )
+    check(out, theirs, dtype)
+    out = run(lambda v: mil.TileOp(v, [1, 2, 3]), x)
+    check(out, np.tile(x, (1, 2, 3)), dtype)
+    check(out, coreml(lambda v: mb.tile(x=v, reps=[1, 2, 3]), x), dtype)
+
+
+def test_concat():
+    a, b, c = randn(2, 3), randn(2, 1), randn(2, 4)
+    out = run(lambda *v: mil.ConcatOp(v, -1), a, b, c)
+    check(out, np.concatenate([a, b, c], axis=1), np.float32)
+    check(out, coreml(lambda *v: mb.concat(values=v, axis=-1), a, b, c), np.float32)
+    s = [np.array(k, np.int32).reshape(()) for k in (4, 5, 6)]
+    check(run(lambda *v: mil.ConcatOp(v, 0), *s), [4, 5, 6], np.int32)
+
+
+def test_concat_interleave():
+    """out[i·n + k] = values[k][i] along the axis (value inference ignores
+    interleave, so only the formula checks it)."""
+    a = np.arange(6, dtype=np.float16).reshape(3, 2)
+    b = a + 10
+    out = run(lambda *v: mil.ConcatOp(v, 0, interleave=True), a, b)
+    check(out, [[0, 1], [10, 11], [2, 3], [12, 13], [4, 5], [14, 15]], np.float16)
+    out = run(lambda *v: mil.ConcatOp(v, 1, interleave=True), a, b, a)
+    expected = np.stack([a, b, a], axis=2).reshape(3, 6)
+    check(out, expected, np.float16)
+
+
+def test_split():
+    x = randn(2, 6, dtype=np.float16)
+    parts = run(lambda v: mil.SplitOp(v, axis=1, split_sizes=[1, 2, 3]), x)
+    theirs = coreml(lambda v: mb.split(x=v, axis=1, split_sizes=[1, 2, 3]), x)
+    for part, expected, other in zip(parts, np.split(x, [1, 3], axis=1), theirs):
+        check(part, expected, np.float16)
+        check(part, other, np.float16)
+    halves = run(lambda v: mil.SplitOp(v, axis=0, num_splits=2), x)
+    check(halves[0], x[:1], np.float16)
+    check(halves[1], x[1:], np.float16)
+
+
+# --- indexing -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int8])
+def test_gather(dtype):
+    table = (randn(10, 4) * 5).astype(dtype)
+    ids = np.array([[3, 0], [9, 3]], np.int32)
+    out = run(mil.GatherOp, table, ids)
+    check(out, table[ids], dtype)
+    check(out, coreml(lambda p, q: mb.gather(x=p, indices=q), table, ids), dtype)
+    out = run(lambda p, q: mil.GatherOp(p, q, axis=-1), table, ids[0].astype(np.int8))
+    check(out, table[:, [3, 0]], dtype)
+
+
+def test_gather_batch_dims():
+    x = randn(2, 3, 4)
+    ids = np.array([[0, 3, 1], [2, 2, 0]], np.int32)
+    out = run(lambda p, q: mil.GatherOp(p, q, axis=2, batch_dims=1), x, ids)
+    expected = np.stack([x[b][:, ids[b]] for b in range(2)])
+    check(out, expected, np.float32)
+    theirs = coreml(
+        lambda p, q: mb.gather(x=p, indices=q, axis=2, batch_dims=1), x, ids
+    )
+    check(out, theirs, np.float32)
+
+
+def test_gather_rejects_out_of_range_indices():
+    with pytest.raises(
+        InterpretationError, match=r"mil.gather: index -1 is outside \[0, 10\)"
+    ):
+        run(mil.GatherOp, randn(10, 4), np.array([1, -1], np.int32))
+
+
+def test_one_hot():
+    """No value inference; the formula: position j of the new axis is on_value
+    iff j == index (out-of-range indices give all off_value)."""
+    labels = np.array([2, 0, 4, 7, -1], np.int32)
+    out = run(lambda v: mil.OneHotOp(v, 5), labels)
+    expected = (labels[:, None] == np.arange(5)).astype(np.int32)
+    check(out, expected, np.int32)
+    out = run(
+        lambda v: mil.OneHotOp(v, 5, element_type=f16, on_value=2, off_value=-1), labels
+    )
+    check(out, np.where(expected, 2, -1), np.float16)
+    grid = np.array([[1, 0, 2], [2, 2, 0]], np.int32)
+    out = run(lambda v: mil.OneHotOp(v, 3, axis=0, element_type=i1), grid)
+    check(out, np.moveaxis(grid[..., None] == np.arange(3), -1, 0), np.bool_)
+
+
+@pytest.mark.parametrize(("lower", "upper"), [(-1, 0), (0, -1), (1, 2), (-1, -1)])
+def test_band_part(lower, upper):
+    x = randn(2, 4, 5, dtype=np.float16)
+    out = run(lambda v: mil.BandPartOp(v, lower, upper), x)
+    m, n = np.arange(4)[:, None], np.arange(5)[None, :]
+    keep = ((lower < 0) | (m - n <= lower)) & ((upper < 0) | (n - m <= upper))
+    check(out, np.where(keep, x, 0), np.float16)
+    check(
+        out,
+        coreml(lambda v: mb.band_part(x=v, lower=lower, upper=upper), x),
+        np.float16,
+    )
+
+
+# --- reductions and normalization ---------------------------------------------
+
+REDUCTIONS = [
+    (mil.ReduceSumOp, np.sum, mb.reduce_sum),
+    (mil.ReduceMeanOp, np.mean, mb.reduce_mean),
+    (mil.ReduceMaxOp, np.max, mb.reduce_max),
+    (mil.ReduceMinOp, np.min, mb.reduce_min),
+    (mil.ReduceProdOp, np.prod, mb.reduce_prod),
+    (
+        mil.ReduceLogSumExpOp,
+        lambda x, axis, keepdims: np.log(
+            np.sum(np.exp(x), axis=axis, keepdims=keepdims)
+        ),
+        mb.reduce_log_sum_exp,
+    ),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize(
+    ("axes", "keep_dims"), [([1], False), ([0, -1], True), (None, False)]
+)
+@pytest.mark.parametrize(("op", "reference", "theirs"), REDUCTIONS)
+def test_reductions(op, reference, theirs, axes, keep_dims, dtype):
+    x = randn(2, 3, 4, dtype=dtype)
+    if op is mil.ReduceProdOp:
+        x = (np.abs(x) + 0.5).astype(dtype)
+    out = run(lambda v: op(v, axes, keep_dims), x)
+    axis = None if axes is None else tuple(axes)
+    check(out, reference(f64(x), axis=axis, keepdims=keep_dims), dtype)
+    kwargs = {"keep_dims": keep_dims} | ({} if axes is None else {"axes": axes})
+    check(out, coreml(lambda v: theirs(x=v, **kwargs), x), dtype)
+
+
+def test_reductions_int32():
+    x = np.array([[1, 2, 4], [-7, 5, 3]], np.int32)
+    check(run(lambda v: mil.ReduceSumOp(v, [1]), x), [7, 1], np.int32)
+    check(run(lambda v: mil.ReduceMeanOp(v, [1]), x), [2, 0], np.int32)
+    check(run(lambda v: mil.ReduceMaxOp(v), x), np.int32(5), np.int32)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("axis", [-1, 1, 0])
+def test_softmax(axis, dtype):
+    x = randn(2, 3, 4, dtype=dtype) * 3
+    out = run(lambda v: mil.SoftmaxOp(v, axis), x)
+    e = np.exp(f64(x))
+    check(out, e / e.sum(axis=axis, keepdims=True), dtype)
+    check(out, coreml(lambda v: mb.softmax(x=v, axis=axis), x), dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize(
+    ("axes", "params"), [([-1], "both"), ([1, 2], "gamma"), (None, "none")]
+)
+def test_layer_norm(axes, params, dtype):
+    x = randn(2, 3, 4, dtype=dtype) * 2 + dtype(1)
+    normalized = [
+        d for i, d in enumerate(x.shape) if axes is None or i in [a % 3 for a in axes]
+    ]
+    gamma, beta = randn(*normalized, dtype=dtype), randn(*normalized, dtype=dtype)
+    inputs = {"both": (gamma, beta), "gamma": (gamma,), "none": ()}[params]
+    out = run(
+        lambda v, *p: mil.LayerNormOp(v, *p, axes=axes, epsilon=1e-3),
+        x,
+        *inputs,
+        const=(1, 2),
+    )
+    axis = tuple(range(3)) if axes is None else tuple(a % 3 for a in axes)
+    centered = f64(x) - f64(x).mean(axis=axis, keepdims=True)
+    expected = centered / np.sqrt((centered**2).mean(axis=axis, keepdims=True) + 1e-3)
+    kept = [d if i in axis else 1 for i, d in enumerate(x.shape)]
+    if params != "none":
+        expected = expected * f64(gamma).reshape(kept)
+    if params == "both":
+        expected = expected + f64(beta).reshape(kept)
+    check(out, expected, dtype, rtol=2e-2 if dtype == np.float16 else None)
+    names = {"both": ("gamma", "beta"), "gamma": ("gamma",), "none": ()}[params]
+    # coremltools' own default (axes=range(rank)) does not build; pass it
+    kwargs = {"epsilon": dtype(1e-3), "axes": list(axis)}
+    theirs = coreml(
+        lambda v, *p: mb.layer_norm(x=v, **dict(zip(names, p)), **kwargs), x, *inputs
+    )
+    check(out, theirs, dtype, rtol=2e-2 if dtype == np.float16 else None)
+
+
+# --- quantization ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_quantize(dtype):
+    x = (randn(1, 4, 1, 8) * 3).astype(dtype)
+    scale, zp = np.array(0.05, dtype), np.array(3, np.int8)
+    out = run(lambda v, s, z: mil.QuantizeOp(v, s, z), x, scale, zp, const=(1, 2))
+    expected = np.clip(np.rint(f64(x) / f64(scale)) + 3, -128, 127)
+    check(out, expected, np.int8)
+    theirs = coreml(
+        lambda v, z, s: mb.quantize(
+            input=v, zero_point=z, scale=s, output_dtype="int8"
+        ),
+        x,
+        zp,
+        scale,
+    )
+    # halfway cases may round differently in float16 (x / scale is inexact)
+    assert np.max(np.abs(out.astype(int) - theirs.astype(int))) <= (dtype == np.float16)
+    channel = np.array([0.1, 0.2, 0.3, 0.4], dtype)
+    out = run(lambda v, s: mil.QuantizeOp(v, s, axis=1), x, channel, const=(1,))
+    expected = np.clip(np.rint(f64(x) / f64(channel).reshape(1, 4, 1, 1)), -128, 127)
+    check(out, expected, np.int8)
+
+
+def dequantize_oracle(build: Callable[..., Any], *inputs: Any) -> np.ndarray:
+    """dequantize and constexpr ops have no value_inference; their
+    `materialized_val_inference` decompresses the const data."""
+    with Function({"unused": mb.TensorSpec(shape=(1,))}, ct.target.iOS18):
+        return build(*inputs).op.materialized_val_inference()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_dequantize(dtype):
+    q = RNG.integers(-128, 128, (4, 8)).astype(np.int8)
+    scale, zp = np.array([0.1, 0.2, 0.3, 0.4], dtype), np.array([0, 1, -2, 3], np.int8)
+    out = run(
+        lambda v, z, s: mil.DequantizeOp(v, s, z, axis=0), q, zp, scale, const=(1, 2)
+    )
+    expected = (f64(q) - f64(zp)[:, None]) * f64(scale)[:, None]
+    check(out, expected, dtype)
+    theirs = dequantize_oracle(
+        lambda v, z, s: mb.dequantize(input=v, zero_point=z, scale=s, axis=0),
+        q,
+        zp,
+        scale,
+    )
+    check(out, theirs, dtype)
+    scalar = np.array(0.5, dtype)
+    check(
+        run(lambda v, s: mil.DequantizeOp(v, s), q, scalar, const=(1,)),
+        f64(q) * 0.5,
+        dtype,
+    )
+
+
+@pytest.mark.parametrize(
+    "zero_point", [np.array(2, np.int8), np.arange(4, dtype=np.float32)]
+)
+def test_constexpr_affine_dequantize(zero_point):
+    q = RNG.integers(-128, 128, (4, 3)).astype(np.int8)
+    scale = np.array(0.25, np.float16)
+    out = run(
+        lambda d, z, s: mil.ConstexprAffineDequantizeOp(d, z, s, axis=0),
+        q,
+        zero_point,
+        scale,
+        const=(0, 1, 2),
+    )
+    zp = f64(zero_point).reshape(-1, 1) if zero_point.ndim else f64(zero_point)
+    check(out, (f64(q) - zp) * 0.25, np.float16)
+    theirs = dequantize_oracle(
+        lambda d, z, s: mb.constexpr_affine_dequantize(
+            quantized_data=d, zero_point=z, scale=s, axis=0
+        ),
+        q,
+        zero_point,
+        scale,
+    )
+    check(out, theirs, np.float16)

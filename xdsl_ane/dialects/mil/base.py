@@ -1,0 +1,334 @@
+"""Shared machinery of the mil dialect: the op base class, MIL's dtype
+domains, operand look-up by MIL name, MIL's compile-time-constant rule and the
+short syntax of ops with optional operands.
+
+MIL's typing rules are those of coremltools 9.0's type inference for the iOS18
+opset (``coremltools/converters/mil/mil/ops/defs``); each op's
+``infer_result_types`` cites the rules it applies.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from typing_extensions import Self
+from xdsl.dialects.builtin import DenseArrayBase, TensorType, f16, f32, i1, i8, i32
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    OptionalDef,
+    ParsePropInAttrDict,
+    VariadicDef,
+    traits_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+
+from xdsl_ane.dialects.typing import (
+    InferredTypeOp,
+    OpTypeError,
+    element_name,
+    fmt_shape,
+    tensor_of,
+)
+
+Value = SSAValue | Operation
+OperandArg = Value | Sequence[Value] | None
+"""What a builder takes per MIL input: a value, a list (variadic) or None
+(an absent optional input)."""
+
+FUNCTIONAL = "operands attr-dict `:` functional-type(operands, results)"
+"""The short syntax of most mil ops: `mil.op %a, %b {props} : (A, B) -> R`."""
+
+SEGMENTS = "operandSegmentSizes"
+
+# MIL type domains, restricted to the element types the project supports
+# (MIL fp16, fp32, int32, int8, bool).
+FLOAT = (f16, f32)
+FLOAT_INT32 = (f16, f32, i32)
+FLOAT_INT32_BOOL = (f16, f32, i32, i1)
+ANY_TYPE = (f16, f32, i32, i8, i1)
+
+MIL_DTYPES: dict[str, Attribute] = {
+    "fp16": f16,
+    "fp32": f32,
+    "int32": i32,
+    "int8": i8,
+    "bool": i1,
+}
+"""MIL's dtype strings (cast's `dtype`, quantize's `output_dtype`) for the
+element types we support."""
+
+
+def mil_dtype_name(element_type: Attribute) -> str:
+    """MIL's dtype string of a supported element type ("fp16", "int32", ...)."""
+    for name, t in MIL_DTYPES.items():
+        if t == element_type:
+            return name
+    raise ValueError(f"no MIL dtype for {element_name(element_type)}")
+
+
+def require_element_type(
+    op_name: str, operand: str, t: TensorType, allowed: Sequence[Attribute]
+) -> Attribute:
+    """Checks `t`'s element type against a MIL type domain."""
+    if t.element_type not in allowed:
+        raise OpTypeError(
+            op_name,
+            f"operand '{operand}' has element type {element_name(t.element_type)}, "
+            f"expected one of {', '.join(element_name(a) for a in allowed)}",
+        )
+    return t.element_type
+
+
+def operand_axis(
+    op_name: str,
+    prop: str,
+    axis: int,
+    operand: tuple[str, Sequence[int]],
+    rank: int | None = None,
+) -> int:
+    """Maps a possibly negative axis into [0, rank), rank defaulting to the
+    operand's (expand_dims and one_hot index their larger result); the error
+    names the operand and its shape."""
+    name, shape = operand
+    rank = len(shape) if rank is None else rank
+    if not -rank <= axis < rank:
+        raise OpTypeError(
+            op_name,
+            f"property '{prop}' value {axis} is out of range [{-rank}, {rank}) for "
+            f"operand '{name}' {fmt_shape(shape)}",
+        )
+    return axis % rank
+
+
+def operand_axes(
+    op_name: str,
+    prop: str,
+    axes: Sequence[int],
+    operand: tuple[str, Sequence[int]],
+    rank: int | None = None,
+) -> tuple[int, ...]:
+    """`operand_axis` of each entry; repeated axes are an error."""
+    normalized = tuple(operand_axis(op_name, prop, a, operand, rank) for a in axes)
+    if len(set(normalized)) != len(normalized):
+        name, shape = operand
+        raise OpTypeError(
+            op_name,
+            f"property '{prop}' {list(axes)} repeats an axis of operand '{name}' "
+            f"{fmt_shape(shape)}",
+        )
+    return normalized
+
+
+def is_compile_time_constant(value: SSAValue) -> bool:
+    """MIL's const rule: a value is const when it is computed from `mil.const`
+    and `mil.constexpr_*` ops only (coremltools' `is_descendant_of_const`)."""
+    seen: set[SSAValue] = set()
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if not isinstance(v, OpResult) or not isinstance(v.op, MilOp):
+            return False
+        if v.op.name == "mil.const" or v.op.name.startswith("mil.constexpr_"):
+            continue
+        stack.extend(v.op.operands)
+    return True
+
+
+class MilOp(InferredTypeOp, ABC):
+    """Base of every mil op.
+
+    Operands and properties carry MIL's parameter names. ``CONST_OPERANDS``
+    names the tensor inputs MIL requires to be compile-time constants; the
+    verifier checks them after the type rules.
+    """
+
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure())
+    CONST_OPERANDS: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def named_operand_types(
+        cls, operand_types: Sequence[Attribute], properties: Mapping[str, Attribute]
+    ) -> dict[str, Attribute | list[Attribute] | None]:
+        """Splits the flat operand types by MIL input name: a type for a
+        single input, a type or None for an optional one, a list for a
+        variadic one."""
+        defs = cls.get_irdl_definition().operands
+        sizes = _segment_sizes(cls, len(operand_types), properties)
+        named: dict[str, Attribute | list[Attribute] | None] = {}
+        start = 0
+        for (name, d), size in zip(defs, sizes):
+            group = list(operand_types[start : start + size])
+            start += size
+            if isinstance(d, OptionalDef):
+                named[name] = group[0] if group else None
+            elif isinstance(d, VariadicDef):
+                named[name] = group
+            else:
+                named[name] = group[0]
+        return named
+
+    @classmethod
+    def tensor_operands(
+        cls, operand_types: Sequence[Attribute], properties: Mapping[str, Attribute]
+    ) -> dict[str, TensorType | None]:
+        """Like `named_operand_types` for ops without variadic inputs, with
+        every present operand checked to be a supported static tensor."""
+        named = cls.named_operand_types(operand_types, properties)
+        out: dict[str, TensorType | None] = {}
+        for name, t in named.items():
+            assert not isinstance(t, list)
+            out[name] = None if t is None else tensor_of(cls.name, name, t)
+        return out
+
+    def init_mil(
+        self,
+        operands: Mapping[str, OperandArg],
+        properties: Mapping[str, Attribute | None] | None = None,
+    ) -> None:
+        """Builds the op from its MIL inputs by name, inferring result types."""
+        groups = _operand_groups(type(self), operands)
+        props = dict(properties or {})
+        if _has_segments(type(self)):
+            props[SEGMENTS] = DenseArrayBase.from_list(i32, [len(g) for g in groups])
+        self.init_inferred(groups, props)
+
+    def verify_(self) -> None:
+        super().verify_()
+        for name in self.CONST_OPERANDS:
+            value = getattr(self, name)
+            if value is not None and not is_compile_time_constant(value):
+                raise OpTypeError(
+                    self.name,
+                    f"operand '{name}' must be a compile-time constant (computed "
+                    "from mil.const ops only), as MIL requires",
+                )
+
+
+def _has_segments(cls: type[MilOp]) -> bool:
+    return any(
+        isinstance(o, AttrSizedOperandSegments)
+        for o in cls.get_irdl_definition().options
+    )
+
+
+def _segment_sizes(
+    cls: type[MilOp], count: int, properties: Mapping[str, Attribute]
+) -> list[int]:
+    defs = cls.get_irdl_definition().operands
+    if _has_segments(cls):
+        attr = properties.get(SEGMENTS)
+        if not isinstance(attr, DenseArrayBase):
+            raise OpTypeError(cls.name, f"property '{SEGMENTS}' is missing")
+        return [int(v) for v in attr.get_values()]
+    variadic = [i for i, (_, d) in enumerate(defs) if isinstance(d, VariadicDef)]
+    sizes = [1] * len(defs)
+    if variadic:
+        sizes[variadic[0]] = count - (len(defs) - 1)
+    return sizes
+
+
+def _operand_groups(
+    cls: type[MilOp], operands: Mapping[str, OperandArg]
+) -> list[Sequence[Value]]:
+    groups: list[Sequence[Value]] = []
+    for name, d in cls.get_irdl_definition().operands:
+        value = operands.get(name)
+        if isinstance(d, VariadicDef):
+            if value is None:
+                groups.append([])
+            elif isinstance(value, Sequence):
+                groups.append(list(value))
+            else:
+                groups.append([value])
+        else:
+            assert value is not None and not isinstance(value, Sequence), name
+            groups.append([value])
+    return groups
+
+
+class TaggedOptionalOperandsOp(MilOp, ABC):
+    """Ops with optional MIL inputs. Their short syntax writes required inputs
+    positionally and optional ones tagged with their MIL name, in MIL's input
+    order: `mil.conv %x, %weight, bias %b {props} : (X, W, B) -> R`."""
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        defs = cls.get_irdl_definition().operands
+        start = parser.pos
+
+        def parse_item() -> tuple[str | None, UnresolvedOperand]:
+            tag = parser.parse_optional_identifier()
+            return tag, parser.parse_unresolved_operand()
+
+        items = parser.parse_comma_separated_list(parser.Delimiter.NONE, parse_item)
+        sizes: list[int] = []
+        ordered: list[UnresolvedOperand] = []
+        for name, d in defs:
+            optional = isinstance(d, OptionalDef)
+            # an optional input is present iff the next operand carries its tag
+            if items and (items[0][0] == name or not optional):
+                tag, operand = items.pop(0)
+                if tag is not None and tag != name:
+                    parser.raise_error(
+                        f"{cls.name}: expected operand '{name}', got '{tag}'", start
+                    )
+                ordered.append(operand)
+                sizes.append(1)
+            elif optional:
+                sizes.append(0)
+            else:
+                parser.raise_error(f"{cls.name}: missing operand '{name}'", start)
+        if items:
+            parser.raise_error(
+                f"{cls.name}: unexpected operand"
+                + (f" '{items[0][0]}'" if items[0][0] else "")
+                + f"; operands are {', '.join(n for n, _ in defs)} in this order, "
+                "optional ones written `name %value`",
+                start,
+            )
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type_pos = parser.pos
+        function_type = parser.parse_function_type()
+        operands = parser.resolve_operands(ordered, function_type.inputs.data, type_pos)
+        prop_names = cls.get_irdl_definition().properties.keys()
+        props = {k: v for k, v in attrs.items() if k in prop_names}
+        others = {k: v for k, v in attrs.items() if k not in prop_names}
+        if _has_segments(cls):
+            props[SEGMENTS] = DenseArrayBase.from_list(i32, sizes)
+        return cls.create(
+            operands=operands,
+            result_types=function_type.outputs.data,
+            properties=props,
+            attributes=others,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        parts: list[tuple[str | None, SSAValue]] = []
+        for name, d in self.get_irdl_definition().operands:
+            value = getattr(self, name)
+            if value is not None:
+                parts.append((name if isinstance(d, OptionalDef) else None, value))
+
+        def print_part(part: tuple[str | None, SSAValue]) -> None:
+            if part[0] is not None:
+                printer.print_string(part[0] + " ")
+            printer.print_operand(part[1])
+
+        printer.print_list(parts, print_part)
+        props = {k: v for k, v in self.properties.items() if k != SEGMENTS}
+        printer.print_op_attributes(self.attributes | props)
+        printer.print_string(" : ")
+        printer.print_function_type(
+            [o.type for o in self.operands], [r.type for r in self.results]
+        )

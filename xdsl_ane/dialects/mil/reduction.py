@@ -1,0 +1,226 @@
+"""MIL's ops that reduce over axes: `reduce_*`, `softmax` and `layer_norm`.
+
+Type rules from coremltools iOS15 reduction.py (ReductionAxes), activation
+softmax and iOS17 normalization.layer_norm.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    TensorType,
+)
+from xdsl.ir import Attribute
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    BaseAttr,
+    ParsePropInAttrDict,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    result_def,
+)
+
+from xdsl_ane.dialects.mil.base import (
+    FLOAT,
+    FLOAT_INT32,
+    FUNCTIONAL,
+    MilOp,
+    TaggedOptionalOperandsOp,
+    Value,
+    operand_axes,
+    operand_axis,
+    require_element_type,
+)
+from xdsl_ane.dialects.typing import (
+    OpTypeError,
+    bool_attr,
+    bool_prop,
+    f32_attr,
+    fmt_shape,
+    i64_attr,
+    int_prop,
+    ints_attr,
+    ints_prop,
+    reduced_shape,
+    require_same_element_type,
+    tensor,
+)
+
+
+def reduction_axes(
+    op_name: str, shape: Sequence[int], properties: Mapping[str, Attribute]
+) -> tuple[int, ...]:
+    """The normalized `axes` of a reduction or layer_norm; absent means all
+    axes. An empty list is rejected: absence already means "all"."""
+    axes = ints_prop(properties, "axes")
+    if axes is None:
+        return tuple(range(len(shape)))
+    if not axes:
+        raise OpTypeError(
+            op_name, "property 'axes' must not be empty (omit it for all)"
+        )
+    return operand_axes(op_name, "axes", axes, ("x", shape))
+
+
+class ReductionOp(MilOp, ABC):
+    """Reduces x over `axes` (absent: all axes), keeping them as size 1 when
+    `keep_dims` (default false); reducing everything gives a rank-0 tensor.
+    x is fp16, fp32 or int32; the result has x's dtype."""
+
+    x = operand_def(TensorType)
+    axes = opt_prop_def(DenseArrayBase)
+    keep_dims = opt_prop_def(BoolAttr)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL
+
+    def __init__(
+        self,
+        x: Value,
+        axes: Sequence[int] | None = None,
+        keep_dims: bool | None = None,
+    ):
+        self.init_mil(
+            {"x": x}, {"axes": ints_attr(axes), "keep_dims": bool_attr(keep_dims)}
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        x = cls.tensor_operands(operand_types, properties)["x"]
+        assert x is not None
+        require_element_type(cls.name, "x", x, FLOAT_INT32)
+        shape = x.get_shape()
+        axes = reduction_axes(cls.name, shape, properties)
+        keep_dims = bool_prop(properties, "keep_dims")
+        return [tensor(reduced_shape(shape, axes, keep_dims), x.element_type)]
+
+
+@irdl_op_definition
+class ReduceSumOp(ReductionOp):
+    """Σ x over the axes."""
+
+    name = "mil.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReductionOp):
+    """The mean of x over the axes (int32: rounded toward zero)."""
+
+    name = "mil.reduce_mean"
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReductionOp):
+    """The maximum of x over the axes."""
+
+    name = "mil.reduce_max"
+
+
+@irdl_op_definition
+class ReduceMinOp(ReductionOp):
+    """The minimum of x over the axes."""
+
+    name = "mil.reduce_min"
+
+
+@irdl_op_definition
+class ReduceProdOp(ReductionOp):
+    """The product of x over the axes."""
+
+    name = "mil.reduce_prod"
+
+
+@irdl_op_definition
+class ReduceLogSumExpOp(ReductionOp):
+    """log(Σ exp(x)) over the axes."""
+
+    name = "mil.reduce_log_sum_exp"
+
+
+@irdl_op_definition
+class SoftmaxOp(MilOp):
+    """exp(x) / Σ exp(x) along `axis` (default -1)."""
+
+    name = "mil.softmax"
+    T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
+    x = operand_def(T)
+    axis = opt_prop_def(IntegerAttr)
+    result = result_def(T)
+    assembly_format = "$x attr-dict `:` type($x)"
+
+    def __init__(self, x: Value, axis: int | None = None):
+        self.init_mil({"x": x}, {"axis": i64_attr(axis)})
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        x = cls.tensor_operands(operand_types, properties)["x"]
+        assert x is not None
+        require_element_type(cls.name, "x", x, FLOAT)
+        operand_axis(
+            cls.name, "axis", int_prop(properties, "axis", -1), ("x", x.get_shape())
+        )
+        return [x]
+
+
+@irdl_op_definition
+class LayerNormOp(TaggedOptionalOperandsOp):
+    """(x − mean) / sqrt(var + epsilon) · gamma + beta, mean and (biased)
+    variance over `axes` (absent: all axes); gamma and beta have the shape of
+    x on those axes (in axis order) and default to 1 and 0; epsilon defaults
+    to 1e-5. gamma and beta are const and may be fp16 or fp32 whatever x is
+    (iOS17)."""
+
+    name = "mil.layer_norm"
+    x = operand_def(TensorType)
+    gamma = opt_operand_def(TensorType)
+    beta = opt_operand_def(TensorType)
+    axes = opt_prop_def(DenseArrayBase)
+    epsilon = opt_prop_def(FloatAttr)
+    result = result_def(TensorType)
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
+    CONST_OPERANDS: ClassVar = ("gamma", "beta")
+
+    def __init__(
+        self,
+        x: Value,
+        gamma: Value | None = None,
+        beta: Value | None = None,
+        axes: Sequence[int] | None = None,
+        epsilon: float | None = None,
+    ):
+        self.init_mil(
+            {"x": x, "gamma": gamma, "beta": beta},
+            {"axes": ints_attr(axes), "epsilon": f32_attr(epsilon)},
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        ops = cls.tensor_operands(operand_types, properties)
+        x = ops["x"]
+        assert x is not None
+        require_element_type(cls.name, "x", x, FLOAT)
+        shape = x.get_shape()
+        axes = reduction_axes(cls.name, shape, properties)
+        normalized = tuple(d for i, d in enumerate(shape) if i in axes)
+        params = [(n, t) for n in ("gamma", "beta") if (t := ops[n]) is not None]
+        for name, t in params:
+            require_element_type(cls.name, name, t, FLOAT)
+            if t.get_shape() != normalized:
+                raise OpTypeError(
+                    cls.name,
+                    f"operand '{name}' {fmt_shape(t.get_shape())} must have shape "
+                    f"{fmt_shape(normalized)} (operand 'x' {fmt_shape(shape)} on axes "
+                    f"{list(sorted(axes))})",
+                )
+        if len(params) == 2:
+            require_same_element_type(cls.name, params)
+        return [x]

@@ -1,0 +1,604 @@
+"""Numpy semantics of every mil op (MIL's op documentation in coremltools 9.0
+is the specification; the op docstrings in `xdsl_ane.dialects.mil` summarise
+it).
+
+Each op returns an array of exactly its result type's shape and dtype, and
+f16 ops compute in float16, except that matmul, linear and conv on f16
+multiply in float32 and round once (what numpy's float16 matmul does, done
+through float32 BLAS). Parameters of another float dtype than the data
+(iOS17's linear/conv/layer_norm weights, epsilons) are converted to the
+data's dtype first. Cases MIL leaves open:
+
+- `mil.cast`: float to integer rounds toward zero and saturates, NaN becomes
+  0; to bool is `x != 0`. `mil.real_div` and `mil.reduce_mean` on int32 round
+  toward zero; integer division by zero is an `InterpretationError`.
+- `mil.gather` indices must lie in [0, n) (iOS17: negative indices are out
+  of bounds); `mil.one_hot` gives an all-`off_value` vector for an index
+  outside [0, one_hot_vector_size).
+- `mil.quantize` rounds half to even and maps NaN to the zero point.
+
+Floating-point exceptions follow IEEE (inf, NaN) without numpy warnings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.ir import Operation, SSAValue
+
+from xdsl_ane.dialects import mil
+from xdsl_ane.dialects.mil.reduction import reduction_axes
+from xdsl_ane.dialects.typing import (
+    bool_prop,
+    float_prop,
+    int_prop,
+    ints_prop,
+    str_prop,
+)
+from xdsl_ane.interpreter.core import (
+    InterpretationError,
+    WeightStore,
+    check_value,
+    dense_to_numpy,
+    numpy_dtype,
+)
+
+Array = np.ndarray
+Compute = Callable[..., Any]
+
+
+def mil_impl(op_type: type[Operation]) -> Callable[[Compute], Any]:
+    """`@impl` for an op whose method takes `(self, op, *operand_values)` and
+    returns its result array (or a tuple of them). Each result is converted
+    to its result type's dtype and checked against the type."""
+
+    def annotate(compute: Compute):
+        def run(
+            self: MilFunctions,
+            interpreter: Interpreter,
+            op: Operation,
+            args: PythonValues,
+        ) -> PythonValues:
+            with np.errstate(all="ignore"):
+                values = compute(self, op, *args)
+            if not isinstance(values, tuple):
+                values = (values,)
+            return tuple(
+                check_value(
+                    f"{op.name} result",
+                    np.asarray(v).astype(result_dtype(r), copy=False),
+                    r.type,
+                )
+                for v, r in zip(values, op.results, strict=True)
+            )
+
+        return impl(op_type)(run)
+
+    return annotate
+
+
+def family_impls(
+    op_types: Iterable[type[Operation]], compute: Compute
+) -> dict[str, Any]:
+    """One `mil_impl` per op type of a family, all running `compute`;
+    `register_impls` needs one class attribute per op, added with
+    `locals().update(...)` in the class body."""
+    return {
+        f"run_{op_type.name.removeprefix('mil.')}": mil_impl(op_type)(compute)
+        for op_type in op_types
+    }
+
+
+def result_dtype(value: SSAValue) -> np.dtype:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return numpy_dtype(t.element_type)
+
+
+def result_shape(op: Operation) -> tuple[int, ...]:
+    t = op.results[0].type
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+def operand_values(op: Operation, args: tuple[Array, ...]) -> dict[str, Array | None]:
+    """The runtime values of `op`'s single and optional operands by MIL name."""
+    by_value = dict(zip(op.operands, args))
+    out: dict[str, Array | None] = {}
+    for name, _ in op.get_irdl_definition().operands:
+        value = getattr(op, name)
+        out[name] = None if value is None else by_value[value]
+    return out
+
+
+# --- elementwise -------------------------------------------------------------
+
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+GELU_TANH_CUBIC = 0.044715
+
+# numpy has no erf; math.erf runs in float64 and the value is rounded to the
+# input's dtype before the rest of a formula runs in that dtype.
+_erf64 = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x: Array) -> Array:
+    return _erf64(x).astype(np.float64).astype(x.dtype)
+
+
+def sigmoid(x: Array) -> Array:
+    """1 / (1 + e^−x), written with e^−|x| so no exponential overflows."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+GELU_FUNCTIONS: dict[str, Callable[[Array], Array]] = {
+    "EXACT": lambda x: 0.5 * x * (1 + erf(x * (1 / math.sqrt(2.0)))),
+    "TANH_APPROXIMATION": lambda x: (
+        0.5 * x * (1 + np.tanh(SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3)))
+    ),
+    "SIGMOID_APPROXIMATION": lambda x: x * sigmoid(1.702 * x),
+}
+
+UNARY_FUNCTIONS: dict[type[Operation], Callable[[Array], Array]] = {
+    mil.ReluOp: lambda x: np.maximum(x, 0),
+    mil.SigmoidOp: sigmoid,
+    mil.TanhOp: np.tanh,
+    mil.ExpOp: np.exp,
+    mil.SqrtOp: np.sqrt,
+    mil.SinOp: np.sin,
+    mil.CosOp: np.cos,
+    mil.SiluOp: lambda x: x * sigmoid(x),
+    mil.RoundOp: np.round,
+    mil.FloorOp: np.floor,
+    mil.CeilOp: np.ceil,
+    mil.ErfOp: erf,
+    mil.AbsOp: np.abs,
+    mil.SquareOp: np.square,
+}
+
+EPSILON_FUNCTIONS: dict[type[Operation], Callable[[Array], Array]] = {
+    mil.LogOp: np.log,
+    mil.RsqrtOp: lambda x: 1 / np.sqrt(x),
+    mil.InverseOp: lambda x: 1 / x,
+}
+
+
+def integer_quotient(x: Array, y: Array) -> Array:
+    """Integer division rounded toward zero (C's `/`)."""
+    if np.any(y == 0):
+        raise ZeroDivisionError("integer division by zero")
+    a, b = x.astype(np.int64), y.astype(np.int64)
+    return np.abs(a) // np.abs(b) * np.sign(a) * np.sign(b)
+
+
+def real_div(x: Array, y: Array) -> Array:
+    return x / y if x.dtype.kind == "f" else integer_quotient(x, y)
+
+
+def power(x: Array, y: Array) -> Array:
+    if x.dtype.kind == "f":
+        return np.power(x, y)
+    if np.any(y < 0):
+        raise ZeroDivisionError("integer pow with a negative exponent")
+    return np.power(x.astype(np.int64), y.astype(np.int64))
+
+
+BINARY_FUNCTIONS: dict[type[Operation], Callable[[Array, Array], Array]] = {
+    mil.AddOp: np.add,
+    mil.SubOp: np.subtract,
+    mil.MulOp: np.multiply,
+    mil.RealDivOp: real_div,
+    mil.MaximumOp: np.maximum,
+    mil.MinimumOp: np.minimum,
+    mil.PowOp: power,
+    mil.EqualOp: np.equal,
+    mil.NotEqualOp: np.not_equal,
+    mil.LessOp: np.less,
+    mil.LessEqualOp: np.less_equal,
+    mil.GreaterOp: np.greater,
+    mil.GreaterEqualOp: np.greater_equal,
+}
+
+
+def cast(x: Array, dtype: np.dtype) -> Array:
+    """dtype conversion with the conventions in the module docstring."""
+    if dtype == np.bool_:
+        return x != 0
+    if dtype.kind == "i" and x.dtype.kind == "f":
+        # float64 holds every f16/f32 value and every int32 bound exactly.
+        info = np.iinfo(dtype)
+        truncated = np.clip(np.trunc(x.astype(np.float64)), info.min, info.max)
+        return np.where(np.isnan(truncated), 0, truncated).astype(dtype)
+    return x.astype(dtype)
+
+
+# --- linear algebra ----------------------------------------------------------
+
+
+def matmul(a: Array, b: Array) -> Array:
+    """numpy matmul; f16 operands multiply in float32 and round once."""
+    if a.dtype == np.float16:
+        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+    return np.matmul(a, b)
+
+
+def conv(
+    x: Array,
+    weight: Array,
+    strides: tuple[int, ...],
+    dilations: tuple[int, ...],
+    padding: list[tuple[int, int]],
+    groups: int,
+) -> Array:
+    """Cross-correlation of x [N, C_in, *d] with weight [C_out, C_in/g, *K]:
+    out[n, o, p] = Σ_{c, k} x_pad[n, g(o)·C_in/g + c, p·stride + k·dilation]
+    · weight[o, c, k], as an im2col matmul per group."""
+    spatial = x.ndim - 2
+    kernel = weight.shape[2:]
+    padded = np.pad(x, [(0, 0), (0, 0), *padding])
+    windows = np.lib.stride_tricks.sliding_window_view(
+        padded,
+        [(k - 1) * d + 1 for k, d in zip(kernel, dilations)],
+        axis=tuple(range(2, 2 + spatial)),
+    )
+    # windows: [N, C_in, *out_full, *window]; take strides and dilations.
+    window_index = tuple(slice(None, None, d) for d in dilations)
+    out_index = tuple(slice(None, None, s) for s in strides)
+    patches = windows[(slice(None), slice(None), *out_index, *window_index)]
+    n, c_in = x.shape[:2]
+    out_spatial = patches.shape[2 : 2 + spatial]
+    c_out = weight.shape[0]
+    per_group_in, per_group_out = c_in // groups, c_out // groups
+    # [N, g, C_in/g, *out, *K] -> [N, g, *out, C_in/g · K]
+    patches = patches.reshape(n, groups, per_group_in, *out_spatial, *kernel)
+    patches = np.moveaxis(patches, 2, 2 + spatial)
+    patches = patches.reshape(n, groups, *out_spatial, -1)
+    w = weight.reshape(groups, per_group_out, -1)  # [g, C_out/g, C_in/g · K]
+    out = np.stack(
+        [matmul(patches[:, g], w[g].T) for g in range(groups)], axis=1
+    )  # [N, g, *out, C_out/g]
+    out = np.moveaxis(out, -1, 2)  # [N, g, C_out/g, *out]
+    return out.reshape(n, c_out, *out_spatial)
+
+
+# --- shape and indexing ------------------------------------------------------
+
+
+def gather(x: Array, indices: Array, axis: int, batch_dims: int) -> Array:
+    """numpy.take along `axis`, with the first `batch_dims` axes of x and
+    indices taken pairwise."""
+    if batch_dims == 0:
+        return np.take(x, indices, axis=axis)
+    batch = x.shape[:batch_dims]
+    flat_x = x.reshape(-1, *x.shape[batch_dims:])
+    flat_indices = indices.reshape(-1, *indices.shape[batch_dims:])
+    parts = [
+        np.take(xs, ids, axis=axis - batch_dims)
+        for xs, ids in zip(flat_x, flat_indices)
+    ]
+    return np.stack(parts).reshape(*batch, *parts[0].shape)
+
+
+def param_along_axis(param: Array, rank: int, axis: int | None) -> Array:
+    """A scalar, or a vector along `axis`, shaped to broadcast against a
+    rank-`rank` tensor (quantization scales and zero points)."""
+    if param.ndim == 0 or axis is None:
+        return param
+    shape = [1] * rank
+    shape[axis % rank] = param.shape[0]
+    return param.reshape(shape)
+
+
+# --- reductions ----------------------------------------------------------------
+
+
+def integer_safe(reduce: Callable[..., Array]) -> Callable[..., Array]:
+    """Runs a float reduction on int32 in float64, rounding toward zero."""
+
+    def run(x: Array, axis: tuple[int, ...], keepdims: bool) -> Array:
+        if x.dtype.kind == "f":
+            return reduce(x, axis, keepdims)
+        return np.trunc(reduce(x.astype(np.float64), axis, keepdims))
+
+    return run
+
+
+def log_sum_exp(x: Array, axis: tuple[int, ...], keepdims: bool) -> Array:
+    """m + log Σ exp(x − m), m the maximum (−inf rows stay −inf)."""
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    total = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return total if keepdims else np.squeeze(total, axis=axis)
+
+
+REDUCE_FUNCTIONS: dict[
+    type[Operation], Callable[[Array, tuple[int, ...], bool], Array]
+] = {
+    mil.ReduceSumOp: lambda x, axis, keepdims: np.sum(
+        x, axis=axis, keepdims=keepdims, dtype=x.dtype
+    ),
+    mil.ReduceMeanOp: integer_safe(
+        lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=keepdims)
+    ),
+    mil.ReduceMaxOp: lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
+    mil.ReduceMinOp: lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims),
+    mil.ReduceProdOp: lambda x, axis, keepdims: np.prod(
+        x, axis=axis, keepdims=keepdims, dtype=x.dtype
+    ),
+    mil.ReduceLogSumExpOp: integer_safe(log_sum_exp),
+}
+
+
+def softmax(x: Array, axis: int) -> Array:
+    """exp(x − max) / Σ exp(x − max)."""
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def scalar_value(attr: Any, default: float | int | bool) -> float | int | bool:
+    if attr is None:
+        return default
+    assert isinstance(attr, FloatAttr | IntegerAttr)
+    return attr.value.data
+
+
+# --- the interpreter functions -----------------------------------------------
+
+
+@register_impls
+class MilFunctions(InterpreterFunctions):
+    """numpy implementations of the mil ops; `mil.const weight=` reads
+    `weights`."""
+
+    def __init__(self, weights: WeightStore | None = None):
+        self.weights = weights if weights is not None else WeightStore()
+
+    @mil_impl(mil.ConstOp)
+    def run_const(self, op: mil.ConstOp) -> Array:
+        if op.val is not None:
+            return dense_to_numpy(op.val)
+        assert op.weight is not None
+        return self.weights.get(op.weight.data, op.result.type, op.name)
+
+    # --- elementwise ---
+
+    def unary(self, op: Operation, x: Array) -> Array:
+        return UNARY_FUNCTIONS[type(op)](x)
+
+    def unary_with_epsilon(self, op: Operation, x: Array) -> Array:
+        assert isinstance(op, mil.UnaryWithEpsilonOp)
+        epsilon = float_prop(op.properties, "epsilon", op.DEFAULT_EPSILON)
+        return EPSILON_FUNCTIONS[type(op)](x + x.dtype.type(epsilon))
+
+    def binary(self, op: Operation, x: Array, y: Array) -> Array:
+        try:
+            return BINARY_FUNCTIONS[type(op)](x, y)
+        except ZeroDivisionError as e:
+            raise InterpretationError(f"{op.name}: {e}") from e
+
+    locals().update(family_impls(UNARY_FUNCTIONS, unary))
+    locals().update(family_impls(EPSILON_FUNCTIONS, unary_with_epsilon))
+    locals().update(family_impls(BINARY_FUNCTIONS, binary))
+
+    @mil_impl(mil.GeluOp)
+    def run_gelu(self, op: mil.GeluOp, x: Array) -> Array:
+        mode = str_prop(op.properties, "mode", "EXACT")
+        assert mode is not None
+        return GELU_FUNCTIONS[mode](x)
+
+    @mil_impl(mil.ClipOp)
+    def run_clip(self, op: mil.ClipOp, x: Array) -> Array:
+        alpha, beta = (
+            x.dtype.type(op.alpha.value.data),
+            x.dtype.type(op.beta.value.data),
+        )
+        return np.minimum(np.maximum(x, alpha), beta)
+
+    @mil_impl(mil.SelectOp)
+    def run_select(self, op: mil.SelectOp, cond: Array, a: Array, b: Array) -> Array:
+        return np.where(cond, a, b)
+
+    @mil_impl(mil.CastOp)
+    def run_cast(self, op: mil.CastOp, x: Array) -> Array:
+        return cast(x, result_dtype(op.result))
+
+    # --- linear algebra ---
+
+    @mil_impl(mil.MatmulOp)
+    def run_matmul(self, op: mil.MatmulOp, x: Array, y: Array) -> Array:
+        if bool_prop(op.properties, "transpose_x"):
+            x = np.swapaxes(x, -1, -2)
+        if bool_prop(op.properties, "transpose_y"):
+            y = np.swapaxes(y, -1, -2)
+        return matmul(x, y)
+
+    @mil_impl(mil.LinearOp)
+    def run_linear(self, op: mil.LinearOp, *args: Array) -> Array:
+        """x · weightᵀ + bias."""
+        values = operand_values(op, args)
+        x, weight, bias = values["x"], values["weight"], values["bias"]
+        assert x is not None and weight is not None
+        out = matmul(x, weight.astype(x.dtype).T)
+        return out if bias is None else out + bias.astype(x.dtype)
+
+    @mil_impl(mil.ConvOp)
+    def run_conv(self, op: mil.ConvOp, *args: Array) -> Array:
+        values = operand_values(op, args)
+        x, weight, bias = values["x"], values["weight"], values["bias"]
+        assert x is not None and weight is not None
+        pad_type, strides, dilations, pad, groups = op.spatial_parameters(
+            x.ndim, op.properties
+        )
+        padding = mil.conv_padding(
+            pad_type, x.shape[2:], weight.shape[2:], strides, dilations, pad
+        )
+        out = conv(x, weight.astype(x.dtype), strides, dilations, padding, groups)
+        if bias is not None:
+            out = out + bias.astype(x.dtype).reshape(-1, *([1] * (x.ndim - 2)))
+        return out
+
+    # --- shape ---
+
+    def reshape_to_result(self, op: Operation, x: Array) -> Array:
+        return x.reshape(result_shape(op))
+
+    locals().update(
+        family_impls(
+            [mil.ReshapeOp, mil.ExpandDimsOp, mil.SqueezeOp], reshape_to_result
+        )
+    )
+
+    @mil_impl(mil.TransposeOp)
+    def run_transpose(self, op: mil.TransposeOp, x: Array) -> Array:
+        return np.transpose(x, ints_prop(op.properties, "perm"))
+
+    @mil_impl(mil.SliceBySizeOp)
+    def run_slice_by_size(self, op: mil.SliceBySizeOp, x: Array) -> Array:
+        begin = ints_prop(op.properties, "begin")
+        assert begin is not None
+        return x[tuple(slice(b, b + n) for b, n in zip(begin, result_shape(op)))]
+
+    @mil_impl(mil.ConcatOp)
+    def run_concat(self, op: mil.ConcatOp, *values: Array) -> Array:
+        """Interleaving stacks the inputs behind the axis and merges the two
+        axes: out[i·n + k] = values[k][i]."""
+        if values[0].ndim == 0:
+            return np.stack(values)
+        axis = int_prop(op.properties, "axis") % values[0].ndim
+        if bool_prop(op.properties, "interleave"):
+            return np.stack(values, axis=axis + 1).reshape(result_shape(op))
+        return np.concatenate(values, axis=axis)
+
+    @mil_impl(mil.TileOp)
+    def run_tile(self, op: mil.TileOp, x: Array) -> Array:
+        return np.tile(x, ints_prop(op.properties, "reps"))
+
+    @mil_impl(mil.SplitOp)
+    def run_split(self, op: mil.SplitOp, x: Array) -> tuple[Array, ...]:
+        axis = int_prop(op.properties, "axis") % x.ndim
+        sizes = [r.type.get_shape()[axis] for r in op.results]  # type: ignore[union-attr]
+        return tuple(np.split(x, np.cumsum(sizes)[:-1], axis=axis))
+
+    # --- indexing ---
+
+    @mil_impl(mil.GatherOp)
+    def run_gather(self, op: mil.GatherOp, x: Array, indices: Array) -> Array:
+        axis = int_prop(op.properties, "axis", 0) % x.ndim
+        n = x.shape[axis]
+        out_of_range = (indices < 0) | (indices >= n)
+        if np.any(out_of_range):
+            raise InterpretationError(
+                f"{op.name}: index {indices[out_of_range][0]} is outside [0, {n}) "
+                f"on axis {axis} of operand 'x'"
+            )
+        return gather(x, indices, axis, int_prop(op.properties, "batch_dims", 0))
+
+    @mil_impl(mil.OneHotOp)
+    def run_one_hot(self, op: mil.OneHotOp, indices: Array) -> Array:
+        size = int_prop(op.properties, "one_hot_vector_size")
+        axis = int_prop(op.properties, "axis", -1) % (indices.ndim + 1)
+        dtype = result_dtype(op.result)
+        on = np.asarray(scalar_value(op.on_value, 1), dtype=dtype)
+        off = np.asarray(scalar_value(op.off_value, 0), dtype=dtype)
+        hot = indices[..., None] == np.arange(size)
+        return np.where(np.moveaxis(hot, -1, axis), on, off)
+
+    @mil_impl(mil.BandPartOp)
+    def run_band_part(self, op: mil.BandPartOp, x: Array) -> Array:
+        lower = int_prop(op.properties, "lower", -1)
+        upper = int_prop(op.properties, "upper", -1)
+        m = np.arange(x.shape[-2])[:, None]
+        n = np.arange(x.shape[-1])[None, :]
+        band = ((lower < 0) | (m - n <= lower)) & ((upper < 0) | (n - m <= upper))
+        return np.where(band, x, np.zeros((), x.dtype))
+
+    # --- reductions and normalization ---
+
+    def reduce(self, op: Operation, x: Array) -> Array:
+        axes = reduction_axes(op.name, x.shape, op.properties)
+        keep_dims = bool_prop(op.properties, "keep_dims")
+        return REDUCE_FUNCTIONS[type(op)](x, axes, keep_dims)
+
+    locals().update(family_impls(REDUCE_FUNCTIONS, reduce))
+
+    @mil_impl(mil.SoftmaxOp)
+    def run_softmax(self, op: mil.SoftmaxOp, x: Array) -> Array:
+        return softmax(x, int_prop(op.properties, "axis", -1))
+
+    @mil_impl(mil.LayerNormOp)
+    def run_layer_norm(self, op: mil.LayerNormOp, *args: Array) -> Array:
+        """(x − mean) / sqrt(var + epsilon) · gamma + beta over the axes."""
+        values = operand_values(op, args)
+        x = values["x"]
+        assert x is not None
+        axes = reduction_axes(op.name, x.shape, op.properties)
+        epsilon = x.dtype.type(float_prop(op.properties, "epsilon", 1e-5))
+        centered = x - np.mean(x, axis=axes, keepdims=True)
+        variance = np.mean(centered * centered, axis=axes, keepdims=True)
+        out = centered / np.sqrt(variance + epsilon)
+        kept = [d if i in axes else 1 for i, d in enumerate(x.shape)]
+        if (gamma := values["gamma"]) is not None:
+            out = out * gamma.astype(x.dtype).reshape(kept)
+        if (beta := values["beta"]) is not None:
+            out = out + beta.astype(x.dtype).reshape(kept)
+        return out
+
+    # --- quantization ---
+
+    @mil_impl(mil.QuantizeOp)
+    def run_quantize(self, op: mil.QuantizeOp, *args: Array) -> Array:
+        """clip(round_half_even(input / scale) + zero_point) to int8."""
+        values = operand_values(op, args)
+        x, scale, zero_point = values["input"], values["scale"], values["zero_point"]
+        assert x is not None and scale is not None
+        axis = int_prop(op.properties, "axis") if op.axis is not None else None
+        q = np.rint(x / param_along_axis(scale, x.ndim, axis))
+        zp = 0 if zero_point is None else param_along_axis(zero_point, x.ndim, axis)
+        q = np.clip(q + np.asarray(zp, x.dtype), -128, 127)
+        return np.where(np.isnan(q), np.asarray(zp, q.dtype), q)
+
+    def dequantize(
+        self, op: Operation, data: Array, scale: Array, zero_point: Array | None
+    ) -> Array:
+        """scale · (data − zero_point); the difference is exact in int32 (or in
+        float32 for a float zero point)."""
+        axis = int_prop(op.properties, "axis") if "axis" in op.properties else None
+        if zero_point is None:
+            centered = data.astype(np.int32)
+        elif zero_point.dtype.kind == "f":
+            centered = data.astype(np.float32) - param_along_axis(
+                zero_point, data.ndim, axis
+            )
+        else:
+            centered = data.astype(np.int32) - param_along_axis(
+                zero_point.astype(np.int32), data.ndim, axis
+            )
+        return centered.astype(scale.dtype) * param_along_axis(scale, data.ndim, axis)
+
+    @mil_impl(mil.DequantizeOp)
+    def run_dequantize(self, op: mil.DequantizeOp, *args: Array) -> Array:
+        values = operand_values(op, args)
+        data, scale = values["input"], values["scale"]
+        assert data is not None and scale is not None
+        return self.dequantize(op, data, scale, values["zero_point"])
+
+    @mil_impl(mil.ConstexprAffineDequantizeOp)
+    def run_constexpr_affine_dequantize(
+        self,
+        op: mil.ConstexprAffineDequantizeOp,
+        data: Array,
+        zero_point: Array,
+        scale: Array,
+    ) -> Array:
+        return self.dequantize(op, data, scale, zero_point)

@@ -1,0 +1,60 @@
+"""`convert-rlx-to-mil`: lowers every rlx op to ops of the mil dialect
+(iOS18 opset).
+
+One pattern per rlx op, grouped by family: elementwise.py (sources,
+elementwise, compare, where, cast), shape.py (matmul, shape ops,
+reductions, softmax), normalization.py (RMSNorm, LayerNorm, RoPE),
+attention.py, loss.py (softmax cross-entropy), training.py (backward ops)
+and quantization.py. Grouped-query attention is first tiled to H key/value
+heads with the `rlx-gqa-tile` patterns. An rlx op left over afterwards is
+reported as a diagnostic naming it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
+from xdsl.utils.exceptions import PassFailedException
+
+from xdsl_ane.passes.gqa_tile import RlxGqaTilePass
+from xdsl_ane.passes.rlx_to_mil import (
+    attention,
+    elementwise,
+    loss,
+    normalization,
+    quantization,
+    shape,
+    training,
+)
+
+PATTERNS = (
+    *elementwise.PATTERNS,
+    *shape.PATTERNS,
+    *normalization.PATTERNS,
+    *attention.PATTERNS,
+    *loss.PATTERNS,
+    *training.PATTERNS,
+    *quantization.PATTERNS,
+)
+
+
+@dataclass(frozen=True)
+class ConvertRlxToMilPass(ModulePass):
+    """Lowers every rlx op to mil ops; the result contains no rlx op."""
+
+    name = "convert-rlx-to-mil"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        RlxGqaTilePass().apply(ctx, op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(list(PATTERNS)), apply_recursively=False
+        ).rewrite_module(op)
+        for inner in op.walk():
+            if inner.name.startswith("rlx."):
+                raise PassFailedException(
+                    f"convert-rlx-to-mil: cannot lower {inner.name} "
+                    f"(no pattern matched its operands and properties)"
+                )

@@ -1,0 +1,131 @@
+"""Lowering of rlx backward ops (RMSNorm, activations) to MIL."""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.ir import SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from xdsl_ane.dialects import mil, rlx
+from xdsl_ane.passes.rlx_to_mil.emit import Emitter, shape_of
+from xdsl_ane.passes.rlx_to_mil.normalization import rms_scale
+
+
+class LowerRmsNormBackwardInput(RewritePattern):
+    """For y = x·r·γ with r = rsqrt(mean(x²) + eps) and g = γ·dy:
+    dx = r·(g − x·r²·mean(x·g))."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: rlx.RmsNormBackwardInputOp, rewriter: PatternRewriter
+    ) -> None:
+        e = Emitter(rewriter)
+        x = op.input
+        r = rms_scale(e, x, op.eps.value.data)
+        g = e(mil.MulOp(op.gamma, op.d_out))
+        mean_xg = e(mil.ReduceMeanOp(e(mil.MulOp(x, g)), [-1], keep_dims=True))
+        correction = e(mil.MulOp(x, e(mil.MulOp(e(mil.MulOp(r, r)), mean_xg))))
+        rewriter.replace_op(op, mil.MulOp(r, e(mil.SubOp(g, correction))))
+
+
+class LowerRmsNormBackwardGamma(RewritePattern):
+    """dγ = Σ over all leading axes of dy · x · rsqrt(mean(x²) + eps)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: rlx.RmsNormBackwardGammaOp, rewriter: PatternRewriter
+    ) -> None:
+        e = Emitter(rewriter)
+        x = op.input
+        normalized = e(mil.MulOp(x, rms_scale(e, x, op.eps.value.data)))
+        contribution = e(mil.MulOp(normalized, op.d_out))
+        leading = list(range(len(shape_of(x)) - 1))
+        if not leading:
+            rewriter.replace_op(op, [], [contribution])
+            return
+        rewriter.replace_op(op, mil.ReduceSumOp(contribution, leading, keep_dims=False))
+
+
+SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+GELU_TANH_CUBIC = 0.044715
+
+
+def activation_derivative(e: Emitter, kind: str, x: SSAValue) -> SSAValue:
+    """f'(x) for the activations of rlx.activation_backward (not relu)."""
+
+    def c(value: float) -> SSAValue:
+        return e.scalar_like(value, x)
+
+    if kind == "sigmoid":  # σ' = σ(1 − σ)
+        s = e(mil.SigmoidOp(x))
+        return e(mil.MulOp(s, e(mil.SubOp(c(1.0), s))))
+    if kind == "tanh":  # tanh' = 1 − tanh²
+        return e(mil.SubOp(c(1.0), e(mil.SquareOp(e(mil.TanhOp(x))))))
+    if kind == "silu":  # (xσ)' = σ(1 + x(1 − σ))
+        s = e(mil.SigmoidOp(x))
+        inner = e(mil.AddOp(c(1.0), e(mil.MulOp(x, e(mil.SubOp(c(1.0), s))))))
+        return e(mil.MulOp(s, inner))
+    if (
+        kind == "gelu"
+    ):  # (xΦ)' = Φ(x) + x·φ(x), Φ = (1 + erf(x/√2))/2, φ = e^(−x²/2)/√(2π)
+        scaled = e(mil.MulOp(x, c(1 / math.sqrt(2.0))))
+        cdf = e(mil.MulOp(c(0.5), e(mil.AddOp(c(1.0), e(mil.ErfOp(scaled))))))
+        gauss = e(mil.ExpOp(e(mil.MulOp(e(mil.SquareOp(x)), c(-0.5)))))
+        pdf = e(mil.MulOp(gauss, c(1 / math.sqrt(2 * math.pi))))
+        return e(mil.AddOp(cdf, e(mil.MulOp(x, pdf))))
+    if kind == "gelu_tanh":
+        # y = x/2·(1 + t), t = tanh(u), u = √(2/π)(x + a·x³):
+        # y' = (1 + t)/2 + x/2·(1 − t²)·√(2/π)(1 + 3a·x²)
+        x2 = e(mil.SquareOp(x))
+        u = e(
+            mil.MulOp(
+                e(
+                    mil.MulOp(
+                        x, e(mil.AddOp(c(1.0), e(mil.MulOp(x2, c(GELU_TANH_CUBIC)))))
+                    )
+                ),
+                c(SQRT_2_OVER_PI),
+            )
+        )
+        t = e(mil.TanhOp(u))
+        du = e(
+            mil.MulOp(
+                e(mil.AddOp(c(1.0), e(mil.MulOp(x2, c(3 * GELU_TANH_CUBIC))))),
+                c(SQRT_2_OVER_PI),
+            )
+        )
+        sech2 = e(mil.SubOp(c(1.0), e(mil.SquareOp(t))))
+        left = e(mil.MulOp(c(0.5), e(mil.AddOp(c(1.0), t))))
+        right = e(mil.MulOp(e(mil.MulOp(e(mil.MulOp(x, c(0.5))), sech2)), du))
+        return e(mil.AddOp(left, right))
+    raise AssertionError(f"unknown activation {kind}")
+
+
+class LowerActivationBackward(RewritePattern):
+    """dx = f'(x) · dy; for relu dx = (x > 0 ? dy : 0)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: rlx.ActivationBackwardOp, rewriter: PatternRewriter
+    ) -> None:
+        e = Emitter(rewriter)
+        kind = op.kind.data
+        if kind == "relu":
+            positive = e(mil.GreaterOp(op.input, e.scalar_like(0.0, op.input)))
+            zero = e.scalar_like(0.0, op.d_out)
+            rewriter.replace_op(op, mil.SelectOp(positive, op.d_out, zero))
+            return
+        derivative = activation_derivative(e, kind, op.input)
+        rewriter.replace_op(op, mil.MulOp(derivative, op.d_out))
+
+
+PATTERNS = (
+    LowerRmsNormBackwardInput(),
+    LowerRmsNormBackwardGamma(),
+    LowerActivationBackward(),
+)
