@@ -79,18 +79,30 @@ class WeightStore:
     def __init__(self, weights: Mapping[str, np.ndarray] | None = None):
         self.weights = dict(weights or {})
 
-    def get(self, name: str, t: Attribute, op_name: str) -> np.ndarray:
+    def get(
+        self,
+        name: str,
+        t: Attribute,
+        op_name: str,
+        file_shape: Sequence[int] | None = None,
+        perm: Sequence[int] | None = None,
+    ) -> np.ndarray:
+        """The weight `name` as a value of type `t`. The file's tensor must
+        have `file_shape` (default: t's shape); it is transposed by `perm`
+        and reshaped to t's shape (see mil.const's weight views)."""
         if name not in self.weights:
             raise InterpretationError(
                 f"{op_name}: weight '{name}' is not in the weights file"
             )
         value = self.weights[name]
         assert isinstance(t, TensorType)
-        if tuple(value.shape) != tuple(t.get_shape()):
+        expected = tuple(t.get_shape() if file_shape is None else file_shape)
+        if tuple(value.shape) != expected:
             raise InterpretationError(
                 f"{op_name}: weight '{name}' has shape {list(value.shape)}, "
-                f"the IR declares {list(t.get_shape())}"
+                f"the IR declares {list(expected)}"
             )
+        value = weight_view(value, t.get_shape(), perm)
         dtype = numpy_dtype(t.element_type)
         if value.dtype != dtype:
             # A float weight may be stored at another precision (fp32 data for
@@ -102,6 +114,17 @@ class WeightStore:
                 f"declares {dtype}"
             )
         return value
+
+
+def weight_view(
+    value: np.ndarray, shape: Sequence[int], perm: Sequence[int] | None
+) -> np.ndarray:
+    """A weights-file tensor as a const sees it: transposed by `perm`, then
+    reshaped row-major to `shape` (the one definition of weight views, used
+    by the interpreter and the weight writers)."""
+    if perm is not None:
+        value = np.transpose(value, perm)
+    return np.ascontiguousarray(value).reshape(tuple(shape))
 
 
 def random_inputs(function: func.FuncOp, seed: int) -> list[np.ndarray]:

@@ -369,7 +369,13 @@ class MilFunctions(InterpreterFunctions):
         if op.val is not None:
             return dense_to_numpy(op.val)
         assert op.weight is not None
-        return self.weights.get(op.weight.data, op.result.type, op.name)
+        return self.weights.get(
+            op.weight.data,
+            op.result.type,
+            op.name,
+            file_shape=op.file_shape(),
+            perm=ints_prop(op.properties, "perm"),
+        )
 
     # --- elementwise ---
 

@@ -29,6 +29,7 @@ from xdsl.traits import Pure
 
 from xdsl_ane.dialects.typing import (
     InferredTypeOp,
+    KnownAttributesOnly,
     OpTypeError,
     element_name,
     fmt_shape,
@@ -151,7 +152,7 @@ class MilOp(InferredTypeOp, ABC):
     """
 
     irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), KnownAttributesOnly())
     CONST_OPERANDS: ClassVar[tuple[str, ...]] = ()
 
     @classmethod

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, StringAttr, TensorType
+from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, opt_prop_def, result_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
 from xdsl_ane.dialects.mil.base import MilOp
-from xdsl_ane.dialects.typing import OpTypeError, tensor_of
+from xdsl_ane.dialects.typing import (
+    I64Array,
+    OpTypeError,
+    fmt_shape,
+    ints_attr,
+    ints_prop,
+    product,
+    tensor_of,
+)
 
 
 @irdl_op_definition
@@ -17,6 +28,13 @@ class ConstOp(MilOp):
     whose type is the result type) or `weight`, the name of a tensor in the
     weights file, whose type is the declared result type. Exactly one is set.
 
+    A weight const may view the file's tensor differently: `weight_shape`
+    states the shape the tensor has in the file and `perm` permutes its axes;
+    the const's value is `transpose(file[weight], perm)` reshaped row-major
+    to the result shape (so a [Cout, Cin] linear weight serves as a
+    [Cout, Cin, 1, 1] conv weight). Without `weight_shape` the file's tensor
+    has the result shape.
+
     Short syntax: `%c = mil.const dense<[1.0, 2.0]> : tensor<2xf32>` and
     `%w = mil.const weight "layer0.wq" : tensor<64x64xf16>`.
     """
@@ -24,17 +42,38 @@ class ConstOp(MilOp):
     name = "mil.const"
     val = opt_prop_def(DenseIntOrFPElementsAttr)
     weight = opt_prop_def(StringAttr)
+    weight_shape = opt_prop_def(I64Array)
+    perm = opt_prop_def(I64Array)
     result = result_def(TensorType)
 
     def __init__(self, val: DenseIntOrFPElementsAttr):
         self.init_mil({}, {"val": val})
 
     @classmethod
-    def from_weight(cls, weight: str, result_type: TensorType) -> ConstOp:
-        """A const whose data is the tensor `weight` of the weights file."""
-        return cls.create(
-            result_types=[result_type], properties={"weight": StringAttr(weight)}
-        )
+    def from_weight(
+        cls,
+        weight: str,
+        result_type: TensorType,
+        weight_shape: Sequence[int] | None = None,
+        perm: Sequence[int] | None = None,
+    ) -> ConstOp:
+        """A const whose data is the tensor `weight` of the weights file,
+        optionally viewed through `perm` and a reshape from `weight_shape`."""
+        properties: dict[str, Attribute] = {"weight": StringAttr(weight)}
+        if weight_shape is not None and tuple(weight_shape) != result_type.get_shape():
+            properties["weight_shape"] = ints_attr(weight_shape)
+        if perm is not None and list(perm) != sorted(perm):
+            properties["perm"] = ints_attr(perm)
+        return cls.create(result_types=[result_type], properties=properties)
+
+    def file_shape(self) -> tuple[int, ...]:
+        """The shape the weights file's tensor must have."""
+        shape = ints_prop(self.properties, "weight_shape")
+        if shape is not None:
+            return shape
+        t = self.result.type
+        assert isinstance(t, TensorType)
+        return t.get_shape()
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):
@@ -53,11 +92,29 @@ class ConstOp(MilOp):
 
     def verify_(self) -> None:
         if self.weight is None or self.val is not None:
+            if self.weight_shape is not None or self.perm is not None:
+                raise OpTypeError(
+                    self.name, "weight_shape and perm apply only to a weight const"
+                )
             super().verify_()
             return
         if not self.weight.data:
             raise OpTypeError(self.name, "property 'weight' must not be empty")
-        tensor_of(self.name, "result", self.result.type)
+        result = tensor_of(self.name, "result", self.result.type, what="result")
+        source = self.file_shape()
+        if product(source) != product(result.get_shape()):
+            raise OpTypeError(
+                self.name,
+                f"weight_shape {fmt_shape(source)} has another element count than "
+                f"the result type {fmt_shape(result.get_shape())}",
+            )
+        perm = ints_prop(self.properties, "perm")
+        if perm is not None and sorted(perm) != list(range(len(source))):
+            raise OpTypeError(
+                self.name,
+                f"perm {list(perm)} is not a permutation of the axes of the weight "
+                f"{fmt_shape(source)}",
+            )
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstOp:
@@ -71,7 +128,12 @@ class ConstOp(MilOp):
                 parser.raise_error(
                     f"{cls.name} weight expects a tensor type", start, parser.pos
                 )
-            op = cls.from_weight(weight, result_type)
+            op = cls.create(
+                result_types=[result_type], properties={"weight": StringAttr(weight)}
+            )
+            for key in ("weight_shape", "perm"):
+                if key in attrs:
+                    op.properties[key] = attrs.pop(key)
         else:
             start = parser.pos
             val = parser.parse_attribute()
@@ -95,6 +157,11 @@ class ConstOp(MilOp):
             assert self.weight is not None
             printer.print_string("weight ")
             printer.print_string_literal(self.weight.data)
-            printer.print_op_attributes(self.attributes)
+            view = {
+                k: self.properties[k]
+                for k in ("weight_shape", "perm")
+                if k in self.properties
+            }
+            printer.print_op_attributes({**view, **self.attributes})
             printer.print_string(" : ")
             printer.print_attribute(self.result.type)

@@ -73,7 +73,7 @@ class LowerAttention(RewritePattern):
         require_tiled(op)
         e = Emitter(rewriter)
         probabilities = attention_probabilities(e, op)
-        rewriter.replace_op(op, mil.MatmulOp(probabilities, op.v, False, False))
+        rewriter.replace(op, mil.MatmulOp(probabilities, op.v, False, False))
 
 
 class LowerAttentionBackward(RewritePattern):
@@ -90,7 +90,7 @@ class LowerAttentionBackward(RewritePattern):
         p = attention_probabilities(e, op)
         wrt = op.wrt.data
         if wrt == "value":
-            rewriter.replace_op(op, mil.MatmulOp(p, op.d_out, True, False))
+            rewriter.replace(op, mil.MatmulOp(p, op.d_out, True, False))
             return
         d_p = e(mil.MatmulOp(op.d_out, op.v, False, True))
         row_dot = e(mil.ReduceSumOp(e(mil.MulOp(d_p, p)), [-1], keep_dims=True))
@@ -100,7 +100,7 @@ class LowerAttentionBackward(RewritePattern):
             grad = e(mil.MatmulOp(d_s, op.k, False, False))
         else:
             grad = e(mil.MatmulOp(d_s, op.q, True, False))
-        rewriter.replace_op(op, mil.MulOp(grad, scale))
+        rewriter.replace(op, mil.MulOp(grad, scale))
 
 
 PATTERNS = (LowerAttention(), LowerAttentionBackward())

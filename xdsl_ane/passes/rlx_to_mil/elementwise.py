@@ -62,7 +62,7 @@ class LowerConstant(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.ConstantOp, rewriter: PatternRewriter) -> None:
         value = op.value
-        rewriter.replace_op(
+        rewriter.replace(
             op, const_op(dense_to_numpy(value), element_type_of(op.result))
         )
 
@@ -72,7 +72,7 @@ class LowerParam(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.ParamOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace_op(
+        rewriter.replace(
             op, mil.ConstOp.from_weight(op.param_name.data, op.result.type)
         )
 
@@ -84,7 +84,7 @@ class LowerUnary(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         build = UNARY.get(type(op))
         if build is not None:
-            rewriter.replace_op(op, build(op.operands[0]))
+            rewriter.replace(op, build(op.operands[0]))
 
 
 class LowerLog(RewritePattern):
@@ -92,7 +92,7 @@ class LowerLog(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.LogOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace_op(op, mil.LogOp(op.input, epsilon=TINY_EPSILON))
+        rewriter.replace(op, mil.LogOp(op.input, epsilon=TINY_EPSILON))
 
 
 class LowerRsqrt(RewritePattern):
@@ -100,7 +100,7 @@ class LowerRsqrt(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.RsqrtOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace_op(op, mil.RsqrtOp(op.input, epsilon=TINY_EPSILON))
+        rewriter.replace(op, mil.RsqrtOp(op.input, epsilon=TINY_EPSILON))
 
 
 class LowerNeg(RewritePattern):
@@ -109,7 +109,7 @@ class LowerNeg(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.NegOp, rewriter: PatternRewriter) -> None:
         e = Emitter(rewriter)
-        rewriter.replace_op(op, mil.MulOp(op.input, e.scalar_like(-1.0, op.input)))
+        rewriter.replace(op, mil.MulOp(op.input, e.scalar_like(-1.0, op.input)))
 
 
 class LowerReciprocal(RewritePattern):
@@ -120,7 +120,7 @@ class LowerReciprocal(RewritePattern):
         self, op: rlx.ReciprocalOp, rewriter: PatternRewriter
     ) -> None:
         e = Emitter(rewriter)
-        rewriter.replace_op(op, mil.RealDivOp(e.scalar_like(1.0, op.input), op.input))
+        rewriter.replace(op, mil.RealDivOp(e.scalar_like(1.0, op.input), op.input))
 
 
 class LowerBinary(RewritePattern):
@@ -130,7 +130,7 @@ class LowerBinary(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         build = BINARY.get(type(op))
         if build is not None:
-            rewriter.replace_op(op, build(op.operands[0], op.operands[1]))
+            rewriter.replace(op, build(op.operands[0], op.operands[1]))
 
 
 class LowerCompare(RewritePattern):
@@ -140,7 +140,7 @@ class LowerCompare(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.CompareOp, rewriter: PatternRewriter) -> None:
         build = COMPARE[op.predicate.data]
-        rewriter.replace_op(op, build(op.lhs, op.rhs))
+        rewriter.replace(op, build(op.lhs, op.rhs))
 
 
 class LowerWhere(RewritePattern):
@@ -148,7 +148,7 @@ class LowerWhere(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.WhereOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace_op(op, mil.SelectOp(op.cond, op.on_true, op.on_false))
+        rewriter.replace(op, mil.SelectOp(op.cond, op.on_true, op.on_false))
 
 
 class LowerCast(RewritePattern):
@@ -158,9 +158,9 @@ class LowerCast(RewritePattern):
     def match_and_rewrite(self, op: rlx.CastOp, rewriter: PatternRewriter) -> None:
         target = element_type_of(op.result)
         if target == element_type_of(op.input):
-            rewriter.replace_op(op, [], [op.input])
+            rewriter.replace(op, [], [op.input])
             return
-        rewriter.replace_op(op, mil.CastOp(op.input, mil_dtype_name(target)))
+        rewriter.replace(op, mil.CastOp(op.input, mil_dtype_name(target)))
 
 
 PATTERNS = (

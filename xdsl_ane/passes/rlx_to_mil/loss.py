@@ -45,7 +45,7 @@ class LowerSoftmaxCrossEntropy(RewritePattern):
             )
         )
         loss = e(mil.SubOp(logsumexp, picked))
-        rewriter.replace_op(op, mil.ReshapeOp(loss, shape_of(op.result)))
+        rewriter.replace(op, mil.ReshapeOp(loss, shape_of(op.result)))
 
 
 class LowerSoftmaxCrossEntropyBackward(RewritePattern):
@@ -59,7 +59,7 @@ class LowerSoftmaxCrossEntropyBackward(RewritePattern):
         probabilities = e(mil.SoftmaxOp(op.logits, -1))
         delta = e(mil.SubOp(probabilities, one_hot_labels(e, op.logits, op.labels)))
         d_loss = e(mil.ReshapeOp(op.d_loss, (shape_of(op.d_loss)[0], 1)))
-        rewriter.replace_op(op, mil.MulOp(delta, d_loss))
+        rewriter.replace(op, mil.MulOp(delta, d_loss))
 
 
 PATTERNS = (LowerSoftmaxCrossEntropy(), LowerSoftmaxCrossEntropyBackward())

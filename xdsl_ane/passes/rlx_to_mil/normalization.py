@@ -10,6 +10,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from xdsl_ane.dialects import mil, rlx
+from xdsl_ane.dialects.mil.base import is_compile_time_constant
 from xdsl_ane.dialects.typing import str_prop
 from xdsl_ane.passes.rlx_to_mil.emit import Emitter, shape_of
 
@@ -28,18 +29,33 @@ class LowerRmsNorm(RewritePattern):
     def match_and_rewrite(self, op: rlx.RmsNormOp, rewriter: PatternRewriter) -> None:
         e = Emitter(rewriter)
         normalized = e(mil.MulOp(op.input, rms_scale(e, op.input, op.eps.value.data)))
-        rewriter.replace_op(op, mil.MulOp(normalized, op.gamma))
+        rewriter.replace(op, mil.MulOp(normalized, op.gamma))
+
+
+def is_constant(value: SSAValue) -> bool:
+    """Whether MIL will see `value` as a compile-time constant (params and
+    constants are lowered to consts)."""
+    owner = value.owner
+    if isinstance(owner, rlx.ParamOp | rlx.ConstantOp):
+        return True
+    return is_compile_time_constant(value)
 
 
 class LowerLayerNorm(RewritePattern):
-    """y = (x − mean) · rsqrt(var + eps) · γ + β = MIL layer_norm over axis −1."""
+    """y = (x − mean) · rsqrt(var + eps) · γ + β = MIL layer_norm over axis −1;
+    MIL wants γ and β as consts, so runtime ones are applied after it."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.LayerNormOp, rewriter: PatternRewriter) -> None:
-        new = mil.LayerNormOp(
-            op.input, op.gamma, op.beta, axes=[-1], epsilon=op.eps.value.data
-        )
-        rewriter.replace_op(op, new)
+        eps = op.eps.value.data
+        if is_constant(op.gamma) and is_constant(op.beta):
+            new = mil.LayerNormOp(op.input, op.gamma, op.beta, axes=[-1], epsilon=eps)
+            rewriter.replace(op, new)
+            return
+        e = Emitter(rewriter)
+        normalized = e(mil.LayerNormOp(op.input, axes=[-1], epsilon=eps))
+        scaled = e(mil.MulOp(normalized, op.gamma))
+        rewriter.replace(op, mil.AddOp(scaled, op.beta))
 
 
 def rotate_pairs(
@@ -89,7 +105,7 @@ class LowerRope(RewritePattern):
         y = lower_rope(
             Emitter(rewriter), op.input, op.cos, op.sin, style, inverse=False
         )
-        rewriter.replace_op(op, [], [y])
+        rewriter.replace(op, [], [y])
 
 
 class LowerRopeBackward(RewritePattern):
@@ -102,7 +118,7 @@ class LowerRopeBackward(RewritePattern):
     ) -> None:
         style = str_prop(op.properties, "style")
         y = lower_rope(Emitter(rewriter), op.d_out, op.cos, op.sin, style, inverse=True)
-        rewriter.replace_op(op, [], [y])
+        rewriter.replace(op, [], [y])
 
 
 PATTERNS = (LowerRmsNorm(), LowerLayerNorm(), LowerRope(), LowerRopeBackward())

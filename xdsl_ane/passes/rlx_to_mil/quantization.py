@@ -22,9 +22,7 @@ class LowerQuantize(RewritePattern):
         e = Emitter(rewriter)
         scale = e.const(op.scale.value.data, element_type_of(op.input))
         zero_point = e.const(op.zero_point.value.data, i8)
-        rewriter.replace_op(
-            op, mil.QuantizeOp(op.input, scale, zero_point, None, "int8")
-        )
+        rewriter.replace(op, mil.QuantizeOp(op.input, scale, zero_point, None, "int8"))
 
 
 class LowerDequantize(RewritePattern):
@@ -37,7 +35,7 @@ class LowerDequantize(RewritePattern):
         e = Emitter(rewriter)
         scale = e.const(op.scale.value.data, element_type_of(op.result))
         zero_point = e.const(op.zero_point.value.data, i8)
-        rewriter.replace_op(op, mil.DequantizeOp(op.input, scale, zero_point))
+        rewriter.replace(op, mil.DequantizeOp(op.input, scale, zero_point))
 
 
 PATTERNS = (LowerQuantize(), LowerDequantize())

@@ -25,7 +25,7 @@ class LowerMatmul(RewritePattern):
             transpose_x=bool_prop(op.properties, "transpose_lhs"),
             transpose_y=bool_prop(op.properties, "transpose_rhs"),
         )
-        rewriter.replace_op(op, new)
+        rewriter.replace(op, new)
 
 
 class LowerReshape(RewritePattern):
@@ -33,7 +33,7 @@ class LowerReshape(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.ReshapeOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace_op(op, mil.ReshapeOp(op.input, shape_of(op.result)))
+        rewriter.replace(op, mil.ReshapeOp(op.input, shape_of(op.result)))
 
 
 class LowerTranspose(RewritePattern):
@@ -43,7 +43,7 @@ class LowerTranspose(RewritePattern):
     def match_and_rewrite(self, op: rlx.TransposeOp, rewriter: PatternRewriter) -> None:
         perm = ints_prop(op.properties, "perm")
         assert perm is not None
-        rewriter.replace_op(op, mil.TransposeOp(op.input, perm))
+        rewriter.replace(op, mil.TransposeOp(op.input, perm))
 
 
 class LowerNarrow(RewritePattern):
@@ -58,7 +58,7 @@ class LowerNarrow(RewritePattern):
         size = [-1] * rank
         begin[axis] = int_prop(op.properties, "start")
         size[axis] = int_prop(op.properties, "length")
-        rewriter.replace_op(op, mil.SliceBySizeOp(op.input, begin, size))
+        rewriter.replace(op, mil.SliceBySizeOp(op.input, begin, size))
 
 
 class LowerConcat(RewritePattern):
@@ -67,12 +67,12 @@ class LowerConcat(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.ConcatOp, rewriter: PatternRewriter) -> None:
         if len(op.inputs) == 1:
-            rewriter.replace_op(op, [], [op.inputs[0]])
+            rewriter.replace(op, [], [op.inputs[0]])
             return
         new = mil.ConcatOp(
             list(op.inputs), int_prop(op.properties, "axis"), interleave=False
         )
-        rewriter.replace_op(op, new)
+        rewriter.replace(op, new)
 
 
 class LowerExpand(RewritePattern):
@@ -90,7 +90,7 @@ class LowerExpand(RewritePattern):
         reps = [t // s for s, t in zip(padded, target)]
         if any(r != 1 for r in reps):
             x = e(mil.TileOp(x, reps))
-        rewriter.replace_op(op, [], [x])
+        rewriter.replace(op, [], [x])
 
 
 class LowerGather(RewritePattern):
@@ -99,7 +99,7 @@ class LowerGather(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.GatherOp, rewriter: PatternRewriter) -> None:
         new = mil.GatherOp(op.table, op.indices, axis=int_prop(op.properties, "axis"))
-        rewriter.replace_op(op, new)
+        rewriter.replace(op, new)
 
 
 REDUCTIONS = {
@@ -119,7 +119,7 @@ class LowerReduction(RewritePattern):
             return
         axes = ints_prop(op.properties, "axes")
         keep = bool_prop(op.properties, "keep_dims")
-        rewriter.replace_op(op, build(op.operands[0], axes, keep))
+        rewriter.replace(op, build(op.operands[0], axes, keep))
 
 
 class LowerSoftmax(RewritePattern):
@@ -127,7 +127,7 @@ class LowerSoftmax(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.SoftmaxOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace_op(
+        rewriter.replace(
             op, mil.SoftmaxOp(op.input, int_prop(op.properties, "axis", -1))
         )
 

@@ -30,7 +30,7 @@ class LowerRmsNormBackwardInput(RewritePattern):
         g = e(mil.MulOp(op.gamma, op.d_out))
         mean_xg = e(mil.ReduceMeanOp(e(mil.MulOp(x, g)), [-1], keep_dims=True))
         correction = e(mil.MulOp(x, e(mil.MulOp(e(mil.MulOp(r, r)), mean_xg))))
-        rewriter.replace_op(op, mil.MulOp(r, e(mil.SubOp(g, correction))))
+        rewriter.replace(op, mil.MulOp(r, e(mil.SubOp(g, correction))))
 
 
 class LowerRmsNormBackwardGamma(RewritePattern):
@@ -46,9 +46,9 @@ class LowerRmsNormBackwardGamma(RewritePattern):
         contribution = e(mil.MulOp(normalized, op.d_out))
         leading = list(range(len(shape_of(x)) - 1))
         if not leading:
-            rewriter.replace_op(op, [], [contribution])
+            rewriter.replace(op, [], [contribution])
             return
-        rewriter.replace_op(op, mil.ReduceSumOp(contribution, leading, keep_dims=False))
+        rewriter.replace(op, mil.ReduceSumOp(contribution, leading, keep_dims=False))
 
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
@@ -118,10 +118,10 @@ class LowerActivationBackward(RewritePattern):
         if kind == "relu":
             positive = e(mil.GreaterOp(op.input, e.scalar_like(0.0, op.input)))
             zero = e.scalar_like(0.0, op.d_out)
-            rewriter.replace_op(op, mil.SelectOp(positive, op.d_out, zero))
+            rewriter.replace(op, mil.SelectOp(positive, op.d_out, zero))
             return
         derivative = activation_derivative(e, kind, op.input)
-        rewriter.replace_op(op, mil.MulOp(derivative, op.d_out))
+        rewriter.replace(op, mil.MulOp(derivative, op.d_out))
 
 
 PATTERNS = (

@@ -26,9 +26,9 @@ func.func @inline_values() {
   // CHECK-NEXT: %scalar = mil.const dense<1.500000e+00> : tensor<f32>
   // GENERIC-NEXT: %scalar = "mil.const"() <{val = dense<1.500000e+00> : tensor<f32>}> : () -> tensor<f32>
   %scalar = mil.const dense<1.5> : tensor<f32>
-  // CHECK-NEXT: %named = mil.const dense<0.000000e+00> : tensor<3xf32> {note = "attributes are kept"}
-  // GENERIC-NEXT: %named = "mil.const"() <{val = dense<0.000000e+00> : tensor<3xf32>}> {note = "attributes are kept"} : () -> tensor<3xf32>
-  %named = mil.const dense<0.0> : tensor<3xf32> {note = "attributes are kept"}
+  // CHECK-NEXT: %named = mil.const dense<0.000000e+00> : tensor<3xf32> {test.note = "attributes are kept"}
+  // GENERIC-NEXT: %named = "mil.const"() <{val = dense<0.000000e+00> : tensor<3xf32>}> {test.note = "attributes are kept"} : () -> tensor<3xf32>
+  %named = mil.const dense<0.0> : tensor<3xf32> {test.note = "attributes are kept"}
   // CHECK-NEXT: func.return
   // GENERIC-NEXT: "func.return"() : () -> ()
   func.return

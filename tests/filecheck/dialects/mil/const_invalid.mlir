@@ -37,7 +37,7 @@ func.func @f64() {
 
 // -----
 
-// CHECK: Operation does not verify: mil.const: operand 'result' has a dynamic shape tensor<?x4xf32>; only static shapes are supported
+// CHECK: Operation does not verify: mil.const: result type has a dynamic shape tensor<?x4xf32>; only static shapes are supported
 func.func @dynamic_weight() {
   %w = mil.const weight "w" : tensor<?x4xf32>
   func.return
