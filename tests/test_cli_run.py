@@ -65,8 +65,14 @@ def test_run_writes_outputs(program, data, tmp_path):
     inputs, weights, arrays = data
     out = tmp_path / "y.npz"
     result = xdsl_ane(
-        "run", str(program), "--inputs", str(inputs), "--weights", str(weights),
-        "--output", str(out),
+        "run",
+        str(program),
+        "--inputs",
+        str(inputs),
+        "--weights",
+        str(weights),
+        "--output",
+        str(out),
     )
     assert result.returncode == 0, result.stderr
     with np.load(out) as y:
@@ -95,7 +101,10 @@ func.func @f(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x
 """
     )
     before, after = tmp_path / "a.npz", tmp_path / "b.npz"
-    assert xdsl_ane("run", str(src), "--random", "0", "--output", str(before)).returncode == 0
+    assert (
+        xdsl_ane("run", str(src), "--random", "0", "--output", str(before)).returncode
+        == 0
+    )
     result = xdsl_ane(
         "run", str(src), "-p", "rlx-gqa-tile", "--random", "0", "--output", str(after)
     )
@@ -110,13 +119,22 @@ func.func @f(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x
         (SMALL[:200], ["small.mlir:"]),
         (SMALL.replace("rlx.add", "rlx.addd"), ["small.mlir:3:", "rlx.addd"]),
         (
-            SMALL.replace("%2 = rlx.reduce_sum %1 {axes = array<i64: 1>}", "%2 = rlx.reduce_sum %1 {axis = array<i64: 1>}"),
+            SMALL.replace(
+                "%2 = rlx.reduce_sum %1 {axes = array<i64: 1>}",
+                "%2 = rlx.reduce_sum %1 {axis = array<i64: 1>}",
+            ),
             ["axes"],
         ),
         (
-            SMALL.replace("-> tensor<2xf32>\n  func", "-> tensor<3xf32>\n  func").replace(
-                "(tensor<2x3xf32>, tensor<2xf32>) {", "(tensor<2x3xf32>, tensor<3xf32>) {"
-            ).replace("%1, %2 : tensor<2x3xf32>, tensor<2xf32>", "%1, %2 : tensor<2x3xf32>, tensor<3xf32>"),
+            SMALL.replace("-> tensor<2xf32>\n  func", "-> tensor<3xf32>\n  func")
+            .replace(
+                "(tensor<2x3xf32>, tensor<2xf32>) {",
+                "(tensor<2x3xf32>, tensor<3xf32>) {",
+            )
+            .replace(
+                "%1, %2 : tensor<2x3xf32>, tensor<2xf32>",
+                "%1, %2 : tensor<2x3xf32>, tensor<3xf32>",
+            ),
             ["rlx.reduce_sum", "[3] f32", "[2] f32"],
         ),
     ],
@@ -134,7 +152,9 @@ def test_bad_ir_is_one_line(tmp_path, text, needles):
 def test_missing_weight(program, data, tmp_path):
     inputs, _, _ = data
     out = tmp_path / "y.npz"
-    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--output", str(out))
+    result = xdsl_ane(
+        "run", str(program), "--inputs", str(inputs), "--output", str(out)
+    )
     assert_clean_error(result, "rlx.param", "'w'", "not in the weights file")
     assert not out.exists()
 
@@ -143,7 +163,9 @@ def test_misshaped_weight(program, data, tmp_path):
     inputs, _, _ = data
     weights = tmp_path / "bad.npz"
     np.savez(weights, w=np.zeros((3, 2), np.float32))
-    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--weights", str(weights))
+    result = xdsl_ane(
+        "run", str(program), "--inputs", str(inputs), "--weights", str(weights)
+    )
     assert_clean_error(result, "'w'", "[3, 2]", "[2, 3]")
 
 
@@ -151,7 +173,9 @@ def test_mistyped_weight(program, data, tmp_path):
     inputs, _, _ = data
     weights = tmp_path / "bad.npz"
     np.savez(weights, w=np.zeros((2, 3), np.int32))
-    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--weights", str(weights))
+    result = xdsl_ane(
+        "run", str(program), "--inputs", str(inputs), "--weights", str(weights)
+    )
     assert_clean_error(result, "'w'", "int32", "float32")
 
 
@@ -159,7 +183,9 @@ def test_corrupt_weights_file(program, data, tmp_path):
     inputs, _, _ = data
     weights = tmp_path / "bad.npz"
     weights.write_bytes(b"PK\x03\x04 not really a zip")
-    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--weights", str(weights))
+    result = xdsl_ane(
+        "run", str(program), "--inputs", str(inputs), "--weights", str(weights)
+    )
     assert_clean_error(result, "bad.npz")
 
 
@@ -167,7 +193,9 @@ def test_missing_input(program, data, tmp_path):
     _, weights, arrays = data
     inputs = tmp_path / "partial.npz"
     np.savez(inputs, arg0=arrays["arg0"])
-    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--weights", str(weights))
+    result = xdsl_ane(
+        "run", str(program), "--inputs", str(inputs), "--weights", str(weights)
+    )
     assert_clean_error(result, "arg1")
 
 
@@ -175,7 +203,9 @@ def test_misshaped_input(program, data, tmp_path):
     _, weights, arrays = data
     inputs = tmp_path / "bad.npz"
     np.savez(inputs, arg0=arrays["arg0"], arg1=np.zeros(4, np.float32))
-    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--weights", str(weights))
+    result = xdsl_ane(
+        "run", str(program), "--inputs", str(inputs), "--weights", str(weights)
+    )
     assert_clean_error(result, "arg1", "[4]", "[3]")
 
 
@@ -186,7 +216,16 @@ def test_missing_file(tmp_path):
 
 def test_unknown_function(program, data):
     _, weights, _ = data
-    result = xdsl_ane("run", str(program), "--random", "0", "--function", "g", "--weights", str(weights))
+    result = xdsl_ane(
+        "run",
+        str(program),
+        "--random",
+        "0",
+        "--function",
+        "g",
+        "--weights",
+        str(weights),
+    )
     assert_clean_error(result, "'g'", "f")
 
 
@@ -198,8 +237,14 @@ def test_unknown_pass(program):
 def test_unwritable_output(program, data, tmp_path):
     _, weights, _ = data
     result = xdsl_ane(
-        "run", str(program), "--random", "0", "--weights", str(weights),
-        "--output", str(tmp_path / "missing-dir" / "y.npz"),
+        "run",
+        str(program),
+        "--random",
+        "0",
+        "--weights",
+        str(weights),
+        "--output",
+        str(tmp_path / "missing-dir" / "y.npz"),
     )
     assert_clean_error(result, "missing-dir")
 
@@ -208,7 +253,9 @@ def test_failed_run_keeps_previous_output(program, data, tmp_path):
     inputs, weights, _ = data
     out = tmp_path / "y.npz"
     out.write_bytes(b"previous")
-    result = xdsl_ane("run", str(program), "--inputs", str(inputs), "--output", str(out))
+    result = xdsl_ane(
+        "run", str(program), "--inputs", str(inputs), "--output", str(out)
+    )
     assert result.returncode == 1
     assert out.read_bytes() == b"previous"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".y.npz")] == []
