@@ -1,40 +1,36 @@
 """Registers xdsl-ane's dialects, passes and targets with xDSL.
 
 The `xdsl.universe` entry point in pyproject.toml points here, so plain
-`xdsl-opt` sees everything below once the package is installed.
+`xdsl-opt` sees everything below once the package is installed. Each entry
+imports its module only when used.
 """
+
+from importlib import import_module
 
 from xdsl.universe import Universe
 
 
-def get_rlx():
-    from xdsl_ane.dialects.rlx import RLX
+def lazy(path: str):
+    """A factory returning `module:attribute`, imported on first use."""
+    module, attribute = path.split(":")
 
-    return RLX
+    def load():
+        return getattr(import_module(module), attribute)
 
-
-def get_mil():
-    from xdsl_ane.dialects.mil import MIL
-
-    return MIL
-
-
-def get_rlx_gqa_tile():
-    from xdsl_ane.passes.gqa_tile import RlxGqaTilePass
-
-    return RlxGqaTilePass
-
-
-def get_convert_rlx_to_mil():
-    from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
-
-    return ConvertRlxToMilPass
+    return load
 
 
 XDSL_ANE_UNIVERSE = Universe(
-    all_dialects={"rlx": get_rlx, "mil": get_mil},
+    all_dialects={
+        "rlx": lazy("xdsl_ane.dialects.rlx:RLX"),
+        "mil": lazy("xdsl_ane.dialects.mil:MIL"),
+    },
     all_passes={
-        "rlx-gqa-tile": get_rlx_gqa_tile,
-        "convert-rlx-to-mil": get_convert_rlx_to_mil,
+        "rlx-gqa-tile": lazy("xdsl_ane.passes.gqa_tile:RlxGqaTilePass"),
+        "convert-rlx-to-mil": lazy("xdsl_ane.passes.rlx_to_mil:ConvertRlxToMilPass"),
+        "mil-ane-layout": lazy("xdsl_ane.passes.ane_layout:MilAneLayoutPass"),
+        "mil-fp16": lazy("xdsl_ane.passes.fp16:MilFp16Pass"),
+        "ane-lint": lazy("xdsl_ane.passes.ane_lint:AneLintPass"),
+        "ane-pipeline": lazy("xdsl_ane.passes.pipeline:AnePipelinePass"),
     },
 )

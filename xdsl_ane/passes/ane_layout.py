@@ -1,0 +1,603 @@
+"""`mil-ane-layout`: puts each function into the ANE's `[1, C, 1, S]` form.
+
+Arguments and results become rank-4 `[1, C, 1, S]` tensors mapped from their
+logical shapes as `xdsl_ane/passes/layouts.py` describes; the mapping of each
+is recorded on the function as `ane.arg_layouts` / `ane.result_layouts`.
+
+Inside, every logical value may get an ANE-form *twin*. Walking the body in
+order, an op whose operands have twins is rebuilt on the twins where that is
+natural, and its result gets a twin:
+
+- elementwise ops (unary, binary, compare, select, cast) — operands without
+  a twin are laid out to broadcast against the result's form;
+- reductions with kept dims and softmax over the channel axis, layer_norm
+  over the channels;
+- a matmul of an activation by a weight `[Cout, Cin]` (x·Wᵀ) or `[Cin, Cout]`
+  becomes a 1×1 `conv` with weight `[Cout, Cin, 1, 1]` (`weights=static`;
+  the const views the weights file's tensor, transposed where needed), or,
+  with `weights=dynamic`, the weight becomes a function argument
+  `[1, Cin, 1, Cout]` and the product is reshape/transpose/matmul/
+  transpose/reshape (recorded in `ane.weight_args`);
+- reshapes and transposes that leave the ANE-form element order unchanged
+  (a head split `[1, S, H·D] -> [1, H, S, D]` or merge) cost nothing.
+
+An op without such a rule runs on logical values; where it reads a value
+that only exists as a twin, the twin is converted back (reshape, transpose,
+reshape) — the layout changes that attention's head split needs. Results
+are returned as twins, converted when needed. Layout ops inserted here are
+left for `canonicalize` to fold and cancel; the logical ops that lost their
+uses are erased.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from xdsl_ane.dialects import mil
+from xdsl_ane.dialects.dense import dense_to_numpy
+from xdsl_ane.dialects.typing import bool_prop, int_prop, ints_attr, ints_prop, tensor
+from xdsl_ane.passes.layouts import Layout, LayoutError, layout_of
+from xdsl_ane.passes.rlx_to_mil.emit import const_op, element_type_of, shape_of
+
+UNARY = (
+    mil.ReluOp, mil.SigmoidOp, mil.TanhOp, mil.ExpOp, mil.SqrtOp, mil.SinOp,
+    mil.CosOp, mil.SiluOp, mil.RoundOp, mil.FloorOp, mil.CeilOp, mil.ErfOp,
+    mil.AbsOp, mil.SquareOp, mil.LogOp, mil.RsqrtOp, mil.InverseOp, mil.GeluOp,
+    mil.ClipOp, mil.CastOp,
+)  # fmt: skip
+BINARY = (
+    mil.AddOp, mil.SubOp, mil.MulOp, mil.RealDivOp, mil.MaximumOp, mil.MinimumOp,
+    mil.PowOp, mil.EqualOp, mil.NotEqualOp, mil.LessOp, mil.LessEqualOp,
+    mil.GreaterOp, mil.GreaterEqualOp, mil.SelectOp,
+)  # fmt: skip
+CHANNEL_LAYOUTS = ("c", "sc", "bsc", "scalar", "ane")
+"""Layouts whose ANE form is an axis permutation of the logical one (no
+merged axes): broadcasting and channel-axis rules carry over."""
+
+
+def to_ane_ops(value: SSAValue, layout: Layout) -> list[Operation]:
+    """mil ops taking `value` (logical) to `layout`'s ANE form."""
+    return convert_ops(value, [layout.split, None, layout.ane], layout.perm)
+
+
+def to_logical_ops(value: SSAValue, layout: Layout) -> list[Operation]:
+    """mil ops taking `value` (ANE form) back to `layout`'s logical shape."""
+    return convert_ops(
+        value, [layout.permuted, None, layout.logical], layout.inverse_perm
+    )
+
+
+def convert_ops(
+    value: SSAValue, shapes: list[tuple[int, ...] | None], perm: Sequence[int]
+) -> list[Operation]:
+    """reshape(shapes[0]), transpose(perm), reshape(shapes[2]), skipping
+    steps that change nothing; a single reshape when the transpose only
+    moves axes of size 1 (the element order is then unchanged)."""
+    split = shapes[0]
+    assert split is not None
+    moved = [split[p] for p in perm if split[p] != 1]
+    kept = [d for i, d in enumerate(split) if d != 1 and i in perm]
+    order = [p for p in perm if split[p] != 1]
+    if moved == kept and order == sorted(order):
+        final = shapes[2]
+        assert final is not None
+        return [] if shape_of(value) == final else [mil.ReshapeOp(value, final)]
+    ops: list[Operation] = []
+    current = value
+    for step, shape in enumerate(shapes):
+        if step == 1:
+            if list(perm) != sorted(perm):
+                ops.append(mil.TransposeOp(current, perm))
+        elif shape_of(current) != shape:
+            assert shape is not None
+            ops.append(mil.ReshapeOp(current, shape))
+        if ops:
+            current = ops[-1].results[0]
+    return ops
+
+
+def broadcast_layout(shape: Sequence[int], result: Layout) -> Layout | None:
+    """The layout that puts an operand of logical `shape`, which broadcasts to
+    `result.logical`, in a form that broadcasts to `result.ane` the same way;
+    None when there is none."""
+    rank = len(result.logical)
+    padded = (1,) * (rank - len(shape)) + tuple(shape)
+    if len(padded) != rank:
+        return None
+    if result.name == "bhsd":
+        _, h, s, d = padded
+        if h * d not in (1, result.ane[1]) or padded[0] != 1:
+            return None
+    try:
+        layout = layout_of(padded)
+    except LayoutError:
+        return None
+    if layout.name == "ane" and result.name != "ane":
+        # A rank-4 operand [1, C, 1, S] of a bhsd result is bhsd-mapped.
+        if result.name != "bhsd":
+            return None
+        _, h, s, d = padded
+        layout = Layout("bhsd", padded, (1, h * d, 1, s), padded, (0, 1, 3, 2))
+    return layout
+
+
+@dataclass
+class Twin:
+    """The ANE form of a logical value."""
+
+    value: SSAValue
+    layout: Layout
+
+
+@dataclass
+class FunctionLayout:
+    """Rewrites one function into ANE form (see the module docstring)."""
+
+    function: func.FuncOp
+    weights: str
+    twins: dict[SSAValue, Twin] = field(default_factory=dict)
+    logical_copies: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    weight_args: dict[str, SSAValue] = field(default_factory=dict)
+    weight_records: list[DictionaryAttr] = field(default_factory=list)
+
+    @property
+    def block(self) -> Block:
+        return self.function.body.blocks.first  # type: ignore[return-value]
+
+    def run(self) -> None:
+        arg_records = self.convert_arguments()
+        for op in list(self.block.ops):
+            if isinstance(op, func.ReturnOp):
+                result_records = self.convert_return(op)
+            else:
+                self.convert_op(op)
+        self.erase_dead_ops()
+        inputs = [a.type for a in self.block.args]
+        outputs = [o.type for o in self.block.last_op.operands]  # type: ignore[union-attr]
+        self.function.function_type = builtin.FunctionType.from_lists(inputs, outputs)
+        attrs = self.function.attributes
+        attrs["ane.arg_layouts"] = ArrayAttr(arg_records)
+        attrs["ane.result_layouts"] = ArrayAttr(result_records)
+        if self.weight_records:
+            attrs["ane.weight_args"] = ArrayAttr(self.weight_records)
+
+    # --- boundaries --------------------------------------------------------
+
+    def convert_arguments(self) -> list[DictionaryAttr]:
+        records = []
+        for arg in list(self.block.args):
+            layout = self.layout(arg, "argument")
+            records.append(layout_record(layout))
+            if layout.name == "ane":
+                self.twins[arg] = Twin(arg, layout)
+                continue
+            element = element_type_of(arg)
+            new_arg = Rewriter.replace_value_with_new_type(
+                arg, tensor(layout.ane, element)
+            )
+            new_arg.name_hint = arg.name_hint
+            ops = to_logical_ops(new_arg, layout)
+            self.insert_at_start(ops)
+            logical = ops[-1].results[0]
+            for use in list(new_arg.uses):
+                if use.operation not in ops:
+                    use.operation.operands[use.index] = logical
+            self.twins[logical] = Twin(new_arg, layout)
+        return records
+
+    def convert_return(self, op: func.ReturnOp) -> list[DictionaryAttr]:
+        records = []
+        for i, value in enumerate(op.operands):
+            layout = self.layout(value, "result")
+            records.append(layout_record(layout))
+            op.operands[i] = self.ane_value(value, layout, op)
+        return records
+
+    def layout(self, value: SSAValue, what: str) -> Layout:
+        try:
+            return layout_of(shape_of(value))
+        except LayoutError as e:
+            raise PassFailedException(
+                f"mil-ane-layout: @{self.function.sym_name.data}: {what} of type "
+                f"{value.type}: {e}"
+            ) from None
+
+    # --- twins ---------------------------------------------------------------
+
+    def ane_value(self, value: SSAValue, layout: Layout, before: Operation) -> SSAValue:
+        """`value` in `layout`'s ANE form: its twin, or converted before `before`."""
+        twin = self.twins.get(value)
+        if twin is not None and shape_of(twin.value) == layout.ane:
+            return twin.value
+        value, layout = self.order_preserving_source(value, layout)
+        ops = to_ane_ops(self.logical_value(value, before), layout)
+        if not ops:
+            return value
+        Rewriter.insert_op(ops, InsertPoint.before(before))
+        return ops[-1].results[0]
+
+    def order_preserving_source(
+        self, value: SSAValue, layout: Layout
+    ) -> tuple[SSAValue, Layout]:
+        """Looks through the reshapes and transposes that produced `value`
+        for a source whose own ANE form is `value`'s (an attention head merge
+        [1, H, S, D] -> [1, S, H·D] is one): converting the source skips
+        the chain."""
+        chain: list[Operation] = []
+        source = value
+        best = (value, layout)
+        while isinstance(owner := source.owner, mil.ReshapeOp | mil.TransposeOp):
+            if len(chain) >= 4:
+                break
+            chain.append(owner)
+            source = owner.operands[0]
+            try:
+                source_layout = layout_of(shape_of(source))
+            except LayoutError:
+                continue
+            if source_layout.ane == layout.ane and keeps_ane_order(
+                source_layout, chain, layout
+            ):
+                best = (source, source_layout)
+        return best
+
+    def logical_value(self, value: SSAValue, before: Operation) -> SSAValue:
+        """`value` computed from its twin when it has one (so the logical
+        chain that produced it can die), else itself."""
+        twin = self.twins.get(value)
+        if twin is None or twin.value is value:
+            return value
+        if value in self.logical_copies:
+            return self.logical_copies[value]
+        ops = to_logical_ops(twin.value, twin.layout)
+        if not ops:
+            return twin.value
+        owner = twin.value.owner
+        if isinstance(owner, Operation):
+            Rewriter.insert_op(ops, InsertPoint.after(owner))
+        else:
+            self.insert_at_start(ops)
+        copy = ops[-1].results[0]
+        self.logical_copies[value] = copy
+        self.twins[copy] = twin
+        return copy
+
+    def insert_at_start(self, ops: list[Operation]) -> None:
+        first = self.block.first_op
+        if first is None:
+            self.block.add_ops(ops)
+        else:
+            Rewriter.insert_op(ops, InsertPoint.before(first))
+
+    # --- ops -----------------------------------------------------------------
+
+    def convert_op(self, op: Operation) -> None:
+        rule = self.rule_for(op)
+        twin = rule(op) if rule is not None else None
+        if twin is not None:
+            self.twins[op.results[0]] = twin
+            return
+        # No ANE form: read logical operands, rebuilt from twins where needed.
+        for i, operand in enumerate(op.operands):
+            op.operands[i] = self.logical_value(operand, op)
+
+    def rule_for(self, op: Operation) -> Callable[[Operation], Twin | None] | None:
+        if isinstance(op, UNARY + BINARY):
+            return self.elementwise
+        if isinstance(
+            op, mil.ReduceSumOp | mil.ReduceMeanOp | mil.ReduceMaxOp | mil.ReduceMinOp
+        ):
+            return self.channel_reduction
+        if isinstance(op, mil.SoftmaxOp):
+            return self.softmax
+        if isinstance(op, mil.LayerNormOp):
+            return self.layer_norm
+        if isinstance(op, mil.MatmulOp):
+            return self.matmul
+        if isinstance(op, mil.ReshapeOp | mil.TransposeOp):
+            return self.layout_op
+        return None
+
+    def result_layout(self, op: Operation) -> Layout | None:
+        try:
+            return layout_of(shape_of(op.results[0]))
+        except LayoutError:
+            return None
+
+    def has_twin_operand(self, op: Operation) -> bool:
+        return any(o in self.twins for o in op.operands)
+
+    def rebuild(self, op: Operation, operands: Sequence[SSAValue]) -> Operation:
+        """`op` on other operands with its properties, types inferred again."""
+        new = type(op).__new__(type(op))
+        new.init_inferred(list(operands), dict(op.properties))  # type: ignore[attr-defined]
+        Rewriter.insert_op(new, InsertPoint.after(op))
+        return new
+
+    def elementwise(self, op: Operation) -> Twin | None:
+        result = self.result_layout(op)
+        if result is None or result.name not in CHANNEL_LAYOUTS:
+            # Attention-shaped values ([1, H, S, D]) feed ops that read them
+            # in logical form; computing them in ANE form would only add
+            # conversions.
+            return None
+        if not self.has_twin_operand(op):
+            return None
+        operands = []
+        for operand in op.operands:
+            shape = shape_of(operand)
+            if not shape:
+                operands.append(operand)
+                continue
+            layout = broadcast_layout(shape, result)
+            if layout is None:
+                return None
+            operands.append((operand, layout))
+        ane_operands = [
+            o if isinstance(o, SSAValue) else self.ane_value(o[0], o[1], op)
+            for o in operands
+        ]
+        new = self.rebuild(op, ane_operands)
+        if shape_of(new.results[0]) != result.ane:
+            new.detach()
+            new.erase()
+            return None
+        return Twin(new.results[0], result)
+
+    def channel_axis_twin(
+        self, op: Operation, axes: Sequence[int]
+    ) -> tuple[Twin, Layout] | None:
+        """The operand's twin when `axes` are exactly its last (channel) axis
+        in a channel layout."""
+        x = op.operands[0]
+        twin = self.twins.get(x)
+        rank = len(shape_of(x))
+        if twin is None or twin.layout.name not in ("c", "sc", "bsc"):
+            return None
+        if [a % rank for a in axes] != [rank - 1]:
+            return None
+        result = self.result_layout(op)
+        if result is None:
+            return None
+        return twin, result
+
+    def channel_reduction(self, op: Operation) -> Twin | None:
+        if not bool_prop(op.properties, "keep_dims"):
+            return None
+        axes = ints_prop(op.properties, "axes")
+        found = self.channel_axis_twin(op, axes or ())
+        if found is None:
+            return None
+        twin, result = found
+        new = type(op)(twin.value, [1], keep_dims=True)  # type: ignore[call-arg]
+        Rewriter.insert_op(new, InsertPoint.after(op))
+        return Twin(new.results[0], result)
+
+    def softmax(self, op: Operation) -> Twin | None:
+        found = self.channel_axis_twin(op, [int_prop(op.properties, "axis", -1)])
+        if found is None:
+            return None
+        twin, result = found
+        new = mil.SoftmaxOp(twin.value, 1)
+        Rewriter.insert_op(new, InsertPoint.after(op))
+        return Twin(new.results[0], result)
+
+    def layer_norm(self, op: Operation) -> Twin | None:
+        assert isinstance(op, mil.LayerNormOp)
+        rank = len(shape_of(op.x))
+        axes = ints_prop(op.properties, "axes") or tuple(range(rank))
+        found = self.channel_axis_twin(op, axes)
+        if found is None:
+            return None
+        twin, result = found
+        epsilon = op.epsilon.value.data if op.epsilon else None
+        new = mil.LayerNormOp(twin.value, op.gamma, op.beta, axes=[1], epsilon=epsilon)
+        Rewriter.insert_op(new, InsertPoint.after(op))
+        return Twin(new.results[0], result)
+
+    def layout_op(self, op: Operation) -> Twin | None:
+        """A reshape/transpose chain from a twin that keeps the ANE element
+        order: the result's twin is the source's twin, at no cost."""
+        result = self.result_layout(op)
+        if result is None:
+            return None
+        chain: list[Operation] = [op]
+        source = op.operands[0]
+        while source not in self.twins:
+            owner = source.owner
+            if not isinstance(owner, mil.ReshapeOp | mil.TransposeOp) or len(chain) > 4:
+                return None
+            chain.append(owner)
+            source = owner.operands[0]
+        twin = self.twins[source]
+        if twin.layout.ane != result.ane or not keeps_ane_order(
+            twin.layout, chain, result
+        ):
+            return None
+        return Twin(twin.value, result)
+
+    def matmul(self, op: Operation) -> Twin | None:
+        assert isinstance(op, mil.MatmulOp)
+        weight = op.y.owner
+        result = self.result_layout(op)
+        if (
+            result is None
+            or result.name not in ("sc", "bsc")
+            or bool_prop(op.properties, "transpose_x")
+            or not isinstance(weight, mil.ConstOp)
+            or len(shape_of(op.y)) != 2
+        ):
+            return None
+        # An activation without a twin is laid out for the conv: worth its
+        # (at most two) layout ops, which usually cancel or fold.
+        x_layout = layout_of(shape_of(op.x))
+        twin = Twin(self.ane_value(op.x, x_layout, op), x_layout)
+        transposed = bool_prop(op.properties, "transpose_y")
+        rows, cols = shape_of(op.y)
+        c_out, c_in = (rows, cols) if transposed else (cols, rows)
+        if self.weights == "static":
+            conv_weight = self.conv_weight(weight, transposed, c_out, c_in, op)
+            new = mil.ConvOp(twin.value, conv_weight)
+            Rewriter.insert_op(new, InsertPoint.after(op))
+            return Twin(new.results[0], result)
+        return Twin(
+            self.dynamic_matmul(twin.value, weight, transposed, c_out, c_in, op), result
+        )
+
+    def conv_weight(
+        self,
+        weight: mil.ConstOp,
+        transposed: bool,
+        c_out: int,
+        c_in: int,
+        before: Operation,
+    ) -> SSAValue:
+        """The weight as `[Cout, Cin, 1, 1]`: a view of the same weights-file
+        tensor, or the transformed inline value."""
+        element = element_type_of(weight.result)
+        shape = (c_out, c_in, 1, 1)
+        if weight.weight is not None:
+            base_perm = ints_prop(weight.properties, "perm")
+            if (
+                base_perm is not None or weight.weight_shape is not None
+            ) and not transposed:
+                raise PassFailedException(
+                    f"mil-ane-layout: weight '{weight.weight.data}' already has a view"
+                )
+            new = mil.ConstOp.from_weight(
+                weight.weight.data,
+                tensor(shape, element),
+                weight_shape=weight.file_shape(),
+                perm=ints_prop(weight.properties, "perm") if transposed else (1, 0),
+            )
+        else:
+            assert weight.val is not None
+            value = dense_to_numpy(weight.val)
+            new = const_op((value if transposed else value.T).reshape(shape), element)
+        Rewriter.insert_op(new, InsertPoint.before(before))
+        return new.results[0]
+
+    def dynamic_matmul(
+        self,
+        x: SSAValue,
+        weight: mil.ConstOp,
+        transposed: bool,
+        c_out: int,
+        c_in: int,
+        before: Operation,
+    ) -> SSAValue:
+        """x [1, Cin, 1, S] times the weight argument W [1, Cin, 1, Cout]
+        (W[0, i, 0, o] = weight[o, i]) as [1, 1, S, Cin]·[1, 1, Cin, Cout]."""
+        w = self.weight_argument(weight, c_out, c_in)
+        s = shape_of(x)[3]
+        ops: list[Operation] = [
+            xs := mil.ReshapeOp(x, (1, 1, c_in, s)),
+            xt := mil.TransposeOp(xs.results[0], (0, 1, 3, 2)),
+            ws := mil.ReshapeOp(w, (1, 1, c_in, c_out)),
+            mm := mil.MatmulOp(xt.results[0], ws.results[0], False, False),
+            yt := mil.TransposeOp(mm.results[0], (0, 1, 3, 2)),
+            mil.ReshapeOp(yt.results[0], (1, c_out, 1, s)),
+        ]
+        Rewriter.insert_op(ops, InsertPoint.after(before))
+        return ops[-1].results[0]
+
+    def weight_argument(self, weight: mil.ConstOp, c_out: int, c_in: int) -> SSAValue:
+        name = (
+            weight.weight.data if weight.weight is not None else f"const_{id(weight)}"
+        )
+        if name in self.weight_args:
+            return self.weight_args[name]
+        element = element_type_of(weight.result)
+        arg = self.block.insert_arg(
+            tensor((1, c_in, 1, c_out), element), len(self.block.args)
+        )
+        arg.name_hint = sanitize(name)
+        self.weight_args[name] = arg
+        self.weight_records.append(
+            DictionaryAttr(
+                {
+                    "weight": StringAttr(name),
+                    "arg": builtin.IntegerAttr(arg.index, 64),
+                    "shape": ints_attr((1, c_in, 1, c_out)),
+                    "layout": StringAttr("W[o, i] at [0, i, 0, o] (Wᵀ)"),
+                }
+            )
+        )
+        return arg
+
+    def erase_dead_ops(self) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for op in reversed(list(self.block.ops)):
+                if isinstance(op, func.ReturnOp) or not op.name.startswith("mil."):
+                    continue
+                if all(not r.uses for r in op.results):
+                    op.detach()
+                    op.erase()
+                    changed = True
+
+
+def keeps_ane_order(source: Layout, chain: Sequence[Operation], result: Layout) -> bool:
+    """Whether the reshapes/transposes `chain` (last op first) map `source`'s
+    logical tensor to `result`'s with the same ANE-form element order,
+    checked on an index array."""
+    index = np.arange(int(np.prod(source.ane)), dtype=np.int64).reshape(source.ane)
+    logical = source.to_logical(index)
+    for step in reversed(chain):
+        if isinstance(step, mil.ReshapeOp):
+            logical = logical.reshape(shape_of(step.results[0]))
+        else:
+            logical = np.transpose(logical, ints_prop(step.properties, "perm"))
+    return bool(np.array_equal(result.to_ane(logical), index))
+
+
+def sanitize(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+
+
+def layout_record(layout: Layout) -> DictionaryAttr:
+    return DictionaryAttr(
+        {
+            "layout": StringAttr(layout.name),
+            "logical": ints_attr(layout.logical),
+            "ane": ints_attr(layout.ane),
+            "map": StringAttr(layout.describe()),
+        }
+    )
+
+
+@dataclass(frozen=True)
+class MilAneLayoutPass(ModulePass):
+    """Puts every function into `[1, C, 1, S]` form: arguments and results
+    rank 4, activations computed in that form where natural, matmuls against
+    weights as 1×1 convs (`weights=static`) or against weight arguments
+    (`weights=dynamic`)."""
+
+    name = "mil-ane-layout"
+
+    weights: str = "static"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        if self.weights not in ("static", "dynamic"):
+            raise PassFailedException(
+                f"mil-ane-layout: weights={self.weights}, expected static or dynamic"
+            )
+        for function in list(op.walk()):
+            if isinstance(function, func.FuncOp) and function.body.blocks:
+                if any(o.name.startswith("rlx.") for o in function.walk()):
+                    raise PassFailedException(
+                        f"mil-ane-layout: @{function.sym_name.data} still has rlx ops; "
+                        "run convert-rlx-to-mil first"
+                    )
+                FunctionLayout(function, self.weights).run()

@@ -1,0 +1,130 @@
+"""The ANE's `[1, C, 1, S]` tensor form and how logical tensors map to it.
+
+A kernel's arguments and results are rank-4 `[1, C, 1, S]` on the ANE
+(channels at axis 1, sequence at axis 3). `mil-ane-layout` maps each logical
+shape by its rank:
+
+| layout     | logical        | ANE form          | element                          |
+|------------|----------------|-------------------|----------------------------------|
+| `scalar`   | `[]`           | `[1, 1, 1, 1]`    | the value                        |
+| `c`        | `[C]`          | `[1, C, 1, 1]`    | x[c] at [0, c, 0, 0]             |
+| `sc`       | `[S, C]`       | `[1, C, 1, S]`    | x[s, c] at [0, c, 0, s]          |
+| `bsc`      | `[1, S, C]`    | `[1, C, 1, S]`    | x[0, s, c] at [0, c, 0, s]       |
+| `bhsd`     | `[1, H, S, D]` | `[1, H·D, 1, S]`  | x[0, h, s, d] at [0, h·D + d, 0, s] |
+| `ane`      | `[1, C, 1, S]` | `[1, C, 1, S]`    | unchanged (rank 4 with axis 2 of size 1) |
+
+Each layout is a reshape, an axis permutation and a reshape, so the same
+three steps (as mil ops or on numpy arrays) convert both ways. `to_ane` and
+`to_logical` here are what a runtime uses to lay out its buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class LayoutError(ValueError):
+    """A logical shape with no `[1, C, 1, S]` mapping."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a logical tensor of `logical` shape is held as `[1, C, 1, S]`.
+
+    Logical -> ANE: reshape to `split`, transpose by `perm`, reshape to `ane`.
+    ANE -> logical: the same steps in reverse."""
+
+    name: str
+    logical: tuple[int, ...]
+    ane: tuple[int, ...]
+    split: tuple[int, ...]
+    perm: tuple[int, ...]
+
+    @property
+    def inverse_perm(self) -> tuple[int, ...]:
+        return tuple(int(i) for i in np.argsort(self.perm))
+
+    @property
+    def permuted(self) -> tuple[int, ...]:
+        """The shape after the transpose (before the final reshape)."""
+        return tuple(self.split[p] for p in self.perm)
+
+    def to_ane(self, x: np.ndarray) -> np.ndarray:
+        """A logical array in ANE form."""
+        assert tuple(x.shape) == self.logical, (x.shape, self.logical)
+        y = np.transpose(x.reshape(self.split), self.perm)
+        return np.ascontiguousarray(y).reshape(self.ane)
+
+    def to_logical(self, x: np.ndarray) -> np.ndarray:
+        """An ANE-form array in logical form."""
+        assert tuple(x.shape) == self.ane, (x.shape, self.ane)
+        y = np.transpose(x.reshape(self.permuted), self.inverse_perm)
+        return np.ascontiguousarray(y).reshape(self.logical)
+
+    def describe(self) -> str:
+        names = {
+            "scalar": "[] -> [1, 1, 1, 1]",
+            "c": "[C] -> [1, C, 1, 1]",
+            "sc": "[S, C] -> [1, C, 1, S]",
+            "bsc": "[1, S, C] -> [1, C, 1, S]",
+            "bhsd": "[1, H, S, D] -> [1, H*D, 1, S]",
+            "ane": "[1, C, 1, S] unchanged",
+        }
+        return names[self.name]
+
+
+def layout_of(shape: Sequence[int]) -> Layout:
+    """The layout of a logical shape (see the module table). Each conversion
+    is at most a transpose and a reshape either way."""
+    shape = tuple(shape)
+    rank = len(shape)
+    if rank == 0:
+        return Layout("scalar", shape, (1, 1, 1, 1), shape, ())
+    if rank == 1:
+        (c,) = shape
+        return Layout("c", shape, (1, c, 1, 1), shape, (0,))
+    if rank == 2:
+        s, c = shape
+        return Layout("sc", shape, (1, c, 1, s), shape, (1, 0))
+    if rank == 3 and shape[0] == 1:
+        _, s, c = shape
+        return Layout("bsc", shape, (1, c, 1, s), shape, (0, 2, 1))
+    if rank == 4 and shape[0] == 1 and shape[2] == 1:
+        return Layout("ane", shape, shape, shape, (0, 1, 2, 3))
+    if rank == 4 and shape[0] == 1:
+        _, h, s, d = shape
+        return Layout("bhsd", shape, (1, h * d, 1, s), shape, (0, 1, 3, 2))
+    raise LayoutError(
+        f"no [1, C, 1, S] layout for shape [{', '.join(map(str, shape))}] "
+        "(supported: [], [C], [S, C], [1, S, C], [1, H, S, D], [1, C, 1, S])"
+    )
+
+
+def ane_form_problems(function: object, fp16: bool = False) -> list[str]:
+    """Why a func.func is not in ANE form (empty when it is): every argument
+    and result must be a rank-4 `[1, C, 1, S]` tensor, fp16 if `fp16`."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import Float16Type, TensorType
+
+    assert isinstance(function, func.FuncOp)
+    problems = []
+    name = function.sym_name.data
+    signature = function.function_type
+    for what, types in (("argument", signature.inputs), ("result", signature.outputs)):
+        for i, t in enumerate(types.data):
+            if not isinstance(t, TensorType):
+                problems.append(f"@{name}: {what} {i} is not a tensor: {t}")
+                continue
+            shape = t.get_shape()
+            if len(shape) != 4 or shape[0] != 1 or shape[2] != 1:
+                problems.append(
+                    f"@{name}: {what} {i} has shape {list(shape)}, not [1, C, 1, S]"
+                )
+            if fp16 and not isinstance(t.element_type, Float16Type):
+                problems.append(
+                    f"@{name}: {what} {i} has element type {t.element_type}, not f16"
+                )
+    return problems

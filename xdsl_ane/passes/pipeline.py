@@ -1,0 +1,67 @@
+"""`ane-pipeline`: rlx in, ANE-ready MIL out.
+
+    rlx-gqa-tile, convert-rlx-to-mil, mil-ane-layout{weights}, canonicalize,
+    cse, [mil-fp16, canonicalize, cse], ane-lint
+
+`cse` (xDSL's) merges the identical layout ops that several consumers of
+one value get (the q, k and v projections of one activation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.passes import ModulePass
+from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.transforms.common_subexpression_elimination import (
+    CommonSubexpressionElimination,
+)
+from xdsl.utils.exceptions import PassFailedException
+
+from xdsl_ane.passes.ane_layout import MilAneLayoutPass
+from xdsl_ane.passes.gqa_tile import RlxGqaTilePass
+from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
+
+
+def pipeline_passes(
+    weights: str = "static", fp16: bool = True, lint: bool = True, strict: bool = False
+) -> list[ModulePass]:
+    """The passes of `ane-pipeline` with these options, in order."""
+    from xdsl_ane.passes.ane_lint import AneLintPass
+    from xdsl_ane.passes.fp16 import MilFp16Pass
+
+    passes: list[ModulePass] = [
+        RlxGqaTilePass(),
+        ConvertRlxToMilPass(),
+        MilAneLayoutPass(weights=weights),
+        CanonicalizePass(),
+        CommonSubexpressionElimination(),
+    ]
+    if fp16:
+        passes += [MilFp16Pass(), CanonicalizePass(), CommonSubexpressionElimination()]
+    if lint:
+        passes.append(AneLintPass(strict=strict))
+    return passes
+
+
+@dataclass(frozen=True)
+class AnePipelinePass(ModulePass):
+    """The whole compilation from rlx to ANE-form MIL: GQA tiling, lowering,
+    `[1, C, 1, S]` layout with static (1×1 conv) or dynamic (weights as
+    inputs) weights, canonicalization, fp16 and the ANE lint."""
+
+    name = "ane-pipeline"
+
+    weights: str = "static"
+    fp16: bool = True
+    lint: bool = True
+    strict: bool = False
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        if self.weights not in ("static", "dynamic"):
+            raise PassFailedException(
+                f"ane-pipeline: weights={self.weights}, expected static or dynamic"
+            )
+        for p in pipeline_passes(self.weights, self.fp16, self.lint, self.strict):
+            p.apply(ctx, op)
