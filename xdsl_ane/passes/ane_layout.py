@@ -498,7 +498,7 @@ class FunctionLayout:
     ) -> SSAValue:
         """x [1, Cin, 1, S] times the weight argument W [1, Cin, 1, Cout]
         (W[0, i, 0, o] = weight[o, i]) as [1, 1, S, Cin]·[1, 1, Cin, Cout]."""
-        w = self.weight_argument(weight, c_out, c_in)
+        w = self.weight_argument(weight, c_out, c_in, transposed)
         s = shape_of(x)[3]
         ops: list[Operation] = [
             xs := mil.ReshapeOp(x, (1, 1, c_in, s)),
@@ -511,7 +511,11 @@ class FunctionLayout:
         Rewriter.insert_op(ops, InsertPoint.after(before))
         return ops[-1].results[0]
 
-    def weight_argument(self, weight: mil.ConstOp, c_out: int, c_in: int) -> SSAValue:
+    def weight_argument(
+        self, weight: mil.ConstOp, c_out: int, c_in: int, transposed: bool
+    ) -> SSAValue:
+        """The function argument [1, Cin, 1, Cout] holding the weight
+        (`transposed`: the weights file stores it [Cout, Cin], as x·Wᵀ)."""
         name = (
             weight.weight.data if weight.weight is not None else f"const_{id(weight)}"
         )
@@ -529,7 +533,10 @@ class FunctionLayout:
                     "weight": StringAttr(name),
                     "arg": builtin.IntegerAttr(arg.index, 64),
                     "shape": ints_attr((1, c_in, 1, c_out)),
-                    "layout": StringAttr("W[o, i] at [0, i, 0, o] (Wᵀ)"),
+                    "stored": StringAttr(
+                        "[Cout, Cin]" if transposed else "[Cin, Cout]"
+                    ),
+                    "layout": StringAttr("W[o, i] at [0, i, 0, o]"),
                 }
             )
         )
