@@ -30,6 +30,7 @@ XDSL_ANE_UNIVERSE = Universe(
         "convert-rlx-to-mil": lazy("xdsl_ane.passes.rlx_to_mil:ConvertRlxToMilPass"),
         "mil-ane-layout": lazy("xdsl_ane.passes.ane_layout:MilAneLayoutPass"),
         "mil-fp16": lazy("xdsl_ane.passes.fp16:MilFp16Pass"),
+        "mil-pack-io": lazy("xdsl_ane.passes.pack_io:MilPackIoPass"),
         "ane-lint": lazy("xdsl_ane.passes.ane_lint:AneLintPass"),
         "ane-pipeline": lazy("xdsl_ane.passes.pipeline:AnePipelinePass"),
     },

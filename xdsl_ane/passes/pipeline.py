@@ -1,7 +1,7 @@
 """`ane-pipeline`: rlx in, ANE-ready MIL out.
 
     rlx-gqa-tile, convert-rlx-to-mil, mil-ane-layout{weights}, canonicalize,
-    cse, [mil-fp16, canonicalize, cse], ane-lint
+    cse, [mil-fp16, canonicalize, cse], [mil-pack-io], ane-lint
 
 `cse` (xDSL's) merges the identical layout ops that several consumers of
 one value get (the q, k and v projections of one activation)."""
@@ -21,11 +21,16 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
 from xdsl_ane.passes.gqa_tile import RlxGqaTilePass
+from xdsl_ane.passes.pack_io import MilPackIoPass
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
 
 
 def pipeline_passes(
-    weights: str = "static", fp16: bool = True, lint: bool = True, strict: bool = False
+    weights: str = "static",
+    fp16: bool = True,
+    pack_io: bool = False,
+    lint: bool = True,
+    strict: bool = False,
 ) -> list[ModulePass]:
     """The passes of `ane-pipeline` with these options, in order."""
     from xdsl_ane.passes.ane_lint import AneLintPass
@@ -40,6 +45,8 @@ def pipeline_passes(
     ]
     if fp16:
         passes += [MilFp16Pass(), CanonicalizePass(), CommonSubexpressionElimination()]
+    if pack_io:
+        passes.append(MilPackIoPass())
     if lint:
         passes.append(AneLintPass(strict=strict))
     return passes
@@ -55,6 +62,7 @@ class AnePipelinePass(ModulePass):
 
     weights: str = "static"
     fp16: bool = True
+    pack_io: bool = False
     lint: bool = True
     strict: bool = False
 
@@ -63,5 +71,8 @@ class AnePipelinePass(ModulePass):
             raise PassFailedException(
                 f"ane-pipeline: weights={self.weights}, expected static or dynamic"
             )
-        for p in pipeline_passes(self.weights, self.fp16, self.lint, self.strict):
+        passes = pipeline_passes(
+            self.weights, self.fp16, self.pack_io, self.lint, self.strict
+        )
+        for p in passes:
             p.apply(ctx, op)
