@@ -1,0 +1,616 @@
+"""`ane-lint`: reports what would not run well, or at all, on the ANE.
+
+The lint reads every `func.func` of a module (mil programs; rlx or other ops
+are reported too) and changes nothing. Each finding names the function, the
+op with its printed result names (`mil.gather (%12)`), or the argument or
+result, the reason and, where one exists, a fix. The sources are ANE_FACTS.md
+("What keeps a program off the ANE"): Core ML does not refuse such programs;
+it runs the offending parts on the CPU or GPU, which is the point of a
+warning. Errors are what Core ML rejects or what cannot be compiled at all.
+
+| rule | severity | threshold |
+|---|---|---|
+| rlx op left in the program | error | any (run convert-rlx-to-mil) |
+| op of another dialect (not mil, not func) | error | any |
+| mil op unknown to the mil dialect (a custom op) | warning | any |
+| dynamic shape (`?` dimension, unranked tensor) | error | any value |
+| op whose result shape depends on data | error | `OP_RULES`: non_zero, non_maximum_suppression |
+| fp32 function argument / result | warning | each one |
+| fp32 compute | warning | one per function, on its first fp32 op, with the count |
+| rank | warning / error | rank > 4 / rank > 5 |
+| dimension size | warning / error | > 16384 (M1/M2) / > 65536 (newer chips too) |
+| gather table on the lookup axis | warning | > 32768 |
+| ops that usually fall back | warning | `OP_RULES`: gather*, scatter*, fill*, band_part, cond, while_loop, RNNs, conv dilations > 1, pooling kernel > 13 or stride > 2, upsampling > 2× |
+| ops per function | warning | > 18000, consts, constexpr ops and func.return not counted |
+| weights per function | warning / error | > 1 GiB (iOS) / > 2 GiB (macOS) |
+
+Weights are the consts' declared tensor sizes (inline `val` and `weight`
+consts alike; `rlx.constant` / `rlx.param` in unlowered programs); a
+`constexpr_*` op's storage is its const operands, so int8 weights count as
+int8. fp32
+compute is reported once per function because it is all-or-nothing and one
+pass (`mil-fp16`) fixes it. `OP_RULES` is keyed by op name, so unregistered
+ops parsed with `--allow-unregistered-dialect` ("mil.scatter",
+"mil.while_loop") are recognized like our own; add an entry to extend it.
+
+`lint_module` is the Python API (used by the pass and by `xdsl-ane compile`);
+the pass prints each finding and a summary to stderr and fails on errors, or
+on warnings too with `strict=true`.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    TensorType,
+    UnrankedTensorType,
+    UnregisteredOp,
+    f32,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import IsolatedFromAbove
+from xdsl.utils.exceptions import PassFailedException
+
+from xdsl_ane.dialects.mil.base import MilOp
+
+PREFERRED_RANK = 4
+MAX_RANK = 5
+"""Core ML supports rank ≤ 5; the ANE prefers rank 4 ([1, C, 1, S])."""
+MAX_DIM_M1 = 16384
+"""Largest dimension on M1/M2-class ANEs."""
+MAX_DIM = 65536
+"""Largest dimension on newer ANEs."""
+MAX_GATHER_TABLE = 32768
+"""Largest embedding table (size of the lookup axis) the ANE gathers from."""
+MAX_OPS = 18000
+"""About the most ops (consts excluded) one program runs on the ANE."""
+WEIGHTS_WARNING_BYTES = 1 << 30
+"""About the most weights per program on iOS."""
+WEIGHTS_ERROR_BYTES = 2 << 30
+"""About the most weights per program on macOS."""
+
+FP16_SUGGESTION = "run mil-fp16 for fp16 compute and I/O"
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One diagnostic. `op_name` is empty for a finding about the whole
+    function, "argument" or "result" for its signature (`value_name` then
+    `%x` or `#0`); otherwise `value_name` holds the op's printed result names."""
+
+    severity: Severity
+    function: str
+    op_name: str
+    value_name: str
+    message: str
+    suggestion: str = ""
+
+    @property
+    def location(self) -> str:
+        if not self.op_name or not self.value_name:
+            return self.op_name
+        if self.op_name in ("argument", "result"):
+            return f"{self.op_name} {self.value_name}"
+        return f"{self.op_name} ({self.value_name})"
+
+    def format(self) -> str:
+        where = f"@{self.function}: " + (f"{self.location}: " if self.location else "")
+        fix = f"; {self.suggestion}" if self.suggestion else ""
+        return f"ane-lint: {self.severity}: {where}{self.message}{fix}"
+
+
+@dataclass
+class LintReport:
+    """The findings of one module, function by function, and what was counted:
+    `ops` excludes consts, constexpr ops and func.return."""
+
+    findings: list[Finding] = field(default_factory=list)
+    functions: int = 0
+    ops: int = 0
+
+    @property
+    def errors(self) -> int:
+        return sum(f.severity is Severity.ERROR for f in self.findings)
+
+    @property
+    def warnings(self) -> int:
+        return sum(f.severity is Severity.WARNING for f in self.findings)
+
+    def summary(self) -> str:
+        return (
+            f"ane-lint: {_count(self.functions, 'function')}, "
+            f"{_count(self.ops, 'op')}, {_count(self.errors, 'error')}, "
+            f"{_count(self.warnings, 'warning')}"
+        )
+
+    def format(self) -> str:
+        """Every finding on its own line, then the summary."""
+        return "\n".join([*(f.format() for f in self.findings), self.summary()])
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+# --- rules by op name -------------------------------------------------------
+
+
+def _numbers(op: Operation, key: str) -> list[float]:
+    """An integer or float list property/attribute of any op, registered or
+    not, as numbers ([] when absent)."""
+    attr = op.properties.get(key)
+    if attr is None:
+        attr = op.attributes.get(key)
+    if isinstance(attr, DenseArrayBase):
+        return [v for v in attr.get_values()]
+    if isinstance(attr, ArrayAttr):
+        return [
+            a.value.data for a in attr.data if isinstance(a, IntegerAttr | FloatAttr)
+        ]
+    if isinstance(attr, IntegerAttr | FloatAttr):
+        return [attr.value.data]
+    return []
+
+
+def _above(key: str, limit: float) -> Callable[[Operation], str | None]:
+    def detail(op: Operation) -> str | None:
+        values = _numbers(op, key)
+        if not any(v > limit for v in values):
+            return None
+        shown = values[0] if len(values) == 1 else values
+        return f"{key} {shown} > {limit}"
+
+    return detail
+
+
+def _any_of(*checks: Callable[[Operation], str | None]):
+    def detail(op: Operation) -> str | None:
+        found = [d for d in (check(op) for check in checks) if d]
+        return ", ".join(found) or None
+
+    return detail
+
+
+@dataclass(frozen=True)
+class OpRule:
+    """What is wrong with ops of one name. With `condition`, the rule applies
+    only when it returns a detail (e.g. "dilations [2, 2] > 1")."""
+
+    severity: Severity
+    reason: str
+    suggestion: str = ""
+    condition: Callable[[Operation], str | None] | None = None
+
+
+FALLBACK = "usually runs on the CPU/GPU, not the ANE"
+GATHER = OpRule(
+    Severity.WARNING,
+    f"gather {FALLBACK}",
+    "look embeddings up on the CPU and pass them in, or multiply a one_hot by "
+    "the table",
+)
+SCATTER = OpRule(
+    Severity.WARNING,
+    f"scatter {FALLBACK}",
+    "select with a one_hot mask, or scatter on the CPU",
+)
+FILL = OpRule(
+    Severity.WARNING, f"fill {FALLBACK}", "use a mil.const (shapes are static)"
+)
+CONTROL_FLOW = OpRule(
+    Severity.WARNING,
+    f"control flow {FALLBACK}",
+    "unroll it, or run the loop or branch outside the model",
+)
+RNN = OpRule(
+    Severity.WARNING,
+    f"recurrent layer {FALLBACK}",
+    "unroll it into matmul and elementwise ops",
+)
+POOL = OpRule(
+    Severity.WARNING,
+    f"pooling with a kernel > 13 or a stride > 2 {FALLBACK}",
+    "pool in several smaller steps",
+    _any_of(_above("kernel_sizes", 13), _above("strides", 2)),
+)
+UPSAMPLE = OpRule(
+    Severity.WARNING,
+    f"upsampling by more than 2× {FALLBACK}",
+    "upsample in steps of at most 2×",
+    _any_of(_above("scale_factor_height", 2), _above("scale_factor_width", 2)),
+)
+DILATED_CONV = OpRule(
+    Severity.WARNING,
+    f"dilated convolution {FALLBACK}",
+    "use an undilated kernel with zeros between the taps",
+    _above("dilations", 1),
+)
+DATA_DEPENDENT_SHAPE = OpRule(
+    Severity.ERROR,
+    "the result shape depends on the input data; the ANE needs static shapes",
+    "compute it on the CPU, or use a fixed-size form with a mask",
+)
+
+OP_RULES: dict[str, OpRule] = {
+    "mil.gather": GATHER,
+    "mil.gather_along_axis": GATHER,
+    "mil.gather_nd": GATHER,
+    "mil.scatter": SCATTER,
+    "mil.scatter_along_axis": SCATTER,
+    "mil.scatter_nd": SCATTER,
+    "mil.fill": FILL,
+    "mil.fill_like": FILL,
+    "mil.band_part": OpRule(
+        Severity.WARNING,
+        f"band_part {FALLBACK}",
+        "add a constant 0/-1e4 mask instead",
+    ),
+    "mil.cond": CONTROL_FLOW,
+    "mil.while_loop": CONTROL_FLOW,
+    "mil.rnn": RNN,
+    "mil.lstm": RNN,
+    "mil.gru": RNN,
+    "mil.conv": DILATED_CONV,
+    "mil.conv_transpose": DILATED_CONV,
+    "mil.avg_pool": POOL,
+    "mil.max_pool": POOL,
+    "mil.l2_pool": POOL,
+    "mil.upsample_nearest_neighbor": UPSAMPLE,
+    "mil.upsample_bilinear": UPSAMPLE,
+    "mil.non_zero": DATA_DEPENDENT_SHAPE,
+    "mil.non_maximum_suppression": DATA_DEPENDENT_SHAPE,
+}
+"""Rules by op name; registered and unregistered ops alike."""
+
+
+# --- the lint ---------------------------------------------------------------
+
+
+def lint_module(module: builtin.ModuleOp) -> LintReport:
+    """Lints every func.func of `module` (nested ones too); changes nothing."""
+    report = LintReport()
+    for op in module.walk():
+        if isinstance(op, func.FuncOp):
+            linter = _FunctionLint(op)
+            linter.run()
+            report.findings.extend(linter.findings)
+            report.functions += 1
+            report.ops += linter.ops
+    return report
+
+
+def op_name(op: Operation) -> str:
+    """The op's name as written, also for ops of unregistered dialects."""
+    return op.op_name.data if isinstance(op, UnregisteredOp) else op.name
+
+
+def is_const(name: str) -> bool:
+    """Consts hold weights and are not counted as ops; constexpr ops are
+    evaluated when the model loads."""
+    return name in ("mil.const", "rlx.constant", "rlx.param") or name.startswith(
+        "mil.constexpr_"
+    )
+
+
+def element_bytes(element_type: Attribute) -> int:
+    width = getattr(element_type, "bitwidth", 32)
+    return max(1, math.ceil(width / 8))
+
+
+def printed_names(function: func.FuncOp) -> dict[SSAValue, str]:
+    """The names xDSL's printer gives the function's values (`%x`, `%x_1`,
+    `%12`): name hints deduplicated with a suffix, others numbered, in print
+    order within the function's scope."""
+    names: dict[SSAValue, str] = {}
+    counts: dict[str, int] = {}
+    number = 0
+
+    def name(value: SSAValue) -> None:
+        nonlocal number
+        if value.name_hint:
+            i = counts.get(value.name_hint, 0)
+            counts[value.name_hint] = i + 1
+            names[value] = value.name_hint + (f"_{i}" if i else "")
+        else:
+            names[value] = str(number)
+            number += 1
+
+    def block(b: Block) -> None:
+        for arg in b.args:
+            name(arg)
+        for op in b.ops:
+            for result in op.results:
+                name(result)
+            if not op.has_trait(IsolatedFromAbove):
+                for region in op.regions:
+                    for inner in region.blocks:
+                        block(inner)
+
+    for b in function.body.blocks:
+        block(b)
+    return names
+
+
+class _FunctionLint:
+    def __init__(self, function: func.FuncOp):
+        self.function = function
+        self.findings: list[Finding] = []
+        self.ops = 0
+        self._names: dict[SSAValue, str] | None = None
+
+    def value_name(self, value: SSAValue) -> str:
+        if self._names is None:
+            self._names = printed_names(self.function)
+        return "%" + self._names.get(value, "?")
+
+    def report(
+        self,
+        severity: Severity,
+        op: Operation | None,
+        message: str,
+        suggestion: str = "",
+    ) -> None:
+        names = "" if op is None else ", ".join(self.value_name(r) for r in op.results)
+        self.findings.append(
+            Finding(
+                severity,
+                self.function.sym_name.data,
+                "" if op is None else op_name(op),
+                names,
+                message,
+                suggestion,
+            )
+        )
+
+    def report_value(
+        self, severity: Severity, kind: str, name: str, message: str, fix: str = ""
+    ) -> None:
+        self.findings.append(
+            Finding(severity, self.function.sym_name.data, kind, name, message, fix)
+        )
+
+    def ops_in_body(self) -> Iterator[Operation]:
+        for op in self.function.body.walk():
+            if not isinstance(op, func.ReturnOp):
+                yield op
+
+    def run(self) -> None:
+        self.signature()
+        fp32_ops: list[Operation] = []
+        fp32_consts: list[Operation] = []
+        weight_bytes = 0
+        consts = 0
+        for op in self.ops_in_body():
+            name = op_name(op)
+            const = is_const(name)
+            if const and not name.startswith("mil.constexpr_"):
+                # a constexpr op's storage is its const operands, counted here
+                consts += 1
+                weight_bytes += sum(tensor_bytes(r.type) for r in op.results)
+            elif not const:
+                self.ops += 1
+            self.op_kind(op, name)
+            for r in op.results:
+                for severity, message, fix in type_problems(r.type):
+                    self.report(severity, op, message, fix)
+            if any(is_fp32(r.type) for r in op.results):
+                if const:
+                    fp32_consts.append(op)
+                else:
+                    fp32_ops.append(op)
+        self.fp32_compute(fp32_ops, fp32_consts)
+        self.program_size(weight_bytes, consts)
+
+    def signature(self) -> None:
+        ft = self.function.function_type
+        blocks = self.function.body.blocks
+        for i, t in enumerate(ft.inputs.data):
+            name = self.value_name(blocks[0].args[i]) if blocks else f"#{i}"
+            self.value_checks("argument", name, t, "input")
+        for i, t in enumerate(ft.outputs.data):
+            self.value_checks("result", f"#{i}", t, "output", checked=bool(blocks))
+
+    def value_checks(
+        self, kind: str, name: str, t: Attribute, io: str, checked: bool = False
+    ) -> None:
+        """fp32 I/O, and the type checks unless the op defining the value
+        is checked (a result of a function with a body)."""
+        if is_fp32(t):
+            self.report_value(
+                Severity.WARNING,
+                kind,
+                name,
+                f"fp32 {io} {t}; the ANE computes in fp16, so Core ML casts it "
+                "or runs the program elsewhere",
+                FP16_SUGGESTION,
+            )
+        if not checked:
+            for severity, message, fix in type_problems(t):
+                self.report_value(severity, kind, name, message, fix)
+
+    def op_kind(self, op: Operation, name: str) -> None:
+        rule = OP_RULES.get(name)
+        if rule is not None:
+            detail = None if rule.condition is None else rule.condition(op)
+            if rule.condition is None or detail:
+                reason = f"{rule.reason} ({detail})" if detail else rule.reason
+                self.report(rule.severity, op, reason, rule.suggestion)
+        if name == "mil.gather":
+            self.gather_table(op)
+        if name.startswith("rlx."):
+            self.report(
+                Severity.ERROR,
+                op,
+                "rlx op not lowered to mil",
+                "run convert-rlx-to-mil first",
+            )
+        elif not name.startswith("mil."):
+            self.report(
+                Severity.ERROR,
+                op,
+                "not a MIL op; Core ML cannot run it",
+                "lower it to mil ops",
+            )
+        elif not isinstance(op, MilOp) and rule is None:
+            self.report(
+                Severity.WARNING,
+                op,
+                "not an op of the mil dialect; Core ML runs custom ops on the CPU",
+            )
+
+    def gather_table(self, op: Operation) -> None:
+        if not op.operands or not isinstance(op.operands[0].type, TensorType):
+            return
+        shape = op.operands[0].type.get_shape()
+        axes = _numbers(op, "axis") or [0]
+        axis = int(axes[0])
+        if not -len(shape) <= axis < len(shape):
+            return
+        rows = shape[axis]
+        if rows > MAX_GATHER_TABLE:
+            self.report(
+                Severity.WARNING,
+                op,
+                f"the gathered table has {rows} entries on the lookup axis "
+                f"{axis % len(shape)}, above the ANE's {MAX_GATHER_TABLE}",
+                f"split the table into {math.ceil(rows / MAX_GATHER_TABLE)} chunks "
+                f"of ≤ {MAX_GATHER_TABLE}",
+            )
+
+    def fp32_compute(self, ops: list[Operation], consts: list[Operation]) -> None:
+        if not ops and not consts:
+            return
+        of_consts = f" and {_count(len(consts), 'const')}" if consts else ""
+        self.report(
+            Severity.WARNING,
+            (ops or consts)[0],
+            f"fp32 compute: {len(ops)} of {_count(self.ops, 'op')}{of_consts} "
+            "produce fp32 tensors (this is the first); the ANE computes in fp16, "
+            "so Core ML casts or runs fp32 work on the CPU/GPU",
+            FP16_SUGGESTION,
+        )
+
+    def program_size(self, weight_bytes: int, consts: int) -> None:
+        split = "split the function into several programs"
+        if self.ops > MAX_OPS:
+            self.report(
+                Severity.WARNING,
+                None,
+                f"{self.ops} ops (consts excluded), above the about {MAX_OPS} "
+                "the ANE runs in one program",
+                split,
+            )
+        if weight_bytes > WEIGHTS_WARNING_BYTES:
+            too_big = weight_bytes > WEIGHTS_ERROR_BYTES
+            self.report(
+                Severity.ERROR if too_big else Severity.WARNING,
+                None,
+                f"{weight_bytes / (1 << 30):.2f} GiB of weights in "
+                f"{_count(consts, 'const')}, above "
+                + (
+                    "2 GiB, the limit per program on macOS"
+                    if too_big
+                    else "1 GiB, the limit per program on iOS (2 GiB on macOS)"
+                ),
+                split + " or quantize the weights",
+            )
+
+
+def type_problems(t: Attribute) -> list[tuple[Severity, str, str]]:
+    """(severity, message, suggestion) for a value's type: a dynamic shape,
+    the rank and the dimension sizes."""
+    if isinstance(t, UnrankedTensorType) or (
+        isinstance(t, TensorType) and DYNAMIC_INDEX in t.get_shape()
+    ):
+        return [
+            (
+                Severity.ERROR,
+                f"dynamic shape {t}; the ANE runs static shapes only",
+                "fix the shape at compile time (one model per shape)",
+            )
+        ]
+    if not isinstance(t, TensorType):
+        return []
+    problems: list[tuple[Severity, str, str]] = []
+    shape = t.get_shape()
+    to_rank_4 = "reshape to rank 4 ([1, C, 1, S])"
+    if len(shape) > MAX_RANK:
+        message = f"rank {len(shape)} {t}; Core ML supports rank ≤ {MAX_RANK}"
+        problems.append((Severity.ERROR, message, to_rank_4))
+    elif len(shape) > PREFERRED_RANK:
+        message = f"rank {len(shape)} {t}; the ANE prefers rank ≤ {PREFERRED_RANK}"
+        problems.append((Severity.WARNING, message, to_rank_4))
+    big = [(axis, d) for axis, d in enumerate(shape) if d > MAX_DIM_M1]
+    if big:
+        largest = max(d for _, d in big)
+        axes = ", ".join(f"axis {a} has size {d}" for a, d in big)
+        if largest > MAX_DIM:
+            severity, limit = Severity.ERROR, f"{MAX_DIM}, the limit even of newer ANEs"
+        else:
+            severity = Severity.WARNING
+            limit = (
+                f"{MAX_DIM_M1}, the limit of M1/M2-class ANEs ({MAX_DIM} on newer ones)"
+            )
+        if len(big) == 1:
+            split = (
+                f"split axis {big[0][0]} into {math.ceil(largest / MAX_DIM_M1)} chunks"
+            )
+        else:
+            split = f"split axes {', '.join(str(a) for a, _ in big)} into chunks"
+        problems.append(
+            (severity, f"{t}: {axes}, above {limit}", f"{split} of ≤ {MAX_DIM_M1}")
+        )
+    return problems
+
+
+def is_fp32(t: Attribute) -> bool:
+    return isinstance(t, TensorType | UnrankedTensorType) and t.element_type == f32
+
+
+def tensor_bytes(t: Attribute) -> int:
+    if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
+        return 0
+    return math.prod(t.get_shape()) * element_bytes(t.element_type)
+
+
+@dataclass(frozen=True)
+class AneLintPass(ModulePass):
+    """Prints what would keep the module's functions off the ANE, one finding
+    per line and a summary, to stderr; changes nothing. Fails with the first
+    error (with `strict`, the first warning too) and the counts."""
+
+    name = "ane-lint"
+
+    strict: bool = False
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        report = lint_module(op)
+        print(report.format(), file=sys.stderr)
+        failing = [
+            f for f in report.findings if f.severity is Severity.ERROR or self.strict
+        ]
+        errors = [f for f in failing if f.severity is Severity.ERROR]
+        if failing:
+            first = (errors or failing)[0]
+            raise PassFailedException(f"{first.format()}\n{report.summary()}")
