@@ -542,9 +542,9 @@ def lowered(module: builtin.ModuleOp) -> builtin.ModuleOp:
 
 
 def test_qwen3_decoder_layer() -> None:
-    """The lowered fp32 layer: fp32 I/O and compute, and the grouped-query
-    head repeat's [1, Hkv, R, S·D] tensors (S·D = 256·128 = 32768) above the
-    M1/M2 limit; nothing else (no errors, no fallback ops)."""
+    """The lowered fp32 layer: fp32 I/O and compute and nothing else — no
+    errors, no fallback ops, and no axis above 16384 (the grouped-query head
+    repeat stays at [B·Hkv, R, S, D])."""
     module = lowered(build_decoder_layer(QWEN3_0_6B))
     before = str(module)
     report = lint_module(module)
@@ -554,14 +554,7 @@ def test_qwen3_decoder_layer() -> None:
     assert locations[:2] == ["argument %x", "result #0"]
     fp32 = [f for f in report.findings if "fp32" in f.message]
     assert len(fp32) == 3
-    shapes = [f for f in report.findings if f not in fp32]
-    assert [f.op_name for f in shapes] == ["mil.reshape", "mil.concat"] * 2
-    assert all(
-        "axis 3 has size 32768" in f.message and f.severity is WARNING for f in shapes
-    )
-    # each finding's names are the printed ones
-    for f in shapes:
-        assert f"{f.value_name} = {f.op_name} " in before
+    assert [f for f in report.findings if f not in fp32] == []
     assert report.functions == 1 and 50 < report.ops < 100
 
 

@@ -5,16 +5,19 @@ key/value heads, R = H / Hkv) reads key/value head h // R. The pass repeats
 each key/value head R times in that order (k0, k0, k1, k1, ... for R = 2)
 with rank-4 ops only, so the attention that remains has H key/value heads:
 
-    [B, Hkv, S, D] -reshape-> [B, Hkv, 1, S·D] -concat R× axis 2->
-    [B, Hkv, R, S·D] -reshape-> [B, Hkv·R, S, D]
+    [B, Hkv, S, D] -reshape-> [B·Hkv, 1, S, D] -concat R× axis 1->
+    [B·Hkv, R, S, D] -reshape-> [B, Hkv·R, S, D]
 
+(Folding S and D into one axis, [B, Hkv, 1, S·D], works as well but makes
+an axis of S·D = 32768 for Qwen3's S = 256, D = 128, beyond the ANE's
+16384.)
 Concatenating whole tensors along the head axis would give k0, k1, ..., k0,
 k1, ... instead: the order of the other mapping (h mod Hkv). For
 `rlx.attention_backward` with respect to key or value, the gradient over the
 H repeated heads is summed back over each group of R:
 
-    [B, H, S, D] -reshape-> [B, Hkv, R, S·D] -reduce_sum axis 2 (keep)->
-    [B, Hkv, 1, S·D] -reshape-> [B, Hkv, S, D]
+    [B, H, S, D] -reshape-> [B·Hkv, R, S, D] -reduce_sum axis 1 (keep)->
+    [B·Hkv, 1, S, D] -reshape-> [B, Hkv, S, D]
 """
 
 from __future__ import annotations
@@ -45,8 +48,8 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
 def repeat_heads(value: SSAValue, repeats: int, rewriter: PatternRewriter) -> SSAValue:
     """[B, Hkv, S, D] -> [B, Hkv·R, S, D] with head j at positions j·R .. j·R+R−1."""
     b, hkv, s, d = shape_of(value)
-    flat = rewriter.insert(rlx.ReshapeOp(value, (b, hkv, 1, s * d))).result
-    tiled = rewriter.insert(rlx.ConcatOp([flat] * repeats, axis=2)).result
+    flat = rewriter.insert(rlx.ReshapeOp(value, (b * hkv, 1, s, d))).result
+    tiled = rewriter.insert(rlx.ConcatOp([flat] * repeats, axis=1)).result
     return rewriter.insert(rlx.ReshapeOp(tiled, (b, hkv * repeats, s, d))).result
 
 
@@ -55,8 +58,8 @@ def sum_head_groups(
 ) -> SSAValue:
     """[B, H, S, D] -> [B, Hkv, S, D] summing each run of R = H / Hkv heads."""
     b, h, s, d = shape_of(value)
-    grouped = rewriter.insert(rlx.ReshapeOp(value, (b, groups, h // groups, s * d)))
-    summed = rewriter.insert(rlx.ReduceSumOp(grouped.result, (2,), keep_dims=True))
+    grouped = rewriter.insert(rlx.ReshapeOp(value, (b * groups, h // groups, s, d)))
+    summed = rewriter.insert(rlx.ReduceSumOp(grouped.result, (1,), keep_dims=True))
     return rewriter.insert(rlx.ReshapeOp(summed.result, (b, groups, s, d))).result
 
 

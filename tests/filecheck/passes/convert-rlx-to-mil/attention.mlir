@@ -114,15 +114,15 @@ func.func @attention_causal_scale_f16(%q: tensor<1x2x3x8xf16>, %k: tensor<1x2x3x
 }
 
 // Grouped-query, H = 4 over Hkv = 2: k and v are tiled to k0, k0, k1, k1
-// ([B, Hkv, 1, S*D], concat R = 2 times on axis 2, back to [B, H, S, D]),
+// ([B*Hkv, 1, S, D], concat R = 2 times on axis 1, back to [B, H, S, D]),
 // then lowered as above.
 // CHECK-LABEL: func.func @attention_gqa(
-// CHECK-NEXT:  [[K_FLAT:%.+]] = mil.reshape %k {shape = array<i64: 1, 2, 1, 24>} : (tensor<1x2x3x8xf32>) -> tensor<1x2x1x24xf32>
-// CHECK-NEXT:  [[K_TILED:%.+]] = mil.concat [[K_FLAT]], [[K_FLAT]] {axis = 2 : i64, interleave = false} : (tensor<1x2x1x24xf32>, tensor<1x2x1x24xf32>) -> tensor<1x2x2x24xf32>
-// CHECK-NEXT:  [[K:%.+]] = mil.reshape [[K_TILED]] {shape = array<i64: 1, 4, 3, 8>} : (tensor<1x2x2x24xf32>) -> tensor<1x4x3x8xf32>
-// CHECK-NEXT:  [[V_FLAT:%.+]] = mil.reshape %v {shape = array<i64: 1, 2, 1, 24>} : (tensor<1x2x3x8xf32>) -> tensor<1x2x1x24xf32>
-// CHECK-NEXT:  [[V_TILED:%.+]] = mil.concat [[V_FLAT]], [[V_FLAT]] {axis = 2 : i64, interleave = false} : (tensor<1x2x1x24xf32>, tensor<1x2x1x24xf32>) -> tensor<1x2x2x24xf32>
-// CHECK-NEXT:  [[V:%.+]] = mil.reshape [[V_TILED]] {shape = array<i64: 1, 4, 3, 8>} : (tensor<1x2x2x24xf32>) -> tensor<1x4x3x8xf32>
+// CHECK-NEXT:  [[K_FLAT:%.+]] = mil.reshape %k {shape = array<i64: 2, 1, 3, 8>} : (tensor<1x2x3x8xf32>) -> tensor<2x1x3x8xf32>
+// CHECK-NEXT:  [[K_TILED:%.+]] = mil.concat [[K_FLAT]], [[K_FLAT]] {axis = 1 : i64, interleave = false} : (tensor<2x1x3x8xf32>, tensor<2x1x3x8xf32>) -> tensor<2x2x3x8xf32>
+// CHECK-NEXT:  [[K:%.+]] = mil.reshape [[K_TILED]] {shape = array<i64: 1, 4, 3, 8>} : (tensor<2x2x3x8xf32>) -> tensor<1x4x3x8xf32>
+// CHECK-NEXT:  [[V_FLAT:%.+]] = mil.reshape %v {shape = array<i64: 2, 1, 3, 8>} : (tensor<1x2x3x8xf32>) -> tensor<2x1x3x8xf32>
+// CHECK-NEXT:  [[V_TILED:%.+]] = mil.concat [[V_FLAT]], [[V_FLAT]] {axis = 1 : i64, interleave = false} : (tensor<2x1x3x8xf32>, tensor<2x1x3x8xf32>) -> tensor<2x2x3x8xf32>
+// CHECK-NEXT:  [[V:%.+]] = mil.reshape [[V_TILED]] {shape = array<i64: 1, 4, 3, 8>} : (tensor<2x2x3x8xf32>) -> tensor<1x4x3x8xf32>
 // CHECK-NEXT:  [[SCORES:%.+]] = mil.matmul %q, [[K]] {transpose_x = false, transpose_y = true} : (tensor<1x4x3x8xf32>, tensor<1x4x3x8xf32>) -> tensor<1x4x3x3xf32>
 // CHECK-NEXT:  [[SCALE:%.+]] = mil.const dense<0.353553385> : tensor<f32>
 // CHECK-NEXT:  [[SCALED:%.+]] = mil.mul [[SCORES]], [[SCALE]] : (tensor<1x4x3x3xf32>, tensor<f32>) -> tensor<1x4x3x3xf32>
@@ -239,15 +239,15 @@ func.func @attention_backward_query_row_mask(%q: tensor<1x2x3x8xf32>, %k: tensor
 }
 
 // Grouped-query dK: tile k and v to H heads, lower, then sum each group of
-// R = 2 query heads back into its key head ([B, Hkv, R, S*D], reduce_sum
-// axis 2 keeping it, [B, Hkv, S, D]).
+// R = 2 query heads back into its key head ([B*Hkv, R, S, D], reduce_sum
+// axis 1 keeping it, [B, Hkv, S, D]).
 // CHECK-LABEL: func.func @attention_backward_key_gqa(
-// CHECK-NEXT:  [[K_FLAT:%.+]] = mil.reshape %k {shape = array<i64: 1, 2, 1, 24>} : (tensor<1x2x3x8xf32>) -> tensor<1x2x1x24xf32>
-// CHECK-NEXT:  [[K_TILED:%.+]] = mil.concat [[K_FLAT]], [[K_FLAT]] {axis = 2 : i64, interleave = false} : (tensor<1x2x1x24xf32>, tensor<1x2x1x24xf32>) -> tensor<1x2x2x24xf32>
-// CHECK-NEXT:  [[K:%.+]] = mil.reshape [[K_TILED]] {shape = array<i64: 1, 4, 3, 8>} : (tensor<1x2x2x24xf32>) -> tensor<1x4x3x8xf32>
-// CHECK-NEXT:  [[V_FLAT:%.+]] = mil.reshape %v {shape = array<i64: 1, 2, 1, 24>} : (tensor<1x2x3x8xf32>) -> tensor<1x2x1x24xf32>
-// CHECK-NEXT:  [[V_TILED:%.+]] = mil.concat [[V_FLAT]], [[V_FLAT]] {axis = 2 : i64, interleave = false} : (tensor<1x2x1x24xf32>, tensor<1x2x1x24xf32>) -> tensor<1x2x2x24xf32>
-// CHECK-NEXT:  [[V:%.+]] = mil.reshape [[V_TILED]] {shape = array<i64: 1, 4, 3, 8>} : (tensor<1x2x2x24xf32>) -> tensor<1x4x3x8xf32>
+// CHECK-NEXT:  [[K_FLAT:%.+]] = mil.reshape %k {shape = array<i64: 2, 1, 3, 8>} : (tensor<1x2x3x8xf32>) -> tensor<2x1x3x8xf32>
+// CHECK-NEXT:  [[K_TILED:%.+]] = mil.concat [[K_FLAT]], [[K_FLAT]] {axis = 1 : i64, interleave = false} : (tensor<2x1x3x8xf32>, tensor<2x1x3x8xf32>) -> tensor<2x2x3x8xf32>
+// CHECK-NEXT:  [[K:%.+]] = mil.reshape [[K_TILED]] {shape = array<i64: 1, 4, 3, 8>} : (tensor<2x2x3x8xf32>) -> tensor<1x4x3x8xf32>
+// CHECK-NEXT:  [[V_FLAT:%.+]] = mil.reshape %v {shape = array<i64: 2, 1, 3, 8>} : (tensor<1x2x3x8xf32>) -> tensor<2x1x3x8xf32>
+// CHECK-NEXT:  [[V_TILED:%.+]] = mil.concat [[V_FLAT]], [[V_FLAT]] {axis = 1 : i64, interleave = false} : (tensor<2x1x3x8xf32>, tensor<2x1x3x8xf32>) -> tensor<2x2x3x8xf32>
+// CHECK-NEXT:  [[V:%.+]] = mil.reshape [[V_TILED]] {shape = array<i64: 1, 4, 3, 8>} : (tensor<2x2x3x8xf32>) -> tensor<1x4x3x8xf32>
 // CHECK-NEXT:  [[SCORES:%.+]] = mil.matmul %q, [[K]] {transpose_x = false, transpose_y = true} : (tensor<1x4x3x8xf32>, tensor<1x4x3x8xf32>) -> tensor<1x4x3x3xf32>
 // CHECK-NEXT:  [[SCALE:%.+]] = mil.const dense<0.353553385> : tensor<f32>
 // CHECK-NEXT:  [[SCALED:%.+]] = mil.mul [[SCORES]], [[SCALE]] : (tensor<1x4x3x3xf32>, tensor<f32>) -> tensor<1x4x3x3xf32>
@@ -260,9 +260,9 @@ func.func @attention_backward_query_row_mask(%q: tensor<1x2x3x8xf32>, %k: tensor
 // CHECK-NEXT:  [[GRAD_SCALE:%.+]] = mil.const dense<0.353553385> : tensor<f32>
 // CHECK-NEXT:  [[GRAD:%.+]] = mil.matmul [[D_S]], %q {transpose_x = true, transpose_y = false} : (tensor<1x4x3x3xf32>, tensor<1x4x3x8xf32>) -> tensor<1x4x3x8xf32>
 // CHECK-NEXT:  [[D_K:%.+]] = mil.mul [[GRAD]], [[GRAD_SCALE]] : (tensor<1x4x3x8xf32>, tensor<f32>) -> tensor<1x4x3x8xf32>
-// CHECK-NEXT:  [[GROUPED:%.+]] = mil.reshape [[D_K]] {shape = array<i64: 1, 2, 2, 24>} : (tensor<1x4x3x8xf32>) -> tensor<1x2x2x24xf32>
-// CHECK-NEXT:  [[SUMMED:%.+]] = mil.reduce_sum [[GROUPED]] {axes = array<i64: 2>, keep_dims = true} : (tensor<1x2x2x24xf32>) -> tensor<1x2x1x24xf32>
-// CHECK-NEXT:  [[Y:%.+]] = mil.reshape [[SUMMED]] {shape = array<i64: 1, 2, 3, 8>} : (tensor<1x2x1x24xf32>) -> tensor<1x2x3x8xf32>
+// CHECK-NEXT:  [[GROUPED:%.+]] = mil.reshape [[D_K]] {shape = array<i64: 2, 2, 3, 8>} : (tensor<1x4x3x8xf32>) -> tensor<2x2x3x8xf32>
+// CHECK-NEXT:  [[SUMMED:%.+]] = mil.reduce_sum [[GROUPED]] {axes = array<i64: 1>, keep_dims = true} : (tensor<2x2x3x8xf32>) -> tensor<2x1x3x8xf32>
+// CHECK-NEXT:  [[Y:%.+]] = mil.reshape [[SUMMED]] {shape = array<i64: 1, 2, 3, 8>} : (tensor<2x1x3x8xf32>) -> tensor<1x2x3x8xf32>
 // CHECK-NEXT:  func.return [[Y]] : tensor<1x2x3x8xf32>
 func.func @attention_backward_key_gqa(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x3x8xf32>, %v: tensor<1x2x3x8xf32>, %dy: tensor<1x4x3x8xf32>) -> tensor<1x2x3x8xf32> {
   %y = rlx.attention_backward %q, %k, %v, %dy {wrt = "key"} : (tensor<1x4x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x4x3x8xf32>) -> tensor<1x2x3x8xf32>
