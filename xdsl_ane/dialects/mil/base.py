@@ -24,8 +24,9 @@ from xdsl.irdl import (
     traits_def,
 )
 from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
-from xdsl.traits import Pure
+from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 
 from xdsl_ane.dialects.typing import (
     InferredTypeOp,
@@ -143,6 +144,18 @@ def is_compile_time_constant(value: SSAValue) -> bool:
     return True
 
 
+class ConstantFoldingCanonicalization(HasCanonicalizationPatternsTrait):
+    """Every mil op folds into a `mil.const` when its operands are inline
+    consts. The patterns live in `xdsl_ane.passes.canonicalization`, imported
+    when `canonicalize` asks for them (that module imports this dialect)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from xdsl_ane.passes.canonicalization import FoldConstantOp
+
+        return (FoldConstantOp(),)
+
+
 class MilOp(InferredTypeOp, ABC):
     """Base of every mil op.
 
@@ -152,7 +165,9 @@ class MilOp(InferredTypeOp, ABC):
     """
 
     irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(Pure(), KnownAttributesOnly())
+    traits = traits_def(
+        Pure(), KnownAttributesOnly(), ConstantFoldingCanonicalization()
+    )
     CONST_OPERANDS: ClassVar[tuple[str, ...]] = ()
 
     @classmethod

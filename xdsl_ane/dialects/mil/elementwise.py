@@ -24,7 +24,10 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
 )
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import HasCanonicalizationPatternsTrait
 
 from xdsl_ane.dialects.mil.base import (
     ANY_TYPE,
@@ -50,6 +53,19 @@ from xdsl_ane.dialects.typing import (
     tensor,
 )
 
+
+class ElementwiseCanonicalization(HasCanonicalizationPatternsTrait):
+    """Layout ops (transpose, reshape) on the operands of an elementwise op
+    move below it, to cancel with an inverse one
+    (`xdsl_ane.passes.canonicalization`, imported on use)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from xdsl_ane.passes.canonicalization import SinkLayoutThroughElementwise
+
+        return (SinkLayoutThroughElementwise(),)
+
+
 # --- unary ---------------------------------------------------------------------
 
 
@@ -60,6 +76,7 @@ class UnaryOp(MilOp, ABC):
     x = operand_def(T)
     result = result_def(T)
     assembly_format = "$x attr-dict `:` type($x)"
+    traits = traits_def(ElementwiseCanonicalization())
 
     DOMAIN: ClassVar[tuple[Attribute, ...]] = FLOAT
     """The element types MIL accepts for x."""
@@ -270,6 +287,7 @@ class BinaryOp(MilOp, ABC):
     y = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    traits = traits_def(ElementwiseCanonicalization())
 
     def __init__(self, x: Value, y: Value):
         self.init_mil({"x": x, "y": y})
@@ -402,6 +420,7 @@ class SelectOp(MilOp):
     b = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    traits = traits_def(ElementwiseCanonicalization())
 
     def __init__(self, cond: Value, a: Value, b: Value):
         self.init_mil({"cond": cond, "a": a, "b": b})
@@ -436,6 +455,7 @@ class CastOp(MilOp):
     dtype = prop_def(StringAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    traits = traits_def(ElementwiseCanonicalization())
 
     def __init__(self, x: Value, dtype: str):
         self.init_mil({"x": x}, {"dtype": StringAttr(dtype)})

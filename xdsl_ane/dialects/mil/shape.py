@@ -21,9 +21,12 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
     var_result_def,
 )
+from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import HasCanonicalizationPatternsTrait
 
 from xdsl_ane.dialects.mil.base import (
     ANY_TYPE,
@@ -98,6 +101,36 @@ class ShapeOp(MilOp, ABC):
         return x
 
 
+class ReshapeCanonicalization(HasCanonicalizationPatternsTrait):
+    """reshape∘reshape, identity reshapes and reshapes of weight consts
+    (`xdsl_ane.passes.canonicalization`, imported on use)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from xdsl_ane.passes.canonicalization import (
+            ComposeReshapes,
+            FoldReshapeOfWeight,
+            RemoveIdentityReshape,
+        )
+
+        return RemoveIdentityReshape(), ComposeReshapes(), FoldReshapeOfWeight()
+
+
+class TransposeCanonicalization(HasCanonicalizationPatternsTrait):
+    """transpose∘transpose, identity transposes and transposes of weight
+    consts (`xdsl_ane.passes.canonicalization`, imported on use)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from xdsl_ane.passes.canonicalization import (
+            ComposeTransposes,
+            FoldTransposeOfWeight,
+            RemoveIdentityTranspose,
+        )
+
+        return RemoveIdentityTranspose(), ComposeTransposes(), FoldTransposeOfWeight()
+
+
 @irdl_op_definition
 class ReshapeOp(ShapeOp):
     """The elements of x in row-major order with shape `shape`; `shape` may
@@ -108,6 +141,7 @@ class ReshapeOp(ShapeOp):
     shape = prop_def(DenseArrayBase)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    traits = traits_def(ReshapeCanonicalization())
 
     def __init__(self, x: Value, shape: Sequence[int]):
         self.init_mil({"x": x}, {"shape": ints_attr(shape)})
@@ -129,6 +163,7 @@ class TransposeOp(ShapeOp):
     perm = prop_def(DenseArrayBase)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    traits = traits_def(TransposeCanonicalization())
 
     def __init__(self, x: Value, perm: Sequence[int]):
         self.init_mil({"x": x}, {"perm": ints_attr(perm)})

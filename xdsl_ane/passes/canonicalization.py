@@ -1,0 +1,371 @@
+"""Canonicalization patterns of the mil dialect, run by xDSL's stock
+`canonicalize` pass. Each mil op family lists its patterns through a
+`HasCanonicalizationPatternsTrait` in `xdsl_ane.dialects.mil`, which imports
+this module when the pass asks (this module imports the dialect).
+
+| pattern                        | rewrite                                              |
+|--------------------------------|------------------------------------------------------|
+| `ComposeTransposes`            | transpose(transpose(x, p), q) -> transpose(x, p∘q), or x |
+| `RemoveIdentityTranspose`      | transpose(x, identity) -> x                          |
+| `ComposeReshapes`              | reshape(reshape(x)) -> reshape(x)                    |
+| `RemoveIdentityReshape`        | reshape(x) to x's own shape -> x                     |
+| `SinkLayoutThroughElementwise` | f(L(a), L(b), scalar) -> L(f(a, b, scalar)), L one transpose or reshape |
+| `FoldReshapeOfWeight`          | reshape(weight const) -> weight const with that view |
+| `FoldTransposeOfWeight`        | transpose(weight const viewed by a pure transpose) -> weight const |
+| `FoldConstantOp`               | an op of inline consts -> an inline const            |
+
+Layout ops only ever move towards the uses (sinking) or merge (composing),
+so the patterns cannot undo each other and the greedy driver terminates.
+Unused ops are erased by the pass itself: every mil op is `Pure`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.exceptions import InterpretationError as XdslInterpretationError
+
+from xdsl_ane.dialects import mil
+from xdsl_ane.dialects.dense import dense_from_numpy, dense_to_numpy
+from xdsl_ane.dialects.typing import OpTypeError, ints_prop, product, tensor
+from xdsl_ane.interpreter.core import InterpretationError
+from xdsl_ane.interpreter.mil import MilFunctions
+
+Shape = tuple[int, ...]
+
+MAX_FOLDED_ELEMENTS = 1024
+"""Largest result (in elements) a computing op is folded into."""
+
+MAX_FOLDED_LAYOUT_ELEMENTS = 65536
+"""Largest result a layout op of consts is folded into: re-laying out a
+mask or table costs nothing at compile time and saves an op at run time."""
+
+LAYOUT_OPS: tuple[type[Operation], ...] = (
+    mil.ReshapeOp,
+    mil.TransposeOp,
+    mil.ExpandDimsOp,
+    mil.SqueezeOp,
+    mil.SliceBySizeOp,
+    mil.CastOp,
+    mil.TileOp,
+    mil.ConcatOp,
+    mil.SplitOp,
+)
+
+
+def shape_of(value: SSAValue) -> Shape:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t.get_shape()
+
+
+def normalized_perm(op: mil.TransposeOp) -> tuple[int, ...]:
+    """The op's perm with negative axes mapped into [0, rank)."""
+    perm = ints_prop(op.properties, "perm")
+    assert perm is not None
+    return tuple(a % len(perm) for a in perm)
+
+
+def compose_perms(inner: Sequence[int], outer: Sequence[int]) -> tuple[int, ...]:
+    """The single perm of transpose(transpose(x, inner), outer): result axis i
+    is the inner result's axis outer[i], which is x's axis inner[outer[i]]."""
+    return tuple(inner[a] for a in outer)
+
+
+def is_identity(perm: Sequence[int]) -> bool:
+    return tuple(perm) == tuple(range(len(perm)))
+
+
+def defining_op(value: SSAValue) -> Operation | None:
+    return value.op if isinstance(value, OpResult) else None
+
+
+def inline_const(value: SSAValue) -> mil.ConstOp | None:
+    """The `mil.const val` defining `value` (not a weight const: its data is
+    not in the IR)."""
+    op = defining_op(value)
+    if isinstance(op, mil.ConstOp) and op.val is not None:
+        return op
+    return None
+
+
+def sole_weight_const(value: SSAValue) -> mil.ConstOp | None:
+    """The `mil.const weight` defining `value` when this is its only use:
+    re-viewing a shared weight would store its data twice."""
+    op = defining_op(value)
+    if isinstance(op, mil.ConstOp) and op.weight is not None and value.has_one_use():
+        return op
+    return None
+
+
+# --- transpose and reshape chains --------------------------------------------
+
+
+class ComposeTransposes(RewritePattern):
+    """transpose(transpose(x, p), q) = transpose(x, r), r[i] = p[q[i]];
+    x itself when r is the identity."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mil.TransposeOp, rewriter: PatternRewriter, /):
+        inner = defining_op(op.x)
+        if not isinstance(inner, mil.TransposeOp):
+            return
+        perm = compose_perms(normalized_perm(inner), normalized_perm(op))
+        if is_identity(perm):
+            rewriter.replace(op, (), (inner.x,))
+        else:
+            rewriter.replace(op, mil.TransposeOp(inner.x, perm))
+
+
+class RemoveIdentityTranspose(RewritePattern):
+    """transpose(x, [0, 1, ..., n-1]) = x."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mil.TransposeOp, rewriter: PatternRewriter, /):
+        if is_identity(normalized_perm(op)):
+            rewriter.replace(op, (), (op.x,))
+
+
+class ComposeReshapes(RewritePattern):
+    """reshape(reshape(x, s), t) = reshape(x, t): both keep the row-major
+    element order. The new shape is the resolved result shape, since a 0 or
+    -1 in `t` refers to the inner result's shape."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mil.ReshapeOp, rewriter: PatternRewriter, /):
+        inner = defining_op(op.x)
+        if not isinstance(inner, mil.ReshapeOp):
+            return
+        if shape_of(inner.x) == shape_of(op.result):
+            rewriter.replace(op, (), (inner.x,))
+        else:
+            rewriter.replace(op, mil.ReshapeOp(inner.x, shape_of(op.result)))
+
+
+class RemoveIdentityReshape(RewritePattern):
+    """reshape(x) = x when the result has x's shape."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mil.ReshapeOp, rewriter: PatternRewriter, /):
+        if op.x.type == op.result.type:
+            rewriter.replace(op, (), (op.x,))
+
+
+# --- layout ops across elementwise ops -----------------------------------------
+
+
+LayoutKey = tuple[object, ...]
+
+
+def layout_key(value: SSAValue) -> LayoutKey | None:
+    """What layout op defines `value`: ("transpose", perm) or ("reshape",
+    source shape, target shape); two values with one key went through the
+    same re-layout."""
+    op = defining_op(value)
+    if isinstance(op, mil.TransposeOp):
+        return ("transpose", normalized_perm(op))
+    if isinstance(op, mil.ReshapeOp):
+        return ("reshape", shape_of(op.x), shape_of(op.result))
+    return None
+
+
+def before_layout(key: LayoutKey, shape: Shape) -> Shape | None:
+    """The shape that the layout `key` maps to `shape`, if any."""
+    if key[0] == "transpose":
+        perm = key[1]
+        assert isinstance(perm, tuple)
+        if len(perm) != len(shape):
+            return None
+        source = [0] * len(shape)
+        for i, p in enumerate(perm):
+            source[p] = shape[i]
+        return tuple(source)
+    _, source, target = key
+    assert isinstance(source, tuple)
+    return source if shape == target else None
+
+
+class SinkLayoutThroughElementwise(RewritePattern):
+    """f(L(a), L(b), s) = L(f(a, b, s)) for an elementwise f (unary, binary,
+    comparison, select, cast), one layout op L (a transpose with one perm, or
+    a reshape from one source shape to one target shape) and scalar-like
+    operands s (one element, broadcasting the same before and after L).
+
+    Moving L below f lets it meet, and cancel with, an inverse layout op
+    further down (ComposeTransposes, ComposeReshapes). It fires only when f
+    is the only user of each L, so no layout op is duplicated, and it only
+    moves layout ops downwards, so it cannot loop.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self,
+        op: mil.UnaryOp | mil.BinaryOp | mil.SelectOp | mil.CastOp,
+        rewriter: PatternRewriter,
+        /,
+    ):
+        keys = [layout_key(v) for v in op.operands]
+        # The layout of the first operand with more than one element decides;
+        # if every operand has one element, the first layout op's.
+        sized = [k for v, k in zip(op.operands, keys) if product(shape_of(v)) > 1]
+        key = sized[0] if sized else next((k for k in keys if k is not None), None)
+        if key is None:
+            return
+        operands: list[SSAValue] = []
+        for value, k in zip(op.operands, keys):
+            if k == key:
+                layout = defining_op(value)
+                assert layout is not None
+                if any(use.operation is not op for use in value.uses):
+                    return
+                operands.append(layout.operands[0])
+            elif product(shape_of(value)) == 1:
+                operands.append(value)
+            else:
+                return
+        result_type = op.results[0].type
+        assert isinstance(result_type, TensorType)
+        inner_shape = before_layout(key, result_type.get_shape())
+        if inner_shape is None:
+            return
+        inner_type = tensor(inner_shape, result_type.element_type)
+        # The moved op must type-check with the result L maps back: this is
+        # where a scalar of too high a rank, or a select whose cond no longer
+        # broadcasts, is rejected.
+        try:
+            inferred = type(op).infer_result_types(
+                [v.type for v in operands], op.properties
+            )
+        except OpTypeError:
+            return
+        if inferred != [inner_type]:
+            return
+        moved = type(op).create(
+            operands=operands,
+            result_types=[inner_type],
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+        )
+        if key[0] == "transpose":
+            perm = key[1]
+            assert isinstance(perm, tuple)
+            layout: Operation = mil.TransposeOp(moved.results[0], perm)
+        else:
+            layout = mil.ReshapeOp(moved.results[0], result_type.get_shape())
+        assert layout.results[0].type == result_type
+        rewriter.replace(op, (moved, layout))
+
+
+# --- weight consts -------------------------------------------------------------
+
+
+def weight_perm(const: mil.ConstOp) -> tuple[int, ...]:
+    """The perm of a weight const's view (the identity when absent)."""
+    perm = ints_prop(const.properties, "perm")
+    return tuple(range(len(const.file_shape()))) if perm is None else perm
+
+
+def reviewed_weight(
+    const: mil.ConstOp, result_type: Attribute, perm: Sequence[int]
+) -> mil.ConstOp:
+    """`const`'s weight seen through `perm` and reshaped to `result_type`."""
+    assert isinstance(result_type, TensorType) and const.weight is not None
+    new = mil.ConstOp.from_weight(
+        const.weight.data, result_type, weight_shape=const.file_shape(), perm=perm
+    )
+    new.attributes.update(const.attributes)
+    return new
+
+
+class FoldReshapeOfWeight(RewritePattern):
+    """reshape(W, t) for a weight const W = reshape(transpose(file, perm), r)
+    is reshape(transpose(file, perm), t): the same weight with result shape
+    t. Only for a single-use W, so the weight is not stored twice."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mil.ReshapeOp, rewriter: PatternRewriter, /):
+        if (const := sole_weight_const(op.x)) is None:
+            return
+        rewriter.replace(op, reviewed_weight(const, op.result.type, weight_perm(const)))
+
+
+class FoldTransposeOfWeight(RewritePattern):
+    """transpose(W, q) for a weight const W = transpose(file, p) (a view
+    without a reshape: W's shape is the file's shape permuted by p) is
+    transpose(file, r), r[i] = p[q[i]]. A view that reshapes is left alone:
+    a transpose does not commute with it. Only for a single-use W."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mil.TransposeOp, rewriter: PatternRewriter, /):
+        if (const := sole_weight_const(op.x)) is None:
+            return
+        perm = weight_perm(const)
+        file_shape = const.file_shape()
+        if shape_of(const.result) != tuple(file_shape[p] for p in perm):
+            return
+        composed = compose_perms(perm, normalized_perm(op))
+        rewriter.replace(op, reviewed_weight(const, op.result.type, composed))
+
+
+# --- constant folding --------------------------------------------------------------
+
+
+def evaluate(op: Operation, operands: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """The op's results on the given operand values, by the interpreter's
+    implementation of the op (the one definition of mil semantics)."""
+    interpreter = Interpreter(ModuleOp([]))
+    interpreter.register_implementations(MilFunctions())
+    return tuple(interpreter.run_op(op, tuple(operands)))
+
+
+class FoldConstantOp(RewritePattern):
+    """op(c1, ..., cn) = c for inline consts ci (never weight consts: their
+    data is not in the IR), evaluated at compile time. Computing ops fold
+    into results of at most MAX_FOLDED_ELEMENTS elements, layout ops (reshape,
+    transpose, expand_dims, squeeze, slice_by_size, cast, tile, concat,
+    split) into results of at most MAX_FOLDED_LAYOUT_ELEMENTS. `constexpr_*`
+    ops stay: they are already MIL consts, stored compressed. An op the
+    interpreter rejects (an integer division by zero, an index out of range)
+    is left for run time to report."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mil.MilOp, rewriter: PatternRewriter, /):
+        if (
+            isinstance(op, mil.ConstOp)
+            or op.name.startswith("mil.constexpr_")
+            or not op.operands
+        ):
+            return
+        consts = [inline_const(v) for v in op.operands]
+        if any(c is None for c in consts):
+            return
+        limit = (
+            MAX_FOLDED_LAYOUT_ELEMENTS
+            if isinstance(op, LAYOUT_OPS)
+            else MAX_FOLDED_ELEMENTS
+        )
+        if sum(product(shape_of(r)) for r in op.results) > limit:
+            return
+        values = []
+        for c in consts:
+            assert c is not None and c.val is not None
+            values.append(dense_to_numpy(c.val))
+        try:
+            results = evaluate(op, values)
+        except (InterpretationError, XdslInterpretationError):
+            return
+        folded = []
+        for value, result in zip(results, op.results):
+            t = result.type
+            assert isinstance(t, TensorType)
+            folded.append(mil.ConstOp(dense_from_numpy(value, t.element_type)))
+        rewriter.replace(op, folded, [c.result for c in folded])
