@@ -341,9 +341,14 @@ REDUCE_FUNCTIONS: dict[
 
 
 def softmax(x: Array, axis: int) -> Array:
-    """exp(x − max) / Σ exp(x − max)."""
+    """exp(x − max) / Σ exp(x − max). The sum accumulates in at least fp32
+    (as numpy's mean does, and as hardware reductions do): an fp16 sum of
+    more than 65504 terms near 1 would overflow."""
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
+    total = np.sum(
+        e, axis=axis, keepdims=True, dtype=np.promote_types(e.dtype, np.float32)
+    )
+    return (e / total).astype(x.dtype)
 
 
 def scalar_value(attr: Any, default: float | int | bool) -> float | int | bool:

@@ -229,10 +229,18 @@ REDUCE_FUNCTIONS: dict[
 }
 
 
+def accumulate(x: Array, axis: int = -1, keepdims: bool = True) -> Array:
+    """Σ x along `axis` accumulated in at least fp32: an fp16 sum of more than
+    65504 terms near 1 (a vocabulary-sized softmax) would overflow."""
+    return np.sum(
+        x, axis=axis, keepdims=keepdims, dtype=np.promote_types(x.dtype, np.float32)
+    )
+
+
 def softmax(x: Array, axis: int = -1) -> Array:
-    """exp(x − max) / Σ exp(x − max)."""
+    """exp(x − max) / Σ exp(x − max), the sum accumulated in fp32."""
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return e / np.sum(e, axis=axis, keepdims=True)
+    return (e / accumulate(e, axis)).astype(x.dtype)
 
 
 def rms_scale(x: Array, eps: float) -> Array:
@@ -274,8 +282,8 @@ def masked_softmax(scores: Array, visible: Array) -> Array:
     row_max = np.max(masked, axis=-1, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0)
     e = np.where(visible, np.exp(masked - row_max), 0)
-    total = np.sum(e, axis=-1, keepdims=True)
-    return e / np.where(total > 0, total, 1)
+    total = accumulate(e)
+    return (e / np.where(total > 0, total, 1)).astype(scores.dtype)
 
 
 def attention_probabilities(
@@ -534,7 +542,8 @@ class RlxFunctions(InterpreterFunctions):
         rows = np.arange(logits.shape[0])
         indices = class_indices(op, labels, logits.shape[1])
         row_max = np.max(logits, axis=-1)
-        log_sum = np.log(np.sum(np.exp(logits - row_max[:, None]), axis=-1))
+        total = accumulate(np.exp(logits - row_max[:, None]), keepdims=False)
+        log_sum = np.log(total).astype(logits.dtype)
         return row_max + log_sum - logits[rows, indices]
 
     @rlx_impl(rlx.SoftmaxCrossEntropyBackwardOp)
