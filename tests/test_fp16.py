@@ -329,6 +329,24 @@ def test_rms_norm_eps_1e_6_on_tiny_rows():
         assert relative_error(expected[row], actual[row]) < TOLERANCE
 
 
+def test_rms_norm_backward_on_tiny_rows():
+    """The RMSNorm input gradient of rows near zero (r ≈ 1/sqrt(eps) = 1000)
+    stays finite in fp16: the lowering avoids r², which would overflow."""
+    rng = np.random.default_rng(6)
+    x = fp16_exact(rng, (3, 64))
+    x[1] = 0
+    x[2] = (1e-4 * x[2]).astype(np.float16)
+    gamma = fp16_exact(rng, (64,))
+    dy = fp16_exact(rng, (3, 64))
+    module = build_module(
+        [tensor((3, 64), f32), tensor((64,), f32), tensor((3, 64), f32)],
+        lambda x, g, dy: rlx.RmsNormBackwardInputOp(x, g, dy, 1e-6),
+    )
+    _, (expected,), (actual,) = run_both(module, [x, gamma, dy])
+    for row in range(3):
+        assert relative_error(expected[row], actual[row]) < TOLERANCE
+
+
 def test_log_without_epsilon():
     """rlx.log lowers to MIL log(x, 1e-45), which rounds to log(x + 0) in
     fp16; mil-fp16 raises the epsilon to 1e-7: log(0) is finite and positive

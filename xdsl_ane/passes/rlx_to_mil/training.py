@@ -17,19 +17,20 @@ from xdsl_ane.passes.rlx_to_mil.normalization import rms_scale
 
 
 class LowerRmsNormBackwardInput(RewritePattern):
-    """For y = x·r·γ with r = rsqrt(mean(x²) + eps) and g = γ·dy:
-    dx = r·(g − x·r²·mean(x·g))."""
+    """For y = x·r·γ with r = rsqrt(mean(x²) + eps), n = x·r and g = γ·dy:
+    dx = r·(g − x·r²·mean(x·g)) = r·(g − n·mean(n·g)), the second form
+    free of r², which overflows fp16 for rows near zero."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
         self, op: rlx.RmsNormBackwardInputOp, rewriter: PatternRewriter
     ) -> None:
         e = Emitter(rewriter)
-        x = op.input
-        r = rms_scale(e, x, op.eps.value.data)
+        r = rms_scale(e, op.input, op.eps.value.data)
+        n = e(mil.MulOp(op.input, r))
         g = e(mil.MulOp(op.gamma, op.d_out))
-        mean_xg = e(mil.ReduceMeanOp(e(mil.MulOp(x, g)), [-1], keep_dims=True))
-        correction = e(mil.MulOp(x, e(mil.MulOp(e(mil.MulOp(r, r)), mean_xg))))
+        mean_ng = e(mil.ReduceMeanOp(e(mil.MulOp(n, g)), [-1], keep_dims=True))
+        correction = e(mil.MulOp(n, mean_ng))
         rewriter.replace(op, mil.MulOp(r, e(mil.SubOp(g, correction))))
 
 
