@@ -179,6 +179,25 @@ def build_decoder_layer(config: TransformerConfig, layer: int = 0) -> builtin.Mo
     return builtin.ModuleOp([f])
 
 
+def build_decoder_stack(
+    config: TransformerConfig, layers: int | None = None
+) -> builtin.ModuleOp:
+    """`decoder(x: [1, S, hidden]) -> [1, S, hidden]`: `layers` decoder layers
+    (default: the config's) and the final RMSNorm (`norm.weight`)."""
+    count = config.num_layers if layers is None else layers
+    x_type = tensor((1, config.seq_len, config.hidden_size), f32)
+
+    def body(x: SSAValue) -> list[SSAValue]:
+        for layer in range(count):
+            b = BlockBuilder(config, layer)
+            x = b.ffn(b.attention(x))
+        final = BlockBuilder(config, 0)
+        final.prefix = ""
+        return [final.rms_norm(x, "norm")]
+
+    return builtin.ModuleOp([build_function("decoder", [x_type], body, ["x"])])
+
+
 def rope_tables(config: TransformerConfig) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin [S, D/2] of θ_{s,i} = s · base^(−2i/D)."""
     d = config.head_dim
