@@ -32,7 +32,7 @@ def pack_inputs(manifest, arrays):
         buffer = np.zeros(group["shape"], dtype=arrays[0].dtype)
         for t in group["tensors"]:
             a, b = t["offset"], t["offset"] + t["length"]
-            buffer[..., a:b] = arrays[t["arg"]]
+            buffer[..., a:b] = arrays[t["arg"]].reshape(t.get("view", t["shape"]))
         packed.append(buffer)
     return packed
 
@@ -43,7 +43,7 @@ def unpack_outputs(manifest, outputs):
     for group, value in zip(manifest["outputs"], outputs):
         for t in group["tensors"]:
             a, b = t["offset"], t["offset"] + t["length"]
-            unpacked[t["result"]] = value[:, a:b]
+            unpacked[t["result"]] = value[:, a:b].reshape(t["shape"])
     return [unpacked[i] for i in sorted(unpacked)]
 
 
@@ -115,6 +115,35 @@ def test_groups_by_channel_count():
     outputs = run_function(module, pack_inputs(manifest, arrays), {})
     for a, e in zip(unpack_outputs(manifest, outputs), arrays):
         np.testing.assert_array_equal(a, e)
+
+
+def test_views_make_one_input_and_one_output():
+    """Tensors of other sizes are packed through row-major views: [1, 6, 1, 4]
+    (24 elements) as [1, 4, 1, 6] among 4-channel inputs, and as
+    [1, 12, 1, 2] among outputs of spatial size 2."""
+    types = [tensor((1, 4, 1, 2), f32), tensor((1, 6, 1, 4), f32)]
+
+    def body(a, b):
+        return [a, b, a]
+
+    module = builtin.ModuleOp([build_function("f", types, body, ["a", "b"])])
+    MilPackIoPass().apply(Context(), module)
+    module.verify()
+    function = function_of(module)
+    manifest = packing_of(function)
+    assert [g["shape"] for g in manifest["inputs"]] == [[1, 4, 1, 8]]
+    assert manifest["inputs"][0]["tensors"][1]["view"] == [1, 4, 1, 6]
+    assert [g["shape"] for g in manifest["outputs"]] == [[1, 20, 1, 2]]
+    assert manifest["outputs"][0]["tensors"][1]["view"] == [1, 12, 1, 2]
+    arrays = [
+        np.random.default_rng(i).standard_normal(t.get_shape()).astype(np.float32)
+        for i, t in enumerate(types)
+    ]
+    outputs = run_function(module, pack_inputs(manifest, arrays), {})
+    a, b, a2 = unpack_outputs(manifest, outputs)
+    np.testing.assert_array_equal(a, arrays[0])
+    np.testing.assert_array_equal(b, arrays[1])
+    np.testing.assert_array_equal(a2, arrays[0])
 
 
 def test_requires_ane_form():

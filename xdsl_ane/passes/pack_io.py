@@ -9,16 +9,29 @@ size S are concatenated along the channels into one result `[1, ΣC, 1, S]`.
 With one channel count among the inputs and one spatial size among the
 outputs, that is the single-input, single-output form.
 
+A tensor of another size is packed through a row-major view when its
+element count allows: an input [1, C', 1, S'] becomes [1, C, 1, C'·S'/C]
+(sliced, then reshaped back in the kernel), an output [1, C', 1, S']
+becomes [1, C'·S'/S, 1, S] before the concat. So the kernels of a training
+step, whose tensors have different channel counts, still take one input and
+give one output. A tensor that divides neither way forms its own group.
+
 The layout is recorded on the function as `ane.packing` (a JSON string)
-and, by the tools, as a manifest next to the compiled kernel:
+and, by the tools, as a manifest next to the compiled kernel. For every
+packed tensor: its original shape, the axis it is packed along (3 for
+inputs, 1 for outputs), its offset and length there, and, when it is
+packed through a view, the view's shape:
 
     {"function": "f",
-     "inputs":  [{"shape": [1, C, 1, S0 + S1],
-                  "tensors": [{"name": "x", "arg": 0, "channels": C,
-                               "axis": 3, "offset": 0, "length": S0}, ...]}],
+     "inputs":  [{"shape": [1, C, 1, S0 + L1],
+                  "tensors": [{"name": "x", "arg": 0, "shape": [1, C, 1, S0],
+                               "axis": 3, "offset": 0, "length": S0},
+                              {"name": "w", "arg": 1, "shape": [1, C1, 1, S1],
+                               "axis": 3, "offset": S0, "length": L1,
+                               "view": [1, C, 1, L1]}]}],
      "outputs": [{"shape": [1, C0 + C1, 1, S],
-                  "tensors": [{"name": "out0", "result": 0, "length": C0,
-                               "axis": 1, "offset": 0, "spatial": S}, ...]}]}
+                  "tensors": [{"name": "out0", "result": 0, "shape": [...],
+                               "axis": 1, "offset": 0, "length": C0}, ...]}]}
 """
 
 from __future__ import annotations
@@ -31,7 +44,7 @@ from typing import Any
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import StringAttr, TensorType
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
@@ -82,40 +95,64 @@ def pack_function(function: func.FuncOp) -> dict[str, Any]:
     return manifest
 
 
+def packing_key(
+    shape: tuple[int, ...], base: int, axis: int
+) -> tuple[int, tuple[int, int]]:
+    """(the common size on `axis`, the tensor's [channels, spatial] view).
+
+    A tensor whose size on `axis` is `base` packs as it is; another one is
+    viewed row-major as [base, C·S / base] (inputs) or [C·S / base, base]
+    (outputs) when that divides, so kernels with several tensor sizes still
+    get one input and one output; otherwise it forms its own group."""
+    c, s = shape[1], shape[3]
+    if (c if axis == 1 else s) == base:
+        return base, (c, s)
+    if (c * s) % base == 0:
+        return base, ((base, c * s // base) if axis == 1 else (c * s // base, base))
+    return (c if axis == 1 else s), (c, s)
+
+
 def pack_arguments(block: Block) -> list[dict[str, Any]]:
     originals = list(block.args)
-    records = []
+    records: list[dict[str, Any]] = []
+    if not originals:
+        return records
     insert_at = block.first_op
-    for group in group_by(originals, lambda a: (shape_of(a)[1], a.type.element_type)):
-        channels = shape_of(group[0])[1]
-        element = group[0].type.element_type
-        total = sum(shape_of(a)[3] for a in group)
+    base = shape_of(originals[0])[1]
+    keyed = [(arg, *packing_key(shape_of(arg), base, 1)) for arg in originals]
+    for group in group_by(keyed, lambda k: (k[1], k[0].type.element_type)):
+        channels = group[0][1]
+        element = group[0][0].type.element_type
+        total = sum(view[1] for _, _, view in group)
         packed = block.insert_arg(
             tensor((1, channels, 1, total), element), len(block.args)
         )
-        packed.name_hint = "input" if len(records) == 0 else f"input{len(records)}"
+        packed.name_hint = "input" if not records else f"input{len(records)}"
         tensors = []
         offset = 0
-        for arg in group:
-            length = shape_of(arg)[3]
-            piece = mil.SliceBySizeOp(
-                packed, [0, 0, 0, offset], [1, channels, 1, length]
-            )
+        for arg, _, (_, length) in group:
+            shape = shape_of(arg)
+            ops: list[Operation] = [
+                mil.SliceBySizeOp(packed, [0, 0, 0, offset], [1, channels, 1, length])
+            ]
+            if (channels, length) != (shape[1], shape[3]):
+                ops.append(mil.ReshapeOp(ops[-1].results[0], shape))
             if insert_at is None:
-                block.add_op(piece)
+                block.add_ops(ops)
             else:
-                Rewriter.insert_op(piece, InsertPoint.before(insert_at))
-            arg.replace_all_uses_with(piece.results[0])
-            tensors.append(
-                {
-                    "name": argument_name(arg, arg.index),
-                    "arg": arg.index,
-                    "channels": channels,
-                    "axis": 3,
-                    "offset": offset,
-                    "length": length,
-                }
-            )
+                Rewriter.insert_op(ops, InsertPoint.before(insert_at))
+            arg.replace_all_uses_with(ops[-1].results[0])
+            record = {
+                "name": argument_name(arg, arg.index),
+                "arg": arg.index,
+                "shape": list(shape),
+                "axis": 3,
+                "offset": offset,
+                "length": length,
+            }
+            if len(ops) > 1:
+                record["view"] = [1, channels, 1, length]
+            tensors.append(record)
             offset += length
         records.append({"shape": [1, channels, 1, total], "tensors": tensors})
     for arg in reversed(originals):
@@ -126,39 +163,47 @@ def pack_arguments(block: Block) -> list[dict[str, Any]]:
 def pack_results(block: Block) -> list[dict[str, Any]]:
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
-    results = list(enumerate(ret.operands))
-    records = []
+    records: list[dict[str, Any]] = []
+    if not ret.operands:
+        return records
+    base = shape_of(ret.operands[0])[3]
+    keyed = [
+        (index, value, *packing_key(shape_of(value), base, 3))
+        for index, value in enumerate(ret.operands)
+    ]
     new_results: list[SSAValue] = []
-    for group in group_by(
-        results, lambda r: (shape_of(r[1])[3], r[1].type.element_type)
-    ):
-        spatial = shape_of(group[0][1])[3]
-        values = [v for _, v in group]
-        if len(values) == 1:
-            packed = values[0]
-        else:
-            concat = mil.ConcatOp(values, 1, interleave=False)
-            Rewriter.insert_op(concat, InsertPoint.before(ret))
-            packed = concat.results[0]
+    for group in group_by(keyed, lambda k: (k[2], k[1].type.element_type)):
+        spatial = group[0][2]
+        pieces = []
         tensors = []
         offset = 0
-        for index, value in group:
-            length = shape_of(value)[1]
-            tensors.append(
-                {
-                    "name": f"out{index}",
-                    "result": index,
-                    "length": length,
-                    "axis": 1,
-                    "offset": offset,
-                    "spatial": spatial,
-                }
-            )
+        for index, value, _, (length, _) in group:
+            shape = shape_of(value)
+            record = {
+                "name": f"out{index}",
+                "result": index,
+                "shape": list(shape),
+                "axis": 1,
+                "offset": offset,
+                "length": length,
+            }
+            if (length, spatial) != (shape[1], shape[3]):
+                view = mil.ReshapeOp(value, (1, length, 1, spatial))
+                Rewriter.insert_op(view, InsertPoint.before(ret))
+                value = view.results[0]
+                record["view"] = [1, length, 1, spatial]
+            pieces.append(value)
+            tensors.append(record)
             offset += length
+        if len(pieces) == 1:
+            packed = pieces[0]
+        else:
+            concat = mil.ConcatOp(pieces, 1, interleave=False)
+            Rewriter.insert_op(concat, InsertPoint.before(ret))
+            packed = concat.results[0]
         records.append({"shape": list(shape_of(packed)), "tensors": tensors})
         new_results.append(packed)
-    new_return = func.ReturnOp(*new_results)
-    Rewriter.replace_op(ret, new_return)
+    Rewriter.replace_op(ret, func.ReturnOp(*new_results))
     return records
 
 
