@@ -34,4 +34,11 @@ XDSL_ANE_UNIVERSE = Universe(
         "ane-lint": lazy("xdsl_ane.passes.ane_lint:AneLintPass"),
         "ane-pipeline": lazy("xdsl_ane.passes.pipeline:AnePipelinePass"),
     },
+    all_targets={
+        "mil-text": lazy("xdsl_ane.backend.mil_text:MilTextTarget"),
+        "mil-proto-text": lazy("xdsl_ane.backend.milproto:MilProtoTextTarget"),
+    },
+    all_frontends={
+        "mil": lazy("xdsl_ane.frontend.mil_text:MilTextFrontend"),
+    },
 )

@@ -1,0 +1,118 @@
+"""Writing a printed model: the `.mlpackage` (through coremltools) and the
+bare protobuf directory of `xdsl-ane compile --emit proto`.
+
+Both are built in a staging directory next to the output and moved into
+place with `os.replace` only once complete, so a failure leaves nothing at
+the output path (and an existing output as it was). An existing output is
+replaced only with `force=True`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from xdsl_ane.backend.weights import WEIGHT_FILE, WEIGHTS_DIR, quiet_coremltools
+from xdsl_ane.tools.common import XdslAneError
+
+if TYPE_CHECKING:
+    from xdsl_ane.backend.milproto import ProtoResult
+
+PACKAGE_SUFFIX = ".mlpackage"
+PROTO_FILE = "model.mlmodel"
+
+
+def save_mlpackage(
+    result: ProtoResult, path: str | Path, *, force: bool = False
+) -> Path:
+    """Writes `result` as the `.mlpackage` at `path` with
+    `coremltools.models.MLModel(spec, weights_dir=..., skip_model_load=True)`.
+    The weights go to `weights/weight.bin` first; coremltools silently accepts
+    a weights directory without it, so its presence is checked here."""
+    path = Path(path)
+    if path.suffix != PACKAGE_SUFFIX:
+        raise XdslAneError(
+            f"{path}: an ML program package must end in {PACKAGE_SUFFIX}"
+        )
+    _require_weight_data(result, path)
+    with _staged(path, force) as (staging, staged):
+        weights_dir = staging / WEIGHTS_DIR
+        result.write_weights(weights_dir)
+        if not (weights_dir / WEIGHT_FILE).is_file():
+            raise XdslAneError(f"{path}: {weights_dir} holds no {WEIGHT_FILE}")
+        with quiet_coremltools():
+            from coremltools.models import MLModel
+
+            model = MLModel(
+                result.spec, weights_dir=str(weights_dir), skip_model_load=True
+            )
+            model.save(str(staged))
+        discard_temporary_package(model)
+    return path
+
+
+def write_proto_dir(
+    result: ProtoResult, directory: str | Path, *, force: bool = False
+) -> Path:
+    """Writes `directory/model.mlmodel` (`spec.SerializeToString()`) and
+    `directory/weights/weight.bin`."""
+    directory = Path(directory)
+    _require_weight_data(result, directory)
+    with _staged(directory, force) as (_, staged):
+        staged.mkdir()
+        result.write_weights(staged / WEIGHTS_DIR)
+        (staged / PROTO_FILE).write_bytes(result.spec.SerializeToString())
+        os.chmod(staged, 0o755)
+    return directory
+
+
+def discard_temporary_package(model: object) -> None:
+    """Removes the package coremltools makes in the system's temporary
+    directory for an MLModel built from a spec (it would otherwise stay,
+    weights and all, until the process exits)."""
+    path = getattr(model, "package_path", None)
+    if getattr(model, "is_temp_package", False) and path:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _require_weight_data(result: ProtoResult, path: Path) -> None:
+    if not result.has_weight_data:
+        missing = next(e.source for e in result.blob.entries if e.data is None)
+        raise XdslAneError(
+            f"{path}: the model was printed without weights (no data for weight "
+            f"'{missing}')"
+        )
+
+
+@contextlib.contextmanager
+def _staged(path: Path, force: bool) -> Iterator[tuple[Path, Path]]:
+    """Yields a staging directory beside `path` and the path inside it where
+    the caller builds the output; on success that replaces `path`, and the
+    staging directory (with any replaced output) is removed either way."""
+    if path.exists() and not force:
+        raise XdslAneError(f"{path}: already exists (not replaced without force)")
+    parent = path.parent
+    if not parent.is_dir():
+        raise XdslAneError(f"{path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise XdslAneError(f"{path}: directory {parent} is not writable")
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent))
+    try:
+        staged = staging / path.name
+        yield staging, staged
+        if not staged.exists():
+            raise XdslAneError(f"{path}: nothing was written")
+        if path.exists() or path.is_symlink():
+            if not force:
+                raise XdslAneError(
+                    f"{path}: already exists (not replaced without force)"
+                )
+            os.replace(path, staging / ".replaced")
+        os.replace(staged, path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

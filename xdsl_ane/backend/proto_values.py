@@ -1,0 +1,216 @@
+"""MIL protobuf values, types and names, as coremltools' exporter writes
+them (`coremltools/converters/mil/backend/mil/helper.py`): tensor types,
+immediate values, blob references, const ops, model description features,
+and value names that coremltools' name sanitizer leaves alone."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+
+from xdsl_ane.backend.mil_inputs import ParamValue
+from xdsl_ane.backend.weights import BLOB_PATH, BlobEntry, quiet_coremltools
+from xdsl_ane.dialects.dense import numpy_dtype_of
+from xdsl_ane.tools.common import XdslAneError
+
+with quiet_coremltools():
+    from coremltools.proto import FeatureTypes_pb2, MIL_pb2, Model_pb2
+
+NUMPY_TO_MIL: dict[np.dtype, str] = {
+    np.dtype(np.float16): "fp16",
+    np.dtype(np.float32): "fp32",
+    np.dtype(np.int8): "int8",
+    np.dtype(np.uint8): "uint8",
+    np.dtype(np.int16): "int16",
+    np.dtype(np.uint16): "uint16",
+    np.dtype(np.int32): "int32",
+    np.dtype(np.uint32): "uint32",
+    np.dtype(np.bool_): "bool",
+}
+MIL_DATA_TYPES: dict[str, int] = {
+    "fp16": MIL_pb2.FLOAT16,
+    "fp32": MIL_pb2.FLOAT32,
+    "int8": MIL_pb2.INT8,
+    "uint8": MIL_pb2.UINT8,
+    "int16": MIL_pb2.INT16,
+    "uint16": MIL_pb2.UINT16,
+    "int32": MIL_pb2.INT32,
+    "uint32": MIL_pb2.UINT32,
+    "bool": MIL_pb2.BOOL,
+    "string": MIL_pb2.STRING,
+}
+ARRAY_DATA_TYPES: dict[str, int] = {
+    "fp16": FeatureTypes_pb2.ArrayFeatureType.FLOAT16,
+    "fp32": FeatureTypes_pb2.ArrayFeatureType.FLOAT32,
+    "int32": FeatureTypes_pb2.ArrayFeatureType.INT32,
+}
+"""The multiarray types of Core ML model inputs and outputs."""
+
+BYTES_DTYPES = frozenset({"fp16", "int8", "uint8"})
+"""Immediate values coremltools writes as raw little-endian bytes."""
+
+
+def mil_dtype(value: np.ndarray | np.dtype) -> str:
+    dtype = value if isinstance(value, np.dtype) else value.dtype
+    return NUMPY_TO_MIL[np.dtype(dtype).newbyteorder("=")]
+
+
+def tensor_dtype(t: object) -> str:
+    """The MIL dtype of a tensor type's elements."""
+    if not isinstance(t, TensorType):
+        raise XdslAneError(f"{t} is not a tensor type; MIL values are tensors")
+    try:
+        return mil_dtype(numpy_dtype_of(t.element_type))
+    except ValueError:
+        raise XdslAneError(f"{t} has no MIL dtype") from None
+
+
+# --- names -----------------------------------------------------------------------
+
+RESERVED_NAMES = frozenset(
+    "any bool program func tensor list dict tuple true false string bf16 fp16 "
+    "fp32 fp64 int8 int16 int32 int64 uint8 uint16 uint32 uint64 state".split()
+)
+"""Names coremltools' sanitizer renames (NameSanitizer.sanitize_name)."""
+
+
+def mil_identifier(hint: str) -> str:
+    """A name as coremltools' sanitizer leaves it: [A-Za-z_][A-Za-z0-9_]*,
+    other characters replaced by `_`, `var_` before a leading digit,
+    `_workaround` after a reserved word."""
+    name = re.sub(r"[^a-zA-Z0-9_]", "_", hint)
+    if re.match(r"[^a-zA-Z_]", name):
+        name = "var_" + name
+    if name in RESERVED_NAMES:
+        name += "_workaround"
+    return name
+
+
+@dataclass
+class MilNames:
+    """The value names of one function, unique."""
+
+    taken: set[str] = field(default_factory=set)
+    counts: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    def claim(self, hint: str) -> str:
+        """`hint` as an identifier, or `hint_1`, `hint_2`, ... when taken."""
+        base = mil_identifier(hint)
+        name, n = base, 0
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
+
+    def fresh(self, base: str) -> str:
+        """`base_0`, `base_1`, ...: coremltools' builder's automatic names
+        (`Builder._get_free_name`) for ops and their parameter consts."""
+        base = mil_identifier(base)
+        while True:
+            name = f"{base}_{self.counts[base]}"
+            self.counts[base] += 1
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+
+
+# --- values ----------------------------------------------------------------------
+
+
+def value_type(shape: Sequence[int], dtype: str) -> MIL_pb2.ValueType:
+    """A tensor type (rank 0 for a scalar), as coremltools' helper writes it."""
+    t = MIL_pb2.ValueType()
+    t.tensorType.dataType = MIL_DATA_TYPES[dtype]
+    t.tensorType.rank = len(shape)
+    for d in shape:
+        t.tensorType.dimensions.add().constant.size = int(d)
+    return t
+
+
+def tensor_value_type(t: object) -> MIL_pb2.ValueType:
+    assert isinstance(t, TensorType)
+    return value_type(t.get_shape(), tensor_dtype(t))
+
+
+def immediate_value(value: ParamValue) -> MIL_pb2.Value:
+    """An inline value (coremltools' `create_tensor_value` and
+    `create_scalar_value`)."""
+    if isinstance(value, str):
+        v = MIL_pb2.Value(type=value_type((), "string"))
+        v.immediateValue.tensor.strings.values.append(value.encode("utf-8"))
+        return v
+    dtype = mil_dtype(value)
+    v = MIL_pb2.Value(type=value_type(value.shape, dtype))
+    tensor = v.immediateValue.tensor
+    flat = value.reshape(-1)
+    if dtype in BYTES_DTYPES:
+        if flat.size:
+            little = flat.astype(flat.dtype.newbyteorder("<"), copy=False)
+            tensor.bytes.values = little.tobytes()
+        else:
+            tensor.bytes.SetInParent()
+        return v
+    field_name = {"fp32": "floats", "int32": "ints", "bool": "bools"}.get(dtype)
+    if field_name is None:
+        raise XdslAneError(f"no immediate MIL value of dtype {dtype}")
+    repeated = getattr(tensor, field_name)
+    if flat.size:
+        repeated.values.extend(flat.tolist())
+    else:
+        repeated.SetInParent()
+    return v
+
+
+def blob_file_value(entry: BlobEntry) -> MIL_pb2.Value:
+    return MIL_pb2.Value(
+        type=value_type(entry.shape, entry.dtype),
+        blobFileValue=MIL_pb2.Value.BlobFileValue(
+            fileName=BLOB_PATH, offset=entry.offset
+        ),
+    )
+
+
+def name_attribute(name: str) -> MIL_pb2.Value:
+    return immediate_value(name)
+
+
+def argument(names: Sequence[str]) -> MIL_pb2.Argument:
+    return MIL_pb2.Argument(arguments=[MIL_pb2.Argument.Binding(name=n) for n in names])
+
+
+def const_operation(
+    name: str, value: MIL_pb2.Value, t: MIL_pb2.ValueType
+) -> MIL_pb2.Operation:
+    op = MIL_pb2.Operation(type="const")
+    op.attributes["name"].CopyFrom(name_attribute(name))
+    op.attributes["val"].CopyFrom(value)
+    op.outputs.add(name=name, type=t)
+    return op
+
+
+def model_io_dtype(dtype: str) -> str:
+    """The dtype a model input or output of MIL dtype `dtype` is declared
+    with: itself for fp16, fp32 and int32 (the multiarray types), else int32
+    for integers and fp32 for the rest, as coremltools'
+    `adjust_io_to_supported_types` does (iOS16 to iOS18)."""
+    if dtype in ARRAY_DATA_TYPES:
+        return dtype
+    return "int32" if "int" in dtype else "fp32"
+
+
+def feature(
+    name: str, shape: Sequence[int] | None, dtype: str
+) -> Model_pb2.FeatureDescription:
+    """A multiarray feature of the model description."""
+    array = FeatureTypes_pb2.ArrayFeatureType(dataType=ARRAY_DATA_TYPES[dtype])
+    if shape is not None:
+        array.shape.extend(int(d) for d in shape)
+    return Model_pb2.FeatureDescription(
+        name=name, type=FeatureTypes_pb2.FeatureType(multiArrayType=array)
+    )

@@ -1,0 +1,289 @@
+"""The weight blob `weights/weight.bin`: planning, writing and reading it, and
+the data of `mil.const` ops.
+
+Layout (MILBlob storage version 2, what coremltools writes): a 64-byte file
+header, then per tensor a 64-byte metadata record (sentinel 0xDEADBEEF, dtype
+code, size, data offset) followed by the data, each record starting on a
+64-byte boundary. A const refers to its tensor by the offset of the metadata
+record (`BlobFileValue.offset`, MIL text's `BLOBFILE(offset=...)`): 64 for
+the first one.
+
+`WeightBlob` plans the file: it hands out offsets as consts are printed, from
+the sizes alone, so a printer without weights (the `xdsl-opt` targets) gives
+the offsets the real file will have. `WeightBlob.write` then writes the file
+with coremltools' own MILBlob writer (`libmilstoragepython`) and checks that
+each tensor lands where it was planned; `BlobFile` reads tensors back with
+coremltools' reader. Tensors with equal content share one record: the same
+weight seen through the same view by several consts or functions (as
+coremltools' multifunction models share weights), or equal inline values.
+
+Weight consts take their data from a weights dict exactly as the interpreter
+does (`WeightStore.get`: the file tensor of `weight_shape`, transposed by
+`perm`, reshaped, float data converted to the const's float type); a missing
+weight, a wrong shape or a non-float array for a float const is an
+`XdslAneError` naming the weight and the const.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType
+
+from xdsl_ane.dialects import mil
+from xdsl_ane.dialects.dense import dense_to_numpy
+from xdsl_ane.dialects.typing import ints_prop
+from xdsl_ane.interpreter.core import InterpretationError, WeightStore
+from xdsl_ane.tools.common import XdslAneError
+
+
+@contextlib.contextmanager
+def quiet_coremltools() -> Iterator[None]:
+    """Silences coremltools' import-time complaints (its macOS-only runtime
+    is missing on Linux) and Python warnings while importing or calling it."""
+    logger = logging.getLogger("coremltools")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+with quiet_coremltools():
+    from coremltools.libmilstoragepython import (
+        _BlobStorageReader,
+        _BlobStorageWriter,
+    )
+
+BLOB_PATH = "@model_path/weights/weight.bin"
+"""A BlobFileValue's file name: the blob relative to the model directory."""
+WEIGHTS_DIR = "weights"
+WEIGHT_FILE = "weight.bin"
+
+BLOB_HEADER_SIZE = 64
+BLOB_METADATA_SIZE = 64
+BLOB_ALIGNMENT = 64
+
+INLINE_LIMIT = 10
+"""Consts with fewer elements are written inline (coremltools'
+`should_use_weight_file`)."""
+
+BLOB_NUMPY_DTYPES: dict[str, np.dtype] = {
+    "fp16": np.dtype("<f2"),
+    "fp32": np.dtype("<f4"),
+    "int8": np.dtype("i1"),
+    "uint8": np.dtype("u1"),
+    "int16": np.dtype("<i2"),
+    "uint16": np.dtype("<u2"),
+    "int32": np.dtype("<i4"),
+    "uint32": np.dtype("<u4"),
+}
+"""The MIL dtypes a blob tensor can have (of the whole-byte ones coremltools
+writes), with their little-endian numpy dtypes."""
+
+_IOS18_SPECIFICATION_VERSION = 9
+
+
+def blob_dtypes(specification_version: int) -> frozenset[str]:
+    """The dtypes coremltools puts in the blob: fp16, fp32, uint8 and int8,
+    from iOS18 (specification version 9) on also the 16- and 32-bit ints."""
+    dtypes = {"fp16", "fp32", "uint8", "int8"}
+    if specification_version >= _IOS18_SPECIFICATION_VERSION:
+        dtypes |= {"int16", "uint16", "int32", "uint32"}
+    return frozenset(dtypes)
+
+
+def goes_to_blob(dtype: str, size: int, specification_version: int) -> bool:
+    """Whether coremltools writes a const of this MIL dtype and element count
+    to the blob (at least `INLINE_LIMIT` elements of a blob dtype)."""
+    return size >= INLINE_LIMIT and dtype in blob_dtypes(specification_version)
+
+
+def next_blob_offset(offset: int, nbytes: int) -> int:
+    """The offset of the record after one at `offset` holding `nbytes`."""
+    end = offset + BLOB_METADATA_SIZE + nbytes
+    return -(-end // BLOB_ALIGNMENT) * BLOB_ALIGNMENT
+
+
+@dataclass(frozen=True)
+class BlobEntry:
+    """One tensor of the blob: its record offset, MIL dtype, shape, where it
+    comes from (the weight name, or the const's MIL name) and its data (None
+    when printing without weights)."""
+
+    offset: int
+    dtype: str
+    shape: tuple[int, ...]
+    source: str
+    data: np.ndarray | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * BLOB_NUMPY_DTYPES[self.dtype].itemsize
+
+
+@dataclass
+class WeightBlob:
+    """The plan of one weight.bin: entries in offset order."""
+
+    entries: list[BlobEntry] = field(default_factory=list)
+    by_key: dict[object, BlobEntry] = field(default_factory=dict)
+    next_offset: int = BLOB_HEADER_SIZE
+
+    def add(
+        self,
+        key: object,
+        dtype: str,
+        shape: Sequence[int],
+        source: str,
+        data: np.ndarray | None,
+    ) -> BlobEntry:
+        """The entry of `key`, planned at the end of the blob if new. `key`
+        identifies equal content (a weight name and view, or inline bytes)."""
+        if key in self.by_key:
+            return self.by_key[key]
+        if dtype not in BLOB_NUMPY_DTYPES:
+            raise XdslAneError(f"{source}: dtype {dtype} cannot be stored in the blob")
+        entry = BlobEntry(self.next_offset, dtype, tuple(shape), source, data)
+        self.next_offset = next_blob_offset(entry.offset, entry.nbytes)
+        self.entries.append(entry)
+        self.by_key[key] = entry
+        return entry
+
+    @property
+    def has_data(self) -> bool:
+        return all(e.data is not None for e in self.entries)
+
+    def write(self, path: str | Path) -> Path:
+        """Writes the blob as `path` with coremltools' MILBlob writer,
+        checking that each tensor lands at its planned offset."""
+        path = Path(path)
+        missing = [e.source for e in self.entries if e.data is None]
+        if missing:
+            raise XdslAneError(
+                f"{path}: no data for weight '{missing[0]}' (printed without weights)"
+            )
+        writer = _BlobStorageWriter(str(path))
+        for entry in self.entries:
+            assert entry.data is not None
+            data = np.ascontiguousarray(entry.data, BLOB_NUMPY_DTYPES[entry.dtype])
+            offset = _write(writer, entry.dtype, data.reshape(-1))
+            if offset != entry.offset:
+                raise XdslAneError(
+                    f"{path}: '{entry.source}' was written at offset {offset}, "
+                    f"planned at {entry.offset}"
+                )
+        del writer  # closes the file
+        return path
+
+    def write_weights_dir(self, directory: str | Path) -> Path:
+        """`directory/weight.bin`, also written for an empty blob (a package's
+        weights directory always holds the file)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        return self.write(directory / WEIGHT_FILE)
+
+
+def _write(writer: _BlobStorageWriter, dtype: str, data: np.ndarray) -> int:
+    if dtype == "fp16":
+        return writer.write_fp16_data(data.view(np.uint16))
+    method = {
+        "fp32": writer.write_float_data,
+        "int8": writer.write_int8_data,
+        "uint8": writer.write_uint8_data,
+        "int16": writer.write_int16_data,
+        "uint16": writer.write_uint16_data,
+        "int32": writer.write_int32_data,
+        "uint32": writer.write_uint32_data,
+    }[dtype]
+    return method(data)
+
+
+class BlobFile:
+    """Reads tensors from a weight.bin with coremltools' MILBlob reader."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise XdslAneError(f"{self.path}: weight blob does not exist")
+        self.reader = _BlobStorageReader(str(self.path))
+
+    def read(self, offset: int, dtype: str, shape: Sequence[int]) -> np.ndarray:
+        """The tensor whose metadata record is at `offset`."""
+        if dtype == "fp16":
+            flat = self.reader.read_fp16_data(offset).view(np.float16)
+        else:
+            read = {
+                "fp32": self.reader.read_float_data,
+                "int8": self.reader.read_int8_data,
+                "uint8": self.reader.read_uint8_data,
+                "int16": self.reader.read_int16_data,
+                "uint16": self.reader.read_uint16_data,
+                "int32": self.reader.read_int32_data,
+                "uint32": self.reader.read_uint32_data,
+            }[dtype]
+            flat = read(offset)
+        return np.asarray(flat).reshape(tuple(shape))
+
+
+# --- the data of mil.const ops ---------------------------------------------------
+
+
+def weight_store(weights: Mapping[str, np.ndarray] | None) -> WeightStore | None:
+    """A store over `weights` (arrays or array-likes), None without weights."""
+    if weights is None:
+        return None
+    return WeightStore({k: np.asarray(v) for k, v in weights.items()})
+
+
+def const_value(
+    op: mil.ConstOp, store: WeightStore | None, where: str
+) -> np.ndarray | None:
+    """The value of a const as a numpy array of its type: the inline `val`,
+    or its weight viewed and converted as the interpreter does. None for a
+    weight const printed without weights. `where` names the const in
+    errors, which also name the weight."""
+    if op.val is not None:
+        return dense_to_numpy(op.val)
+    assert op.weight is not None
+    if store is None:
+        return None
+    t = op.result.type
+    assert isinstance(t, TensorType)
+    try:
+        return store.get(
+            op.weight.data,
+            t,
+            where,
+            file_shape=op.file_shape(),
+            perm=ints_prop(op.properties, "perm"),
+        )
+    except InterpretationError as e:
+        raise XdslAneError(str(e)) from None
+
+
+def weight_key(op: mil.ConstOp) -> tuple[object, ...]:
+    """What identifies a weight const's content: the weight and its view."""
+    assert op.weight is not None
+    return (
+        "weight",
+        op.weight.data,
+        op.file_shape(),
+        ints_prop(op.properties, "perm"),
+        op.result.type,
+    )
+
+
+def value_key(value: np.ndarray) -> tuple[object, ...]:
+    """What identifies an inline value's content."""
+    return ("value", value.dtype.str, value.shape, value.tobytes())
