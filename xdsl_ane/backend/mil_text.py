@@ -1,0 +1,457 @@
+"""MIL text: the `program(1.3)` form that Apple's compiler reads.
+
+    program(1.3)
+    [buildInfo = dict<string, string>({{"coremlc-component-MIL", "3510.2.1"}, ...})]
+    {
+        func main<ios18>(tensor<fp16, [1, 64, 1, 256]> x) {
+            tensor<int32, [4]> y_perm = const()[name = string("y_perm"), val = tensor<int32, [4]>([0, 1, 3, 2])];
+            tensor<fp16, [1, 64, 256, 1]> y = transpose(perm = y_perm, x = x)[name = string("y")];
+        } -> (y);
+    }
+
+Format decisions, following the MIL text that Apple's compiler writes into a
+compiled model (and that hand-written ANE kernels copy):
+
+- Each function is `func NAME<ios18>(...)`, statements indented by 8 spaces.
+  A statement declares its result types, calls the op with its inputs sorted
+  by name and carries `[name = string("...")]`, its (first) result's name.
+- An op's inputs are those coremltools writes (`mil_inputs`, shared with the
+  protobuf printer): every optional input with a default is explicit, and
+  each compile-time value is a const named `RESULT_INPUT` just before the op,
+  in MIL's input order (consts standing for absent tensor inputs, such as
+  linear's zero bias, first).
+- Scalars (rank-0 tensors) are `fp16(...)`, `int32(...)`, `bool(...)`,
+  `string("...")`; floats are C99 hex floats (`0x1.4p+3`), so fp16 and fp32
+  values round-trip exactly.
+- Weight consts live in the weight blob, whatever their size (their data may
+  not be at hand when printing); other consts of at least 10 elements of a
+  blob dtype do too (coremltools' rule for iOS18). They are written as
+  `BLOBFILE(path = string(...), offset = uint64(N))`, the offset pointing at
+  the blob's 64-byte metadata record; equal tensors share one record
+  (`xdsl_ane.backend.weights` plans and writes the blob).
+- Value names come from xDSL name hints (the op type or the weight name when
+  there is none), made unique as `name`, `name_1`, ... The `_N` suffix is the
+  one xDSL strips from name hints, so printing an imported program gives the
+  same names again.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import IO, ClassVar
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    f32,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl.constraints import VerificationContext
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.target import Target
+
+from xdsl_ane.backend.mil_inputs import ParamValue, mil_inputs
+from xdsl_ane.backend.weights import (
+    BLOB_PATH,
+    WEIGHTS_DIR,
+    BlobEntry,
+    WeightBlob,
+    const_value,
+    goes_to_blob,
+    value_key,
+    weight_key,
+    weight_store,
+)
+from xdsl_ane.dialects import mil
+from xdsl_ane.tools.common import XdslAneError, atomic_output
+
+
+class MilTextError(XdslAneError, DiagnosticException):
+    """MIL text that cannot be written or read: one line naming the function
+    and op, or `file:line:col: message` for malformed input. (Also a
+    DiagnosticException, so `xdsl-opt --verify-diagnostics` prints it.)"""
+
+
+BUILD_INFO: tuple[tuple[str, str], ...] = (
+    ("coremlc-component-MIL", "3510.2.1"),
+    ("coremlc-version", "3505.4.1"),
+    ("coremltools-component-milinternal", ""),
+    ("coremltools-version", "9.0"),
+)
+"""The buildInfo of the MIL text that coremltools 9.0 and coremlc write."""
+
+OPSET = "ios18"
+SPECIFICATION_VERSION = 9
+"""iOS18's Core ML specification version: which dtypes go to the blob."""
+INDENT = " " * 8
+MODEL_FILE = "model.mil"
+
+NUMPY_TO_MIL: dict[np.dtype, str] = {
+    np.dtype(np.float16): "fp16",
+    np.dtype(np.float32): "fp32",
+    np.dtype(np.int32): "int32",
+    np.dtype(np.int8): "int8",
+    np.dtype(np.bool_): "bool",
+}
+"""The MIL dtype of each numpy dtype of the project's element types."""
+
+RESERVED = frozenset(
+    {"program", "func", "const", "tensor", "string", "bool", "BLOBFILE", "dict"}
+    | {"fp16", "fp32", "fp64", "bf16", "int8", "int16", "int32", "int64"}
+    | {"uint8", "uint16", "uint32", "uint64", "true", "false", "inf", "nan"}
+)
+"""Words no value is named, so that no name reads like a type or literal."""
+
+
+# --- MIL spellings ---------------------------------------------------------------
+
+
+def hex_float(value: float) -> str:
+    """C99 `%a` spelling: 0x1p+0, 0x1.4p+3, -0x1.ffcp+15, 0x0p+0, inf, nan."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    mantissa, exponent = float(value).hex().split("p")
+    if "." in mantissa:
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}p{exponent}"
+
+
+def mil_dtype(t: Attribute) -> str:
+    if not isinstance(t, TensorType) or t.element_type not in mil.MIL_DTYPES.values():
+        raise MilTextError(f"MIL text has no type for {t}")
+    return mil.mil_dtype_name(t.element_type)
+
+
+def type_text(dtype: str, shape: tuple[int, ...]) -> str:
+    """`tensor<fp16, [1, 64, 1, 256]>`, or `fp16` for a scalar."""
+    if not shape:
+        return dtype
+    return f"tensor<{dtype}, [{', '.join(str(d) for d in shape)}]>"
+
+
+def mil_type(t: Attribute) -> str:
+    """The MIL type of a builtin tensor type (a scalar for rank 0)."""
+    assert isinstance(t, TensorType)
+    return type_text(mil_dtype(t), t.get_shape())
+
+
+def mil_element(value: object, dtype: str) -> str:
+    if dtype in ("fp16", "fp32"):
+        return hex_float(float(value))  # type: ignore[arg-type]
+    if dtype == "bool":
+        return "true" if value else "false"
+    return str(int(value))  # type: ignore[call-overload]
+
+
+def mil_literal(value: np.ndarray, dtype: str) -> str:
+    """`fp16(0x1p-3)` for a rank-0 value, else `tensor<int32, [2]>([1, 2])`
+    with the elements in row-major order."""
+    if value.ndim == 0:
+        return f"{dtype}({mil_element(value.item(), dtype)})"
+    elements = ", ".join(mil_element(v, dtype) for v in value.reshape(-1).tolist())
+    return f"{type_text(dtype, value.shape)}([{elements}])"
+
+
+def mil_string(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'string("{escaped}")'
+
+
+def blobfile(entry: BlobEntry, path: str) -> str:
+    return (
+        f"{type_text(entry.dtype, entry.shape)}(BLOBFILE(path = {mil_string(path)}, "
+        f"offset = uint64({entry.offset})))"
+    )
+
+
+# --- names -----------------------------------------------------------------------
+
+_SUFFIX = re.compile(r"(_\d+)+$")
+
+
+def mil_identifier(text: str) -> str:
+    """`text` with each character that MIL identifiers lack replaced by `_`."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", text) or "_"
+    return "_" + name if name[0].isdigit() else name
+
+
+def name_base(hint: str) -> str:
+    """A MIL identifier from a name hint or weight name, without the `_N`
+    suffix that xDSL drops from name hints (so that names survive import)."""
+    base = _SUFFIX.sub("", mil_identifier(hint))
+    if not base.strip("_"):
+        return "var"
+    return base + "_v" if base in RESERVED else base
+
+
+class NameTable:
+    """Unique MIL names within one function: `base`, `base_1`, `base_2`, ..."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        self.counters: dict[str, int] = {}
+        self.values: dict[SSAValue, str] = {}
+
+    def fresh(self, hint: str, keep_suffix: bool = False) -> str:
+        """A new name for `hint`; function names (`keep_suffix`) keep a
+        `_N` suffix, as symbol names do not lose it."""
+        base = mil_identifier(hint) if keep_suffix else name_base(hint)
+        name, n = base, self.counters.get(base, 0)
+        while name in self.used:
+            n += 1
+            name = f"{base}_{n}"
+        self.counters[base] = n
+        self.used.add(name)
+        return name
+
+    def define(self, value: SSAValue, default: str) -> str:
+        name = self.fresh(value.name_hint or default)
+        self.values[value] = name
+        return name
+
+    def __getitem__(self, value: SSAValue) -> str:
+        return self.values[value]
+
+
+# --- compile-time properties, read back ------------------------------------------
+
+PROPERTY_SAMPLES: tuple[tuple[str, Attribute], ...] = (
+    ("ints", DenseArrayBase.from_list(i64, [0])),
+    ("int", IntegerAttr(0, i64)),
+    ("bool", BoolAttr(False, i1)),
+    ("float", FloatAttr(0.0, f32)),
+    ("string", StringAttr("")),
+)
+
+
+@cache
+def property_kind(op_type: type[mil.MilOp], name: str) -> str:
+    """What MIL value a mil op's property holds: "ints" (an int32 vector),
+    "int" (an int32 scalar), "bool", "float" (an fp16 or fp32 scalar, held
+    as f32), "string", or "scalar" (a typed scalar that keeps its own type,
+    as one_hot's on_value). Read from the property's constraint; the
+    importer uses it to turn MIL values back into properties (`mil_inputs`
+    is the way there)."""
+    constraint = op_type.get_irdl_definition().properties[name].constr
+    accepted = []
+    for kind, sample in PROPERTY_SAMPLES:
+        try:
+            constraint.verify(sample, VerificationContext())
+            accepted.append(kind)
+        except VerifyException:
+            pass
+    if "int" in accepted and "float" in accepted:
+        return "scalar"
+    if not accepted:
+        raise MilTextError(f"{op_type.name}: property '{name}' has no MIL value")
+    return accepted[0]
+
+
+# --- the printer -----------------------------------------------------------------
+
+
+class MilTextPrinter:
+    """Prints the functions of a module as one MIL program and plans its
+    weight blob. With `weights`, blob entries carry their data; without,
+    only their offsets."""
+
+    def __init__(
+        self,
+        weights: Mapping[str, np.ndarray] | None = None,
+        blob_path: str = BLOB_PATH,
+    ):
+        self.store = weight_store(weights)
+        self.blob_path = blob_path
+        self.blob = WeightBlob()
+
+    def print_module(self, module: builtin.ModuleOp) -> str:
+        functions = []
+        for op in module.ops:
+            if not isinstance(op, func.FuncOp):
+                raise MilTextError(
+                    f"MIL text: only func.func ops can be printed at module level, "
+                    f"got {op.name}"
+                )
+            functions.append(op)
+        build_info = ", ".join(f'{{"{key}", "{value}"}}' for key, value in BUILD_INFO)
+        lines = [
+            "program(1.3)",
+            f"[buildInfo = dict<string, string>({{{build_info}}})]",
+            "{",
+        ]
+        function_names = NameTable()
+        for i, function in enumerate(functions):
+            if i:
+                lines.append("")
+            name = function_names.fresh(function.sym_name.data, keep_suffix=True)
+            try:
+                lines.extend(self.print_function(function, name))
+            except MilTextError:
+                raise
+            except XdslAneError as e:
+                raise MilTextError(f"@{function.sym_name.data}: {e}") from None
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    def print_function(self, function: func.FuncOp, name: str) -> Iterator[str]:
+        symbol = f"@{function.sym_name.data}"
+        if len(function.body.blocks) != 1:
+            raise MilTextError(f"{symbol}: a MIL function has one block of ops")
+        block = function.body.block
+        names = NameTable()
+        params = []
+        for i, arg in enumerate(block.args):
+            params.append(f"{mil_type(arg.type)} {names.define(arg, f'arg{i}')}")
+        yield f"    func {name}<{OPSET}>({', '.join(params)}) {{"
+        outputs: list[str] = []
+        for op in block.ops:
+            if isinstance(op, func.ReturnOp):
+                outputs = [names[v] for v in op.operands]
+                break
+            if not isinstance(op, mil.MilOp):
+                raise MilTextError(
+                    f"{symbol}: {op.name} is not a mil op and has no MIL text "
+                    "(lower it to the mil dialect first)"
+                )
+            if isinstance(op, mil.ConstOp):
+                yield self.const_statement(op, names, symbol)
+            else:
+                yield from self.op_statements(op, names)
+        yield f"    }} -> ({', '.join(outputs)});"
+
+    def const_statement(self, op: mil.ConstOp, names: NameTable, symbol: str) -> str:
+        t = op.result.type
+        assert isinstance(t, TensorType)
+        dtype, shape = mil_dtype(t), t.get_shape()
+        default = op.weight.data if op.weight is not None else "c"
+        name = names.define(op.result, default)
+        data = const_value(op, self.store, f"{symbol}: mil.const '{name}'")
+        if op.weight is not None and dtype != "bool":
+            entry = self.blob.add(weight_key(op), dtype, shape, op.weight.data, data)
+            val = blobfile(entry, self.blob_path)
+        elif data is None:
+            raise MilTextError(
+                f"{symbol}: mil.const '{name}': a bool weight is written inline, "
+                f"which needs the data of weight '{op.weight.data}'"  # type: ignore[union-attr]
+            )
+        else:
+            val = self.value_text(data, name)
+        return (
+            f"{INDENT}{mil_type(t)} {name} = const()"
+            f"[name = {mil_string(name)}, val = {val}];"
+        )
+
+    def value_text(self, value: ParamValue, name: str) -> str:
+        """A compile-time value: a literal, or a blob reference for a large
+        one (coremltools' rule)."""
+        if isinstance(value, str):
+            return mil_string(value)
+        dtype = NUMPY_TO_MIL[value.dtype]
+        if goes_to_blob(dtype, value.size, SPECIFICATION_VERSION):
+            entry = self.blob.add(value_key(value), dtype, value.shape, name, value)
+            return blobfile(entry, self.blob_path)
+        return mil_literal(value, dtype)
+
+    def op_statements(self, op: mil.MilOp, names: NameTable) -> Iterator[str]:
+        op_type = op.name.removeprefix("mil.")
+        results = [f"{mil_type(r.type)} {names.define(r, op_type)}" for r in op.results]
+        name = names[op.results[0]]
+        operands = {n for n, _ in op.get_irdl_definition().operands}
+        args: dict[str, str] = {}
+        consts: list[tuple[str, ParamValue]] = []
+        for input_name, value in mil_inputs(op):
+            if isinstance(value, SSAValue):
+                args[input_name] = names[value]
+            elif isinstance(value, list):
+                args[input_name] = f"({', '.join(names[v] for v in value)})"
+            else:
+                consts.append((input_name, value))
+        # absent tensor inputs first: imported, they become ops before the
+        # compile-time consts that the printer writes again
+        consts.sort(key=lambda item: item[0] not in operands)
+        for input_name, value in consts:
+            const = names.fresh(f"{name}_{input_name}")
+            if isinstance(value, str):
+                declared = "string"
+            else:
+                declared = type_text(NUMPY_TO_MIL[value.dtype], value.shape)
+            yield (
+                f"{INDENT}{declared} {const} = const()"
+                f"[name = {mil_string(const)}, val = {self.value_text(value, const)}];"
+            )
+            args[input_name] = const
+        call = ", ".join(f"{k} = {args[k]}" for k in sorted(args))
+        yield (
+            f"{INDENT}{', '.join(results)} = {op_type}({call})"
+            f"[name = {mil_string(name)}];"
+        )
+
+
+# --- entry points ----------------------------------------------------------------
+
+
+def print_program(
+    module: builtin.ModuleOp,
+    weights: Mapping[str, np.ndarray] | None = None,
+    blob_path: str = BLOB_PATH,
+) -> tuple[str, WeightBlob]:
+    """The MIL text of `module` and the planned weight blob."""
+    printer = MilTextPrinter(weights, blob_path)
+    return printer.print_module(module), printer.blob
+
+
+def module_to_mil_text(
+    module: builtin.ModuleOp,
+    weights: Mapping[str, np.ndarray] | None = None,
+    blob_path: str = BLOB_PATH,
+) -> tuple[str, list[BlobEntry]]:
+    """The MIL text of `module` and the weight blob it refers to, entry by
+    entry in offset order. Without `weights`, weight consts are printed with
+    the offsets they would get and their entries carry no data."""
+    text, blob = print_program(module, weights, blob_path)
+    return text, blob.entries
+
+
+def write_mil_text_dir(
+    module: builtin.ModuleOp,
+    weights: Mapping[str, np.ndarray] | None,
+    directory: str | Path,
+) -> Path:
+    """Writes `DIR/model.mil` and `DIR/weights/weight.bin` (the layout of a
+    compiled model), replacing DIR as a whole only once both are written."""
+    text, blob = print_program(module, weights or {}, BLOB_PATH)
+    directory = Path(directory)
+    with atomic_output(directory) as tmp:
+        blob.write_weights_dir(tmp / WEIGHTS_DIR)
+        (tmp / MODEL_FILE).write_text(text)
+    return directory
+
+
+@dataclass(frozen=True)
+class MilTextTarget(Target):
+    """`xdsl-opt -t mil-text`: the module as MIL text; weight consts are
+    BLOBFILE references with the offsets `write_mil_text_dir` gives them."""
+
+    name: ClassVar[str] = "mil-text"
+
+    blob_path: str = BLOB_PATH
+
+    def emit(self, ctx: Context, module: builtin.ModuleOp, output: IO[str]) -> None:
+        text, _ = print_program(module, None, self.blob_path)
+        output.write(text)

@@ -1,0 +1,967 @@
+"""MIL text -> mil dialect: reads the `program(1.3)` form that
+`xdsl_ane.backend.mil_text` prints and that hand-written ANE kernels use.
+
+Accepted, beyond what the printer writes: named consts shared between ops
+and inline literals in their place (`keep_dims = bool(true)`), compact
+spacing (`mul(x=a,y=b)`), decimal or hex floats, `tensor<int32, []>` for a
+scalar, a one-value tensor literal as a splat, nested element lists,
+parenthesised result lists `(tensor<..> a, tensor<..> b) = split(...)`, `//`
+comments and any buildInfo (ignored). `@model_path` in a BLOBFILE path is the
+directory of the .mil file (or `weights_dir`).
+
+Every op is built with the mil dialect's builders, so MIL's typing rules run
+on it, and its declared result types must equal the inferred ones. Inputs
+that the dialect holds as properties (perm, axes, epsilon, ...) must be
+compile-time constants: named consts or literals. Consts that only served
+as such inputs disappear; the others become `mil.const` ops, BLOBFILE ones
+as `mil.const weight "<its MIL name>"` with the data in the returned weights.
+Errors are `MilTextError`s of one line, `file:line:col: message`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, ClassVar, NamedTuple, NoReturn
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    FloatAttr,
+    FunctionType,
+    IntegerAttr,
+    StringAttr,
+    f16,
+    f32,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.irdl import OptionalDef, VariadicDef, VarResultDef
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.frontend import Frontend
+
+from xdsl_ane.backend.mil_text import MilTextError, property_kind
+from xdsl_ane.backend.weights import (
+    BLOB_HEADER_SIZE,
+    BLOB_METADATA_SIZE,
+    BLOB_NUMPY_DTYPES,
+)
+from xdsl_ane.dialects import mil
+from xdsl_ane.dialects.dense import dense_from_numpy
+from xdsl_ane.dialects.typing import tensor
+from xdsl_ane.tools.common import first_line
+
+MIL_OPS: dict[str, type[mil.MilOp]] = {
+    op.name.removeprefix("mil."): op for op in mil.MIL_OPS if op is not mil.ConstOp
+}
+BLOB_SENTINEL = 0xDEADBEEF
+BLOB_DTYPE_CODES = {"fp16": 1, "fp32": 2, "int8": 4, "int32": 14}
+"""MILBlob's dtype code of each MIL dtype of ours that the blob holds."""
+UNSUPPORTED_DTYPES = {"fp64", "bf16", "int16", "int64", "uint8", "uint16", "uint32"}
+NUMPY_DTYPES = {**BLOB_NUMPY_DTYPES, "bool": np.dtype(np.bool_)}
+INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int8": (-128, 127)}
+BLOB_DTYPE_NAMES = {code: name for name, code in BLOB_DTYPE_CODES.items()} | {
+    3: "uint8",
+    5: "bf16",
+    6: "int16",
+    7: "uint16",
+    15: "uint32",
+}
+
+
+# --- lexer -----------------------------------------------------------------------
+
+TOKEN = re.compile(
+    r"""
+    (?P<space>\s+|//[^\n]*)
+  | (?P<string>"(?:[^"\\\n]|\\.)*")
+  | (?P<number>[-+]?(?:0[xX][0-9a-fA-F]*(?:\.[0-9a-fA-F]*)?[pP][-+]?\d+
+                      |(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?))
+  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<punct>->|[()\[\]{}<>,=;?+-])
+    """,
+    re.VERBOSE,
+)
+
+
+class Token(NamedTuple):
+    kind: str  # "string", "number", "ident", "punct" or "eof"
+    text: str
+    offset: int
+
+    def describe(self) -> str:
+        return "end of input" if self.kind == "eof" else f"'{self.text}'"
+
+
+def tokenize(text: str, fail: Callable[[int, str], NoReturn]) -> list[Token]:
+    tokens: list[Token] = []
+    pos = 0
+    for m in TOKEN.finditer(text):
+        if m.start() != pos:  # a character no token starts with
+            break
+        kind = m.lastgroup
+        assert kind is not None
+        if kind != "space":
+            tokens.append(Token(kind, m.group(), pos))
+        pos = m.end()
+    if pos < len(text):
+        if text[pos] == '"':
+            fail(pos, "unterminated string")
+        fail(pos, f"unexpected character '{text[pos]}'")
+    tokens.append(Token("eof", "", len(text)))
+    return tokens
+
+
+# --- parsed pieces ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MilType:
+    """A MIL type: dtype and shape; `()` for a scalar; strings have no shape."""
+
+    dtype: str
+    shape: tuple[int, ...] = ()
+
+    def xdsl(self) -> Attribute:
+        return tensor(self.shape, mil.MIL_DTYPES[self.dtype])
+
+    def __str__(self) -> str:
+        if self.dtype == "string" or not self.shape:
+            return self.dtype
+        return f"tensor<{self.dtype}, [{', '.join(str(d) for d in self.shape)}]>"
+
+
+@dataclass
+class Literal:
+    type: MilType
+    value: np.ndarray | str
+    offset: int
+    blob: tuple[Path, int] | None = None
+
+
+@dataclass(frozen=True)
+class Ref:
+    name: str
+    offset: int
+
+
+@dataclass(frozen=True)
+class TupleArg:
+    items: list[Ref | Literal]
+    offset: int
+
+
+Arg = Ref | Literal | TupleArg
+
+
+@dataclass
+class Symbol:
+    """What a MIL name stands for in a function."""
+
+    type: MilType
+    offset: int
+    value: SSAValue | None = None  # None for a string const
+    const: np.ndarray | str | None = None  # the value of a const
+    const_op: mil.ConstOp | None = None
+    weight: str | None = None
+    used_as_parameter: bool = False
+
+
+@dataclass
+class FunctionScope:
+    block: Block
+    symbols: dict[str, Symbol] = field(default_factory=dict)
+
+
+# --- the parser ------------------------------------------------------------------
+
+
+class MilTextParser:
+    def __init__(self, text: str, path: str | None, weights_dir: Path | None):
+        self.text = text
+        self.file = path or "<input>"
+        if weights_dir is None:
+            weights_dir = Path(path).parent if path else Path.cwd()
+        self.model_path = weights_dir
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.tokens = tokenize(text, self.fail)
+        self.pos = 0
+        self.weights: dict[str, np.ndarray] = {}
+        self.weight_by_blob: dict[tuple[Path, int, MilType], str] = {}
+        self.weight_users: dict[str, list[mil.ConstOp]] = {}
+        self.blob_files: dict[Path, bytes] = {}
+
+    # --- diagnostics and token helpers ---
+
+    def fail(self, offset: int, message: str) -> NoReturn:
+        line = 0
+        lo, hi = 0, len(self.line_starts) - 1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            if self.line_starts[mid] <= offset:
+                line, lo = mid, mid + 1
+            else:
+                hi = mid - 1
+        col = offset - self.line_starts[line] + 1
+        raise MilTextError(f"{self.file}:{line + 1}:{col}: {message}")
+
+    def peek(self, ahead: int = 0) -> Token:
+        return self.tokens[min(self.pos + ahead, len(self.tokens) - 1)]
+
+    def next(self) -> Token:
+        token = self.peek()
+        self.pos = min(self.pos + 1, len(self.tokens) - 1)
+        return token
+
+    def at(self, text: str) -> bool:
+        token = self.peek()
+        return token.kind in ("punct", "ident") and token.text == text
+
+    def accept(self, text: str) -> bool:
+        if self.at(text):
+            self.next()
+            return True
+        return False
+
+    def expect(self, text: str) -> Token:
+        token = self.peek()
+        if not self.at(text):
+            self.fail(token.offset, f"expected '{text}', got {token.describe()}")
+        return self.next()
+
+    def expect_kind(self, kind: str, what: str) -> Token:
+        token = self.peek()
+        if token.kind != kind:
+            self.fail(token.offset, f"expected {what}, got {token.describe()}")
+        return self.next()
+
+    # --- program and functions ---
+
+    def parse_program(self) -> builtin.ModuleOp:
+        self.expect("program")
+        self.expect("(")
+        self.expect_kind("number", "a program version")
+        self.expect(")")
+        if self.at("["):
+            self.skip_attributes()
+        self.expect("{")
+        functions: list[func.FuncOp] = []
+        names: set[str] = set()
+        while not self.at("}"):
+            token = self.peek()
+            if token.kind == "eof":
+                self.fail(token.offset, "unexpected end of input, expected '}'")
+            function = self.parse_function()
+            if function.sym_name.data in names:
+                self.fail(
+                    token.offset,
+                    f"function '{function.sym_name.data}' is defined twice",
+                )
+            names.add(function.sym_name.data)
+            functions.append(function)
+        self.expect("}")
+        token = self.peek()
+        if token.kind != "eof":
+            self.fail(token.offset, f"unexpected {token.describe()} after the program")
+        return builtin.ModuleOp(functions)
+
+    def skip_attributes(self) -> None:
+        """`[buildInfo = dict<string, string>({...}), ...]`: skipped."""
+        opening = self.expect("[")
+        closing = {"(": ")", "[": "]", "{": "}", "<": ">"}
+        stack = ["]"]
+        while stack:
+            token = self.next()
+            if token.kind == "eof":
+                self.fail(opening.offset, "unterminated '[' (program attributes)")
+            if token.kind != "punct":
+                continue
+            if token.text in closing:
+                stack.append(closing[token.text])
+            elif token.text in closing.values() and stack.pop() != token.text:
+                self.fail(token.offset, f"unbalanced '{token.text}'")
+
+    def parse_function(self) -> func.FuncOp:
+        self.expect("func")
+        name = self.expect_kind("ident", "a function name")
+        if self.accept("<"):
+            self.expect_kind("ident", "an opset name (ios18)")
+            self.expect(">")
+        self.expect("(")
+        params: list[tuple[MilType, Token]] = []
+        if not self.at(")"):
+            while True:
+                t = self.parse_tensor_type("function inputs")
+                params.append((t, self.expect_kind("ident", "a parameter name")))
+                if not self.accept(","):
+                    break
+        self.expect(")")
+        self.expect("{")
+        scope = FunctionScope(Block(arg_types=[t.xdsl() for t, _ in params]))
+        for (t, token), arg in zip(params, scope.block.args):
+            self.define(scope, token, Symbol(t, token.offset, arg))
+        while not self.at("}"):
+            self.parse_statement(scope)
+        self.expect("}")
+        self.expect("->")
+        self.expect("(")
+        outputs: list[SSAValue] = []
+        if not self.at(")"):
+            while True:
+                token = self.expect_kind("ident", "an output name")
+                outputs.append(self.tensor_value(scope, Ref(token.text, token.offset)))
+                if not self.accept(","):
+                    break
+        self.expect(")")
+        self.expect(";")
+        scope.block.add_op(func.ReturnOp(*outputs))
+        self.drop_parameter_consts(scope)
+        function_type = FunctionType.from_lists(
+            [a.type for a in scope.block.args], [v.type for v in outputs]
+        )
+        return func.FuncOp(name.text, function_type, Region(scope.block))
+
+    def define(self, scope: FunctionScope, token: Token, symbol: Symbol) -> None:
+        if token.text in scope.symbols:
+            self.fail(token.offset, f"value '{token.text}' is already defined")
+        scope.symbols[token.text] = symbol
+        if symbol.value is not None:
+            symbol.value.name_hint = token.text
+
+    def drop_parameter_consts(self, scope: FunctionScope) -> None:
+        """Consts that only fed properties are properties now."""
+        for symbol in scope.symbols.values():
+            op = symbol.const_op
+            if op is None or not symbol.used_as_parameter or op.result.uses:
+                continue
+            op.detach()
+            op.erase()
+            if symbol.weight is not None:
+                users = self.weight_users[symbol.weight]
+                users.remove(op)
+                if not users:
+                    del self.weights[symbol.weight]
+                    self.weight_by_blob = {
+                        k: v
+                        for k, v in self.weight_by_blob.items()
+                        if v != symbol.weight
+                    }
+
+    # --- types and literals ---
+
+    def parse_type(self) -> MilType:
+        token = self.expect_kind("ident", "a type")
+        if token.text == "tensor":
+            self.expect("<")
+            dtype = self.parse_dtype()
+            self.expect(",")
+            self.expect("[")
+            shape: list[int] = []
+            while not self.at("]"):
+                dim = self.peek()
+                if dim.kind != "number" or not dim.text.isdigit():
+                    if dim.text == "?" or dim.kind == "ident":
+                        self.fail(dim.offset, "dynamic shapes are not supported")
+                    self.fail(dim.offset, f"expected a dimension, got {dim.describe()}")
+                shape.append(int(self.next().text))
+                if not self.accept(","):
+                    break
+            self.expect("]")
+            self.expect(">")
+            return MilType(dtype, tuple(shape))
+        if token.text == "string":
+            return MilType("string")
+        self.pos -= 1
+        return MilType(self.parse_dtype())
+
+    def parse_tensor_type(self, what: str) -> MilType:
+        start = self.peek()
+        t = self.parse_type()
+        if t.dtype == "string":
+            self.fail(start.offset, f"{what} must be tensors or scalars, not strings")
+        return t
+
+    def parse_dtype(self) -> str:
+        token = self.expect_kind("ident", "a dtype")
+        if token.text in mil.MIL_DTYPES:
+            return token.text
+        if token.text in UNSUPPORTED_DTYPES:
+            self.fail(
+                token.offset,
+                f"dtype '{token.text}' is not supported (supported: "
+                f"{', '.join(mil.MIL_DTYPES)})",
+            )
+        self.fail(token.offset, f"unknown type '{token.text}'")
+
+    def at_literal(self) -> bool:
+        token, after = self.peek(), self.peek(1)
+        return token.kind == "ident" and (
+            (token.text == "tensor" and after.text == "<")
+            or (after.text == "(" and after.kind == "punct")
+        )
+
+    def parse_literal(self) -> Literal:
+        start = self.peek().offset
+        t = self.parse_type()
+        self.expect("(")
+        if t.dtype == "string":
+            token = self.expect_kind("string", "a string")
+            literal = Literal(t, unquote(token.text), start)
+        elif self.at("BLOBFILE"):
+            literal = self.parse_blobfile(t, start)
+        elif t.shape and self.at("["):
+            elements: list[Token] = []
+            self.parse_elements(elements)
+            literal = Literal(t, self.element_array(t, elements, start), start)
+        else:
+            element = self.parse_element()
+            count = int(np.prod(t.shape))
+            literal = Literal(t, self.element_array(t, [element] * count, start), start)
+        self.expect(")")
+        return literal
+
+    def parse_elements(self, out: list[Token]) -> None:
+        self.expect("[")
+        while not self.at("]"):
+            if self.at("["):
+                self.parse_elements(out)
+            else:
+                out.append(self.parse_element())
+            if not self.accept(","):
+                break
+        self.expect("]")
+
+    def parse_element(self) -> Token:
+        token = self.peek()
+        if (
+            token.kind == "punct"
+            and token.text in "-+"
+            and self.peek(1).kind == "ident"
+        ):
+            self.next()
+            word = self.next()
+            return Token("ident", token.text + word.text, token.offset)
+        if token.kind in ("number", "ident"):
+            return self.next()
+        self.fail(token.offset, f"expected a value, got {token.describe()}")
+
+    def element_array(
+        self, t: MilType, elements: Sequence[Token], start: int
+    ) -> np.ndarray:
+        count = int(np.prod(t.shape))
+        if len(elements) != count:
+            self.fail(
+                start, f"{t} literal has {len(elements)} values, expected {count}"
+            )
+        values = [self.element_value(t.dtype, token) for token in elements]
+        return np.array(values, dtype=NUMPY_DTYPES[t.dtype]).reshape(t.shape)
+
+    def element_value(self, dtype: str, token: Token) -> float | int | bool:
+        text = token.text
+        if dtype == "bool":
+            if text not in ("true", "false"):
+                self.fail(
+                    token.offset, f"expected true or false, got {token.describe()}"
+                )
+            return text == "true"
+        if dtype in INT_RANGES:
+            if token.kind != "number" or not re.fullmatch(r"[-+]?\d+", text):
+                self.fail(
+                    token.offset, f"expected an {dtype} value, got {token.describe()}"
+                )
+            value = int(text)
+            lo, hi = INT_RANGES[dtype]
+            if not lo <= value <= hi:
+                self.fail(token.offset, f"{value} is out of range for {dtype}")
+            return value
+        word = text.lstrip("+-").lower()
+        if token.kind == "ident" and word not in ("inf", "nan", "infinity"):
+            self.fail(
+                token.offset, f"expected an {dtype} value, got {token.describe()}"
+            )
+        value = float.fromhex(text) if "x" in text.lower() else float(text)
+        if math.isfinite(value) and abs(value) > np.finfo(NUMPY_DTYPES[dtype]).max:
+            self.fail(token.offset, f"{text} is out of range for {dtype}")
+        return value
+
+    def parse_blobfile(self, t: MilType, start: int) -> Literal:
+        self.expect("BLOBFILE")
+        self.expect("(")
+        fields: dict[str, Literal] = {}
+        while True:
+            key = self.expect_kind("ident", "'path' or 'offset'")
+            if key.text not in ("path", "offset") or key.text in fields:
+                self.fail(key.offset, f"unexpected BLOBFILE field '{key.text}'")
+            self.expect("=")
+            if key.text == "offset":
+                self.expect("uint64")
+                self.expect("(")
+                number = self.expect_kind("number", "an offset")
+                if not number.text.isdigit():
+                    self.fail(number.offset, f"bad offset {number.text}")
+                self.expect(")")
+                fields["offset"] = Literal(MilType("int32"), number.text, number.offset)
+            else:
+                fields["path"] = self.parse_literal()
+                if fields["path"].type.dtype != "string":
+                    self.fail(fields["path"].offset, "BLOBFILE path must be a string")
+            if not self.accept(","):
+                break
+        self.expect(")")
+        for required in ("path", "offset"):
+            if required not in fields:
+                self.fail(start, f"BLOBFILE is missing '{required}'")
+        if t.dtype not in BLOB_DTYPE_CODES:
+            self.fail(start, f"{t} cannot be stored in a weight blob")
+        path = self.resolve_blob_path(fields["path"])
+        offset_literal = fields["offset"]
+        assert isinstance(offset_literal.value, str)
+        offset = int(offset_literal.value)
+        data = self.read_blob(path, offset, t, offset_literal.offset)
+        return Literal(t, data, start, blob=(path, offset))
+
+    def resolve_blob_path(self, literal: Literal) -> Path:
+        assert isinstance(literal.value, str)
+        text = literal.value
+        if text.startswith("@model_path/"):
+            path = self.model_path / text.removeprefix("@model_path/")
+        else:
+            path = Path(text) if Path(text).is_absolute() else self.model_path / text
+        if path not in self.blob_files:
+            try:
+                self.blob_files[path] = path.read_bytes()
+            except OSError:
+                self.fail(
+                    literal.offset, f"blob file '{text}' not found (looked for {path})"
+                )
+            data = self.blob_files[path]
+            header = np.frombuffer(data[:8], "<u4") if len(data) >= 8 else None
+            if len(data) < BLOB_HEADER_SIZE or header is None or header[1] != 2:
+                self.fail(
+                    literal.offset, f"'{path}' is not a MILBlob version 2 weight file"
+                )
+        return path
+
+    def read_blob(self, path: Path, offset: int, t: MilType, at: int) -> np.ndarray:
+        """The tensor whose metadata record is at `offset`, checked against `t`."""
+        data = self.blob_files[path]
+        if offset < BLOB_HEADER_SIZE or offset + BLOB_METADATA_SIZE > len(data):
+            self.fail(
+                at,
+                f"offset {offset} is outside the blob records of '{path.name}' ({len(data)} bytes)",
+            )
+        sentinel, code = np.frombuffer(data, "<u4", 2, offset)
+        size, data_offset = np.frombuffer(data, "<u8", 2, offset + 8)
+        if sentinel != BLOB_SENTINEL:
+            self.fail(
+                at,
+                f"no blob metadata at offset {offset} of '{path.name}' (the offset must point at a 64-byte metadata record)",
+            )
+        if code != BLOB_DTYPE_CODES[t.dtype]:
+            held = BLOB_DTYPE_NAMES.get(int(code), f"dtype code {code}")
+            self.fail(at, f"the blob at offset {offset} holds {held}, the const is {t}")
+        dtype = BLOB_NUMPY_DTYPES[t.dtype]
+        count = int(np.prod(t.shape))
+        if size != count * dtype.itemsize:
+            self.fail(
+                at,
+                f"the blob at offset {offset} holds {size} bytes, {t} needs {count * dtype.itemsize}",
+            )
+        if data_offset + size > len(data):
+            self.fail(
+                at, f"the blob at offset {offset} runs past the end of '{path.name}'"
+            )
+        return (
+            np.frombuffer(data, dtype, count, int(data_offset)).reshape(t.shape).copy()
+        )
+
+    # --- statements ---
+
+    def parse_statement(self, scope: FunctionScope) -> None:
+        start = self.peek()
+        if start.kind == "eof":
+            self.fail(
+                start.offset, "unexpected end of input, expected a statement or '}'"
+            )
+        results: list[tuple[MilType, Token]] = []
+        parenthesised = self.accept("(")
+        while True:
+            t = self.parse_type()
+            results.append((t, self.expect_kind("ident", "a result name")))
+            if not self.accept(","):
+                break
+        if parenthesised:
+            self.expect(")")
+        self.expect("=")
+        op_token = self.expect_kind("ident", "an op name")
+        self.expect("(")
+        args: dict[str, tuple[Token, Arg]] = {}
+        while not self.at(")"):
+            key = self.expect_kind("ident", "an input name")
+            if key.text in args:
+                self.fail(key.offset, f"input '{key.text}' is given twice")
+            self.expect("=")
+            args[key.text] = (key, self.parse_arg())
+            if not self.accept(","):
+                break
+        self.expect(")")
+        attributes: dict[str, Literal] = {}
+        if self.accept("["):
+            while not self.at("]"):
+                key = self.expect_kind("ident", "an attribute name")
+                self.expect("=")
+                attributes[key.text] = self.parse_literal()
+                if not self.accept(","):
+                    break
+            self.expect("]")
+        self.expect(";")
+        if op_token.text == "const":
+            self.build_const(scope, results, op_token, args, attributes)
+        else:
+            self.build_op(scope, results, op_token, args)
+
+    def parse_arg(self) -> Arg:
+        token = self.peek()
+        if self.accept("("):
+            items: list[Ref | Literal] = []
+            while not self.at(")"):
+                item = self.parse_arg()
+                if isinstance(item, TupleArg):
+                    self.fail(item.offset, "nested tuples are not supported")
+                items.append(item)
+                if not self.accept(","):
+                    break
+            self.expect(")")
+            return TupleArg(items, token.offset)
+        if self.at_literal():
+            return self.parse_literal()
+        if token.kind == "ident":
+            self.next()
+            return Ref(token.text, token.offset)
+        self.fail(
+            token.offset,
+            f"expected a value name, a literal or a tuple, got {token.describe()}",
+        )
+
+    def build_const(self, scope, results, op_token, args, attributes) -> None:
+        if len(results) != 1:
+            self.fail(op_token.offset, "const has one result")
+        if args:
+            self.fail(
+                op_token.offset,
+                "const takes no inputs; its value is the attribute 'val'",
+            )
+        if "val" not in attributes:
+            self.fail(op_token.offset, "const needs an attribute 'val'")
+        (declared, name), literal = results[0], attributes["val"]
+        if literal.type != declared:
+            self.fail(
+                literal.offset,
+                f"const '{name.text}' is declared {declared}, its val is {literal.type}",
+            )
+        symbol = Symbol(declared, name.offset, const=literal.value)
+        if isinstance(literal.value, np.ndarray):
+            op = self.const_op(literal, name.text)
+            scope.block.add_op(op)
+            symbol.value, symbol.const_op = op.result, op
+            if op.weight is not None:
+                symbol.weight = op.weight.data
+        self.define(scope, name, symbol)
+
+    def const_op(self, literal: Literal, name: str) -> mil.ConstOp:
+        assert isinstance(literal.value, np.ndarray)
+        t = literal.type
+        if literal.blob is None:
+            return mil.ConstOp(dense_from_numpy(literal.value, mil.MIL_DTYPES[t.dtype]))
+        key = (*literal.blob, t)
+        weight = self.weight_by_blob.get(key)
+        if weight is None:
+            weight, n = name, 0
+            while weight in self.weights:
+                n += 1
+                weight = f"{name}_{n}"
+            self.weights[weight] = literal.value
+            self.weight_by_blob[key] = weight
+            self.weight_users[weight] = []
+        op = mil.ConstOp.from_weight(weight, t.xdsl())
+        self.weight_users[weight].append(op)
+        return op
+
+    def build_op(
+        self,
+        scope: FunctionScope,
+        results: list[tuple[MilType, Token]],
+        op_token: Token,
+        args: dict[str, tuple[Token, Arg]],
+    ) -> None:
+        op_type = MIL_OPS.get(op_token.text)
+        if op_type is None:
+            self.fail(op_token.offset, f"unknown MIL op '{op_token.text}'")
+        definition = op_type.get_irdl_definition()
+        operand_defs = dict(definition.operands)
+        properties = [p for p in definition.properties if p != "operandSegmentSizes"]
+        result_name = results[0][1].text
+        operands: dict[str, SSAValue | list[SSAValue] | None] = {}
+        props: dict[str, Attribute] = {}
+        for key, (key_token, arg) in args.items():
+            if key in operand_defs:
+                variadic = isinstance(
+                    operand_defs[key], VariadicDef
+                ) and not isinstance(operand_defs[key], OptionalDef)
+                if isinstance(arg, TupleArg):
+                    if not variadic:
+                        self.fail(
+                            arg.offset,
+                            f"input '{key}' of {op_token.text} takes one value, not a tuple",
+                        )
+                    operands[key] = [
+                        self.operand(scope, item, f"{result_name}_{key}")
+                        for item in arg.items
+                    ]
+                else:
+                    value = self.operand(scope, arg, f"{result_name}_{key}")
+                    operands[key] = [value] if variadic else value
+            elif key in properties:
+                props[key] = self.property(scope, op_type, key, arg)
+            else:
+                inputs = ", ".join(sorted([*operand_defs, *properties]))
+                self.fail(
+                    key_token.offset,
+                    f"{op_token.text} has no input '{key}' (its inputs are {inputs})",
+                )
+        for key, d in operand_defs.items():
+            if key not in operands and not isinstance(d, VariadicDef):
+                self.fail(
+                    op_token.offset, f"{op_token.text} is missing its input '{key}'"
+                )
+        props = {p: props[p] for p in properties if p in props}  # IRDL order
+        try:
+            op = build_mil_op(op_type, operands, props)
+        except Exception as e:  # the builders' type errors
+            self.fail(op_token.offset, first_line(e))
+        if len(op.results) != len(results):
+            self.fail(
+                op_token.offset,
+                f"{op_token.text} has {len(op.results)} results here, {len(results)} declared",
+            )
+        for (declared, name), result in zip(results, op.results):
+            if declared.dtype == "string" or declared.xdsl() != result.type:
+                inferred = MilType(
+                    mil.mil_dtype_name(result.type.element_type),
+                    result.type.get_shape(),
+                )
+                self.fail(
+                    name.offset,
+                    f"'{name.text}' is declared {declared}, but {op_token.text} gives {inferred}",
+                )
+        scope.block.add_op(op)
+        try:
+            op.verify()
+        except DiagnosticException as e:
+            self.fail(op_token.offset, first_line(e))
+        for (declared, name), result in zip(results, op.results):
+            self.define(scope, name, Symbol(declared, name.offset, result))
+
+    def operand(self, scope: FunctionScope, arg: Ref | Literal, hint: str) -> SSAValue:
+        if isinstance(arg, Ref):
+            return self.tensor_value(scope, arg)
+        if not isinstance(arg.value, np.ndarray):
+            self.fail(arg.offset, "a string is no tensor input")
+        op = self.const_op(arg, hint)
+        op.result.name_hint = hint
+        scope.block.add_op(op)
+        return op.result
+
+    def tensor_value(self, scope: FunctionScope, ref: Ref) -> SSAValue:
+        symbol = scope.symbols.get(ref.name)
+        if symbol is None:
+            self.fail(ref.offset, f"unknown value '{ref.name}'")
+        assert symbol is not None
+        if symbol.value is None:
+            self.fail(
+                ref.offset,
+                f"'{ref.name}' is a string const; it can only be a compile-time input",
+            )
+        assert symbol.value is not None
+        return symbol.value
+
+    def property(
+        self, scope: FunctionScope, op_type: type[mil.MilOp], key: str, arg: Arg
+    ) -> Attribute:
+        """A compile-time input: a literal, or the value of a named const."""
+        if isinstance(arg, TupleArg):
+            self.fail(arg.offset, f"input '{key}' takes a constant, not a tuple")
+        if isinstance(arg, Ref):
+            symbol = scope.symbols.get(arg.name)
+            if symbol is None:
+                self.fail(arg.offset, f"unknown value '{arg.name}'")
+            assert symbol is not None
+            if symbol.const is None:
+                self.fail(
+                    arg.offset,
+                    f"input '{key}' of {op_type.name.removeprefix('mil.')} must be a const, '{arg.name}' is computed",
+                )
+            symbol.used_as_parameter = True
+            t, value = symbol.type, symbol.const
+        else:
+            t, value = arg.type, arg.value
+        kind = property_kind(op_type, key)
+        attr = property_attribute(kind, t, value)
+        if attr is None:
+            self.fail(
+                arg.offset,
+                f"input '{key}' of {op_type.name.removeprefix('mil.')} must be {KIND_SPELLING[kind]}, got {t}",
+            )
+        assert attr is not None
+        return attr
+
+
+KIND_SPELLING = {
+    "ints": "tensor<int32, [N]>",
+    "int": "an int32 scalar",
+    "bool": "a bool scalar",
+    "float": "an fp16 or fp32 scalar",
+    "string": "a string",
+    "scalar": "an fp16, fp32, int32 or bool scalar",
+}
+
+
+def property_attribute(
+    kind: str, t: MilType, value: np.ndarray | str
+) -> Attribute | None:
+    """The property attribute of a compile-time MIL value, None if the
+    value does not have the kind's MIL type."""
+    if kind == "string":
+        return StringAttr(value) if isinstance(value, str) else None
+    if isinstance(value, str):
+        return None
+    if kind == "ints":
+        if t.dtype != "int32" or len(t.shape) != 1:
+            return None
+        return DenseArrayBase.from_list(i64, [int(v) for v in value.tolist()])
+    if t.shape:
+        return None
+    item = value.item()
+    if kind == "int":
+        return IntegerAttr(int(item), i64) if t.dtype == "int32" else None
+    if kind == "bool":
+        return BoolAttr(bool(item), i1) if t.dtype == "bool" else None
+    if kind == "float":
+        return FloatAttr(float(item), f32) if t.dtype in ("fp16", "fp32") else None
+    if t.dtype in ("fp16", "fp32"):
+        return FloatAttr(float(item), f16 if t.dtype == "fp16" else f32)
+    if t.dtype in ("int32", "bool"):
+        return IntegerAttr(int(item), i32 if t.dtype == "int32" else i1)
+    return None
+
+
+def build_mil_op(
+    op_type: type[mil.MilOp],
+    operands: dict[str, SSAValue | list[SSAValue] | None],
+    properties: dict[str, Attribute],
+) -> mil.MilOp:
+    """Builds a mil op from MIL inputs by name with the dialect's builder
+    (`init_mil`), which infers the result types; ops with a variable number
+    of results (split) are created from their inferred types."""
+    definition = op_type.get_irdl_definition()
+    if any(isinstance(d, VarResultDef) for _, d in definition.results):
+        flat: list[SSAValue] = []
+        for name, _ in definition.operands:
+            group = operands.get(name)
+            flat.extend(
+                group if isinstance(group, list) else [] if group is None else [group]
+            )
+        types = op_type.infer_result_types([v.type for v in flat], properties)
+        return op_type.create(operands=flat, result_types=types, properties=properties)
+    op = op_type.__new__(op_type)
+    op.init_mil(operands, properties)
+    return op
+
+
+def unquote(text: str) -> str:
+    body = text[1:-1]
+    return re.sub(
+        r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), body
+    )
+
+
+# --- entry points ----------------------------------------------------------------
+
+
+def parse_mil_text(
+    text: str, path: str | Path | None = None, weights_dir: str | Path | None = None
+) -> tuple[builtin.ModuleOp, dict[str, np.ndarray]]:
+    """The mil-dialect module of a MIL program and the weights its BLOBFILE
+    consts refer to (keyed by the consts' MIL names). `@model_path` stands
+    for `weights_dir`, by default the directory of `path` (the .mil file)."""
+    parser = MilTextParser(
+        text,
+        None if path is None else str(path),
+        None if weights_dir is None else Path(weights_dir),
+    )
+    module = parser.parse_program()
+    try:  # each mil op was verified as it was built
+        module.verify(verify_nested_ops=False)
+        for function in module.ops:
+            function.verify(verify_nested_ops=False)
+            function.regions[0].block.last_op.verify()
+    except DiagnosticException as e:
+        raise MilTextError(f"{parser.file}: {first_line(e)}") from None
+    return module, parser.weights
+
+
+def read_mil_file(path: str | Path) -> tuple[builtin.ModuleOp, dict[str, np.ndarray]]:
+    """`parse_mil_text` of a .mil file, `@model_path` being its directory."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise MilTextError(
+            f"{path}: cannot read: {getattr(e, 'strerror', None) or e}"
+        ) from None
+    return parse_mil_text(text, path)
+
+
+def inline_weights(module: builtin.ModuleOp, weights: dict[str, np.ndarray]) -> None:
+    """Replaces each `mil.const weight` by a const holding its data."""
+    for op in list(module.walk()):
+        if isinstance(op, mil.ConstOp) and op.weight is not None:
+            t = op.result.type
+            inline = mil.ConstOp(
+                dense_from_numpy(weights[op.weight.data], t.element_type)
+            )
+            inline.result.name_hint = op.result.name_hint
+            Rewriter.replace_op(op, inline)
+
+
+@dataclass(frozen=True)
+class MilTextFrontend(Frontend):
+    """`xdsl-opt model.mil`: MIL text into the mil dialect. BLOBFILE consts
+    become `mil.const weight` ops (their data is not in the IR) unless
+    `-f 'mil{inline_weights=true}'` puts the data inline."""
+
+    name: ClassVar[str] = "mil"
+
+    inline_weights: bool = False
+
+    def parse(
+        self, ctx: Context, input: IO[bytes], input_name: str = "stdin"
+    ) -> builtin.ModuleOp:
+        path = None if input_name in ("stdin", "-") else input_name
+        try:
+            text = input.read().decode()
+        except UnicodeDecodeError:
+            raise MilTextError(f"{path or '<stdin>'}: not a text file") from None
+        module, weights = parse_mil_text(text, path)
+        if self.inline_weights:
+            inline_weights(module, weights)
+        return module
