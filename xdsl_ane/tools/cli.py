@@ -1,5 +1,9 @@
 """The `xdsl-ane` command.
 
+    xdsl-ane compile IN.mlir|IN.mil -o OUT [--weights W.npz|W.safetensors]
+                 [-p PIPELINE] [--emit mlpackage|mil-text|proto] [--target iOS18|iOS17]
+                 [--validate] [--force]
+    xdsl-ane import K.mil [-o OUT.mlir]
     xdsl-ane run IN.mlir [-p PIPELINE] [--function NAME] [--weights W.npz]
                  (--inputs X.npz | --random SEED) [--output Y.npz]
 
@@ -26,6 +30,42 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
+    compile_ = commands.add_parser(
+        "compile",
+        help="compile rlx (or mil) to an .mlpackage, MIL text or a bare protobuf",
+        description="Runs the pass pipeline (default: ane-pipeline) and writes "
+        "the model with its weights, plus a manifest of the layouts a runtime "
+        "needs; prints a summary.",
+    )
+    compile_.add_argument("input", help="the .mlir (rlx or mil) or .mil file")
+    compile_.add_argument("-o", "--output", required=True, help="output path")
+    compile_.add_argument("--weights", help=".npz or .safetensors with the weights")
+    compile_.add_argument("-p", "--passes", dest="pipeline", help="pass pipeline")
+    compile_.add_argument(
+        "--emit", choices=("mlpackage", "mil-text", "proto"), default="mlpackage"
+    )
+    compile_.add_argument("--target", choices=("iOS18", "iOS17"), default="iOS18")
+    compile_.add_argument(
+        "--validate",
+        action="store_true",
+        help="reload the protobuf with coremltools' MIL loader and compare a "
+        "re-export; nothing is written if it finds a problem",
+    )
+    compile_.add_argument("--force", action="store_true", help="replace OUT")
+    compile_.set_defaults(handler=command_compile)
+
+    import_ = commands.add_parser(
+        "import",
+        help="MIL text to the mil dialect",
+        description="Reads MIL text (program(1.3)), resolving BLOBFILE paths "
+        "against the file's directory, and prints the mil dialect; with -o, "
+        "writes OUT.mlir and its weights as OUT.weights.npz.",
+    )
+    import_.add_argument("input", help="the .mil file")
+    import_.add_argument("-o", "--output", help="the .mlir to write")
+    import_.add_argument("--force", action="store_true", help="replace OUT")
+    import_.set_defaults(handler=command_import)
+
     run = commands.add_parser(
         "run",
         help="apply passes, then interpret a function with numpy",
@@ -51,6 +91,72 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.set_defaults(handler=command_run)
     return parser
+
+
+def command_compile(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from xdsl_ane.api import compile
+
+    output = Path(args.output)
+    if output.exists() and not args.force:
+        raise XdslAneError(f"{output}: already exists (use --force to replace it)")
+    model = compile(
+        args.input, weights=args.weights, pipeline=args.pipeline, target=args.target
+    )
+    if args.validate:
+        report = model.validate()
+        for finding in report.findings:
+            print(f"  validate: {finding}", file=sys.stderr)
+        if not report.ok:
+            raise XdslAneError(
+                f"{args.input}: the emitted ML program is not valid "
+                f"({len(report.findings)} findings, first: {report.findings[0]})"
+            )
+    model.save(output, emit=args.emit, force=args.force)
+    print(model.summary(output))
+    if args.validate:
+        print(
+            "  validated: coremltools' MIL loader rebuilt every op; the re-export matches"
+        )
+    if model.unused_weights:
+        print(
+            f"xdsl-ane: warning: {len(model.unused_weights)} weights in "
+            f"{args.weights} are not used by the program",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def command_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from xdsl_ane.frontend.mil_text import read_mil_file
+    from xdsl_ane.tools.common import atomic_output, save_npz
+
+    module, weights = read_mil_file(args.input)
+    text = str(module) + "\n"
+    if args.output is None:
+        sys.stdout.write(text)
+        if weights:
+            print(
+                f"xdsl-ane: note: {len(weights)} weights stay in the blob; use -o "
+                "to write them next to the .mlir",
+                file=sys.stderr,
+            )
+        return 0
+    output = Path(args.output)
+    weights_path = output.with_name(output.stem + ".weights.npz")
+    for path in (output, weights_path):
+        if path.exists() and not args.force:
+            raise XdslAneError(f"{path}: already exists (use --force to replace it)")
+    with atomic_output(output) as tmp:
+        tmp.write_text(text)
+        if weights:
+            save_npz(weights_path, weights)
+    note = f" and {len(weights)} weights to {weights_path}" if weights else ""
+    print(f"wrote {output}{note}")
+    return 0
 
 
 def command_run(args: argparse.Namespace) -> int:

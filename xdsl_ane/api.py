@@ -1,0 +1,313 @@
+"""The Python API: compile rlx (or mil) to an ANE-ready ML Program.
+
+    import xdsl_ane
+    model = xdsl_ane.compile("layer.mlir", weights="layer.npz")
+    model.save("layer.mlpackage")            # or emit="mil-text" / "proto"
+    print(model.summary())
+
+Other compilers embed the pipeline by building rlx IR in Python (the op
+builders infer result types) and handing the module over:
+
+    from xdsl.dialects import builtin
+    from xdsl_ane.dialects import rlx
+    from xdsl_ane.models.transformer import build_function
+    ...
+    module = builtin.ModuleOp([build_function("f", types, body)])
+    model = xdsl_ane.compile(module, weights={"w": w})
+
+Every failure raises `XdslAneError` with a one-line message naming the file,
+op, value or weight and what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import builtin, func
+
+from xdsl_ane.tools.common import (
+    XdslAneError,
+    apply_pipeline,
+    atomic_output,
+    load_arrays,
+    make_context,
+    parse_module,
+    verify,
+)
+
+DEFAULT_PIPELINE = "ane-pipeline{lint=false}"
+"""`ane-pipeline` without its lint pass: `compile` lints the result itself and
+keeps the report (lint errors are reported, not raised)."""
+
+EMITS = ("mlpackage", "mil-text", "proto")
+
+
+@dataclass
+class CompiledModel:
+    """The result of `compile`: the compiled mil module, its weights and lint
+    report, and lazily its MIL protobuf and MIL text."""
+
+    module: builtin.ModuleOp
+    weights: dict[str, np.ndarray]
+    pipeline: str
+    target: str = "iOS18"
+    source: str = "<module>"
+    unused_weights: list[str] = field(default_factory=list)
+
+    @cached_property
+    def lint(self):
+        """The `ane-lint` report of the compiled module (`LintReport`)."""
+        from xdsl_ane.passes.ane_lint import lint_module
+
+        return lint_module(self.module)
+
+    @cached_property
+    def proto(self):
+        """The MIL protobuf (`ProtoResult`: `.spec` is coremltools'
+        `Model_pb2.Model`, `.blob` the weight blob)."""
+        from xdsl_ane.backend.milproto import module_to_proto
+
+        return module_to_proto(self.module, self.weights, target=self.target)
+
+    @property
+    def spec(self):
+        return self.proto.spec
+
+    @cached_property
+    def mil_text(self) -> str:
+        """The `program(1.3)` MIL text (weights as BLOBFILE references)."""
+        from xdsl_ane.backend.mil_text import module_to_mil_text
+
+        text, _ = module_to_mil_text(self.module, self.weights)
+        return text
+
+    @property
+    def functions(self) -> list[func.FuncOp]:
+        return [op for op in self.module.ops if isinstance(op, func.FuncOp)]
+
+    def op_counts(self) -> dict[str, Counter[str]]:
+        """Ops by type per function, consts excluded."""
+        return {
+            f.sym_name.data: Counter(
+                op.name.removeprefix("mil.")
+                for op in f.walk()
+                if op.name.startswith("mil.") and op.name != "mil.const"
+            )
+            for f in self.functions
+        }
+
+    def weight_bytes(self) -> int:
+        return sum(e.nbytes for e in self.proto.blob.entries)
+
+    def manifest(self) -> dict[str, Any]:
+        """What a runtime needs to drive each function: the `[1, C, 1, S]`
+        layout of every argument and result, dynamic weight arguments and
+        the packing of inputs and outputs."""
+        from xdsl_ane.passes.pack_io import packing_of
+
+        functions = {}
+        for f in self.functions:
+            entry: dict[str, Any] = {}
+            for key in ("ane.arg_layouts", "ane.result_layouts", "ane.weight_args"):
+                if key in f.attributes:
+                    entry[key.removeprefix("ane.")] = attribute_to_json(
+                        f.attributes[key]
+                    )
+            packing = packing_of(f)
+            if packing is not None:
+                entry["packing"] = packing
+            functions[f.sym_name.data] = entry
+        return {"functions": functions}
+
+    def validate(self):
+        """coremltools' milproto loader and re-export check (`ValidationReport`)."""
+        return self.proto.validate()
+
+    def save(
+        self, path: str | Path, emit: str = "mlpackage", force: bool = False
+    ) -> Path:
+        """Writes the model: an `.mlpackage` (default), a MIL text directory
+        (`DIR/model.mil`, `DIR/weights/weight.bin`) or a bare protobuf
+        directory, plus the manifest next to it. Nothing is left at `path`
+        if it fails; an existing output is kept unless `force`."""
+        from xdsl_ane.backend.mil_text import write_mil_text_dir
+
+        path = Path(path)
+        if emit not in EMITS:
+            raise XdslAneError(f"--emit {emit}: expected one of {', '.join(EMITS)}")
+        if path.exists() and not force:
+            raise XdslAneError(f"{path}: already exists (use --force to replace it)")
+        if emit == "mlpackage":
+            self.proto.save(path, force=force)
+        elif emit == "proto":
+            self.proto.write_proto(path, force=force)
+        else:
+            write_mil_text_dir(self.module, self.weights, path)
+        manifest = manifest_path(path, emit)
+        with atomic_output(manifest) as tmp:
+            tmp.write_text(json.dumps(self.manifest(), indent=2) + "\n")
+        return path
+
+    def summary(self, output: str | Path | None = None) -> str:
+        """Functions, ops per function by type, lint findings, weight bytes
+        and the output path, in a few lines."""
+        lines = [f"{self.source}: compiled with {self.pipeline}"]
+        for name, counts in self.op_counts().items():
+            ops = ", ".join(f"{n} {op}" for op, n in sorted(counts.items()))
+            lines.append(f"  @{name}: {sum(counts.values())} ops ({ops})")
+        report = self.lint
+        for finding in report.findings:
+            lines.append("  " + finding.format())
+        lines.append(f"  {report.summary()}")
+        lines.append(f"  weights: {self.weight_bytes():,} bytes in the blob")
+        if self.unused_weights:
+            names = ", ".join(self.unused_weights[:5])
+            more = (
+                ""
+                if len(self.unused_weights) <= 5
+                else f" and {len(self.unused_weights) - 5} more"
+            )
+            lines.append(f"  warning: weights not used by the program: {names}{more}")
+        if output is not None:
+            lines.append(f"  wrote {output}")
+        return "\n".join(lines)
+
+
+def manifest_path(path: Path, emit: str) -> Path:
+    """`X.mlpackage` -> `X.manifest.json`; a directory output -> `DIR/manifest.json`
+    (written after the directory is in place)."""
+    if emit == "mlpackage":
+        return path.with_name(path.stem + ".manifest.json")
+    return path / "manifest.json"
+
+
+def attribute_to_json(attr: Any) -> Any:
+    """Plain JSON of the builtin attributes used in `ane.*` function records."""
+    from xdsl.dialects.builtin import (
+        ArrayAttr,
+        DenseArrayBase,
+        DictionaryAttr,
+        IntegerAttr,
+        StringAttr,
+    )
+
+    if isinstance(attr, ArrayAttr):
+        return [attribute_to_json(a) for a in attr.data]
+    if isinstance(attr, DictionaryAttr):
+        return {k: attribute_to_json(v) for k, v in attr.data.items()}
+    if isinstance(attr, DenseArrayBase):
+        return list(attr.get_values())
+    if isinstance(attr, IntegerAttr):
+        return attr.value.data
+    if isinstance(attr, StringAttr):
+        return attr.data
+    return str(attr)
+
+
+def load_weights(
+    weights: Mapping[str, np.ndarray] | str | Path | None,
+) -> dict[str, np.ndarray]:
+    if weights is None:
+        return {}
+    if isinstance(weights, str | Path):
+        return load_arrays(weights, "weights")
+    return dict(weights)
+
+
+def load_module(
+    module_or_path: builtin.ModuleOp | str | Path,
+) -> tuple[builtin.ModuleOp, str, dict[str, np.ndarray]]:
+    """A module from an object or a `.mlir` / `.mil` file (MIL text brings
+    its BLOBFILE weights along)."""
+    if isinstance(module_or_path, builtin.ModuleOp):
+        module = module_or_path.clone()
+        verify(module, "<module>")
+        return module, "<module>", {}
+    path = Path(module_or_path)
+    if path.suffix == ".mil":
+        from xdsl_ane.frontend.mil_text import read_mil_file
+
+        module, weights = read_mil_file(path)
+        return module, str(path), weights
+    return parse_module(path), str(path), {}
+
+
+def used_weight_names(module: builtin.ModuleOp) -> set[str]:
+    from xdsl_ane.dialects import mil, rlx
+
+    names = set()
+    for op in module.walk():
+        if isinstance(op, rlx.ParamOp):
+            names.add(op.param_name.data)
+        elif isinstance(op, mil.ConstOp) and op.weight is not None:
+            names.add(op.weight.data)
+    return names
+
+
+def check_weights(
+    module: builtin.ModuleOp, weights: Mapping[str, np.ndarray], source: str
+) -> list[str]:
+    """Fails on a weight the program names that is missing or mis-shaped
+    (naming the op); returns the names of weights the program does not use."""
+    from xdsl.dialects.builtin import TensorType
+
+    from xdsl_ane.dialects import mil, rlx
+
+    for op in module.walk():
+        if isinstance(op, rlx.ParamOp):
+            name, shape = op.param_name.data, op.result.type
+        elif isinstance(op, mil.ConstOp) and op.weight is not None:
+            name, shape = op.weight.data, op.result.type
+        else:
+            continue
+        assert isinstance(shape, TensorType)
+        expected = op.file_shape() if isinstance(op, mil.ConstOp) else shape.get_shape()
+        if name not in weights:
+            raise XdslAneError(
+                f"{source}: {op.name} '{name}': weight not in the weights file"
+            )
+        value = weights[name]
+        if not isinstance(value, np.ndarray) or tuple(value.shape) != tuple(expected):
+            got = list(getattr(value, "shape", ()))
+            raise XdslAneError(
+                f"{source}: {op.name} '{name}': weight has shape {got}, the program "
+                f"declares {list(expected)}"
+            )
+        float_program = "f" in str(shape.element_type)
+        if float_program != (value.dtype.kind == "f"):
+            raise XdslAneError(
+                f"{source}: {op.name} '{name}': weight has dtype {value.dtype}, the "
+                f"program declares {shape.element_type}"
+            )
+    return sorted(set(weights) - used_weight_names(module))
+
+
+def compile(
+    module_or_path: builtin.ModuleOp | str | Path,
+    weights: Mapping[str, np.ndarray] | str | Path | None = None,
+    pipeline: str | None = None,
+    target: str = "iOS18",
+) -> CompiledModel:
+    """Compiles an rlx (or mil) program with `pipeline` (an `xdsl-opt` pass
+    pipeline; default `ane-pipeline`) into a `CompiledModel`. The input
+    module is not modified. Raises `XdslAneError`."""
+    module, source, file_weights = load_module(module_or_path)
+    all_weights = {**file_weights, **load_weights(weights)}
+    unused = check_weights(module, all_weights, source)
+    spec = pipeline or DEFAULT_PIPELINE
+    apply_pipeline(module, spec, make_context())
+    return CompiledModel(
+        module, all_weights, spec, target=target, source=source, unused_weights=unused
+    )
+
+
+def warn(message: str) -> None:
+    print(f"xdsl-ane: warning: {message}", file=sys.stderr)
