@@ -1,0 +1,371 @@
+"""A Python runtime for the training kernels: one training step of a
+Qwen3-style decoder composed from compiled kernels, run in the interpreter.
+
+It is the documentation of how to drive the kernels of
+`xdsl_ane/models/training.py`. For each kernel call it
+
+1. maps each logical input to its `[1, C, 1, S]` form by the layout the
+   compiler recorded (`ane.arg_layouts`),
+2. feeds each dynamic weight as the argument `[1, Cin, 1, Cout]` the
+   compiler asked for (`ane.weight_args`: W as stored, or Wᵀ),
+3. packs these into the kernel's input(s) by the manifest of `mil-pack-io`
+   (an offset on the spatial axis per tensor, through a row-major view
+   where the sizes differ),
+4. runs the kernel (`run_function`; on a Mac this is the ANE request), and
+5. cuts the packed output(s) apart by the manifest and maps each result
+   back to its logical shape (`ane.result_layouts`).
+
+The CPU does the glue: the embedding lookup and its scatter-add gradient,
+residual adds, sums of gradient contributions, the per-head sum of the
+QK-norm γ gradients (the kernels take γ tiled per head), and the label
+terms of the cross-entropy: the label's logit is h·W[label] (W's rows
+gathered and fed to `cross_entropy_combine`), and the one-hot part of the
+gradient is −d_loss·W[label] for dh and a scatter-add of −d_loss·h into
+W's label rows. The loss is the mean cross-entropy over the S rows.
+
+Converting at every call keeps this readable and checkable against numpy;
+a production runtime keeps tensors in their `[1, C, 1, S]` form between
+kernels (consecutive kernels agree on it) and converts only for the glue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from xdsl_ane.interpreter.core import numpy_dtype, run_function
+from xdsl_ane.models.training import (
+    CHUNK_WEIGHT,
+    CompiledKernel,
+    classifier_kernel_suffixes,
+    row_columns,
+    vocab_chunks,
+    weight_gradient_name,
+)
+from xdsl_ane.models.transformer import TransformerConfig
+
+Arrays = dict[str, np.ndarray]
+
+
+# --- driving one kernel ------------------------------------------------------------
+
+
+def pack_inputs(
+    kernel: CompiledKernel, args: Mapping[int, np.ndarray]
+) -> list[np.ndarray]:
+    """The packed inputs of `kernel` from its original arguments (by index,
+    in `[1, C, 1, S]` form): each tensor at its offset on the spatial axis,
+    viewed row-major as the manifest says; one buffer per packed input."""
+    packed = []
+    input_types = kernel.function.function_type.inputs.data
+    for group, t in zip(kernel.manifest["inputs"], input_types):
+        buffer = np.zeros(group["shape"], numpy_dtype(t.element_type))  # type: ignore[attr-defined]
+        for entry in group["tensors"]:
+            start, stop = entry["offset"], entry["offset"] + entry["length"]
+            view = entry.get("view", entry["shape"])
+            buffer[..., start:stop] = args[entry["arg"]].reshape(view)
+        packed.append(buffer)
+    return packed
+
+
+def unpack_outputs(
+    kernel: CompiledKernel, outputs: list[np.ndarray]
+) -> dict[int, np.ndarray]:
+    """The original results of `kernel` (by index, `[1, C, 1, S]` form) cut
+    out of its packed outputs along the channels."""
+    results = {}
+    for group, value in zip(kernel.manifest["outputs"], outputs):
+        for entry in group["tensors"]:
+            start, stop = entry["offset"], entry["offset"] + entry["length"]
+            results[entry["result"]] = value[:, start:stop].reshape(entry["shape"])
+    return results
+
+
+def run_kernel(
+    kernel: CompiledKernel,
+    inputs: Mapping[str, np.ndarray],
+    weights: Mapping[str, np.ndarray],
+    baked: Mapping[str, np.ndarray],
+) -> Arrays:
+    """Runs `kernel` on logical inputs (by argument name) with its dynamic
+    weights (by the kernel's weight name); `baked` holds the weights the
+    kernel has as consts (the RoPE tables). Returns float32 logical results
+    by name."""
+    args = {
+        index: layout.to_ane(np.asarray(inputs[name], np.float32))
+        for index, (name, layout) in enumerate(
+            zip(kernel.arg_names, kernel.arg_layouts)
+        )
+    }
+    for weight in kernel.weight_args:
+        args[weight.arg] = weight.ane_value(weights[weight.name])
+    outputs = run_function(kernel.module, pack_inputs(kernel, args), baked, kernel.name)
+    results = unpack_outputs(kernel, outputs)
+    return {
+        name: layout.to_logical(results[index]).astype(np.float32)
+        for index, (name, layout) in enumerate(
+            zip(kernel.result_names, kernel.result_layouts)
+        )
+    }
+
+
+# --- a training step ---------------------------------------------------------------
+
+
+@dataclass
+class LayerActivations:
+    """What the forward of one layer keeps for its backward."""
+
+    x: np.ndarray
+    h1: np.ndarray
+    attention: Arrays
+    x2: np.ndarray
+    h2: np.ndarray
+    ffn: Arrays
+
+
+class TrainingRuntime:
+    """One training step (forward, loss, backward) of a decoder with
+    `config`'s shape and the Hugging Face-named `weights`
+    (`embed_tokens.weight`, `layers.{l}.…`, `norm.weight`, `lm_head.weight`,
+    `rope.cos`, `rope.sin`), composed from `kernels`
+    (`compile_training_kernels(config, …)`). Without `lm_head.weight` the
+    classifier is the embedding (tied, as in Qwen3-0.6B's checkpoint).
+
+    `loss_scale` multiplies the loss gradient the backward starts from, and
+    the returned gradients are divided by it: with fp16 kernels, a mean over
+    S rows of probabilities over a large vocabulary is far below fp16's
+    smallest normal number (6e-5) unless scaled."""
+
+    def __init__(
+        self,
+        config: TransformerConfig,
+        weights: Mapping[str, np.ndarray],
+        kernels: Mapping[str, CompiledKernel],
+        loss_scale: float = 1.0,
+    ):
+        self.config = config
+        self.weights = {name: np.asarray(w, np.float32) for name, w in weights.items()}
+        self.kernels = kernels
+        self.loss_scale = loss_scale
+        self.classifier = (
+            "lm_head.weight" if "lm_head.weight" in weights else "embed_tokens.weight"
+        )
+        (chunk_weight,) = kernels["classifier_forward"].weight_args
+        self.chunks = vocab_chunks(config, chunk_weight.shape[3])
+        self.suffixes = classifier_kernel_suffixes(config, chunk_weight.shape[3])
+
+    # --- calls ---------------------------------------------------------------
+
+    def call(
+        self, name: str, weights: Mapping[str, np.ndarray] | None = None, **inputs
+    ) -> Arrays:
+        """Runs kernel `name` on logical inputs given by argument name, with
+        `weights` keyed by the kernel's weight names."""
+        return run_kernel(self.kernels[name], inputs, weights or {}, self.weights)
+
+    def layer_weights(self, layer: int) -> Arrays:
+        """Layer `layer`'s weights under the names the kernels (built for
+        layer 0) use."""
+        prefix = f"layers.{layer}."
+        return {
+            "layers.0." + name.removeprefix(prefix): w
+            for name, w in self.weights.items()
+            if name.startswith(prefix)
+        }
+
+    def weight_gradient(self, dy: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """dW = dyᵀ·x for y = x·Wᵀ."""
+        name = weight_gradient_name(dy.shape[1], x.shape[1])
+        return self.call(name, dy=dy, x=x)["dw"]
+
+    def tiled(self, name: str, heads: int) -> np.ndarray:
+        """A QK-norm γ [Dh] tiled per head, [H·Dh]."""
+        return np.tile(self.weights[name], heads)
+
+    def per_row(self, *columns: np.ndarray) -> np.ndarray:
+        """Per-row values [S] as [S, k], zero-padded to the kernels' width."""
+        values = np.stack(columns, axis=1)
+        width = row_columns(self.config, values.shape[1])
+        return np.pad(values, ((0, 0), (0, width - values.shape[1])))
+
+    def chunk_kernels(self) -> list[tuple[int, int, str]]:
+        """(start, size, kernel name suffix) of each vocabulary chunk."""
+        return [(start, size, self.suffixes[size]) for start, size in self.chunks]
+
+    # --- the step ------------------------------------------------------------
+
+    def step(self, tokens: np.ndarray, labels: np.ndarray) -> tuple[float, Arrays]:
+        """The mean cross-entropy of predicting `labels` [S] from `tokens`
+        [S] and the gradient of every weight (not the RoPE tables)."""
+        w = self.weights
+        grads = {
+            name: np.zeros_like(value)
+            for name, value in w.items()
+            if not name.startswith("rope.")
+        }
+        x = w["embed_tokens.weight"][tokens]
+        saved = []
+        for layer in range(self.config.num_layers):
+            activations = self.layer_forward(layer, x)
+            saved.append(activations)
+            x = activations.ffn["out"]
+        h = self.call("rms_norm_forward", x=x, gamma=w["norm.weight"])["y"]
+        loss, lse, label_rows = self.loss_forward(h, labels)
+
+        dh = self.loss_backward(h, labels, lse, label_rows, grads)
+        result = self.call("rms_norm_backward", x=x, gamma=w["norm.weight"], dy=dh)
+        grads["norm.weight"] += result["d_gamma"]
+        dx = result["dx"]
+        for layer in reversed(range(self.config.num_layers)):
+            dx = self.layer_backward(layer, saved[layer], dx, grads)
+        np.add.at(grads["embed_tokens.weight"], tokens, dx)
+        return loss, {name: g / self.loss_scale for name, g in grads.items()}
+
+    def layer_forward(self, layer: int, x: np.ndarray) -> LayerActivations:
+        c, w = self.config, self.weights
+        p = f"layers.{layer}."
+        lw = self.layer_weights(layer)
+        h1 = self.call("rms_norm_forward", x=x, gamma=w[p + "input_layernorm.weight"])
+        norms = {}
+        if c.qk_norm:
+            norms = {
+                "q_norm": self.tiled(p + "self_attn.q_norm.weight", c.num_heads),
+                "k_norm": self.tiled(p + "self_attn.k_norm.weight", c.num_kv_heads),
+            }
+        attention = self.call("attention_forward", lw, h=h1["y"], **norms)
+        o = self.call("output_projection", lw, attn=attention["attn"])["o"]
+        x2 = x + o
+        gamma = w[p + "post_attention_layernorm.weight"]
+        h2 = self.call("rms_norm_forward", x=x2, gamma=gamma)["y"]
+        ffn = self.call("ffn_forward", lw, h=h2, x=x2)
+        return LayerActivations(x, h1["y"], attention, x2, h2, ffn)
+
+    def loss_forward(
+        self, h: np.ndarray, labels: np.ndarray
+    ) -> tuple[float, np.ndarray, np.ndarray]:
+        """Mean cross-entropy, the per-row logsumexp over the vocabulary and
+        the label rows W[label] of the classifier."""
+        lm_head = self.weights[self.classifier]
+        chunk_lse = [
+            self.call(
+                "classifier_forward" + suffix,
+                {CHUNK_WEIGHT: lm_head[start : start + size]},
+                h=h,
+            )["lse"][:, 0]
+            for start, size, suffix in self.chunk_kernels()
+        ]
+        label_rows = lm_head[labels]
+        combined = self.call(
+            "cross_entropy_combine",
+            h=h,
+            label_rows=label_rows,
+            chunk_lse=self.per_row(*chunk_lse),
+        )
+        return float(np.mean(combined["loss"])), combined["lse"][:, 0], label_rows
+
+    def loss_backward(
+        self,
+        h: np.ndarray,
+        labels: np.ndarray,
+        lse: np.ndarray,
+        label_rows: np.ndarray,
+        grads: Arrays,
+    ) -> np.ndarray:
+        """dh of the mean cross-entropy (times the loss scale), adding the
+        classifier's gradient to `grads`. d_logits = (softmax − onehot)·d_loss:
+        the softmax part per chunk on the kernels, the one-hot part as a
+        gather/scatter of label rows."""
+        s = self.config.seq_len
+        d_loss = np.full(s, self.loss_scale / s, np.float32)
+        lm_head = self.weights[self.classifier]
+        d_lm_head = grads[self.classifier]
+        row_stats = self.per_row(lse, d_loss)
+        dh = -d_loss[:, None] * label_rows
+        np.add.at(d_lm_head, labels, -d_loss[:, None] * h)
+        for start, size, suffix in self.chunk_kernels():
+            chunk = {CHUNK_WEIGHT: lm_head[start : start + size]}
+            d_logits = self.call(
+                "classifier_backward" + suffix, chunk, h=h, row_stats=row_stats
+            )["d_logits"]
+            dh += self.call(
+                "classifier_projection_backward" + suffix, chunk, d_logits=d_logits
+            )["dh"]
+            d_lm_head[start : start + size] += self.weight_gradient(d_logits, h)
+        return dh
+
+    def layer_backward(
+        self, layer: int, saved: LayerActivations, dx: np.ndarray, grads: Arrays
+    ) -> np.ndarray:
+        """dx of the layer's input from dx of its output; adds the layer's
+        weight gradients to `grads`."""
+        c, w = self.config, self.weights
+        p = f"layers.{layer}."
+        lw = self.layer_weights(layer)
+        ffn, attention = saved.ffn, saved.attention
+
+        # FFN: out = x2 + down(silu(gate)·up), gate/up = h2·W1ᵀ / h2·W3ᵀ.
+        d_act = self.call("ffn_backward_w2", lw, dy=dx)["d_act"]
+        silu = self.call("silu_backward", gate=ffn["gate"], up=ffn["up"], d_act=d_act)
+        dh2 = self.call("ffn_backward_w13", lw, **silu)["dh"]
+        grads[p + "mlp.down_proj.weight"] += self.weight_gradient(dx, ffn["act"])
+        grads[p + "mlp.gate_proj.weight"] += self.weight_gradient(
+            silu["d_gate"], saved.h2
+        )
+        grads[p + "mlp.up_proj.weight"] += self.weight_gradient(silu["d_up"], saved.h2)
+        gamma = p + "post_attention_layernorm.weight"
+        norm = self.call("rms_norm_backward", x=saved.x2, gamma=w[gamma], dy=dh2)
+        grads[gamma] += norm["d_gamma"]
+        dx2 = dx + norm["dx"]
+
+        # Attention: x2 = x + o_proj(attention(...)).
+        d_attn = self.call("output_projection_backward", lw, dy=dx2)["d_attn"]
+        grads[p + "self_attn.o_proj.weight"] += self.weight_gradient(
+            dx2, attention["attn"]
+        )
+        heads = {k: attention[k] for k in ("q_rot", "k_rep")}
+        part1 = self.call(
+            "attention_backward_1", **heads, v_rep=attention["v_rep"], d_attn=d_attn
+        )
+        part2 = self.call(
+            "attention_backward_2",
+            probs=part1["probs"],
+            d_probs=part1["d_probs"],
+            **heads,
+        )
+        if c.num_kv_heads != c.num_heads:
+            reduced = self.call(
+                "gqa_reduce", dk_rep=part2["dk_rep"], dv_rep=part1["dv_rep"]
+            )
+            dk_rot, dv = reduced["dk_rot"], reduced["dv"]
+        else:
+            dk_rot, dv = part2["dk_rep"], part1["dv_rep"]
+        norms = {}
+        if c.qk_norm:
+            norms = {
+                "q_pre": attention["q_pre"],
+                "k_pre": attention["k_pre"],
+                "q_norm": self.tiled(p + "self_attn.q_norm.weight", c.num_heads),
+                "k_norm": self.tiled(p + "self_attn.k_norm.weight", c.num_kv_heads),
+            }
+        rope = self.call(
+            "rope_backward", dq_rot=part2["dq_rot"], dk_rot=dk_rot, **norms
+        )
+        if c.qk_norm:
+            for name, heads_count in (
+                ("q_norm", c.num_heads),
+                ("k_norm", c.num_kv_heads),
+            ):
+                per_head = rope[f"d_{name}"].reshape(heads_count, c.head_dim)
+                grads[p + f"self_attn.{name}.weight"] += per_head.sum(axis=0)
+        dq, dk = rope["dq"], rope["dk"]
+        dh1 = self.call("q_projection_backward", lw, dq=dq)["dh"]
+        dh1 += self.call("kv_projection_backward", lw, dk=dk, dv=dv)["dh"]
+        for name, d in (("q_proj", dq), ("k_proj", dk), ("v_proj", dv)):
+            grads[p + f"self_attn.{name}.weight"] += self.weight_gradient(d, saved.h1)
+        gamma = p + "input_layernorm.weight"
+        norm = self.call("rms_norm_backward", x=saved.x, gamma=w[gamma], dy=dh1)
+        grads[gamma] += norm["d_gamma"]
+        return dx2 + norm["dx"]

@@ -1,0 +1,880 @@
+"""The kernels of one transformer training step, built from the config.
+
+A training step on the ANE is a sequence of small kernels driven by a
+runtime (`xdsl_ane/models/runtime.py`). Weights change every step, so every
+matmul weight is a kernel *input* (`weights=dynamic`): the kernels of layer 0
+serve every layer, the runtime feeding each layer's weights. Each kernel is
+one `func.func` in its own module; `compile_training_kernels` runs
+`ane-pipeline{weights=dynamic, pack-io}` on each, so each takes one packed
+input and gives one packed output per dtype.
+
+Activations are logical `[S, C]` (ANE form `[1, C, 1, S]`). Inside a
+kernel, attention heads are `[1, H, Dh, S]` (`heads`): the head dimension
+before the sequence, which is a pure reshape of the ANE form
+`[1, H·Dh, 1, S]`, so the head split costs one reshape and every attention
+product is a matmul with transpose flags; the standard `[1, H, S, Dh]`
+would cost a transpose per tensor each way. RoPE and QK-norm work on that
+form too (the math of rlx.rope / rlx.rms_norm, checked against them).
+Matmul weights are `rlx.param`s named as in Hugging Face checkpoints
+(`layers.0.self_attn.q_proj.weight`, stored `[out, in]`): forward products
+are x·Wᵀ, backward products dy·W. Trainable weights that are not matmul
+weights (RMSNorm γ, QK-norm γ) are kernel inputs, since the pipeline bakes
+every other param as a const; the RoPE tables are such baked params.
+
+The kernel boundaries of the attention and FFN are those of the hand-written
+Qwen3 reference (ANE_FACTS.md); the rest, which that reference left on the
+CPU, are kernels too:
+
+| kernel | inputs | outputs |
+|---|---|---|
+| `rms_norm_forward` | x [S, D], gamma [D] | y [S, D] |
+| `attention_forward` | h [S, D], q_norm [H·Dh], k_norm [Hkv·Dh] | attn, q_rot, k_rep, v_rep [S, H·Dh], q_pre [S, H·Dh], k_pre [S, Hkv·Dh] |
+| `output_projection` | attn [S, H·Dh] | o [S, D] |
+| `ffn_forward` | h [S, D], x [S, D] | out [S, D], gate, up, act [S, F] |
+| `ffn_backward_w2` | dy [S, D] | d_act [S, F] |
+| `silu_backward` | gate, up, d_act [S, F] | d_gate, d_up [S, F] |
+| `ffn_backward_w13` | d_gate, d_up [S, F] | dh [S, D] |
+| `output_projection_backward` | dy [S, D] | d_attn [S, H·Dh] |
+| `attention_backward_1` | q_rot, k_rep, v_rep, d_attn [S, H·Dh] | dv_rep [S, H·Dh], probs, d_probs [1, H·S, 1, S] |
+| `attention_backward_2` | probs, d_probs [1, H·S, 1, S], q_rot, k_rep | dq_rot, dk_rep [S, H·Dh] |
+| `gqa_reduce` | dk_rep, dv_rep [S, H·Dh] | dk_rot, dv [S, Hkv·Dh] |
+| `rope_backward` | dk_rot, dq_rot, k_pre, q_pre, k_norm, q_norm | dq, dk [S, ·], d_q_norm [H·Dh], d_k_norm [Hkv·Dh] |
+| `q_projection_backward` | dq [S, H·Dh] | dh [S, D] |
+| `kv_projection_backward` | dk, dv [S, Hkv·Dh] | dh [S, D] |
+| `rms_norm_backward` | x, gamma, dy | dx [S, D], d_gamma [D] |
+| `weight_gradient_{O}x{I}` | dy [S, O], x [S, I] | dw [O, I] = dyᵀ·x |
+| `classifier_forward` | h [S, D] | lse [S, 1] of one vocabulary chunk V_chunk |
+| `cross_entropy_combine` | h, label_rows [S, D], chunk_lse [S, k] | loss, lse [S, 1] |
+| `classifier_backward` | h [S, D], row_stats [S, k] | d_logits [S, V_chunk] |
+| `classifier_projection_backward` | d_logits [S, V_chunk] | dh [S, D] |
+
+(H / Hkv query / key-value heads of Dh, hidden D, FFN F, sequence S; the
+attention probabilities P [1, H, S, S] travel as their row-major view
+[1, H·S, 1, S], which is already ANE form.) The QK-norm γ [Dh] travel tiled
+per head ([H·Dh], [Hkv·Dh]) so that they pack with the activations; their
+gradients come back per head and the runtime sums them. `rope_backward`
+includes the QK-norm backward when the config has it; without QK-norm the
+norm inputs and outputs are absent. `gqa_reduce` exists only for
+grouped-query configs (Hkv < H). The first input of a kernel sets the
+channel count the others are packed to, so where the sizes differ the
+input with the fewest channels comes first (`rope_backward`,
+`weight_gradient_*`).
+
+The classifier works on vocabulary chunks (`vocab_chunks`): a `[S, V]`
+logits tensor is beyond the ANE's 16384 limit per dimension, and so is a
+packed input `[1, D, 1, S + V_chunk]` for V_chunk = 16384; the default
+chunk (16064 for Qwen3-0.6B, 10 chunks) keeps every kernel within it, a
+smaller last chunk gets its own `*_last` kernels. The label's logit
+h·W[label] and the one-hot part of the gradient are gathers and scatters of
+S weight rows, done by the runtime like the embedding lookup: no integer
+labels (and no O(S·V) one-hot) in any kernel. Per-row values (lse, d_loss,
+one lse per chunk) travel as `[S, k]` with k padded (`row_columns`) so that
+S·k is a multiple of D and they pack with the `[1, D, 1, S]` activations; a
+kernel reads only the leading columns. Each kernel uses each weight in one
+orientation (x·Wᵀ or dy·W), hence `classifier_projection_backward` apart
+from `classifier_backward`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr
+from xdsl.ir import Attribute, SSAValue
+
+from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects.dense import dense_from_numpy
+from xdsl_ane.dialects.typing import tensor
+from xdsl_ane.models.transformer import (
+    BlockBuilder,
+    TransformerConfig,
+    build_function,
+    shape_of,
+)
+from xdsl_ane.passes.layouts import Layout, layout_of
+from xdsl_ane.passes.pack_io import packing_of
+from xdsl_ane.passes.pipeline import AnePipelinePass
+
+MAX_DIMENSION = 16384
+"""Largest tensor dimension on M1/M2-class ANEs (ANE_FACTS.md)."""
+
+MASKED = -1.0e4
+"""Additive score of a masked key: exp(−1e4 − max) is 0 in fp32 and fp16,
+and the sum stays finite in fp16 (the value the attention lowering uses)."""
+
+CHUNK_WEIGHT = "lm_head.chunk.weight"
+"""The classifier kernels' weight: one vocabulary chunk of lm_head.weight."""
+
+
+RESULT_NAMES = "ane.result_names"
+"""Function attribute naming a kernel's results, in order."""
+
+REFERENCE_OP_COUNTS = {
+    "attention_forward": 56,
+    "output_projection": 8,
+    "ffn_forward": 28,
+    "ffn_backward_w2": 8,
+    "ffn_backward_w13": 15,
+    "output_projection_backward": 8,
+    "attention_backward_1": 23,
+    "attention_backward_2": 22,
+    "q_projection_backward": 8,
+    "kv_projection_backward": 15,
+}
+"""Ops (consts excluded) of the hand-written Qwen3-0.6B kernels (ANE_FACTS.md)."""
+
+
+# --- vocabulary chunks and per-row values -------------------------------------
+
+
+def row_columns(config: TransformerConfig, values: int) -> int:
+    """Columns k ≥ `values` of a per-row input [S, k] such that S·k is a
+    multiple of the hidden size, so it packs with the [1, D, 1, S] inputs."""
+    step = config.hidden_size // math.gcd(config.seq_len, config.hidden_size)
+    return -(-values // step) * step
+
+
+def default_vocab_chunk(config: TransformerConfig) -> int:
+    """The largest chunk (a multiple of 64) whose kernels keep every packed
+    dimension within 16384: the classifier kernels' input is
+    [1, D, 1, S + V_chunk (+ row stats)]."""
+    row_stats = config.seq_len * row_columns(config, 2) // config.hidden_size
+    return (MAX_DIMENSION - config.seq_len - row_stats) // 64 * 64
+
+
+def vocab_chunks(
+    config: TransformerConfig, chunk: int | None = None
+) -> list[tuple[int, int]]:
+    """(start, size) of each vocabulary chunk: chunks of `chunk` classes
+    (default `default_vocab_chunk`) and a smaller last one."""
+    size = min(chunk or default_vocab_chunk(config), config.vocab_size)
+    return [
+        (start, min(size, config.vocab_size - start))
+        for start in range(0, config.vocab_size, size)
+    ]
+
+
+def classifier_kernel_suffixes(
+    config: TransformerConfig, chunk: int | None = None
+) -> dict[int, str]:
+    """Chunk size -> kernel name suffix: "" for the full chunks, "_last"
+    for a smaller last chunk."""
+    sizes = [size for _, size in vocab_chunks(config, chunk)]
+    suffixes = {sizes[0]: ""}
+    if sizes[-1] != sizes[0]:
+        suffixes[sizes[-1]] = "_last"
+    return suffixes
+
+
+def weight_gradient_name(rows: int, columns: int) -> str:
+    return f"weight_gradient_{rows}x{columns}"
+
+
+# --- rlx building blocks -------------------------------------------------------
+
+
+def constant(value: float | np.ndarray, dtype: Attribute) -> SSAValue:
+    return rlx.ConstantOp(dense_from_numpy(np.asarray(value), dtype)).result
+
+
+def heads(x: SSAValue, count: int) -> SSAValue:
+    """[S, H·Dh] -> [1, H, Dh, S]: heads with the head dimension before the
+    sequence, a pure reshape of the ANE form [1, H·Dh, 1, S] (the transpose
+    here cancels against the layout's), so attention needs no transposes:
+    every product is a matmul with transpose flags."""
+    s, width = shape_of(x)
+    x = rlx.TransposeOp(x, (1, 0)).result
+    return rlx.ReshapeOp(x, (1, count, width // count, s)).result
+
+
+def merge_heads(x: SSAValue) -> SSAValue:
+    """[1, H, Dh, S] -> [S, H·Dh], the inverse of `heads`."""
+    _, count, d, s = shape_of(x)
+    x = rlx.ReshapeOp(x, (count * d, s)).result
+    return rlx.TransposeOp(x, (1, 0)).result
+
+
+def repeat_heads(x: SSAValue, repeats: int) -> SSAValue:
+    """[1, Hkv, Dh, S] -> [1, Hkv·R, Dh, S], head j at j·R .. j·R + R − 1, so
+    query head h reads key/value head h // R (Hugging Face's repeat_kv)."""
+    _, groups, d, s = shape_of(x)
+    if repeats == 1:
+        return x
+    x = rlx.ReshapeOp(x, (groups, 1, d, s)).result
+    x = rlx.ConcatOp([x] * repeats, axis=1).result
+    return rlx.ReshapeOp(x, (1, groups * repeats, d, s)).result
+
+
+def sum_head_groups(x: SSAValue, groups: int) -> SSAValue:
+    """[1, H, Dh, S] -> [1, Hkv, Dh, S] summing each run of R = H / Hkv
+    heads: the adjoint of `repeat_heads`."""
+    _, count, d, s = shape_of(x)
+    x = rlx.ReshapeOp(x, (groups, count // groups, d, s)).result
+    x = rlx.ReduceSumOp(x, (1,)).result
+    return rlx.ReshapeOp(x, (1, groups, d, s)).result
+
+
+def rotate_pairs(
+    a: SSAValue, b: SSAValue, cos: SSAValue, sin: SSAValue, inverse: bool
+) -> tuple[SSAValue, SSAValue]:
+    """(a, b) rotated by θ: (a·cos − b·sin, a·sin + b·cos); by −θ (the
+    transpose, for the backward) when `inverse`: (a·cos + b·sin, b·cos − a·sin)."""
+    a_cos, b_sin = rlx.MulOp(a, cos).result, rlx.MulOp(b, sin).result
+    a_sin, b_cos = rlx.MulOp(a, sin).result, rlx.MulOp(b, cos).result
+    if inverse:
+        return rlx.AddOp(a_cos, b_sin).result, rlx.SubOp(b_cos, a_sin).result
+    return rlx.SubOp(a_cos, b_sin).result, rlx.AddOp(a_sin, b_cos).result
+
+
+class KernelBuilder:
+    """Emits the rlx ops of the training kernels of one layer."""
+
+    def __init__(self, config: TransformerConfig, layer: int = 0):
+        self.config = config
+        self.block = BlockBuilder(config, layer)
+        self.dtype = self.block.dtype
+
+    def weight(self, name: str, shape: tuple[int, ...]) -> SSAValue:
+        return self.block.param(name + ".weight", shape)
+
+    def linear(self, x: SSAValue, name: str, out_features: int) -> SSAValue:
+        """x·Wᵀ with W [out, in]."""
+        return self.block.linear(x, name, out_features)
+
+    def linear_backward(self, dy: SSAValue, name: str, in_features: int) -> SSAValue:
+        """dx = dy·W for y = x·Wᵀ, W [out, in] as stored."""
+        w = self.weight(name, (shape_of(dy)[-1], in_features))
+        return rlx.MatmulOp(dy, w).result
+
+    def rms_scale(self, x: SSAValue, axis: int = -1) -> SSAValue:
+        """r = rsqrt(mean(x², axis) + eps), the axis kept as 1."""
+        mean_square = rlx.ReduceMeanOp(rlx.MulOp(x, x).result, (axis,), True).result
+        eps = np.full((1,) * len(shape_of(x)), self.config.rms_eps)
+        total = rlx.AddOp(mean_square, constant(eps, self.dtype)).result
+        return rlx.RsqrtOp(total).result
+
+    def head_gamma(self, tiled: SSAValue, count: int) -> SSAValue:
+        """A per-head-tiled γ [H·Dh] as [1, H, Dh, 1], to scale [1, H, Dh, S]."""
+        return rlx.ReshapeOp(tiled, (1, count, self.config.head_dim, 1)).result
+
+    def head_rms_norm(self, x: SSAValue, tiled_gamma: SSAValue) -> SSAValue:
+        """QK-norm: RMSNorm over each head's Dh of x [1, H, Dh, S], then γ."""
+        normalized = rlx.MulOp(x, self.rms_scale(x, 2)).result
+        gamma = self.head_gamma(tiled_gamma, shape_of(x)[1])
+        return rlx.MulOp(normalized, gamma).result
+
+    def head_rms_norm_backward(
+        self, x: SSAValue, tiled_gamma: SSAValue, dy: SSAValue
+    ) -> tuple[SSAValue, SSAValue]:
+        """For y = n·γ, n = x·r over each head's Dh of x [1, H, Dh, S]:
+        dn = dy·γ, dx = r·(dn − n·mean(n·dn)), and dγ per head = Σ_S n·dy,
+        returned tiled [H·Dh]."""
+        _, count, d, _ = shape_of(x)
+        r = self.rms_scale(x, 2)
+        n = rlx.MulOp(x, r).result
+        dn = rlx.MulOp(dy, self.head_gamma(tiled_gamma, count)).result
+        mean = rlx.ReduceMeanOp(rlx.MulOp(n, dn).result, (2,), True).result
+        dx = rlx.MulOp(r, rlx.SubOp(dn, rlx.MulOp(n, mean).result).result).result
+        d_gamma = rlx.ReduceSumOp(rlx.MulOp(n, dy).result, (3,)).result
+        return dx, rlx.ReshapeOp(d_gamma, (count * d,)).result
+
+    def rope(self, x: SSAValue, inverse: bool = False) -> SSAValue:
+        """Rotary embedding of x [1, H, Dh, S] (rlx.rope's math on this form;
+        the rotation by −θ, rlx.rope_backward, when `inverse`). The tables
+        [S, Dh/2] are used transposed, [Dh/2, S]. "half" pairs (i, i + Dh/2)
+        as Hugging Face's rotate_half: x·[cos; cos] + [−hi; lo]·[sin; sin],
+        by −θ x·[cos; cos] + [hi; −lo]·[sin; sin] (the tables fold)."""
+        c = self.config
+        _, count, d, s = shape_of(x)
+        half = d // 2
+        cos, sin = (
+            rlx.TransposeOp(self.block.param(name, (s, half), False), (1, 0)).result
+            for name in ("rope.cos", "rope.sin")
+        )
+        if c.rope_style == "half":
+            lo = rlx.NarrowOp(x, 2, 0, half).result
+            hi = rlx.NarrowOp(x, 2, half, half).result
+            if inverse:
+                rotated = [hi, rlx.NegOp(lo).result]
+            else:
+                rotated = [rlx.NegOp(hi).result, lo]
+            rotated = rlx.ConcatOp(rotated, axis=2).result
+            cos, sin = (rlx.ConcatOp([t, t], axis=0).result for t in (cos, sin))
+            return rlx.AddOp(
+                rlx.MulOp(x, cos).result, rlx.MulOp(rotated, sin).result
+            ).result
+        # "interleaved" pairs (2i, 2i + 1): view Dh as [Dh/2, 2].
+        pairs = rlx.ReshapeOp(x, (count, half, 2, s)).result
+        even = rlx.NarrowOp(pairs, 2, 0, 1).result
+        odd = rlx.NarrowOp(pairs, 2, 1, 1).result
+        cos = rlx.ReshapeOp(cos, (half, 1, s)).result
+        sin = rlx.ReshapeOp(sin, (half, 1, s)).result
+        even, odd = rotate_pairs(even, odd, cos, sin, inverse)
+        rotated = rlx.ConcatOp([even, odd], axis=2).result
+        return rlx.ReshapeOp(rotated, (1, count, d, s)).result
+
+    def causal_probabilities(self, q: SSAValue, k: SSAValue) -> SSAValue:
+        """P = softmax(q·kᵀ·Dh^-½ + causal mask) [1, H, S, S] for q, k
+        [1, H, Dh, S]; query i (rows) sees key j (columns) iff j ≤ i."""
+        s = self.config.seq_len
+        scores = rlx.MatmulOp(q, k, transpose_lhs=True).result
+        scale = constant(np.full((1, 1, 1, 1), self.config.head_dim**-0.5), self.dtype)
+        scores = rlx.MulOp(scores, scale).result
+        mask = np.where(np.tril(np.ones((s, s), dtype=bool)), 0.0, MASKED)
+        scores = rlx.AddOp(scores, constant(mask[None, None], self.dtype)).result
+        return rlx.SoftmaxOp(scores, -1).result
+
+    def logsumexp(self, x: SSAValue) -> SSAValue:
+        """m + log Σ exp(x − m) over the last axis, m = max; [S, 1]."""
+        m = rlx.ReduceMaxOp(x, (-1,), True).result
+        total = rlx.ReduceSumOp(rlx.ExpOp(rlx.SubOp(x, m).result).result, (-1,), True)
+        return rlx.AddOp(rlx.LogOp(total.result).result, m).result
+
+    def narrow_column(self, x: SSAValue, column: int, count: int = 1) -> SSAValue:
+        return rlx.NarrowOp(x, 1, column, count).result
+
+    # --- kernels -------------------------------------------------------------
+
+    def kernel(
+        self,
+        name: str,
+        inputs: list[tuple[str, tuple[int, ...]]],
+        body: Callable[..., dict[str, SSAValue]],
+    ) -> builtin.ModuleOp:
+        """A module with `func.func @name(inputs) -> body(*inputs)`; the
+        names of the results are recorded as `ane.result_names`."""
+        names: list[str] = []
+
+        def emit(*args: SSAValue) -> list[SSAValue]:
+            results = body(*args)
+            names.extend(results)
+            return list(results.values())
+
+        types: list[Attribute] = [tensor(shape, self.dtype) for _, shape in inputs]
+        function = build_function(name, types, emit, [n for n, _ in inputs])
+        function.attributes[RESULT_NAMES] = ArrayAttr([StringAttr(n) for n in names])
+        return builtin.ModuleOp([function])
+
+    def rms_norm_forward(self) -> builtin.ModuleOp:
+        c = self.config
+        return self.kernel(
+            "rms_norm_forward",
+            [("x", (c.seq_len, c.hidden_size)), ("gamma", (c.hidden_size,))],
+            lambda x, gamma: {"y": rlx.RmsNormOp(x, gamma, c.rms_eps).result},
+        )
+
+    def rms_norm_backward(self) -> builtin.ModuleOp:
+        c = self.config
+        sd = (c.seq_len, c.hidden_size)
+
+        def body(x: SSAValue, gamma: SSAValue, dy: SSAValue) -> dict[str, SSAValue]:
+            return {
+                "dx": rlx.RmsNormBackwardInputOp(x, gamma, dy, c.rms_eps).result,
+                "d_gamma": rlx.RmsNormBackwardGammaOp(x, dy, c.rms_eps).result,
+            }
+
+        return self.kernel(
+            "rms_norm_backward",
+            [("x", sd), ("gamma", (c.hidden_size,)), ("dy", sd)],
+            body,
+        )
+
+    def attention_forward(self) -> builtin.ModuleOp:
+        """QKV projections, (QK-norm), RoPE, the grouped-query repeat of k and
+        v, causal attention; also returns what the backward kernels need."""
+        c = self.config
+        repeats = c.num_heads // c.num_kv_heads
+
+        def body(
+            h: SSAValue, q_norm: SSAValue | None = None, k_norm: SSAValue | None = None
+        ) -> dict[str, SSAValue]:
+            q_pre = self.linear(h, "self_attn.q_proj", c.q_dim)
+            k_pre = self.linear(h, "self_attn.k_proj", c.kv_dim)
+            v = heads(self.linear(h, "self_attn.v_proj", c.kv_dim), c.num_kv_heads)
+            q, k = heads(q_pre, c.num_heads), heads(k_pre, c.num_kv_heads)
+            if q_norm is not None and k_norm is not None:
+                q, k = self.head_rms_norm(q, q_norm), self.head_rms_norm(k, k_norm)
+            q = self.rope(q)
+            k = repeat_heads(self.rope(k), repeats)
+            v = repeat_heads(v, repeats)
+            probs = self.causal_probabilities(q, k)
+            attn = rlx.MatmulOp(v, probs, transpose_rhs=True).result  # (P·V)ᵀ
+            results = {
+                "attn": merge_heads(attn),
+                "q_rot": merge_heads(q),
+                "k_rep": merge_heads(k),
+                "v_rep": merge_heads(v),
+            }
+            if q_norm is not None:
+                results |= {"q_pre": q_pre, "k_pre": k_pre}
+            return results
+
+        inputs = [("h", (c.seq_len, c.hidden_size))]
+        if c.qk_norm:
+            inputs += [("q_norm", (c.q_dim,)), ("k_norm", (c.kv_dim,))]
+        return self.kernel("attention_forward", inputs, body)
+
+    def output_projection(self) -> builtin.ModuleOp:
+        c = self.config
+        return self.kernel(
+            "output_projection",
+            [("attn", (c.seq_len, c.q_dim))],
+            lambda a: {"o": self.linear(a, "self_attn.o_proj", c.hidden_size)},
+        )
+
+    def ffn_forward(self) -> builtin.ModuleOp:
+        """out = x + down(silu(gate(h)) · up(h)) (SwiGLU with the residual);
+        gate and up feed the SiLU backward, act the down_proj gradient."""
+        c = self.config
+        sd = (c.seq_len, c.hidden_size)
+
+        def body(h: SSAValue, x: SSAValue) -> dict[str, SSAValue]:
+            gate = self.linear(h, "mlp.gate_proj", c.ffn_size)
+            up = self.linear(h, "mlp.up_proj", c.ffn_size)
+            act = rlx.MulOp(rlx.SiluOp(gate).result, up).result
+            out = rlx.AddOp(x, self.linear(act, "mlp.down_proj", c.hidden_size)).result
+            return {"out": out, "gate": gate, "up": up, "act": act}
+
+        return self.kernel("ffn_forward", [("h", sd), ("x", sd)], body)
+
+    def ffn_backward_w2(self) -> builtin.ModuleOp:
+        c = self.config
+        return self.kernel(
+            "ffn_backward_w2",
+            [("dy", (c.seq_len, c.hidden_size))],
+            lambda dy: {"d_act": self.linear_backward(dy, "mlp.down_proj", c.ffn_size)},
+        )
+
+    def silu_backward(self) -> builtin.ModuleOp:
+        """act = silu(gate)·up: d_gate = silu'(gate)·up·d_act, d_up = silu(gate)·d_act."""
+        c = self.config
+        sf = (c.seq_len, c.ffn_size)
+
+        def body(gate: SSAValue, up: SSAValue, d_act: SSAValue) -> dict[str, SSAValue]:
+            d_silu = rlx.MulOp(d_act, up).result
+            return {
+                "d_gate": rlx.ActivationBackwardOp(gate, d_silu, "silu").result,
+                "d_up": rlx.MulOp(d_act, rlx.SiluOp(gate).result).result,
+            }
+
+        return self.kernel(
+            "silu_backward", [("gate", sf), ("up", sf), ("d_act", sf)], body
+        )
+
+    def ffn_backward_w13(self) -> builtin.ModuleOp:
+        c = self.config
+        sf = (c.seq_len, c.ffn_size)
+
+        def body(d_gate: SSAValue, d_up: SSAValue) -> dict[str, SSAValue]:
+            dh_gate = self.linear_backward(d_gate, "mlp.gate_proj", c.hidden_size)
+            dh_up = self.linear_backward(d_up, "mlp.up_proj", c.hidden_size)
+            return {"dh": rlx.AddOp(dh_gate, dh_up).result}
+
+        return self.kernel("ffn_backward_w13", [("d_gate", sf), ("d_up", sf)], body)
+
+    def output_projection_backward(self) -> builtin.ModuleOp:
+        c = self.config
+        return self.kernel(
+            "output_projection_backward",
+            [("dy", (c.seq_len, c.hidden_size))],
+            lambda dy: {
+                "d_attn": self.linear_backward(dy, "self_attn.o_proj", c.q_dim)
+            },
+        )
+
+    def attention_backward_1(self) -> builtin.ModuleOp:
+        """P recomputed as in the forward; dV = Pᵀ·dO, dP = dO·Vᵀ (per query
+        head, over the repeated key/value heads). P and dP are returned as
+        [1, H·S, 1, S], the row-major view of [1, H, S, S] (keys on the
+        spatial axis), which is their ANE form as they are."""
+        c = self.config
+        h, s = c.num_heads, c.seq_len
+
+        def body(q_rot, k_rep, v_rep, d_attn) -> dict[str, SSAValue]:
+            q, k, v, d_out = (heads(t, h) for t in (q_rot, k_rep, v_rep, d_attn))
+            probs = self.causal_probabilities(q, k)
+            d_v = rlx.MatmulOp(d_out, probs).result  # (Pᵀ·dO)ᵀ
+            d_probs = rlx.MatmulOp(d_out, v, transpose_lhs=True).result
+            return {
+                "dv_rep": merge_heads(d_v),
+                "probs": rlx.ReshapeOp(probs, (1, h * s, 1, s)).result,
+                "d_probs": rlx.ReshapeOp(d_probs, (1, h * s, 1, s)).result,
+            }
+
+        sq = (c.seq_len, c.q_dim)
+        names = ("q_rot", "k_rep", "v_rep", "d_attn")
+        return self.kernel("attention_backward_1", [(n, sq) for n in names], body)
+
+    def attention_backward_2(self) -> builtin.ModuleOp:
+        """dS = P ⊙ (dP − Σ_keys dP ⊙ P)·scale; dQ = dS·K; dK = dSᵀ·Q."""
+        c = self.config
+        h, s = c.num_heads, c.seq_len
+
+        def body(probs, d_probs, q_rot, k_rep) -> dict[str, SSAValue]:
+            probs = rlx.ReshapeOp(probs, (1, h, s, s)).result
+            d_probs = rlx.ReshapeOp(d_probs, (1, h, s, s)).result
+            q, k = heads(q_rot, h), heads(k_rep, h)
+            row_dot = rlx.ReduceSumOp(rlx.MulOp(d_probs, probs).result, (-1,), True)
+            d_scores = rlx.MulOp(probs, rlx.SubOp(d_probs, row_dot.result).result)
+            scale = constant(np.full((1, 1, 1, 1), c.head_dim**-0.5), self.dtype)
+            d_scores = rlx.MulOp(d_scores.result, scale).result
+            d_q = rlx.MatmulOp(k, d_scores, transpose_rhs=True).result  # (dS·K)ᵀ
+            d_k = rlx.MatmulOp(q, d_scores).result  # (dSᵀ·Q)ᵀ
+            return {"dq_rot": merge_heads(d_q), "dk_rep": merge_heads(d_k)}
+
+        ss, sq = (1, h * s, 1, s), (s, c.q_dim)
+        inputs = [("probs", ss), ("d_probs", ss), ("q_rot", sq), ("k_rep", sq)]
+        return self.kernel("attention_backward_2", inputs, body)
+
+    def gqa_reduce(self) -> builtin.ModuleOp:
+        """Key/value gradients over the H repeated heads summed back to the
+        Hkv heads (query head h read key/value head h // (H/Hkv))."""
+        c = self.config
+
+        def reduce(x: SSAValue) -> SSAValue:
+            return merge_heads(sum_head_groups(heads(x, c.num_heads), c.num_kv_heads))
+
+        sq = (c.seq_len, c.q_dim)
+        return self.kernel(
+            "gqa_reduce",
+            [("dk_rep", sq), ("dv_rep", sq)],
+            lambda dk_rep, dv_rep: {"dk_rot": reduce(dk_rep), "dv": reduce(dv_rep)},
+        )
+
+    def rope_backward(self) -> builtin.ModuleOp:
+        """RoPE backward (rotation by −θ) of the query and key gradients, then
+        the QK-norm backward when the config has QK-norm. The key inputs come
+        first: the first input's channel count (Hkv·Dh) is the one the
+        others are packed to, and it divides them all."""
+        c = self.config
+
+        def body(
+            dk_rot, dq_rot, k_pre=None, q_pre=None, k_norm=None, q_norm=None
+        ) -> dict[str, SSAValue]:
+            results: dict[str, SSAValue] = {}
+            grads: dict[str, SSAValue] = {}
+            for name, d_rot, pre, gamma, count in (
+                ("q", dq_rot, q_pre, q_norm, c.num_heads),
+                ("k", dk_rot, k_pre, k_norm, c.num_kv_heads),
+            ):
+                d = self.rope(heads(d_rot, count), inverse=True)
+                if pre is not None and gamma is not None:
+                    d, grads[f"d_{name}_norm"] = self.head_rms_norm_backward(
+                        heads(pre, count), gamma, d
+                    )
+                results[f"d{name}"] = merge_heads(d)
+            return results | grads
+
+        sq, sk = (c.seq_len, c.q_dim), (c.seq_len, c.kv_dim)
+        inputs = [("dk_rot", sk), ("dq_rot", sq)]
+        if c.qk_norm:
+            inputs += [("k_pre", sk), ("q_pre", sq)]
+            inputs += [("k_norm", (c.kv_dim,)), ("q_norm", (c.q_dim,))]
+        return self.kernel("rope_backward", inputs, body)
+
+    def q_projection_backward(self) -> builtin.ModuleOp:
+        c = self.config
+        return self.kernel(
+            "q_projection_backward",
+            [("dq", (c.seq_len, c.q_dim))],
+            lambda dq: {
+                "dh": self.linear_backward(dq, "self_attn.q_proj", c.hidden_size)
+            },
+        )
+
+    def kv_projection_backward(self) -> builtin.ModuleOp:
+        c = self.config
+        sk = (c.seq_len, c.kv_dim)
+
+        def body(dk: SSAValue, dv: SSAValue) -> dict[str, SSAValue]:
+            dh_k = self.linear_backward(dk, "self_attn.k_proj", c.hidden_size)
+            dh_v = self.linear_backward(dv, "self_attn.v_proj", c.hidden_size)
+            return {"dh": rlx.AddOp(dh_k, dh_v).result}
+
+        return self.kernel("kv_projection_backward", [("dk", sk), ("dv", sk)], body)
+
+    def weight_gradient(self, rows: int, columns: int) -> builtin.ModuleOp:
+        """dW = dyᵀ·x [rows, columns] for y = x·Wᵀ, computed as (xᵀ·dy)ᵀ
+        from xᵀ and dyᵀ, so that every transpose cancels against the
+        [1, C, 1, S] layout. The input with fewer channels comes first: the
+        first input's channel count is the one the others are packed to."""
+        s = self.config.seq_len
+        inputs = [("dy", (s, rows)), ("x", (s, columns))]
+        if columns < rows:
+            inputs.reverse()
+
+        def body(first: SSAValue, second: SSAValue) -> dict[str, SSAValue]:
+            dy, x = (first, second) if columns >= rows else (second, first)
+            x_t = rlx.TransposeOp(x, (1, 0)).result
+            dy_t = rlx.TransposeOp(dy, (1, 0)).result
+            dw_t = rlx.MatmulOp(x_t, dy_t, transpose_rhs=True).result
+            return {"dw": rlx.TransposeOp(dw_t, (1, 0)).result}
+
+        return self.kernel(weight_gradient_name(rows, columns), inputs, body)
+
+    def classifier_forward(self, chunk: int, suffix: str = "") -> builtin.ModuleOp:
+        """lse_c = logsumexp(h·W_cᵀ) over one vocabulary chunk."""
+        c = self.config
+
+        def body(h: SSAValue) -> dict[str, SSAValue]:
+            logits = self.classifier_logits(h, chunk)
+            return {"lse": self.logsumexp(logits)}
+
+        return self.kernel(
+            "classifier_forward" + suffix, [("h", (c.seq_len, c.hidden_size))], body
+        )
+
+    def classifier_logits(self, h: SSAValue, chunk: int) -> SSAValue:
+        w = self.block.param(CHUNK_WEIGHT, (chunk, self.config.hidden_size), False)
+        return rlx.MatmulOp(h, w, transpose_rhs=True).result
+
+    def cross_entropy_combine(self, chunks: int) -> builtin.ModuleOp:
+        """lse = m + log Σ_c exp(lse_c − m) over the chunks (m = max_c lse_c);
+        loss = lse − h·W[label] per row (label_rows = W[label], gathered)."""
+        c = self.config
+        sd = (c.seq_len, c.hidden_size)
+
+        def body(h, label_rows, chunk_lse) -> dict[str, SSAValue]:
+            lse = self.logsumexp(self.narrow_column(chunk_lse, 0, chunks))
+            picked = rlx.ReduceSumOp(rlx.MulOp(h, label_rows).result, (-1,), True)
+            return {"loss": rlx.SubOp(lse, picked.result).result, "lse": lse}
+
+        columns = row_columns(c, chunks)
+        inputs = [("h", sd), ("label_rows", sd), ("chunk_lse", (c.seq_len, columns))]
+        return self.kernel("cross_entropy_combine", inputs, body)
+
+    def classifier_backward(self, chunk: int, suffix: str = "") -> builtin.ModuleOp:
+        """d_logits_c = exp(h·W_cᵀ − lse)·d_loss: the softmax part of the
+        cross-entropy gradient (the one-hot part is the runtime's scatter);
+        row_stats holds lse and d_loss in columns 0 and 1."""
+        c = self.config
+
+        def body(h: SSAValue, row_stats: SSAValue) -> dict[str, SSAValue]:
+            lse = self.narrow_column(row_stats, 0)
+            d_loss = self.narrow_column(row_stats, 1)
+            logits = self.classifier_logits(h, chunk)
+            probs = rlx.ExpOp(rlx.SubOp(logits, lse).result).result
+            return {"d_logits": rlx.MulOp(probs, d_loss).result}
+
+        inputs = [
+            ("h", (c.seq_len, c.hidden_size)),
+            ("row_stats", (c.seq_len, row_columns(c, 2))),
+        ]
+        return self.kernel("classifier_backward" + suffix, inputs, body)
+
+    def classifier_projection_backward(
+        self, chunk: int, suffix: str = ""
+    ) -> builtin.ModuleOp:
+        """dh_c = d_logits_c·W_c."""
+        c = self.config
+
+        def body(d_logits: SSAValue) -> dict[str, SSAValue]:
+            w = self.block.param(CHUNK_WEIGHT, (chunk, c.hidden_size), False)
+            return {"dh": rlx.MatmulOp(d_logits, w).result}
+
+        return self.kernel(
+            "classifier_projection_backward" + suffix,
+            [("d_logits", (c.seq_len, chunk))],
+            body,
+        )
+
+
+def projection_shapes(config: TransformerConfig) -> dict[str, tuple[int, int]]:
+    """[out, in] of each projection of a layer, by Hugging Face name."""
+    c = config
+    return {
+        "self_attn.q_proj": (c.q_dim, c.hidden_size),
+        "self_attn.k_proj": (c.kv_dim, c.hidden_size),
+        "self_attn.v_proj": (c.kv_dim, c.hidden_size),
+        "self_attn.o_proj": (c.hidden_size, c.q_dim),
+        "mlp.gate_proj": (c.ffn_size, c.hidden_size),
+        "mlp.up_proj": (c.ffn_size, c.hidden_size),
+        "mlp.down_proj": (c.hidden_size, c.ffn_size),
+    }
+
+
+def build_training_kernels(
+    config: TransformerConfig, layer: int = 0, vocab_chunk: int | None = None
+) -> dict[str, builtin.ModuleOp]:
+    """Every kernel of a training step (see the module docstring), rlx, one
+    function per module named as the kernel. Weights are those of `layer`;
+    the classifier kernels are built per distinct chunk size."""
+    b = KernelBuilder(config, layer)
+    kernels = [
+        b.rms_norm_forward(),
+        b.attention_forward(),
+        b.output_projection(),
+        b.ffn_forward(),
+        b.ffn_backward_w2(),
+        b.silu_backward(),
+        b.ffn_backward_w13(),
+        b.output_projection_backward(),
+        b.attention_backward_1(),
+        b.attention_backward_2(),
+        b.rope_backward(),
+        b.q_projection_backward(),
+        b.kv_projection_backward(),
+        b.rms_norm_backward(),
+    ]
+    if config.num_kv_heads != config.num_heads:
+        kernels.append(b.gqa_reduce())
+    shapes = set(projection_shapes(config).values())
+    chunks = vocab_chunks(config, vocab_chunk)
+    for size, suffix in classifier_kernel_suffixes(config, vocab_chunk).items():
+        kernels += [
+            b.classifier_forward(size, suffix),
+            b.classifier_backward(size, suffix),
+            b.classifier_projection_backward(size, suffix),
+        ]
+        shapes.add((size, config.hidden_size))
+    kernels.append(b.cross_entropy_combine(len(chunks)))
+    kernels += [b.weight_gradient(rows, columns) for rows, columns in sorted(shapes)]
+    return {function_of(m).sym_name.data: m for m in kernels}
+
+
+# --- compiled kernels ------------------------------------------------------------
+
+
+def function_of(module: builtin.ModuleOp) -> func.FuncOp:
+    (function,) = (op for op in module.ops if isinstance(op, func.FuncOp))
+    return function
+
+
+@dataclass(frozen=True)
+class WeightArgument:
+    """A dynamic weight input: the weights file's `name` [Cout, Cin] or
+    [Cin, Cout] (`stored`) fed as argument `arg` of shape [1, Cin, 1, Cout]."""
+
+    name: str
+    arg: int
+    shape: tuple[int, ...]
+    stored_out_in: bool
+
+    def ane_value(self, weight: np.ndarray) -> np.ndarray:
+        """The argument for `weight` as stored: W[o, i] at [0, i, 0, o]."""
+        w = weight.T if self.stored_out_in else weight
+        return np.ascontiguousarray(w).reshape(self.shape)
+
+
+@dataclass
+class CompiledKernel:
+    """One kernel after `ane-pipeline{weights=dynamic, pack-io}` with what a
+    runtime needs to drive it: the names and layouts of its original
+    arguments and results, its dynamic weights and the packing manifest."""
+
+    name: str
+    module: builtin.ModuleOp
+    arg_names: list[str]
+    arg_layouts: list[Layout]
+    result_names: list[str]
+    result_layouts: list[Layout]
+    weight_args: list[WeightArgument]
+    manifest: dict[str, Any]
+
+    @property
+    def function(self) -> func.FuncOp:
+        return function_of(self.module)
+
+    def op_counts(self) -> Counter[str]:
+        """Ops by type, consts excluded."""
+        return Counter(
+            op.name.removeprefix("mil.")
+            for op in self.function.walk()
+            if op.name.startswith("mil.") and op.name != "mil.const"
+        )
+
+    def op_count(self) -> int:
+        return sum(self.op_counts().values())
+
+
+def records(function: func.FuncOp, key: str) -> list[DictionaryAttr]:
+    attr = function.attributes.get(key)
+    if attr is None:
+        return []
+    assert isinstance(attr, ArrayAttr)
+    return [r for r in attr.data if isinstance(r, DictionaryAttr)]
+
+
+def recorded_layouts(function: func.FuncOp, key: str) -> list[Layout]:
+    layouts = []
+    for record in records(function, key):
+        logical = record.data["logical"]
+        layouts.append(layout_of(logical.get_values()))  # type: ignore[attr-defined]
+    return layouts
+
+
+def weight_arguments(function: func.FuncOp) -> list[WeightArgument]:
+    out = []
+    for record in records(function, "ane.weight_args"):
+        name, arg, stored = (record.data[k] for k in ("weight", "arg", "stored"))
+        shape = record.data["shape"]
+        assert isinstance(name, StringAttr) and isinstance(arg, IntegerAttr)
+        assert isinstance(stored, StringAttr)
+        out.append(
+            WeightArgument(
+                name.data,
+                arg.value.data,
+                tuple(shape.get_values()),  # type: ignore[attr-defined]
+                stored.data == "[Cout, Cin]",
+            )
+        )
+    return out
+
+
+def compile_kernel(
+    module: builtin.ModuleOp, fp16: bool = True, lint: bool = True
+) -> CompiledKernel:
+    """Runs `ane-pipeline{weights=dynamic, pack-io}` (lint non-strict) on a
+    clone of a kernel module and collects its records."""
+    compiled = module.clone()
+    source = function_of(module)
+    arg_names = [a.name_hint or f"arg{i}" for i, a in enumerate(source.args)]
+    AnePipelinePass(weights="dynamic", fp16=fp16, pack_io=True, lint=lint).apply(
+        Context(), compiled
+    )
+    function = function_of(compiled)
+    names = function.attributes[RESULT_NAMES]
+    assert isinstance(names, ArrayAttr)
+    manifest = packing_of(function)
+    assert manifest is not None
+    return CompiledKernel(
+        name=function.sym_name.data,
+        module=compiled,
+        arg_names=arg_names,
+        arg_layouts=recorded_layouts(function, "ane.arg_layouts"),
+        result_names=[n.data for n in names.data],  # type: ignore[attr-defined]
+        result_layouts=recorded_layouts(function, "ane.result_layouts"),
+        weight_args=weight_arguments(function),
+        manifest=manifest,
+    )
+
+
+def compile_training_kernels(
+    config: TransformerConfig,
+    fp16: bool = True,
+    vocab_chunk: int | None = None,
+    lint: bool = True,
+) -> dict[str, CompiledKernel]:
+    """`build_training_kernels` compiled for the ANE: dynamic weights, packed
+    I/O, fp16 unless `fp16=False`."""
+    return {
+        name: compile_kernel(module, fp16, lint)
+        for name, module in build_training_kernels(config, 0, vocab_chunk).items()
+    }
+
+
+def op_count_table(kernels: dict[str, CompiledKernel]) -> str:
+    """A markdown table of each kernel's ops (consts excluded), next to the
+    hand-written reference's count where there is one."""
+    lines = ["| kernel | ops | reference |", "|---|---|---|"]
+    for name, kernel in kernels.items():
+        reference = REFERENCE_OP_COUNTS.get(name)
+        lines.append(f"| `{name}` | {kernel.op_count()} | {reference or '–'} |")
+    return "\n".join(lines)
