@@ -227,3 +227,20 @@ def test_bhsd_channel_order():
     x = np.random.default_rng(1).standard_normal((1, 3, 5, 4))
     a = layout_of(x.shape).to_ane(x)
     assert a[0, 2 * 4 + 1, 0, 3] == x[0, 2, 3, 1]
+
+
+def test_weight_used_both_ways_gets_two_arguments():
+    """One weight used as x·Wᵀ and as dy·W: with dynamic weights each use
+    needs its own [1, Cin, 1, Cout] argument (regression: one shared argument
+    gave wrong numbers)."""
+    types = [tensor((8, 32), f32), tensor((8, 16), f32)]
+
+    def body(x, dy):
+        w = rlx.ParamOp("w", tensor((16, 32), f32)).result
+        return [rlx.MatmulOp(x, w, transpose_rhs=True).result, rlx.MatmulOp(dy, w).result]
+
+    module = builtin.ModuleOp([build_function("f", types, body, ["x", "dy"])])
+    weights = {"w": np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32)}
+    ane = check_layout(module, weights, "dynamic")
+    stored = [s for _, _, s in weight_arguments(function_of(ane))]
+    assert sorted(stored) == [False, True]

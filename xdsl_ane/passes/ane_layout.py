@@ -147,7 +147,9 @@ class FunctionLayout:
     weights: str
     twins: dict[SSAValue, Twin] = field(default_factory=dict)
     logical_copies: dict[SSAValue, SSAValue] = field(default_factory=dict)
-    weight_args: dict[str, SSAValue] = field(default_factory=dict)
+    weight_args: dict[tuple[str, bool], SSAValue] = field(default_factory=dict)
+    """Weight arguments by (weight name, stored as [Cout, Cin] for this use):
+    a weight used both as x·Wᵀ and as dy·W needs two arguments."""
     weight_records: list[DictionaryAttr] = field(default_factory=list)
 
     @property
@@ -519,14 +521,14 @@ class FunctionLayout:
         name = (
             weight.weight.data if weight.weight is not None else f"const_{id(weight)}"
         )
-        if name in self.weight_args:
-            return self.weight_args[name]
+        if (name, transposed) in self.weight_args:
+            return self.weight_args[name, transposed]
         element = element_type_of(weight.result)
         arg = self.block.insert_arg(
             tensor((1, c_in, 1, c_out), element), len(self.block.args)
         )
         arg.name_hint = sanitize(name)
-        self.weight_args[name] = arg
+        self.weight_args[name, transposed] = arg
         self.weight_records.append(
             DictionaryAttr(
                 {

@@ -1,7 +1,7 @@
 """`ane-pipeline`: rlx in, ANE-ready MIL out.
 
     rlx-gqa-tile, convert-rlx-to-mil, mil-ane-layout{weights}, canonicalize,
-    cse, [mil-fp16, canonicalize, cse], [mil-pack-io], ane-lint
+    cse, [mil-fp16, canonicalize, cse], [mil-pack-io, canonicalize], ane-lint
 
 `cse` (xDSL's) merges the identical layout ops that several consumers of
 one value get (the q, k and v projections of one activation)."""
@@ -46,7 +46,9 @@ def pipeline_passes(
     if fp16:
         passes += [MilFp16Pass(), CanonicalizePass(), CommonSubexpressionElimination()]
     if pack_io:
-        passes.append(MilPackIoPass())
+        # Canonicalize again: the packing's slices and view reshapes merge
+        # with the kernel's own reshapes.
+        passes += [MilPackIoPass(), CanonicalizePass()]
     if lint:
         passes.append(AneLintPass(strict=strict))
     return passes
