@@ -18,7 +18,7 @@ from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import FunctionType, TensorType, f32
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.typing import tensor
 
 
@@ -209,16 +209,19 @@ def rope_tables(config: TransformerConfig) -> tuple[np.ndarray, np.ndarray]:
 def make_weights(
     module: builtin.ModuleOp, config: TransformerConfig, seed: int = 0
 ) -> dict[str, np.ndarray]:
-    """Weights for every `rlx.param` of `module`: RoPE tables from the config,
+    """Weights for every `rlx.param` (or `mil.const weight`, once lowered) of
+    `module`: RoPE tables from the config,
     norm scales near 1 and projections from N(0, 0.02²), seeded."""
     rng = np.random.default_rng(seed)
     cos, sin = rope_tables(config)
     weights: dict[str, np.ndarray] = {}
     for op in module.walk():
-        if not isinstance(op, rlx.ParamOp):
+        if isinstance(op, rlx.ParamOp):
+            name, shape = op.param_name.data, shape_of(op.result)
+        elif isinstance(op, mil.ConstOp) and op.weight is not None:
+            name, shape = op.weight.data, op.file_shape()
+        else:
             continue
-        name = op.param_name.data
-        shape = shape_of(op.result)
         if name in weights:
             continue
         if name == "rope.cos":

@@ -4,6 +4,8 @@
                  [-p PIPELINE] [--emit mlpackage|mil-text|proto] [--target iOS18|iOS17]
                  [--validate] [--force]
     xdsl-ane import K.mil [-o OUT.mlir]
+    xdsl-ane compile-model qwen3-0.6b (--training | [--layers N]) -o DIR
+                 [--seq-len S] [--seed N] [--validate] [--force]
     xdsl-ane run IN.mlir [-p PIPELINE] [--function NAME] [--weights W.npz]
                  (--inputs X.npz | --random SEED) [--output Y.npz]
 
@@ -53,6 +55,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compile_.add_argument("--force", action="store_true", help="replace OUT")
     compile_.set_defaults(handler=command_compile)
+
+    model = commands.add_parser(
+        "compile-model",
+        help="compile a built-in model: the training-step kernel set, or the forward model",
+        description="With --training, writes every kernel of one layer's training "
+        "step (dynamic weights, one packed input and output each) as "
+        "DIR/NAME.mlpackage, DIR/NAME/model.mil + weights, and the manifests "
+        "DIR/NAME.manifest.json; DIR/kernels.json lists them. Without it, "
+        "compiles the forward decoder stack with seeded random weights.",
+    )
+    model.add_argument("model", help="model name: " + ", ".join(sorted(model_names())))
+    model.add_argument(
+        "--training", action="store_true", help="the training kernel set"
+    )
+    model.add_argument("--layers", type=int, help="forward model: number of layers")
+    model.add_argument(
+        "--seq-len", type=int, help="sequence length (default: the config's)"
+    )
+    model.add_argument("--seed", type=int, default=0, help="seed of the random weights")
+    model.add_argument("-o", "--output", required=True, help="output directory")
+    model.add_argument("--validate", action="store_true", help="validate every package")
+    model.add_argument("--force", action="store_true", help="replace DIR")
+    model.set_defaults(handler=command_compile_model)
 
     import_ = commands.add_parser(
         "import",
@@ -125,6 +150,95 @@ def command_compile(args: argparse.Namespace) -> int:
             f"{args.weights} are not used by the program",
             file=sys.stderr,
         )
+    return 0
+
+
+def model_names() -> list[str]:
+    from xdsl_ane.models.transformer import CONFIGS
+
+    return list(CONFIGS)
+
+
+def command_compile_model(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from xdsl_ane.api import CompiledModel
+    from xdsl_ane.models.transformer import CONFIGS, build_decoder_stack, make_weights
+    from xdsl_ane.tools.common import atomic_output
+
+    if args.model not in CONFIGS:
+        raise XdslAneError(
+            f"unknown model '{args.model}' (known: {', '.join(sorted(CONFIGS))})"
+        )
+    config = CONFIGS[args.model]
+    if args.seq_len is not None:
+        config = config.with_(seq_len=args.seq_len)
+    output = Path(args.output)
+    if output.exists() and not args.force:
+        raise XdslAneError(f"{output}: already exists (use --force to replace it)")
+    if args.training:
+        from xdsl_ane.models.training import compile_training_kernels
+
+        kernels = {
+            name: (kernel.module, kernel.op_count())
+            for name, kernel in compile_training_kernels(config, lint=False).items()
+        }
+        pipeline = "ane-pipeline{weights=dynamic pack-io=true}"
+    else:
+        from xdsl_ane.api import compile
+
+        module = build_decoder_stack(config, args.layers)
+        weights = make_weights(module, config, args.seed)
+        compiled = compile(module, weights=weights)
+        kernels = {
+            "decoder": (
+                compiled.module,
+                sum(sum(c.values()) for c in compiled.op_counts().values()),
+            )
+        }
+        pipeline = compiled.pipeline
+    listing = []
+    with atomic_output(output, force=args.force) as tmp:
+        tmp.mkdir()
+        for name, (module, op_count) in kernels.items():
+            # The kernels' remaining params are constants (RoPE tables).
+            weights = (
+                make_weights(module, config, args.seed)
+                if args.training
+                else compiled.weights
+            )
+            model = CompiledModel(
+                module, weights, pipeline, source=f"{args.model}:{name}"
+            )
+            if args.validate:
+                report = model.validate()
+                if not report.ok:
+                    raise XdslAneError(
+                        f"{name}: not a valid ML program: {report.findings[0]}"
+                    )
+            model.save(tmp / f"{name}.mlpackage")
+            model.save(tmp / name, emit="mil-text")
+            listing.append(
+                {
+                    "name": name,
+                    "ops": op_count,
+                    "mlpackage": f"{name}.mlpackage",
+                    "mil_text": f"{name}/model.mil",
+                    "manifest": f"{name}.manifest.json",
+                    "lint": model.lint.summary(),
+                }
+            )
+            print(f"  {name}: {op_count} ops, {model.lint.summary()}")
+        (tmp / "kernels.json").write_text(
+            json.dumps(
+                {"model": args.model, "seq_len": config.seq_len, "kernels": listing},
+                indent=2,
+            )
+            + "\n"
+        )
+    checked = " and validated" if args.validate else ""
+    print(f"wrote {len(listing)} kernels{checked} to {output}")
     return 0
 
 
