@@ -27,15 +27,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.interpreter import (
-    Interpreter,
     InterpreterFunctions,
-    PythonValues,
-    impl,
     register_impls,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.mil.reduction import reduction_axes
@@ -49,67 +46,34 @@ from xdsl_ane.dialects.typing import (
 from xdsl_ane.interpreter.core import (
     InterpretationError,
     WeightStore,
-    check_value,
     dense_to_numpy,
-    numpy_dtype,
 )
-
-Array = np.ndarray
-Compute = Callable[..., Any]
+from xdsl_ane.interpreter.numerics import (
+    Array,
+    Compute,
+    cast,
+    checked_impl,
+    divide,
+    erf,
+    gelu_tanh,
+    matmul,
+    result_dtype,
+    result_shape,
+    sigmoid,
+    softmax,
+)
+from xdsl_ane.interpreter.numerics import family_impls as shared_family_impls
 
 
 def mil_impl(op_type: type[Operation]) -> Callable[[Compute], Any]:
-    """`@impl` for an op whose method takes `(self, op, *operand_values)` and
-    returns its result array (or a tuple of them). Each result is converted
-    to its result type's dtype and checked against the type."""
-
-    def annotate(compute: Compute):
-        def run(
-            self: MilFunctions,
-            interpreter: Interpreter,
-            op: Operation,
-            args: PythonValues,
-        ) -> PythonValues:
-            with np.errstate(all="ignore"):
-                values = compute(self, op, *args)
-            if not isinstance(values, tuple):
-                values = (values,)
-            return tuple(
-                check_value(
-                    f"{op.name} result",
-                    np.asarray(v).astype(result_dtype(r), copy=False),
-                    r.type,
-                )
-                for v, r in zip(values, op.results, strict=True)
-            )
-
-        return impl(op_type)(run)
-
-    return annotate
+    """`checked_impl` converting each result to its result type's dtype."""
+    return checked_impl(op_type, convert=True)
 
 
 def family_impls(
     op_types: Iterable[type[Operation]], compute: Compute
 ) -> dict[str, Any]:
-    """One `mil_impl` per op type of a family, all running `compute`;
-    `register_impls` needs one class attribute per op, added with
-    `locals().update(...)` in the class body."""
-    return {
-        f"run_{op_type.name.removeprefix('mil.')}": mil_impl(op_type)(compute)
-        for op_type in op_types
-    }
-
-
-def result_dtype(value: SSAValue) -> np.dtype:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return numpy_dtype(t.element_type)
-
-
-def result_shape(op: Operation) -> tuple[int, ...]:
-    t = op.results[0].type
-    assert isinstance(t, TensorType)
-    return tuple(t.get_shape())
+    return shared_family_impls(op_types, compute, convert=True)
 
 
 def operand_values(op: Operation, args: tuple[Array, ...]) -> dict[str, Array | None]:
@@ -124,29 +88,10 @@ def operand_values(op: Operation, args: tuple[Array, ...]) -> dict[str, Array | 
 
 # --- elementwise -------------------------------------------------------------
 
-SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-GELU_TANH_CUBIC = 0.044715
-
-# numpy has no erf; math.erf runs in float64 and the value is rounded to the
-# input's dtype before the rest of a formula runs in that dtype.
-_erf64 = np.frompyfunc(math.erf, 1, 1)
-
-
-def erf(x: Array) -> Array:
-    return _erf64(x).astype(np.float64).astype(x.dtype)
-
-
-def sigmoid(x: Array) -> Array:
-    """1 / (1 + e^−x), written with e^−|x| so no exponential overflows."""
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
-
 
 GELU_FUNCTIONS: dict[str, Callable[[Array], Array]] = {
     "EXACT": lambda x: 0.5 * x * (1 + erf(x * (1 / math.sqrt(2.0)))),
-    "TANH_APPROXIMATION": lambda x: (
-        0.5 * x * (1 + np.tanh(SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3)))
-    ),
+    "TANH_APPROXIMATION": gelu_tanh,
     "SIGMOID_APPROXIMATION": lambda x: x * sigmoid(1.702 * x),
 }
 
@@ -174,18 +119,6 @@ EPSILON_FUNCTIONS: dict[type[Operation], Callable[[Array], Array]] = {
 }
 
 
-def integer_quotient(x: Array, y: Array) -> Array:
-    """Integer division rounded toward zero (C's `/`)."""
-    if np.any(y == 0):
-        raise ZeroDivisionError("integer division by zero")
-    a, b = x.astype(np.int64), y.astype(np.int64)
-    return np.abs(a) // np.abs(b) * np.sign(a) * np.sign(b)
-
-
-def real_div(x: Array, y: Array) -> Array:
-    return x / y if x.dtype.kind == "f" else integer_quotient(x, y)
-
-
 def power(x: Array, y: Array) -> Array:
     if x.dtype.kind == "f":
         return np.power(x, y)
@@ -198,7 +131,7 @@ BINARY_FUNCTIONS: dict[type[Operation], Callable[[Array, Array], Array]] = {
     mil.AddOp: np.add,
     mil.SubOp: np.subtract,
     mil.MulOp: np.multiply,
-    mil.RealDivOp: real_div,
+    mil.RealDivOp: divide,
     mil.MaximumOp: np.maximum,
     mil.MinimumOp: np.minimum,
     mil.PowOp: power,
@@ -211,26 +144,7 @@ BINARY_FUNCTIONS: dict[type[Operation], Callable[[Array, Array], Array]] = {
 }
 
 
-def cast(x: Array, dtype: np.dtype) -> Array:
-    """dtype conversion with the conventions in the module docstring."""
-    if dtype == np.bool_:
-        return x != 0
-    if dtype.kind == "i" and x.dtype.kind == "f":
-        # float64 holds every f16/f32 value and every int32 bound exactly.
-        info = np.iinfo(dtype)
-        truncated = np.clip(np.trunc(x.astype(np.float64)), info.min, info.max)
-        return np.where(np.isnan(truncated), 0, truncated).astype(dtype)
-    return x.astype(dtype)
-
-
 # --- linear algebra ----------------------------------------------------------
-
-
-def matmul(a: Array, b: Array) -> Array:
-    """numpy matmul; f16 operands multiply in float32 and round once."""
-    if a.dtype == np.float16:
-        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
-    return np.matmul(a, b)
 
 
 def conv(
@@ -340,17 +254,6 @@ REDUCE_FUNCTIONS: dict[
 }
 
 
-def softmax(x: Array, axis: int) -> Array:
-    """exp(x − max) / Σ exp(x − max). The sum accumulates in at least fp32
-    (as numpy's mean does, and as hardware reductions do): an fp16 sum of
-    more than 65504 terms near 1 would overflow."""
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    total = np.sum(
-        e, axis=axis, keepdims=True, dtype=np.promote_types(e.dtype, np.float32)
-    )
-    return (e / total).astype(x.dtype)
-
-
 def scalar_value(attr: Any, default: float | int | bool) -> float | int | bool:
     if attr is None:
         return default
@@ -422,7 +325,7 @@ class MilFunctions(InterpreterFunctions):
 
     @mil_impl(mil.CastOp)
     def run_cast(self, op: mil.CastOp, x: Array) -> Array:
-        return cast(x, result_dtype(op.result))
+        return cast(x, result_dtype(op.result.type))
 
     # --- linear algebra ---
 
@@ -519,7 +422,7 @@ class MilFunctions(InterpreterFunctions):
     def run_one_hot(self, op: mil.OneHotOp, indices: Array) -> Array:
         size = int_prop(op.properties, "one_hot_vector_size")
         axis = int_prop(op.properties, "axis", -1) % (indices.ndim + 1)
-        dtype = result_dtype(op.result)
+        dtype = result_dtype(op.result.type)
         on = np.asarray(scalar_value(op.on_value, 1), dtype=dtype)
         off = np.asarray(scalar_value(op.off_value, 0), dtype=dtype)
         hot = indices[..., None] == np.arange(size)

@@ -27,12 +27,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
 from xdsl.interpreter import (
-    Interpreter,
     InterpreterFunctions,
-    PythonValues,
-    impl,
     register_impls,
 )
 from xdsl.ir import Operation
@@ -48,89 +44,45 @@ from xdsl_ane.dialects.typing import (
 from xdsl_ane.interpreter.core import (
     InterpretationError,
     WeightStore,
-    check_value,
     dense_to_numpy,
-    numpy_dtype,
 )
-
-Array = np.ndarray
-Compute = Callable[..., Array]
+from xdsl_ane.interpreter.numerics import (
+    GELU_TANH_CUBIC,
+    SQRT_2_OVER_PI,
+    Array,
+    Compute,
+    accumulate,
+    cast,
+    checked_impl,
+    divide,
+    gelu_tanh,
+    matmul,
+    normal_cdf,
+    result_shape,
+    sigmoid,
+    softmax,
+)
+from xdsl_ane.interpreter.numerics import family_impls as shared_family_impls
+from xdsl_ane.interpreter.numerics import result_dtype as numeric_result_dtype
 
 
 def rlx_impl(op_type: type[Operation]) -> Callable[[Compute], Any]:
-    """`@impl` for a single-result op whose method takes `(self, op,
-    *operand_values)` and returns the result array. The array is checked
-    against the result type, so a wrong dtype (an accidental upcast of f16
-    math) fails loudly instead of leaking into later ops."""
-
-    def annotate(compute: Compute):
-        def run(
-            self: RlxFunctions,
-            interpreter: Interpreter,
-            op: Operation,
-            args: PythonValues,
-        ) -> PythonValues:
-            with np.errstate(all="ignore"):
-                value = np.asarray(compute(self, op, *args))
-            return (check_value(f"{op.name} result", value, op.results[0].type),)
-
-        return impl(op_type)(run)
-
-    return annotate
+    """`checked_impl` without conversion: a result of the wrong dtype (an
+    accidental upcast of f16 math) fails loudly."""
+    return checked_impl(op_type, convert=False)
 
 
 def family_impls(
     op_types: Iterable[type[Operation]], compute: Compute
 ) -> dict[str, Any]:
-    """One `rlx_impl` per op type of a family, all running `compute`.
-    `register_impls` collects marked class attributes, so each op needs its own
-    attribute; the class body adds these with `locals().update(...)`."""
-    return {
-        f"run_{op_type.name.removeprefix('rlx.')}": rlx_impl(op_type)(compute)
-        for op_type in op_types
-    }
+    return shared_family_impls(op_types, compute, convert=False)
 
 
 def result_dtype(op: Operation) -> np.dtype:
-    t = op.results[0].type
-    assert isinstance(t, TensorType)
-    return numpy_dtype(t.element_type)
-
-
-def result_shape(op: Operation) -> tuple[int, ...]:
-    t = op.results[0].type
-    assert isinstance(t, TensorType)
-    return tuple(t.get_shape())
+    return numeric_result_dtype(op.results[0].type)
 
 
 # --- elementwise -------------------------------------------------------------
-
-SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-GELU_TANH_CUBIC = 0.044715
-
-# numpy has no erf; math.erf runs in float64 and the value is rounded to the
-# input's dtype before the rest of the formula runs in that dtype.
-_erf64 = np.frompyfunc(math.erf, 1, 1)
-
-
-def erf(x: Array) -> Array:
-    return _erf64(x).astype(np.float64).astype(x.dtype)
-
-
-def normal_cdf(x: Array) -> Array:
-    """Φ(x) = (1 + erf(x/√2)) / 2."""
-    return 0.5 * (1 + erf(x * (1 / math.sqrt(2.0))))
-
-
-def sigmoid(x: Array) -> Array:
-    """1 / (1 + e^−x), written with e^−|x| so no exponential overflows."""
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
-
-
-def gelu_tanh(x: Array) -> Array:
-    """x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))."""
-    return 0.5 * x * (1 + np.tanh(SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3)))
 
 
 UNARY_FUNCTIONS: dict[type[Operation], Callable[[Array], Array]] = {
@@ -150,17 +102,6 @@ UNARY_FUNCTIONS: dict[type[Operation], Callable[[Array], Array]] = {
     rlx.CosOp: np.cos,
     rlx.ReciprocalOp: lambda x: 1 / x,
 }
-
-
-def divide(a: Array, b: Array) -> Array:
-    """Float division, or integer division rounded toward zero (C's `/`)."""
-    if a.dtype.kind == "f":
-        return a / b
-    if np.any(b == 0):
-        raise ZeroDivisionError("integer division by zero")
-    a64, b64 = a.astype(np.int64), b.astype(np.int64)
-    quotient = np.abs(a64) // np.abs(b64) * np.sign(a64) * np.sign(b64)
-    return quotient.astype(np.result_type(a, b))
 
 
 BINARY_FUNCTIONS: dict[type[Operation], Callable[[Array, Array], Array]] = {
@@ -183,29 +124,7 @@ COMPARE_FUNCTIONS: dict[str, Callable[[Array, Array], Array]] = {
 }
 
 
-def cast(x: Array, dtype: np.dtype) -> Array:
-    """dtype conversion with the conventions in the module docstring."""
-    if dtype == np.bool_:
-        return x != 0
-    if dtype.kind == "i" and x.dtype.kind == "f":
-        # float64 holds every f16/f32 value and every int32 bound exactly.
-        info = np.iinfo(dtype)
-        truncated = np.clip(np.trunc(x.astype(np.float64)), info.min, info.max)
-        return np.where(np.isnan(truncated), 0, truncated).astype(dtype)
-    return x.astype(dtype)
-
-
 # --- linear algebra, reductions, normalization -------------------------------
-
-
-def matmul(a: Array, b: Array) -> Array:
-    """numpy matmul. numpy's own float16 matmul multiplies and accumulates in
-    float32 and rounds once, without BLAS; float32 BLAS does the same
-    arithmetic (a product of two f16 values is exact in f32) about 100 times
-    faster, so f16 operands go through it."""
-    if a.dtype == np.float16:
-        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
-    return np.matmul(a, b)
 
 
 def reduce_sum(x: Array, axis: tuple[int, ...], keepdims: bool) -> Array:
@@ -227,20 +146,6 @@ REDUCE_FUNCTIONS: dict[
     rlx.ReduceMaxOp: lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
     rlx.ReduceMinOp: lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims),
 }
-
-
-def accumulate(x: Array, axis: int = -1, keepdims: bool = True) -> Array:
-    """Σ x along `axis` accumulated in at least fp32: an fp16 sum of more than
-    65504 terms near 1 (a vocabulary-sized softmax) would overflow."""
-    return np.sum(
-        x, axis=axis, keepdims=keepdims, dtype=np.promote_types(x.dtype, np.float32)
-    )
-
-
-def softmax(x: Array, axis: int = -1) -> Array:
-    """exp(x − max) / Σ exp(x − max), the sum accumulated in fp32."""
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return (e / accumulate(e, axis)).astype(x.dtype)
 
 
 def rms_scale(x: Array, eps: float) -> Array:
