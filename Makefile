@@ -37,5 +37,17 @@ lint: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m xdsl_ane.models.demo
 
+# `make bench` (not part of `make test`): the test extra plus the bench extra
+# (torch, pinned, for coremltools' PyTorch frontend), behind a stamp of its own;
+# then bench/results.json and the tables in bench/README.md (about 7 minutes).
+BENCH_STAMP := $(VENV)/.installed-bench
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python bench/run.py
+
 clean:
 	rm -rf $(VENV) build *.egg-info out

@@ -56,8 +56,14 @@ def table(name: str, counts: dict[str, Counter[str]]) -> str:
         "|---|" + "---|" * len(STAGES),
     ]
     for op in ops:
-        lines.append(f"| `{op}` | " + " | ".join(str(counts[s][op]) for s in STAGES) + " |")
-    lines.append("| **total** | " + " | ".join(str(sum(counts[s].values())) for s in STAGES) + " |")
+        lines.append(
+            f"| `{op}` | " + " | ".join(str(counts[s][op]) for s in STAGES) + " |"
+        )
+    lines.append(
+        "| **total** | "
+        + " | ".join(str(sum(counts[s].values())) for s in STAGES)
+        + " |"
+    )
     return "\n".join(lines)
 
 
@@ -68,7 +74,9 @@ def tables() -> str:
         ("decoder layer", build_decoder_layer),
     ):
         for weights in ("static", "dynamic"):
-            parts.append(table(f"{title}, {weights} weights", stage_counts(build, weights)))
+            parts.append(
+                table(f"{title}, {weights} weights", stage_counts(build, weights))
+            )
     return "\n\n".join(parts)
 
 
