@@ -36,7 +36,7 @@ from xdsl.utils.exceptions import InterpretationError as XdslInterpretationError
 
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy, dense_to_numpy
-from xdsl_ane.dialects.typing import OpTypeError, ints_prop, product, tensor
+from xdsl_ane.dialects.typing import OpTypeError, float_prop, ints_prop, product, tensor
 from xdsl_ane.interpreter.core import InterpretationError
 from xdsl_ane.interpreter.mil import MilFunctions
 
@@ -369,3 +369,27 @@ class FoldConstantOp(RewritePattern):
             assert isinstance(t, TensorType)
             folded.append(mil.ConstOp(dense_from_numpy(value, t.element_type)))
         rewriter.replace(op, folded, [c.result for c in folded])
+
+
+class FoldAddIntoEpsilon(RewritePattern):
+    """log / rsqrt / inverse of `x + c` for a one-element const c: MIL adds
+    its epsilon to the operand, so f(x + c, ε) = f(x, c + ε) — one op less
+    (an RMSNorm written as rsqrt(mean + eps) becomes one rsqrt)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, mil.UnaryWithEpsilonOp):
+            return
+        add = defining_op(op.x)
+        if not isinstance(add, mil.AddOp) or len(list(add.result.uses)) != 1:
+            return
+        for x, c in ((add.x, add.y), (add.y, add.x)):
+            const = inline_const(c)
+            if const is None or x.type != op.x.type:
+                continue
+            value = dense_to_numpy(const.val)
+            if value.size != 1:
+                continue
+            epsilon = float_prop(op.properties, "epsilon", op.DEFAULT_EPSILON)
+            new = type(op)(x, epsilon=float(value.reshape(())) + epsilon)
+            rewriter.replace(op, new)
+            return

@@ -66,6 +66,21 @@ class ElementwiseCanonicalization(HasCanonicalizationPatternsTrait):
         return (SinkLayoutThroughElementwise(),)
 
 
+class EpsilonCanonicalization(HasCanonicalizationPatternsTrait):
+    """Besides the elementwise patterns, `f(x + c, ε)` with a scalar const c
+    becomes `f(x, c + ε)` for the ops that add an epsilon (log, rsqrt,
+    inverse)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from xdsl_ane.passes.canonicalization import (
+            FoldAddIntoEpsilon,
+            SinkLayoutThroughElementwise,
+        )
+
+        return (SinkLayoutThroughElementwise(), FoldAddIntoEpsilon())
+
+
 # --- unary ---------------------------------------------------------------------
 
 
@@ -195,6 +210,7 @@ class SquareOp(UnaryOp):
 class UnaryWithEpsilonOp(UnaryOp, ABC):
     """`y = f(x + epsilon)`; an absent `epsilon` is MIL's default."""
 
+    traits = traits_def(EpsilonCanonicalization())
     epsilon = opt_prop_def(FloatAttr)
     DEFAULT_EPSILON: ClassVar[float]
 
