@@ -37,9 +37,11 @@ from xdsl_ane.tools.common import (
     XdslAneError,
     apply_pipeline,
     atomic_output,
+    check_output,
     load_arrays,
     make_context,
     parse_module,
+    reported,
     verify,
 )
 
@@ -67,7 +69,8 @@ class CompiledModel:
         """The `ane-lint` report of the compiled module (`LintReport`)."""
         from xdsl_ane.passes.ane_lint import lint_module
 
-        return lint_module(self.module)
+        with reported(f"{self.source}: ane-lint", self.source):
+            return lint_module(self.module)
 
     @cached_property
     def proto(self):
@@ -75,7 +78,8 @@ class CompiledModel:
         `Model_pb2.Model`, `.blob` the weight blob)."""
         from xdsl_ane.backend.milproto import module_to_proto
 
-        return module_to_proto(self.module, self.weights, target=self.target)
+        with reported(f"{self.source}: MIL protobuf", self.source):
+            return module_to_proto(self.module, self.weights, target=self.target)
 
     @property
     def spec(self):
@@ -86,7 +90,8 @@ class CompiledModel:
         """The `program(1.3)` MIL text (weights as BLOBFILE references)."""
         from xdsl_ane.backend.mil_text import module_to_mil_text
 
-        text, _ = module_to_mil_text(self.module, self.weights)
+        with reported(f"{self.source}: MIL text", self.source):
+            text, _ = module_to_mil_text(self.module, self.weights)
         return text
 
     @property
@@ -129,7 +134,9 @@ class CompiledModel:
 
     def validate(self):
         """coremltools' milproto loader and re-export check (`ValidationReport`)."""
-        return self.proto.validate()
+        proto = self.proto
+        with reported(f"{self.source}: validation", self.source):
+            return proto.validate()
 
     def save(
         self, path: str | Path, emit: str = "mlpackage", force: bool = False
@@ -143,17 +150,28 @@ class CompiledModel:
         path = Path(path)
         if emit not in EMITS:
             raise XdslAneError(f"--emit {emit}: expected one of {', '.join(EMITS)}")
-        if path.exists() and not force:
-            raise XdslAneError(f"{path}: already exists (use --force to replace it)")
-        if emit == "mlpackage":
-            self.proto.save(path, force=force)
-        elif emit == "proto":
-            self.proto.write_proto(path, force=force)
-        else:
-            write_mil_text_dir(self.module, self.weights, path)
-        manifest = manifest_path(path, emit)
-        with atomic_output(manifest) as tmp:
-            tmp.write_text(json.dumps(self.manifest(), indent=2) + "\n")
+        check_output(path, force)
+        # What can fail on the program fails before anything is written.
+        with reported(f"{self.source}: manifest", self.source):
+            manifest = json.dumps(self.manifest(), indent=2) + "\n"
+        if emit != "mil-text":
+            self.proto  # noqa: B018  (printed before anything is written)
+        with reported(str(path)):
+            if emit == "mlpackage":
+                # The manifest beside the package is staged first and moved
+                # into place right after the package.
+                with atomic_output(manifest_path(path, emit)) as tmp:
+                    tmp.write_text(manifest)
+                    self.proto.save(path, force=force)
+                return path
+            # A directory output is assembled in full (model, weights and
+            # manifest) beside `path`, then moved into place.
+            with atomic_output(path) as tmp:
+                if emit == "proto":
+                    self.proto.write_proto(tmp)
+                else:
+                    write_mil_text_dir(self.module, self.weights, tmp)
+                manifest_path(tmp, emit).write_text(manifest)
         return path
 
     def summary(self, output: str | Path | None = None) -> str:
@@ -219,7 +237,20 @@ def load_weights(
         return {}
     if isinstance(weights, str | Path):
         return load_arrays(weights, "weights")
-    return dict(weights)
+    if not isinstance(weights, Mapping):
+        raise XdslAneError(
+            "weights: expected a mapping of names to arrays or the path of an "
+            f".npz / .safetensors file, got {type(weights).__name__}"
+        )
+    arrays = {}
+    for name, value in weights.items():
+        array = np.asarray(value)
+        if array.dtype.kind not in "fiub":
+            raise XdslAneError(
+                f"weights: '{name}' is not a numeric array (dtype {array.dtype})"
+            )
+        arrays[str(name)] = array
+    return arrays
 
 
 def load_module(
@@ -231,6 +262,11 @@ def load_module(
         module = module_or_path.clone()
         verify(module, "<module>")
         return module, "<module>", {}
+    if not isinstance(module_or_path, str | Path):
+        raise XdslAneError(
+            "expected a builtin.ModuleOp or the path of a .mlir / .mil file, got "
+            f"{type(module_or_path).__name__}"
+        )
     path = Path(module_or_path)
     if path.suffix == ".mil":
         from xdsl_ane.frontend.mil_text import read_mil_file
@@ -299,11 +335,19 @@ def compile(
     """Compiles an rlx (or mil) program with `pipeline` (an `xdsl-opt` pass
     pipeline; default `ane-pipeline`) into a `CompiledModel`. The input
     module is not modified. Raises `XdslAneError`."""
-    module, source, file_weights = load_module(module_or_path)
-    all_weights = {**file_weights, **load_weights(weights)}
-    unused = check_weights(module, all_weights, source)
-    spec = pipeline or DEFAULT_PIPELINE
-    apply_pipeline(module, spec, make_context())
+    where = (
+        "<module>"
+        if isinstance(module_or_path, builtin.ModuleOp)
+        else str(module_or_path)
+    )
+    with reported(where, where):
+        module, source, file_weights = load_module(module_or_path)
+    with reported(str(weights) if isinstance(weights, str | Path) else where):
+        all_weights = {**file_weights, **load_weights(weights)}
+    with reported(source, source):
+        unused = check_weights(module, all_weights, source)
+        spec = pipeline or DEFAULT_PIPELINE
+        apply_pipeline(module, spec, make_context(), source)
     return CompiledModel(
         module, all_weights, spec, target=target, source=source, unused_weights=unused
     )

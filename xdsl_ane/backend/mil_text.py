@@ -147,8 +147,9 @@ def type_text(dtype: str, shape: tuple[int, ...]) -> str:
 
 def mil_type(t: Attribute) -> str:
     """The MIL type of a builtin tensor type (a scalar for rank 0)."""
+    dtype = mil_dtype(t)  # (a MilTextError for anything else)
     assert isinstance(t, TensorType)
-    return type_text(mil_dtype(t), t.get_shape())
+    return type_text(dtype, t.get_shape())
 
 
 def mil_element(value: object, dtype: str) -> str:

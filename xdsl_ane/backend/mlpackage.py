@@ -51,8 +51,10 @@ def save_mlpackage(
             model = MLModel(
                 result.spec, weights_dir=str(weights_dir), skip_model_load=True
             )
-            model.save(str(staged))
-        discard_temporary_package(model)
+            try:
+                model.save(str(staged))
+            finally:  # also when interrupted
+                discard_temporary_package(model)
     return path
 
 

@@ -488,8 +488,15 @@ class MilTextParser:
             self.fail(
                 token.offset, f"expected an {dtype} value, got {token.describe()}"
             )
-        value = float.fromhex(text) if "x" in text.lower() else float(text)
-        if math.isfinite(value) and abs(value) > np.finfo(NUMPY_DTYPES[dtype]).max:
+        try:
+            value = float.fromhex(text) if "x" in text.lower() else float(text)
+        except OverflowError:  # a hex float beyond float64
+            self.fail(token.offset, f"{text} is out of range for {dtype}")
+        literal_infinity = token.kind == "ident"
+        if (math.isinf(value) and not literal_infinity) or (
+            math.isfinite(value)
+            and abs(value) > float(np.finfo(NUMPY_DTYPES[dtype]).max)
+        ):
             self.fail(token.offset, f"{text} is out of range for {dtype}")
         return value
 

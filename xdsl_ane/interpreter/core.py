@@ -59,7 +59,8 @@ def dense_to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
 
 def check_value(what: str, value: np.ndarray, t: Attribute) -> np.ndarray:
     """Checks that a runtime array matches the tensor type `t` exactly."""
-    assert isinstance(t, TensorType)
+    if not isinstance(t, TensorType):
+        raise InterpretationError(f"{what} has type {t}; only tensors are supported")
     shape = t.get_shape()
     dtype = numpy_dtype(t.element_type)
     if not isinstance(value, np.ndarray):
@@ -138,7 +139,10 @@ def random_inputs(function: func.FuncOp, seed: int) -> list[np.ndarray]:
 
 
 def random_array(rng: np.random.Generator, t: Attribute) -> np.ndarray:
-    assert isinstance(t, TensorType)
+    if not isinstance(t, TensorType):
+        raise InterpretationError(
+            f"no random value of type {t}; only tensors are supported"
+        )
     shape = t.get_shape()
     dtype = numpy_dtype(t.element_type)
     if dtype.kind == "f":

@@ -81,7 +81,8 @@ _erf64 = np.frompyfunc(math.erf, 1, 1)
 
 
 def erf(x: Array) -> Array:
-    return _erf64(x).astype(np.float64).astype(x.dtype)
+    # np.asarray: frompyfunc gives a Python float for a rank-0 array.
+    return np.asarray(_erf64(x), dtype=np.float64).astype(x.dtype)
 
 
 def normal_cdf(x: Array) -> Array:

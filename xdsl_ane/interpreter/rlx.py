@@ -471,10 +471,13 @@ class RlxFunctions(InterpreterFunctions):
     def run_rms_norm_backward_input(
         self, op: rlx.RmsNormBackwardInputOp, x: Array, gamma: Array, d_out: Array
     ) -> Array:
-        """d_x = r·(γ·d_y) − x·r³·mean(x·γ·d_y), r = rsqrt(mean(x²) + eps)."""
+        """d_x = r·(γ·d_y) − x·r³·mean(x·γ·d_y), r = rsqrt(mean(x²) + eps),
+        computed as r·(g − n·mean(n·g)) with n = x·r, g = γ·d_y: the same
+        value without r³, which overflows f16 for rows near zero."""
         r = rms_scale(x, op.eps.value.data)
         g = gamma * d_out
-        return r * g - x * (r * r * r) * np.mean(x * g, axis=-1, keepdims=True)
+        n = x * r
+        return r * (g - n * np.mean(n * g, axis=-1, keepdims=True))
 
     @rlx_impl(rlx.RmsNormBackwardGammaOp)
     def run_rms_norm_backward_gamma(

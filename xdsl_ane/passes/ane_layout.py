@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -206,6 +206,11 @@ class FunctionLayout:
         return records
 
     def layout(self, value: SSAValue, what: str) -> Layout:
+        if not isinstance(value.type, TensorType):
+            raise PassFailedException(
+                f"mil-ane-layout: @{self.function.sym_name.data}: {what} of type "
+                f"{value.type} is not a tensor"
+            )
         try:
             return layout_of(shape_of(value))
         except LayoutError as e:
@@ -568,6 +573,10 @@ def keeps_ane_order(source: Layout, chain: Sequence[Operation], result: Layout) 
             logical = logical.reshape(shape_of(step.results[0]))
         else:
             logical = np.transpose(logical, ints_prop(step.properties, "perm"))
+    if logical.shape != result.logical:
+        # `result` is a broadcast operand's padded layout ([1, C] read as
+        # [1, 1, C]): no shortcut, the value is converted as it is.
+        return False
     return bool(np.array_equal(result.to_ane(logical), index))
 
 

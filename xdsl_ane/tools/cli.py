@@ -16,12 +16,14 @@ file, op or value, and exit status 1; no traceback, no partial output file.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import traceback
 from collections.abc import Sequence
 
 import numpy as np
 
-from xdsl_ane.tools.common import XdslAneError
+from xdsl_ane.tools.common import XdslAneError, first_line, internal_error
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -122,10 +124,9 @@ def command_compile(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from xdsl_ane.api import compile
+    from xdsl_ane.tools.common import check_output
 
-    output = Path(args.output)
-    if output.exists() and not args.force:
-        raise XdslAneError(f"{output}: already exists (use --force to replace it)")
+    output = check_output(Path(args.output), args.force)
     model = compile(
         args.input, weights=args.weights, pipeline=args.pipeline, target=args.target
     )
@@ -138,8 +139,9 @@ def command_compile(args: argparse.Namespace) -> int:
                 f"{args.input}: the emitted ML program is not valid "
                 f"({len(report.findings)} findings, first: {report.findings[0]})"
             )
+    summary = model.summary(output)  # (prints the program before writing)
     model.save(output, emit=args.emit, force=args.force)
-    print(model.summary(output))
+    print(summary)
     if args.validate:
         print(
             "  validated: coremltools' MIL loader rebuilt every op; the re-export matches"
@@ -165,18 +167,20 @@ def command_compile_model(args: argparse.Namespace) -> int:
 
     from xdsl_ane.api import CompiledModel
     from xdsl_ane.models.transformer import CONFIGS, build_decoder_stack, make_weights
-    from xdsl_ane.tools.common import atomic_output
+    from xdsl_ane.tools.common import atomic_output, check_output
 
     if args.model not in CONFIGS:
         raise XdslAneError(
             f"unknown model '{args.model}' (known: {', '.join(sorted(CONFIGS))})"
         )
     config = CONFIGS[args.model]
+    if args.seq_len is not None and args.seq_len < 1:
+        raise XdslAneError(f"--seq-len {args.seq_len}: must be at least 1")
+    if args.layers is not None and args.layers < 0:
+        raise XdslAneError(f"--layers {args.layers}: must be at least 0")
     if args.seq_len is not None:
         config = config.with_(seq_len=args.seq_len)
-    output = Path(args.output)
-    if output.exists() and not args.force:
-        raise XdslAneError(f"{output}: already exists (use --force to replace it)")
+    output = check_output(Path(args.output), args.force)
     if args.training:
         from xdsl_ane.models.training import compile_training_kernels
 
@@ -246,7 +250,7 @@ def command_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from xdsl_ane.frontend.mil_text import read_mil_file
-    from xdsl_ane.tools.common import atomic_output, save_npz
+    from xdsl_ane.tools.common import atomic_output
 
     module, weights = read_mil_file(args.input)
     text = str(module) + "\n"
@@ -264,10 +268,14 @@ def command_import(args: argparse.Namespace) -> int:
     for path in (output, weights_path):
         if path.exists() and not args.force:
             raise XdslAneError(f"{path}: already exists (use --force to replace it)")
-    with atomic_output(output) as tmp:
+    # Both files are written beside their paths and moved into place together.
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(atomic_output(output))
         tmp.write_text(text)
         if weights:
-            save_npz(weights_path, weights)
+            tmp_weights = stack.enter_context(atomic_output(weights_path))
+            with open(tmp_weights, "wb") as f:
+                np.savez(f, **weights)
     note = f" and {len(weights)} weights to {weights_path}" if weights else ""
     print(f"wrote {output}{note}")
     return 0
@@ -282,15 +290,20 @@ def command_run(args: argparse.Namespace) -> int:
     )
     from xdsl_ane.tools.common import (
         apply_pipeline,
+        check_output,
         load_arrays,
         make_context,
         parse_module,
         save_npz,
     )
 
+    if args.random is not None and args.random < 0:
+        raise XdslAneError(f"--random {args.random}: the seed must be at least 0")
+    if args.output:
+        check_output(args.output)  # before the work, not after it
     ctx = make_context()
     module = parse_module(args.input, ctx)
-    apply_pipeline(module, args.pipeline, ctx)
+    apply_pipeline(module, args.pipeline, ctx, args.input)
     try:
         function = find_function(module, args.function)
         name = function.sym_name.data
@@ -309,7 +322,14 @@ def command_run(args: argparse.Namespace) -> int:
         weights = load_arrays(args.weights, "weights") if args.weights else {}
         results = run_function(module, inputs, weights, name)
     except InterpretationError as e:
-        raise XdslAneError(f"{args.input}: {e}") from None
+        raise XdslAneError(f"{args.input}: {first_line(e)}") from None
+    except XdslAneError:
+        raise
+    except MemoryError:
+        raise
+    except Exception as e:
+        where = f"{args.input}: interpreting {failing_op(e) or 'the program'}"
+        raise internal_error(where, e) from e
     outputs = {f"out{i}": r for i, r in enumerate(results)}
     if args.output:
         save_npz(args.output, outputs)
@@ -318,6 +338,18 @@ def command_run(args: argparse.Namespace) -> int:
         for key, value in outputs.items():
             print(summarize(key, value))
     return 0
+
+
+def failing_op(e: BaseException) -> str | None:
+    """The op xDSL's interpreter was running when `e` was raised."""
+    from xdsl.ir import Operation
+
+    name = None
+    for frame, _ in traceback.walk_tb(e.__traceback__):
+        op = frame.f_locals.get("op")
+        if isinstance(op, Operation):
+            name = op.name
+    return name
 
 
 def summarize(key: str, value: np.ndarray) -> str:
@@ -344,7 +376,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("xdsl-ane: interrupted", file=sys.stderr)
         return 130
     except MemoryError:
-        print("xdsl-ane: error: out of memory", file=sys.stderr)
+        source = getattr(args, "input", None) or getattr(args, "model", args.command)
+        print(f"xdsl-ane: error: {source}: out of memory", file=sys.stderr)
+        return 1
+    except Exception as e:  # a bug; still one line, no traceback
+        print(f"xdsl-ane: error: {internal_error(args.command, e)}", file=sys.stderr)
         return 1
 
 

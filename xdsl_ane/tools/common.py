@@ -5,6 +5,8 @@ turning every failure into one clean diagnostic line."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
@@ -17,12 +19,59 @@ from xdsl.dialects import builtin
 from xdsl.parser import Parser
 from xdsl.passes import PassPipeline
 from xdsl.universe import Universe
-from xdsl.utils.exceptions import DiagnosticException, ParseError
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 
 class XdslAneError(Exception):
     """The one exception type of xdsl-ane's tools and API: a user-facing error
-    whose message names the file, op or value and what is wrong."""
+    whose message names the file, op or value and what is wrong. The message
+    is one line: control characters (a newline in a weight's name) are
+    escaped."""
+
+    def __init__(self, message: str = "", *args: object):
+        super().__init__(one_line(str(message)), *args)
+
+
+def one_line(text: str) -> str:
+    """`text` with its non-printable characters escaped (`\\n`, `\\x00`)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+class XdslAneInternalError(XdslAneError):
+    """A failure inside xdsl-ane rather than in its input (a bug: please
+    report it). Still an `XdslAneError` with a one-line message, so tools
+    and embedders see one exception type; the original exception is its
+    `__cause__`."""
+
+
+def internal_error(where: str, e: BaseException) -> XdslAneInternalError:
+    """`where: internal error in xdsl-ane (please report): Type: message`."""
+    detail = first_line(e) if str(e).strip() else ""
+    what = f"{type(e).__name__}: {detail}" if detail else type(e).__name__
+    return XdslAneInternalError(
+        f"{where}: internal error in xdsl-ane (please report it): {what}"
+    )
+
+
+@contextmanager
+def reported(where: str, source: str | None = None) -> Iterator[None]:
+    """Turns xDSL's diagnostics into an `XdslAneError` named by `where`, and
+    any other exception into an internal error; an `XdslAneError` that does
+    not name `source` (the input file) is prefixed with it."""
+    try:
+        yield
+    except XdslAneError as e:
+        if source is None or source in str(e):
+            raise
+        raise type(e)(f"{source}: {e}") from e.__cause__
+    except DiagnosticException as e:
+        raise XdslAneError(f"{where}: {first_line(e)}") from None
+    except MemoryError:
+        raise XdslAneError(f"{where}: out of memory") from None
+    except Exception as e:
+        raise internal_error(where, e) from e
 
 
 def make_context() -> Context:
@@ -47,10 +96,35 @@ def parse_module(path: str | Path, ctx: Context | None = None) -> builtin.Module
     return parse_module_text(text, str(path), ctx)
 
 
+STRING_OR_COMMENT = re.compile(
+    r"//[^\n]*"
+    r'|"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
+    r'|"'
+)
+"""A comment, a well-formed MLIR string literal, or (alone) the quote of
+one that is not: each alternative is linear to match."""
+
+
+def check_string_literals(text: str, name: str) -> None:
+    """Fails on an unterminated string literal (or one with an invalid
+    escape). xDSL 0.75's lexer matches string literals with a nested
+    quantifier that takes exponential time on such a literal followed by a
+    long line, so the parser would hang instead of reporting it."""
+    for m in STRING_OR_COMMENT.finditer(text):
+        if m.group() == '"':
+            line = text.count("\n", 0, m.start()) + 1
+            col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+            raise XdslAneError(
+                f"{name}:{line}:{col}: unterminated string literal (or an "
+                "invalid escape in it; strings end on the same line)"
+            )
+
+
 def parse_module_text(
     text: str, name: str, ctx: Context | None = None
 ) -> builtin.ModuleOp:
     ctx = ctx or make_context()
+    check_string_literals(text, name)
     try:
         module = Parser(ctx, text, name).parse_module()
     except ParseError as e:
@@ -95,22 +169,49 @@ def all_passes() -> dict[str, Callable]:
     return dict(Universe.get_multiverse().all_passes)
 
 
+def parse_pipeline(spec: str) -> PassPipeline:
+    """The passes of an `xdsl-opt`-style pipeline spec; a malformed spec, an
+    unknown pass or a bad option is one line naming the spec."""
+    try:
+        return PassPipeline.parse_spec(all_passes(), spec)
+    except ArgSpecParseError as e:  # a BaseException in xDSL
+        lines = [ln for ln in str(e).splitlines() if ln.strip()]
+        position = next((ln for ln in lines if ln.startswith("pass-pipeline:")), "")
+        column = position.rsplit(":", 1)[-1] if position else "?"
+        message = lines[-1].strip() if lines else "malformed"
+        raise XdslAneError(
+            f"pass pipeline '{spec}': column {column}: {message}"
+        ) from None
+    except Exception as e:
+        raise XdslAneError(f"pass pipeline '{spec}': {first_line(e)}") from None
+
+
 def apply_pipeline(
-    module: builtin.ModuleOp, spec: str | None, ctx: Context | None = None
+    module: builtin.ModuleOp,
+    spec: str | None,
+    ctx: Context | None = None,
+    source: str | None = None,
 ) -> None:
-    """Applies an `xdsl-opt`-style pass pipeline to `module` in place."""
+    """Applies an `xdsl-opt`-style pass pipeline to `module` in place. Errors
+    name `source` (the input file) and the failing pass."""
     if not spec:
         return
     ctx = ctx or make_context()
-    try:
-        pipeline = PassPipeline.parse_spec(all_passes(), spec)
-    except Exception as e:
-        raise XdslAneError(f"pass pipeline '{spec}': {first_line(e)}") from None
-    try:
-        pipeline.apply(ctx, module)
-    except DiagnosticException as e:
-        raise XdslAneError(first_line(e)) from None
-    verify(module, f"after '{spec}'")
+    pipeline = parse_pipeline(spec)
+    prefix = f"{source}: " if source else ""
+    for p in pipeline.passes:
+        try:
+            p.apply(ctx, module)
+        except DiagnosticException as e:
+            message = first_line(e)
+            if not message.startswith(p.name):
+                message = f"{p.name}: {message}"
+            raise XdslAneError(prefix + message) from None
+        except MemoryError:
+            raise
+        except Exception as e:
+            raise internal_error(f"{prefix}pass {p.name}", e) from e
+    verify(module, f"{prefix}after '{spec}'")
 
 
 def load_arrays(path: str | Path, what: str) -> dict[str, np.ndarray]:
@@ -123,11 +224,16 @@ def load_arrays(path: str | Path, what: str) -> dict[str, np.ndarray]:
 
         return read_safetensors(path)
     try:
-        with np.load(path, allow_pickle=False) as data:
-            if not hasattr(data, "files"):
-                raise XdslAneError(
-                    f"{path}: {what} file is a bare .npy array, expected .npz"
-                )
+        with open(path, "rb") as f:
+            magic = f.read(6)
+        if not magic.startswith((b"PK", b"\x93NUMPY")):
+            raise XdslAneError(f"{path}: {what} file is not an .npz (zip) file")
+        data = np.load(path, allow_pickle=False)
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise XdslAneError(
+                f"{path}: {what} file is a bare .npy array, expected .npz"
+            )
+        with data:
             return {k: data[k] for k in data.files}
     except XdslAneError:
         raise
@@ -137,37 +243,67 @@ def load_arrays(path: str | Path, what: str) -> dict[str, np.ndarray]:
         ) from None
 
 
-@contextmanager
-def atomic_output(path: str | Path, force: bool = True) -> Iterator[Path]:
-    """Yields a temporary path beside `path`; on success it replaces `path`,
-    on failure it is removed and `path` is left untouched."""
+def check_output(path: str | Path, force: bool = True) -> Path:
+    """Fails unless `path` can be written: its directory exists and is
+    writable, and it does not exist yet (or `force`)."""
     path = Path(path)
-    if path.exists() and not force:
+    if (path.exists() or path.is_symlink()) and not force:
         raise XdslAneError(f"{path}: already exists (use --force to replace it)")
-    parent = path.parent if str(path.parent) else Path(".")
+    parent = path.parent
     if not parent.is_dir():
         raise XdslAneError(f"{path}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise XdslAneError(f"{path}: directory {parent} is not writable")
+    return path
+
+
+@contextmanager
+def atomic_output(path: str | Path, force: bool = True) -> Iterator[Path]:
+    """Yields a temporary path beside `path`; on success it replaces `path`,
+    on failure it is removed and `path` is left untouched."""
+    path = check_output(path, force)
+    parent = path.parent
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
     os.close(fd)
     tmp = Path(tmp_name)
     tmp.unlink()
+    old = tmp.with_name(tmp.name.removesuffix(".tmp") + ".old")
     try:
-        yield tmp
-        if path.is_dir() and not path.is_symlink():
-            import shutil
-
-            shutil.rmtree(path)
-        os.replace(tmp, path)
+        try:
+            yield tmp
+        except OSError as e:
+            raise XdslAneError(f"{path}: cannot write: {e.strerror or e}") from None
+        if not tmp.exists() and not tmp.is_symlink():
+            raise XdslAneError(f"{path}: nothing was written")
+        replace(tmp, path, old)
     finally:
-        if tmp.exists():
-            if tmp.is_dir():
-                import shutil
+        for leftover in (tmp, old):
+            if leftover.is_dir() and not leftover.is_symlink():
+                shutil.rmtree(leftover, ignore_errors=True)
+            elif leftover.exists() or leftover.is_symlink():
+                leftover.unlink()
 
-                shutil.rmtree(tmp, ignore_errors=True)
-            else:
-                tmp.unlink()
+
+def replace(new: Path, path: Path, aside: Path) -> None:
+    """Moves `new` to `path`. A file replaces a file in one step; anything
+    else (a directory output, or a file where a directory was) moves the
+    old output to `aside` first and puts it back if the move fails, so an
+    interruption leaves either the old or the new output."""
+    try:
+        if not (path.exists() or path.is_symlink()):
+            os.replace(new, path)
+            return
+        if path.is_file() and new.is_file() and not path.is_symlink():
+            os.replace(new, path)
+            return
+        os.replace(path, aside)
+        try:
+            os.replace(new, path)
+        except BaseException:
+            os.replace(aside, path)
+            raise
+    except OSError as e:
+        raise XdslAneError(f"{path}: cannot replace: {e.strerror or e}") from None
 
 
 def save_npz(path: str | Path, arrays: Mapping[str, np.ndarray]) -> None:

@@ -29,7 +29,10 @@ def read_safetensors(path: str | Path) -> dict[str, np.ndarray]:
     from xdsl_ane.tools.common import XdslAneError
 
     path = Path(path)
-    data = path.read_bytes()
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise XdslAneError(f"{path}: cannot read: {e.strerror or e}") from None
     try:
         (n,) = struct.unpack("<Q", data[:8])
         header = json.loads(data[8 : 8 + n])
@@ -53,7 +56,14 @@ def read_safetensors(path: str | Path) -> dict[str, np.ndarray]:
         return out
     except XdslAneError:
         raise
-    except (struct.error, ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
+    except (
+        struct.error,
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        UnicodeDecodeError,
+    ) as e:
         raise XdslAneError(f"{path}: not a valid safetensors file ({e})") from None
 
 

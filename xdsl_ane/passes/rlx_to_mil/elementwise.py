@@ -5,6 +5,7 @@ short formulas (neg = x·(−1), reciprocal = 1 / x)."""
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -15,7 +16,8 @@ from xdsl.pattern_rewriter import (
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.mil.base import mil_dtype_name
-from xdsl_ane.passes.rlx_to_mil.emit import Emitter, const_op, element_type_of
+from xdsl_ane.passes.rlx_to_mil.emit import Emitter, const_op, element_type_of, shape_of
+from xdsl_ane.passes.rlx_to_mil.shape import broadcast_to
 
 # rlx unary op -> a function building the MIL op(s) of the same meaning.
 UNARY = {
@@ -144,11 +146,21 @@ class LowerCompare(RewritePattern):
 
 
 class LowerWhere(RewritePattern):
-    """where(c, a, b) = select(cond=c, a=a, b=b)."""
+    """where(c, a, b) = select(cond=c, a=a, b=b). MIL takes select's shape
+    from a and b only, so when the condition is wider than both, a is first
+    broadcast to the result shape."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.WhereOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace(op, mil.SelectOp(op.cond, op.on_true, op.on_false))
+        on_true = op.on_true
+        result = shape_of(op.result)
+        if broadcast_shape(shape_of(op.on_true), shape_of(op.on_false)) != result:
+            on_true = broadcast_to(Emitter(rewriter), on_true, result)
+        rewriter.replace(op, mil.SelectOp(op.cond, on_true, op.on_false))
+
+
+def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(a, b))
 
 
 class LowerCast(RewritePattern):

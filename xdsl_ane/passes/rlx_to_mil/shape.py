@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -75,21 +75,26 @@ class LowerConcat(RewritePattern):
         rewriter.replace(op, new)
 
 
+def broadcast_to(e: Emitter, x: SSAValue, target: tuple[int, ...]) -> SSAValue:
+    """numpy broadcast_to as MIL ops: reshape to the target rank (leading
+    1s), then tile each size-1 axis up to its target size."""
+    source = shape_of(x)
+    padded = (1,) * (len(target) - len(source)) + source
+    if padded != source:
+        x = e(mil.ReshapeOp(x, padded))
+    reps = [t // s for s, t in zip(padded, target)]
+    if any(r != 1 for r in reps):
+        x = e(mil.TileOp(x, reps))
+    return x
+
+
 class LowerExpand(RewritePattern):
     """broadcast_to(x, shape): reshape to the target rank (leading 1s), then
     tile each size-1 axis up to its target size."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.ExpandOp, rewriter: PatternRewriter) -> None:
-        e = Emitter(rewriter)
-        source, target = shape_of(op.input), shape_of(op.result)
-        x = op.input
-        padded = (1,) * (len(target) - len(source)) + source
-        if padded != source:
-            x = e(mil.ReshapeOp(x, padded))
-        reps = [t // s for s, t in zip(padded, target)]
-        if any(r != 1 for r in reps):
-            x = e(mil.TileOp(x, reps))
+        x = broadcast_to(Emitter(rewriter), op.input, shape_of(op.result))
         rewriter.replace(op, [], [x])
 
 
