@@ -53,6 +53,20 @@ def tensor(shape: Sequence[int], element_type: Attribute) -> TensorType:
     return TensorType(element_type, list(shape))
 
 
+def shape_of(value: SSAValue) -> Shape:
+    """The static shape of a tensor-typed value."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t.get_shape()
+
+
+def element_type_of(value: SSAValue) -> Attribute:
+    """The element type of a tensor-typed value."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t.element_type
+
+
 def fmt_shape(shape: Sequence[int]) -> str:
     return "[" + ", ".join(str(d) for d in shape) + "]"
 

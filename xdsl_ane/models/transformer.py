@@ -15,11 +15,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import FunctionType, TensorType, f32
+from xdsl.dialects.builtin import FunctionType, f32
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from xdsl_ane.dialects import mil, rlx
-from xdsl_ane.dialects.typing import tensor
+from xdsl_ane.dialects.typing import shape_of, tensor
 
 
 @dataclass(frozen=True)
@@ -131,12 +131,6 @@ class BlockBuilder:
         up = self.linear(h, "mlp.up_proj", c.ffn_size)
         down = self.linear(rlx.MulOp(gate, up).result, "mlp.down_proj", c.hidden_size)
         return rlx.AddOp(x, down).result
-
-
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t.get_shape()
 
 
 def build_function(

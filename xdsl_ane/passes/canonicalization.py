@@ -36,7 +36,14 @@ from xdsl.utils.exceptions import InterpretationError as XdslInterpretationError
 
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy, dense_to_numpy
-from xdsl_ane.dialects.typing import OpTypeError, float_prop, ints_prop, product, tensor
+from xdsl_ane.dialects.typing import (
+    OpTypeError,
+    float_prop,
+    ints_prop,
+    product,
+    shape_of,
+    tensor,
+)
 from xdsl_ane.interpreter.core import InterpretationError
 from xdsl_ane.interpreter.mil import MilFunctions
 
@@ -60,12 +67,6 @@ LAYOUT_OPS: tuple[type[Operation], ...] = (
     mil.ConcatOp,
     mil.SplitOp,
 )
-
-
-def shape_of(value: SSAValue) -> Shape:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t.get_shape()
 
 
 def normalized_perm(op: mil.TransposeOp) -> tuple[int, ...]:

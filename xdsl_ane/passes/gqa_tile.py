@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -37,12 +36,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from xdsl_ane.dialects import rlx
-
-
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t.get_shape()
+from xdsl_ane.dialects.typing import shape_of
 
 
 def repeat_heads(value: SSAValue, repeats: int, rewriter: PatternRewriter) -> SSAValue:

@@ -6,24 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy
-
-
-def shape_of(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t.get_shape()
-
-
-def element_type_of(value: SSAValue) -> Attribute:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return t.element_type
+from xdsl_ane.dialects.typing import element_type_of, shape_of  # noqa: F401 (re-exported)
 
 
 def const_op(
