@@ -735,6 +735,97 @@ def test_layer_norm(axes, params, dtype):
     check(out, theirs, dtype, rtol=2e-2 if dtype == np.float16 else None)
 
 
+def f16_ulps(actual: np.ndarray, expected: np.ndarray) -> float:
+    """The largest error of `actual` in units of the f16 spacing at the
+    float64 `expected` (0.5 for a correctly rounded result)."""
+    spacing = np.spacing(np.abs(expected).astype(np.float16)).astype(np.float64)
+    return float(np.max(np.abs(actual.astype(np.float64) - expected) / spacing))
+
+
+def long_axis_input(axis: int, kind: str) -> np.ndarray:
+    """A rank-4 f16 tensor with 4096 entries along `axis` and 2 along the
+    others: reductions over it need a wide accumulator whatever the axis."""
+    shape = [2, 2, 2, 2]
+    shape[axis] = 4096
+    rng = np.random.default_rng(axis)
+    if kind == "product":  # values 1, 1 + 2^-10, 1 + 2^-9: a product near e^4
+        return (1 + rng.integers(0, 3, shape) * 2.0**-10).astype(np.float16)
+    if kind == "positive":
+        return rng.uniform(0, 1, shape).astype(np.float16)
+    return rng.standard_normal(shape).astype(np.float16)
+
+
+LONG_REDUCTIONS = [
+    (mil.ReduceSumOp, "positive", lambda x, a: np.sum(x, axis=a, keepdims=True)),
+    (mil.ReduceMeanOp, "normal", lambda x, a: np.mean(x, axis=a, keepdims=True)),
+    (mil.ReduceMaxOp, "normal", lambda x, a: np.max(x, axis=a, keepdims=True)),
+    (mil.ReduceMinOp, "normal", lambda x, a: np.min(x, axis=a, keepdims=True)),
+    (mil.ReduceProdOp, "product", lambda x, a: np.prod(x, axis=a, keepdims=True)),
+    (
+        mil.ReduceLogSumExpOp,
+        "normal",
+        lambda x, a: np.log(np.sum(np.exp(x), axis=a, keepdims=True)),
+    ),
+]
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, 3])
+@pytest.mark.parametrize(("op", "kind", "reference"), LONG_REDUCTIONS)
+def test_f16_reductions_accumulate_in_fp32_on_every_axis(op, kind, reference, axis):
+    """An f16 reduction is the float64 value rounded to f16 once (within one
+    f16 step), along the contiguous axis and along every other."""
+    x = long_axis_input(axis, kind)
+    out = run(lambda v: op(v, [axis], True), x)
+    assert out.dtype == np.float16
+    assert f16_ulps(out, reference(f64(x), axis)) <= 1
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, 3])
+def test_f16_sum_of_ones_is_exact_on_every_axis(axis):
+    ones = np.ones(long_axis_input(axis, "normal").shape, np.float16)
+    np.testing.assert_array_equal(
+        run(lambda v: mil.ReduceSumOp(v, [axis]), ones), np.full((2, 2, 2), 4096)
+    )
+    np.testing.assert_allclose(
+        run(lambda v: mil.ReduceLogSumExpOp(v, [axis]), ones).astype(np.float64),
+        1 + math.log(4096),
+        rtol=2**-10,
+    )
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, 3])
+def test_f16_softmax_and_layer_norm_accumulate_in_fp32_on_every_axis(axis):
+    x = long_axis_input(axis, "normal")
+    e = np.exp(f64(x) - f64(x).max(axis=axis, keepdims=True))
+    out = run(lambda v: mil.SoftmaxOp(v, axis), x)
+    assert f16_ulps(out, e / e.sum(axis=axis, keepdims=True)) <= 1
+    centered = f64(x) - f64(x).mean(axis=axis, keepdims=True)
+    epsilon = float(np.float16(1e-3))
+    expected = centered / np.sqrt(
+        (centered**2).mean(axis=axis, keepdims=True) + epsilon
+    )
+    out = run(lambda v: mil.LayerNormOp(v, axes=[axis], epsilon=1e-3), x)
+    assert f16_ulps(out, expected) <= 1
+
+
+@pytest.mark.parametrize("transpose_x", [False, True])
+def test_f16_matmul_and_conv_accumulate_in_fp32(transpose_x):
+    """matmul contracting 4096 terms (along x's contiguous axis or, with
+    transpose_x, along the other), and a 1×1 conv over 4096 input channels:
+    one rounding of the float64 value."""
+    x = RNG.uniform(0, 1, (2, 4096, 2) if transpose_x else (2, 2, 4096))
+    x = x.astype(np.float16)
+    y = np.ones((2, 4096, 3), np.float16)
+    out = run(lambda a, b: mil.MatmulOp(a, b, transpose_x=transpose_x), x, y)
+    contracted = np.swapaxes(f64(x), -1, -2) if transpose_x else f64(x)
+    assert f16_ulps(out, contracted @ f64(y)) <= 1
+    image = RNG.uniform(0, 1, (1, 4096, 2, 4)).astype(np.float16)
+    weight = np.ones((3, 4096, 1, 1), np.float16)
+    out = run(lambda v, w: mil.ConvOp(v, w), image, weight, const=(1,))
+    expected = np.einsum("nchw,oc->nohw", f64(image), f64(weight[:, :, 0, 0]))
+    assert f16_ulps(out, expected) <= 1
+
+
 # --- quantization ---------------------------------------------------------------
 
 

@@ -446,6 +446,50 @@ def test_layer_norm(dtype, rng):
     check(y, (x64 - mean) / np.sqrt(variance + eps) * f64(gamma) + f64(beta), dtype)
 
 
+def f16_ulps(actual: np.ndarray, expected: np.ndarray) -> float:
+    """The largest error of `actual` in units of the f16 spacing at the
+    float64 `expected` (0.5 for a correctly rounded result)."""
+    spacing = np.spacing(np.abs(expected).astype(np.float16)).astype(np.float64)
+    return float(np.max(np.abs(actual.astype(np.float64) - expected) / spacing))
+
+
+def long_axis_input(axis: int) -> np.ndarray:
+    """A rank-4 f16 tensor in [0, 1) with 4096 entries along `axis` and 2
+    along the others."""
+    shape = [2, 2, 2, 2]
+    shape[axis] = 4096
+    return np.random.default_rng(axis).uniform(0, 1, shape).astype(np.float16)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, 3])
+@pytest.mark.parametrize("name", ["sum", "mean", "softmax"])
+def test_f16_reductions_accumulate_in_fp32_on_every_axis(name, axis):
+    """An f16 reduction is the float64 value rounded to f16 once (within one
+    f16 step) along every axis, not only the contiguous one."""
+    x = long_axis_input(axis)
+    if name == "softmax":
+        y = run(lambda v: rlx.SoftmaxOp(v, axis), x)
+        expected = reference_softmax(f64(x), axis)
+    else:
+        op_type, reference = REDUCE_CASES[name]
+        y = run(lambda v: op_type(v, [axis]), x)
+        expected = reference(f64(x), axis=(axis,), keepdims=False)
+    assert y.dtype == np.float16
+    assert f16_ulps(y, expected) <= 1
+
+
+def test_f16_rms_norm_gamma_gradient_sums_rows_in_fp32():
+    """d_γ sums 4096 rows (a non-contiguous axis) of d_y · x · r."""
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0.5, 1, (4096, 8)).astype(np.float16)
+    d_out = rng.uniform(0, 1, (4096, 8)).astype(np.float16)
+    y = run(lambda v, d: rlx.RmsNormBackwardGammaOp(v, d, 1e-5), x, d_out)
+    x64 = f64(x)
+    normalized = x64 / np.sqrt((x64**2).mean(-1, keepdims=True) + 1e-5)
+    assert y.dtype == np.float16
+    assert f16_ulps(y, (f64(d_out) * normalized).sum(0)) <= 1
+
+
 def reference_rope(x, cos, sin, style):
     """Rotation as complex multiplication: pair (a, b) is a + ib, times e^{iθ}."""
     x = f64(x)

@@ -3,9 +3,10 @@ is the specification; the op docstrings in `xdsl_ane.dialects.mil` summarise
 it).
 
 Each op returns an array of exactly its result type's shape and dtype, and
-f16 ops compute in float16, except that matmul, linear and conv on f16
-multiply in float32 and round once (what numpy's float16 matmul does, done
-through float32 BLAS). Parameters of another float dtype than the data
+f16 ops compute in float16, except that every reduction (reduce_sum,
+reduce_mean, reduce_prod, reduce_log_sum_exp, softmax, layer_norm, matmul,
+linear, conv) accumulates in float32 and rounds its result to f16 once,
+along any axis. Parameters of another float dtype than the data
 (iOS17's linear/conv/layer_norm weights, epsilons) are converted to the
 data's dtype first. Cases MIL leaves open:
 
@@ -56,11 +57,16 @@ from xdsl_ane.interpreter.numerics import (
     divide,
     erf,
     gelu_tanh,
+    layer_norm,
+    log_sum_exp,
     matmul,
+    mean,
+    product,
     result_dtype,
     result_shape,
     sigmoid,
     softmax,
+    total,
 )
 from xdsl_ane.interpreter.numerics import family_impls as shared_family_impls
 
@@ -228,28 +234,14 @@ def integer_safe(reduce: Callable[..., Array]) -> Callable[..., Array]:
     return run
 
 
-def log_sum_exp(x: Array, axis: tuple[int, ...], keepdims: bool) -> Array:
-    """m + log Σ exp(x − m), m the maximum (−inf rows stay −inf)."""
-    m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0)
-    total = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
-    return total if keepdims else np.squeeze(total, axis=axis)
-
-
 REDUCE_FUNCTIONS: dict[
     type[Operation], Callable[[Array, tuple[int, ...], bool], Array]
 ] = {
-    mil.ReduceSumOp: lambda x, axis, keepdims: np.sum(
-        x, axis=axis, keepdims=keepdims, dtype=x.dtype
-    ),
-    mil.ReduceMeanOp: integer_safe(
-        lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=keepdims)
-    ),
+    mil.ReduceSumOp: total,
+    mil.ReduceMeanOp: mean,
     mil.ReduceMaxOp: lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
     mil.ReduceMinOp: lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims),
-    mil.ReduceProdOp: lambda x, axis, keepdims: np.prod(
-        x, axis=axis, keepdims=keepdims, dtype=x.dtype
-    ),
+    mil.ReduceProdOp: product,
     mil.ReduceLogSumExpOp: integer_safe(log_sum_exp),
 }
 
@@ -457,16 +449,14 @@ class MilFunctions(InterpreterFunctions):
         x = values["x"]
         assert x is not None
         axes = reduction_axes(op.name, x.shape, op.properties)
-        epsilon = x.dtype.type(float_prop(op.properties, "epsilon", 1e-5))
-        centered = x - np.mean(x, axis=axes, keepdims=True)
-        variance = np.mean(centered * centered, axis=axes, keepdims=True)
-        out = centered / np.sqrt(variance + epsilon)
+        # epsilon is a parameter of the data's dtype
+        epsilon = float(x.dtype.type(float_prop(op.properties, "epsilon", 1e-5)))
         kept = [d if i in axes else 1 for i, d in enumerate(x.shape)]
-        if (gamma := values["gamma"]) is not None:
-            out = out * gamma.astype(x.dtype).reshape(kept)
-        if (beta := values["beta"]) is not None:
-            out = out + beta.astype(x.dtype).reshape(kept)
-        return out
+        gamma, beta = (
+            None if p is None else p.astype(x.dtype).reshape(kept)
+            for p in (values["gamma"], values["beta"])
+        )
+        return layer_norm(x, axes, epsilon, gamma, beta)
 
     # --- quantization ---
 

@@ -1,10 +1,12 @@
 """Numerics shared by the rlx and mil interpreters: the checked `@impl`
 decorator, the op-family registration helper, and the formulas both
-dialects use (erf, sigmoid, GELU, integer division, casts, f16 matmul,
-fp32-accumulated softmax)."""
+dialects use (erf, sigmoid, GELU, integer division, casts, and the
+reductions, which accumulate f16 in float32: sums, means, products,
+log-sum-exp, softmax, layer norm, matmul)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -129,25 +131,111 @@ def cast(x: Array, dtype: np.dtype) -> Array:
     return x.astype(dtype)
 
 
+# --- reductions --------------------------------------------------------------
+#
+# An f16 reduction accumulates in float32 and rounds its result to f16 once,
+# whatever the axis and memory layout. numpy's own float16 sum is pairwise
+# only along the contiguous axis; along any other it adds term by term in
+# float16, so 4096 ones sum to 2048 (2048 + 1 rounds back to 2048). Every
+# formula below that reduces is wrapped by `accumulates_in_float32`, the one
+# place this rule lives.
+
+
+def _is_f16(value: Any) -> bool:
+    return isinstance(value, np.ndarray | np.generic) and value.dtype == np.float16
+
+
+def _round_to_f16(value: Any) -> Any:
+    array = np.asarray(value)
+    return array.astype(np.float16) if array.dtype.kind == "f" else array
+
+
+def accumulates_in_float32(formula: Compute) -> Compute:
+    """`formula` with f16 array arguments computed in float32 and each float
+    result rounded to f16 once. A product of two f16 values is exact in
+    float32, so f16 matmul is float32 BLAS rounded once (what numpy's own
+    float16 matmul does, about 100 times slower). Arguments of other dtypes
+    pass through unchanged, and without an f16 argument the formula runs as
+    written."""
+
+    @functools.wraps(formula)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if not any(_is_f16(a) for a in (*args, *kwargs.values())):
+            return formula(*args, **kwargs)
+
+        def widen(a: Any) -> Any:
+            return a.astype(np.float32) if _is_f16(a) else a
+
+        out = formula(
+            *(widen(a) for a in args), **{k: widen(v) for k, v in kwargs.items()}
+        )
+        if isinstance(out, tuple):
+            return tuple(_round_to_f16(o) for o in out)
+        return _round_to_f16(out)
+
+    return run
+
+
+Axes = int | tuple[int, ...] | None
+
+
+@accumulates_in_float32
 def matmul(a: Array, b: Array) -> Array:
-    """numpy matmul. numpy's own float16 matmul multiplies and accumulates in
-    float32 and rounds once, without BLAS; float32 BLAS does the same
-    arithmetic (a product of two f16 values is exact in f32) about 100 times
-    faster, so f16 operands go through it."""
-    if a.dtype == np.float16:
-        return np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
+    """numpy matmul on the last two axes, batch axes broadcast."""
     return np.matmul(a, b)
 
 
-def accumulate(x: Array, axis: int = -1, keepdims: bool = True) -> Array:
-    """Σ x along `axis` accumulated in at least fp32: an fp16 sum of more than
-    65504 terms near 1 (a vocabulary-sized softmax) would overflow."""
-    return np.sum(
-        x, axis=axis, keepdims=keepdims, dtype=np.promote_types(x.dtype, np.float32)
-    )
+@accumulates_in_float32
+def total(x: Array, axis: Axes = -1, keepdims: bool = False) -> Array:
+    """Σ x along `axis`, in x's dtype (int32 sums wrap rather than widen)."""
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
 
 
+@accumulates_in_float32
+def mean(x: Array, axis: Axes = -1, keepdims: bool = False) -> Array:
+    """Σ x / n along `axis`; on integers rounded toward zero."""
+    if x.dtype.kind == "f":
+        return np.mean(x, axis=axis, keepdims=keepdims)
+    exact = np.mean(x, axis=axis, keepdims=keepdims, dtype=np.float64)
+    return np.trunc(exact).astype(x.dtype)
+
+
+@accumulates_in_float32
+def product(x: Array, axis: Axes = -1, keepdims: bool = False) -> Array:
+    return np.prod(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+
+
+@accumulates_in_float32
+def log_sum_exp(x: Array, axis: Axes = -1, keepdims: bool = False) -> Array:
+    """m + log Σ exp(x − m), m the maximum (−inf rows stay −inf)."""
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+@accumulates_in_float32
 def softmax(x: Array, axis: int = -1) -> Array:
-    """exp(x − max) / Σ exp(x − max), the sum accumulated in fp32."""
+    """exp(x − max) / Σ exp(x − max)."""
     e = np.exp(x - np.max(x, axis=axis, keepdims=True))
-    return (e / accumulate(e, axis)).astype(x.dtype)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+@accumulates_in_float32
+def layer_norm(
+    x: Array,
+    axes: tuple[int, ...],
+    eps: float,
+    gamma: Array | None = None,
+    beta: Array | None = None,
+) -> Array:
+    """(x − mean) / sqrt(var + eps) · gamma + beta over `axes`; gamma and
+    beta broadcast against x."""
+    centered = x - np.mean(x, axis=axes, keepdims=True)
+    variance = np.mean(centered * centered, axis=axes, keepdims=True)
+    out = centered / np.sqrt(variance + eps)
+    if gamma is not None:
+        out = out * gamma
+    if beta is not None:
+        out = out + beta
+    return out

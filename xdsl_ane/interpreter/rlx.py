@@ -1,7 +1,9 @@
 """Numpy semantics of every rlx op (DESIGN.md's op table is the specification).
 
 Each op returns an array of exactly its result type's shape and dtype, and
-f16 ops compute in float16. The table leaves a few cases open; here they are:
+f16 ops compute in float16, except that reductions (reduce_sum, reduce_mean,
+softmax, the norms and their gradients, matmul, the sums inside attention
+and cross-entropy) accumulate in float32 and round to f16 once. The table leaves a few cases open; here they are:
 
 - `rlx.cast`: float to integer rounds toward zero and saturates at the target
   range, NaN becomes 0 (ARM's FCVTZS, Rust's `as`); integer to a narrower
@@ -51,16 +53,20 @@ from xdsl_ane.interpreter.numerics import (
     SQRT_2_OVER_PI,
     Array,
     Compute,
-    accumulate,
+    accumulates_in_float32,
     cast,
     checked_impl,
     divide,
     gelu_tanh,
+    layer_norm,
+    log_sum_exp,
     matmul,
+    mean,
     normal_cdf,
     result_shape,
     sigmoid,
     softmax,
+    total,
 )
 from xdsl_ane.interpreter.numerics import family_impls as shared_family_impls
 from xdsl_ane.interpreter.numerics import result_dtype as numeric_result_dtype
@@ -127,30 +133,43 @@ COMPARE_FUNCTIONS: dict[str, Callable[[Array, Array], Array]] = {
 # --- linear algebra, reductions, normalization -------------------------------
 
 
-def reduce_sum(x: Array, axis: tuple[int, ...], keepdims: bool) -> Array:
-    return np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
-
-
-def reduce_mean(x: Array, axis: tuple[int, ...], keepdims: bool) -> Array:
-    if x.dtype.kind == "f":
-        return np.mean(x, axis=axis, keepdims=keepdims)
-    mean = np.mean(x, axis=axis, keepdims=keepdims, dtype=np.float64)
-    return np.trunc(mean).astype(x.dtype)
-
-
 REDUCE_FUNCTIONS: dict[
     type[Operation], Callable[[Array, tuple[int, ...], bool], Array]
 ] = {
-    rlx.ReduceSumOp: reduce_sum,
-    rlx.ReduceMeanOp: reduce_mean,
+    rlx.ReduceSumOp: total,
+    rlx.ReduceMeanOp: mean,
     rlx.ReduceMaxOp: lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
     rlx.ReduceMinOp: lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims),
 }
 
 
 def rms_scale(x: Array, eps: float) -> Array:
-    """r = rsqrt(mean(x², last axis) + eps), keeping the last axis as 1."""
+    """r = rsqrt(mean(x², last axis) + eps), keeping the last axis as 1; the
+    callers below accumulate in float32."""
     return 1 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+
+
+@accumulates_in_float32
+def rms_norm(x: Array, gamma: Array, eps: float) -> Array:
+    return x * rms_scale(x, eps) * gamma
+
+
+@accumulates_in_float32
+def rms_norm_backward_input(x: Array, gamma: Array, d_out: Array, eps: float) -> Array:
+    """d_x = r·(γ·d_y) − x·r³·mean(x·γ·d_y), r = rsqrt(mean(x²) + eps),
+    computed as r·(g − n·mean(n·g)) with n = x·r, g = γ·d_y: the same value
+    without r³, which would overflow f16 for rows near zero."""
+    r = rms_scale(x, eps)
+    g = gamma * d_out
+    n = x * r
+    return r * (g - n * np.mean(n * g, axis=-1, keepdims=True))
+
+
+@accumulates_in_float32
+def rms_norm_backward_gamma(x: Array, d_out: Array, eps: float) -> Array:
+    """d_γ = Σ over every leading axis of d_y · x · r."""
+    leading = tuple(range(x.ndim - 1))
+    return np.sum(d_out * x * rms_scale(x, eps), axis=leading)
 
 
 def rope(x: Array, cos: Array, sin: Array, style: str) -> Array:
@@ -177,9 +196,10 @@ def repeat_heads(x: Array, groups: int) -> Array:
 def sum_head_groups(x: Array, kv_heads: int) -> Array:
     """The adjoint of `repeat_heads`: sums each group of consecutive heads."""
     b, h, *rest = x.shape
-    return np.sum(x.reshape(b, kv_heads, h // kv_heads, *rest), axis=2, dtype=x.dtype)
+    return total(x.reshape(b, kv_heads, h // kv_heads, *rest), axis=2)
 
 
+@accumulates_in_float32
 def masked_softmax(scores: Array, visible: Array) -> Array:
     """Softmax over the last axis of the visible entries; hidden entries get 0,
     and a row with no visible entry is all zeros (not NaN)."""
@@ -187,8 +207,8 @@ def masked_softmax(scores: Array, visible: Array) -> Array:
     row_max = np.max(masked, axis=-1, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0)
     e = np.where(visible, np.exp(masked - row_max), 0)
-    total = accumulate(e)
-    return (e / np.where(total > 0, total, 1)).astype(scores.dtype)
+    row_sum = np.sum(e, axis=-1, keepdims=True)
+    return e / np.where(row_sum > 0, row_sum, 1)
 
 
 def attention_probabilities(
@@ -236,7 +256,7 @@ def attention_gradient(
     if wrt == "value":
         return sum_head_groups(matmul(np.swapaxes(p, -1, -2), d_out), k.shape[1])
     d_p = matmul(d_out, np.swapaxes(repeat_heads(v, groups), -1, -2))
-    d_s = p * (d_p - np.sum(d_p * p, axis=-1, keepdims=True))
+    d_s = p * (d_p - total(d_p * p, axis=-1, keepdims=True))
     if wrt == "query":
         return matmul(d_s, repeat_heads(k, groups)) * scale
     return sum_head_groups(matmul(np.swapaxes(d_s, -1, -2), q) * scale, k.shape[1])
@@ -407,16 +427,14 @@ class RlxFunctions(InterpreterFunctions):
 
     @rlx_impl(rlx.RmsNormOp)
     def run_rms_norm(self, op: rlx.RmsNormOp, x: Array, gamma: Array) -> Array:
-        return x * rms_scale(x, op.eps.value.data) * gamma
+        return rms_norm(x, gamma, op.eps.value.data)
 
     @rlx_impl(rlx.LayerNormOp)
     def run_layer_norm(
         self, op: rlx.LayerNormOp, x: Array, gamma: Array, beta: Array
     ) -> Array:
         """(x − mean) · rsqrt(var + eps) · γ + β over the last axis."""
-        centered = x - np.mean(x, axis=-1, keepdims=True)
-        variance = np.mean(centered * centered, axis=-1, keepdims=True)
-        return centered / np.sqrt(variance + op.eps.value.data) * gamma + beta
+        return layer_norm(x, (-1,), op.eps.value.data, gamma, beta)
 
     @rlx_impl(rlx.RopeOp)
     def run_rope(self, op: rlx.RopeOp, x: Array, cos: Array, sin: Array) -> Array:
@@ -446,10 +464,7 @@ class RlxFunctions(InterpreterFunctions):
         """loss = logsumexp(x) − x[label], with logsumexp = m + log Σ exp(x − m)."""
         rows = np.arange(logits.shape[0])
         indices = class_indices(op, labels, logits.shape[1])
-        row_max = np.max(logits, axis=-1)
-        total = accumulate(np.exp(logits - row_max[:, None]), keepdims=False)
-        log_sum = np.log(total).astype(logits.dtype)
-        return row_max + log_sum - logits[rows, indices]
+        return log_sum_exp(logits) - logits[rows, indices]
 
     @rlx_impl(rlx.SoftmaxCrossEntropyBackwardOp)
     def run_softmax_cross_entropy_backward(
@@ -471,22 +486,13 @@ class RlxFunctions(InterpreterFunctions):
     def run_rms_norm_backward_input(
         self, op: rlx.RmsNormBackwardInputOp, x: Array, gamma: Array, d_out: Array
     ) -> Array:
-        """d_x = r·(γ·d_y) − x·r³·mean(x·γ·d_y), r = rsqrt(mean(x²) + eps),
-        computed as r·(g − n·mean(n·g)) with n = x·r, g = γ·d_y: the same
-        value without r³, which overflows f16 for rows near zero."""
-        r = rms_scale(x, op.eps.value.data)
-        g = gamma * d_out
-        n = x * r
-        return r * (g - n * np.mean(n * g, axis=-1, keepdims=True))
+        return rms_norm_backward_input(x, gamma, d_out, op.eps.value.data)
 
     @rlx_impl(rlx.RmsNormBackwardGammaOp)
     def run_rms_norm_backward_gamma(
         self, op: rlx.RmsNormBackwardGammaOp, x: Array, d_out: Array
     ) -> Array:
-        """d_γ = Σ over every leading axis of d_y · x · r."""
-        normalized = x * rms_scale(x, op.eps.value.data)
-        leading = tuple(range(x.ndim - 1))
-        return np.sum(d_out * normalized, axis=leading, dtype=x.dtype)
+        return rms_norm_backward_gamma(x, d_out, op.eps.value.data)
 
     @rlx_impl(rlx.RopeBackwardOp)
     def run_rope_backward(
