@@ -91,7 +91,9 @@ class CompiledModel:
         from xdsl_ane.backend.mil_text import module_to_mil_text
 
         with reported(f"{self.source}: MIL text", self.source):
-            text, _ = module_to_mil_text(self.module, self.weights)
+            text, _ = module_to_mil_text(
+                self.module, self.weights, target=self.target
+            )
         return text
 
     @property
@@ -170,7 +172,7 @@ class CompiledModel:
                 if emit == "proto":
                     self.proto.write_proto(tmp)
                 else:
-                    write_mil_text_dir(self.module, self.weights, tmp)
+                    write_mil_text_dir(self.module, self.weights, tmp, self.target)
                 manifest_path(tmp, emit).write_text(manifest)
         return path
 

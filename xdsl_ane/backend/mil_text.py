@@ -65,6 +65,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.target import Target
 
 from xdsl_ane.backend.mil_inputs import ParamValue, mil_inputs
+from xdsl_ane.backend.targets import deployment_target
 from xdsl_ane.backend.weights import (
     BLOB_PATH,
     WEIGHTS_DIR,
@@ -94,9 +95,6 @@ BUILD_INFO: tuple[tuple[str, str], ...] = (
 )
 """The buildInfo of the MIL text that coremltools 9.0 and coremlc write."""
 
-OPSET = "ios18"
-SPECIFICATION_VERSION = 9
-"""iOS18's Core ML specification version: which dtypes go to the blob."""
 INDENT = " " * 8
 MODEL_FILE = "model.mil"
 
@@ -276,7 +274,9 @@ class MilTextPrinter:
         self,
         weights: Mapping[str, np.ndarray] | None = None,
         blob_path: str = BLOB_PATH,
+        target: str = "iOS18",
     ):
+        self.deployment = deployment_target(target)
         self.store = weight_store(weights)
         self.blob_path = blob_path
         self.blob = WeightBlob()
@@ -319,17 +319,32 @@ class MilTextPrinter:
         params = []
         for i, arg in enumerate(block.args):
             params.append(f"{mil_type(arg.type)} {names.define(arg, f'arg{i}')}")
-        yield f"    func {name}<{OPSET}>({', '.join(params)}) {{"
+        opset = self.deployment.text_opset
+        yield f"    func {name}<{opset}>({', '.join(params)}) {{"
         outputs: list[str] = []
         for op in block.ops:
             if isinstance(op, func.ReturnOp):
-                outputs = [names[v] for v in op.operands]
+                for value in op.operands:
+                    output = names[value]
+                    if value in block.args or output in outputs:
+                        # Output names are unique and no input's: a returned
+                        # argument, or a value returned twice, is a copy.
+                        output = names.fresh(f"{output}_output")
+                        yield (
+                            f"{INDENT}{mil_type(value.type)} {output} = identity("
+                            f"x = {names[value]})[name = {mil_string(output)}];"
+                        )
+                    outputs.append(output)
                 break
             if not isinstance(op, mil.MilOp):
                 raise MilTextError(
                     f"{symbol}: {op.name} is not a mil op and has no MIL text "
                     "(lower it to the mil dialect first)"
                 )
+            try:
+                self.deployment.check_available(op, symbol)
+            except XdslAneError as e:
+                raise MilTextError(str(e)) from None
             if isinstance(op, mil.ConstOp):
                 yield self.const_statement(op, names, symbol)
             else:
@@ -364,7 +379,7 @@ class MilTextPrinter:
         if isinstance(value, str):
             return mil_string(value)
         dtype = NUMPY_TO_MIL[value.dtype]
-        if goes_to_blob(dtype, value.size, SPECIFICATION_VERSION):
+        if goes_to_blob(dtype, value.size, self.deployment.specification_version):
             entry = self.blob.add(value_key(value), dtype, value.shape, name, value)
             return blobfile(entry, self.blob_path)
         return mil_literal(value, dtype)
@@ -411,9 +426,11 @@ def print_program(
     module: builtin.ModuleOp,
     weights: Mapping[str, np.ndarray] | None = None,
     blob_path: str = BLOB_PATH,
+    target: str = "iOS18",
 ) -> tuple[str, WeightBlob]:
-    """The MIL text of `module` and the planned weight blob."""
-    printer = MilTextPrinter(weights, blob_path)
+    """The MIL text of `module` for deployment `target` and the planned
+    weight blob."""
+    printer = MilTextPrinter(weights, blob_path, target)
     return printer.print_module(module), printer.blob
 
 
@@ -421,11 +438,12 @@ def module_to_mil_text(
     module: builtin.ModuleOp,
     weights: Mapping[str, np.ndarray] | None = None,
     blob_path: str = BLOB_PATH,
+    target: str = "iOS18",
 ) -> tuple[str, list[BlobEntry]]:
     """The MIL text of `module` and the weight blob it refers to, entry by
     entry in offset order. Without `weights`, weight consts are printed with
     the offsets they would get and their entries carry no data."""
-    text, blob = print_program(module, weights, blob_path)
+    text, blob = print_program(module, weights, blob_path, target)
     return text, blob.entries
 
 
@@ -433,10 +451,11 @@ def write_mil_text_dir(
     module: builtin.ModuleOp,
     weights: Mapping[str, np.ndarray] | None,
     directory: str | Path,
+    target: str = "iOS18",
 ) -> Path:
     """Writes `DIR/model.mil` and `DIR/weights/weight.bin` (the layout of a
     compiled model), replacing DIR as a whole only once both are written."""
-    text, blob = print_program(module, weights or {}, BLOB_PATH)
+    text, blob = print_program(module, weights or {}, BLOB_PATH, target)
     directory = Path(directory)
     with atomic_output(directory) as tmp:
         blob.write_weights_dir(tmp / WEIGHTS_DIR)
@@ -452,7 +471,13 @@ class MilTextTarget(Target):
     name: ClassVar[str] = "mil-text"
 
     blob_path: str = BLOB_PATH
+    target: str = "iOS18"
 
     def emit(self, ctx: Context, module: builtin.ModuleOp, output: IO[str]) -> None:
-        text, _ = print_program(module, None, self.blob_path)
+        try:
+            text, _ = print_program(module, None, self.blob_path, self.target)
+        except MilTextError:
+            raise
+        except XdslAneError as e:
+            raise DiagnosticException(str(e)) from None
         output.write(text)

@@ -60,12 +60,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
-from xdsl_ane.backend.mil_inputs import (
-    OPSET_INTRODUCED,
-    ParamValue,
-    mil_inputs,
-    mil_type,
-)
+from xdsl_ane.backend.mil_inputs import ParamValue, mil_inputs, mil_type
 from xdsl_ane.backend.proto_values import (
     MilNames,
     argument,
@@ -79,6 +74,11 @@ from xdsl_ane.backend.proto_values import (
     tensor_dtype,
     tensor_value_type,
     value_type,
+)
+from xdsl_ane.backend.targets import (
+    MULTIFUNCTION_VERSION,
+    Deployment,
+    deployment_target,
 )
 from xdsl_ane.backend.weights import (
     WeightBlob,
@@ -98,32 +98,6 @@ with quiet_coremltools():
 
 if TYPE_CHECKING:
     from xdsl_ane.backend.validate import ValidationReport
-
-
-@dataclass(frozen=True)
-class Deployment:
-    """A Core ML deployment target: the spec version and MIL opset it means."""
-
-    name: str
-    specification_version: int
-    opset: str
-
-
-DEPLOYMENTS: dict[str, Deployment] = {
-    "iOS17": Deployment("iOS17", 8, "CoreML7"),
-    "iOS18": Deployment("iOS18", 9, "CoreML8"),
-}
-TARGET_VERSIONS = {"iOS15": 6, "iOS16": 7, "iOS17": 8, "iOS18": 9}
-MULTIFUNCTION_VERSION = 9
-"""Multifunction models need iOS18 (coremltools refuses them before)."""
-
-
-def deployment_target(target: str) -> Deployment:
-    if target not in DEPLOYMENTS:
-        raise XdslAneError(
-            f"deployment target '{target}': expected one of {', '.join(DEPLOYMENTS)}"
-        )
-    return DEPLOYMENTS[target]
 
 
 # --- the program -----------------------------------------------------------------
@@ -209,7 +183,7 @@ class FunctionWriter:
             if isinstance(op, mil.ConstOp):
                 self.write_const(op)
             elif isinstance(op, mil.MilOp):
-                self.check_available(op)
+                self.deployment.check_available(op, self.symbol)
                 if mil_type(op).startswith("constexpr_"):
                     self.write_constexpr(op)
                 else:
@@ -221,10 +195,16 @@ class FunctionWriter:
                 )
         outputs = []
         output_features = []
+        input_names = set(self.input_names.values())
         for value in results:
             assert isinstance(value.type, TensorType)
             dtype = self.output_casts.get(value, tensor_dtype(value.type))
             name = self.write_output_cast(value)
+            if name in input_names or name in outputs:
+                # Core ML's feature names are unique across inputs and
+                # outputs: a returned argument, or a value returned twice,
+                # is returned through a copy.
+                name = self.write_copy(name, value_type(value.type.get_shape(), dtype))
             outputs.append(name)
             output_features.append(feature(name, value.type.get_shape() or None, dtype))
         for arg in block.args:
@@ -301,14 +281,6 @@ class FunctionWriter:
         return [const_operation(const_name, value, value.type), cast], result or name
 
     # -- ops
-
-    def check_available(self, op: mil.MilOp) -> None:
-        introduced = OPSET_INTRODUCED.get(mil_type(op), "iOS15")
-        if TARGET_VERSIONS[introduced] > self.deployment.specification_version:
-            raise XdslAneError(
-                f"{self.symbol}: {op.name} needs deployment target {introduced} or "
-                f"later, not {self.deployment.name}"
-            )
 
     def name_results(self, op: Operation) -> str:
         """Names the op's results; returns the op's name."""
@@ -441,12 +413,21 @@ class FunctionWriter:
     def write_identity(self, arg: SSAValue) -> None:
         """coremltools' `handle_unused_inputs`: `identity(x=arg)` named
         `{arg}_tmp`, so that every input is consumed."""
-        name = self.names.claim(f"{self.value_names[arg]}_tmp")
+        self.write_copy(
+            self.value_names[arg], tensor_value_type(arg.type), suffix="_tmp"
+        )
+
+    def write_copy(
+        self, source: str, t: MIL_pb2.ValueType, suffix: str = "_output"
+    ) -> str:
+        """`identity(x=source)` named `{source}{suffix}`; returns its name."""
+        name = self.names.claim(f"{source}{suffix}")
         proto = MIL_pb2.Operation(type="identity")
-        proto.inputs["x"].CopyFrom(argument([self.value_names[arg]]))
-        proto.outputs.add(name=name, type=tensor_value_type(arg.type))
+        proto.inputs["x"].CopyFrom(argument([source]))
+        proto.outputs.add(name=name, type=t)
         proto.attributes["name"].CopyFrom(name_attribute(name))
         self.operations.append(proto)
+        return name
 
 
 # --- models ----------------------------------------------------------------------

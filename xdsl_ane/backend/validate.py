@@ -255,6 +255,18 @@ def check_function_description(
             types.update((o.name, o.type) for o in op.outputs)
     expected_inputs = [(v.name, v.type) for v in function.inputs]
     expected_outputs = [(n, types.get(n)) for n in (block.outputs if block else [])]
+    # Core ML's feature names are unique: no output is named like an input
+    # or like another output.
+    seen = {n for n, _ in expected_inputs}
+    for value_name, _ in expected_outputs:
+        if value_name in seen:
+            report.add(
+                "description",
+                f"@{name} outputs",
+                f"'{value_name}' is returned twice or is also an input (feature "
+                "names must be unique)",
+            )
+        seen.add(value_name)
     for kind, features, expected in (
         ("input", inputs, expected_inputs),
         ("output", outputs, expected_outputs),

@@ -710,6 +710,9 @@ class MilTextParser:
         op_token: Token,
         args: dict[str, tuple[Token, Arg]],
     ) -> None:
+        if op_token.text == "identity":
+            self.build_identity(scope, results, op_token, args)
+            return
         op_type = MIL_OPS.get(op_token.text)
         if op_type is None:
             self.fail(op_token.offset, f"unknown MIL op '{op_token.text}'")
@@ -777,6 +780,26 @@ class MilTextParser:
             self.fail(op_token.offset, first_line(e))
         for (declared, name), result in zip(results, op.results):
             self.define(scope, name, Symbol(declared, name.offset, result))
+
+    def build_identity(self, scope, results, op_token, args) -> None:
+        """`identity(x = v)` names the value of `v` again (the printers write
+        it for a returned input or a value returned twice)."""
+        if len(results) != 1 or set(args) != {"x"}:
+            self.fail(op_token.offset, "identity takes one input 'x' and has one result")
+        arg = args["x"][1]
+        if not isinstance(arg, Ref):
+            self.fail(arg.offset, "input 'x' of identity must be a value name")
+        value = self.tensor_value(scope, arg)
+        (declared, name) = results[0]
+        if declared.xdsl() != value.type:
+            self.fail(
+                name.offset,
+                f"identity '{name.text}' is declared {declared}, its input is "
+                f"{value.type}",
+            )
+        if name.text in scope.symbols:
+            self.fail(name.offset, f"value '{name.text}' is already defined")
+        scope.symbols[name.text] = Symbol(declared, name.offset, value)
 
     def operand(self, scope: FunctionScope, arg: Ref | Literal, hint: str) -> SSAValue:
         if isinstance(arg, Ref):

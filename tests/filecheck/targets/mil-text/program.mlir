@@ -27,7 +27,8 @@
 // CHECK-NEXT:         fp32 g_alpha = const()[name = string("g_alpha"), val = fp32(-0x1.99999ap-4)];
 // CHECK-NEXT:         fp32 g_beta = const()[name = string("g_beta"), val = fp32(0x1.8p+1)];
 // CHECK-NEXT:         tensor<fp32, [1, 8, 1, 64]> g = clip(alpha = g_alpha, beta = g_beta, x = s)[name = string("g")];
-// CHECK-NEXT:     } -> (g, r, g);
+// CHECK-NEXT:         tensor<fp32, [1, 8, 1, 64]> g_output = identity(x = g)[name = string("g_output")];
+// CHECK-NEXT:     } -> (g, r, g_output);
 // CHECK-NEXT: }
 
 func.func @main(%x: tensor<1x64x1x8xf16>, %gate: tensor<1x64x1x8xf16>) -> (tensor<1x8x1x64xf32>, tensor<1x1x1x8xf16>, tensor<1x8x1x64xf32>) {
