@@ -145,6 +145,7 @@ def arange_weights(**shapes: Sequence[int]) -> dict[str, np.ndarray]:
         (mil.CastOp, canon.SinkLayoutThroughElementwise),
         (mil.MatmulOp, canon.FoldConstantOp),
         (mil.ConcatOp, canon.FoldConstantOp),
+        (mil.ConcatOp, canon.ConcatInSourceView),
     ],
 )
 def test_patterns_registered_on_op(op_type: type[Operation], pattern: type) -> None:
@@ -485,6 +486,97 @@ def test_shared_weight_keeps_its_view() -> None:
         {"reshape": 1},
         arange_weights(w=W_SHAPE),
     )
+
+
+# --- concatenation in the sources' view ------------------------------------------------
+
+
+def test_concat_of_heads_joins_them_as_heads() -> None:
+    """The packed output of an attention kernel: results computed as heads
+    [1, H, D, S], reshaped to [1, H·D, 1, S] and concatenated on the
+    channels, are joined as heads and reshaped once; a source computed as
+    [1, 1, H·D, S] whose head view already exists uses it."""
+    check_text(
+        """
+        func.func @f(%a: tensor<1x2x4x5xf32>, %b: tensor<1x1x12x5xf32>) -> (tensor<1x28x1x5xf32>, tensor<1x3x4x5xf32>) {
+          %x = mil.exp %a : tensor<1x2x4x5xf32>
+          %y = mil.relu %a : tensor<1x2x4x5xf32>
+          %bh = mil.reshape %b {shape = array<i64: 1, 3, 4, 5>} : (tensor<1x1x12x5xf32>) -> tensor<1x3x4x5xf32>
+          %rx = mil.reshape %x {shape = array<i64: 1, 8, 1, 5>} : (tensor<1x2x4x5xf32>) -> tensor<1x8x1x5xf32>
+          %ry = mil.reshape %y {shape = array<i64: 1, 8, 1, 5>} : (tensor<1x2x4x5xf32>) -> tensor<1x8x1x5xf32>
+          %rb = mil.reshape %b {shape = array<i64: 1, 12, 1, 5>} : (tensor<1x1x12x5xf32>) -> tensor<1x12x1x5xf32>
+          %c = mil.concat %rx, %ry, %rb {axis = 1} : (tensor<1x8x1x5xf32>, tensor<1x8x1x5xf32>, tensor<1x12x1x5xf32>) -> tensor<1x28x1x5xf32>
+          func.return %c, %bh : tensor<1x28x1x5xf32>, tensor<1x3x4x5xf32>
+        }
+        """,
+        {"exp": 1, "relu": 1, "concat": 1, "reshape": 2},
+    )
+
+
+def test_concat_adds_a_view_where_it_still_saves() -> None:
+    """Two reshapes of heads and one of a [1, 8, 1, 5] value that has no
+    head view: one new reshape for it, still one op fewer."""
+    after = check_text(
+        """
+        func.func @f(%a: tensor<1x2x4x5xf32>, %b: tensor<1x2x4x5xf32>, %c: tensor<1x1x8x5xf32>) -> tensor<1x24x1x5xf32> {
+          %ra = mil.reshape %a {shape = array<i64: 1, 8, 1, 5>} : (tensor<1x2x4x5xf32>) -> tensor<1x8x1x5xf32>
+          %rb = mil.reshape %b {shape = array<i64: 1, 8, 1, 5>} : (tensor<1x2x4x5xf32>) -> tensor<1x8x1x5xf32>
+          %rc = mil.reshape %c {shape = array<i64: 1, 8, 1, 5>} : (tensor<1x1x8x5xf32>) -> tensor<1x8x1x5xf32>
+          %j = mil.concat %ra, %rb, %rc {axis = 1} : (tensor<1x8x1x5xf32>, tensor<1x8x1x5xf32>, tensor<1x8x1x5xf32>) -> tensor<1x24x1x5xf32>
+          func.return %j : tensor<1x24x1x5xf32>
+        }
+        """,
+        {"concat": 1, "reshape": 2},
+    )
+    (concat,) = [op for op in after.walk() if isinstance(op, mil.ConcatOp)]
+    assert concat.result.type == tensor((1, 6, 4, 5), f32)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Dimensions before the axis are not 1: not a concatenation of buffers.
+        """
+        func.func @f(%a: tensor<2x2x4xf32>, %b: tensor<2x2x4xf32>) -> tensor<2x16xf32> {
+          %ra = mil.reshape %a {shape = array<i64: 2, 8>} : (tensor<2x2x4xf32>) -> tensor<2x8xf32>
+          %rb = mil.reshape %b {shape = array<i64: 2, 8>} : (tensor<2x2x4xf32>) -> tensor<2x8xf32>
+          %j = mil.concat %ra, %rb {axis = 1} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x16xf32>
+          func.return %j : tensor<2x16xf32>
+        }
+        """,
+        # One reshape: moving it below the concat saves nothing.
+        """
+        func.func @f(%a: tensor<1x2x4x5xf32>, %b: tensor<1x8x1x5xf32>) -> tensor<1x16x1x5xf32> {
+          %ra = mil.reshape %a {shape = array<i64: 1, 8, 1, 5>} : (tensor<1x2x4x5xf32>) -> tensor<1x8x1x5xf32>
+          %j = mil.concat %ra, %b {axis = 1} : (tensor<1x8x1x5xf32>, tensor<1x8x1x5xf32>) -> tensor<1x16x1x5xf32>
+          func.return %j : tensor<1x16x1x5xf32>
+        }
+        """,
+        # The reshapes have other uses: they stay, so nothing is saved.
+        """
+        func.func @f(%a: tensor<1x2x4x5xf32>, %b: tensor<1x2x4x5xf32>) -> (tensor<1x16x1x5xf32>, tensor<1x8x1x5xf32>, tensor<1x8x1x5xf32>) {
+          %ra = mil.reshape %a {shape = array<i64: 1, 8, 1, 5>} : (tensor<1x2x4x5xf32>) -> tensor<1x8x1x5xf32>
+          %rb = mil.reshape %b {shape = array<i64: 1, 8, 1, 5>} : (tensor<1x2x4x5xf32>) -> tensor<1x8x1x5xf32>
+          %j = mil.concat %ra, %rb {axis = 1} : (tensor<1x8x1x5xf32>, tensor<1x8x1x5xf32>) -> tensor<1x16x1x5xf32>
+          func.return %j, %ra, %rb : tensor<1x16x1x5xf32>, tensor<1x8x1x5xf32>, tensor<1x8x1x5xf32>
+        }
+        """,
+        # Interleaved: not an append.
+        """
+        func.func @f(%a: tensor<1x2x4x5xf32>, %b: tensor<1x2x4x5xf32>) -> tensor<1x16x1x5xf32> {
+          %ra = mil.reshape %a {shape = array<i64: 1, 8, 1, 5>} : (tensor<1x2x4x5xf32>) -> tensor<1x8x1x5xf32>
+          %rb = mil.reshape %b {shape = array<i64: 1, 8, 1, 5>} : (tensor<1x2x4x5xf32>) -> tensor<1x8x1x5xf32>
+          %j = mil.concat %ra, %rb {axis = 1, interleave = true} : (tensor<1x8x1x5xf32>, tensor<1x8x1x5xf32>) -> tensor<1x16x1x5xf32>
+          func.return %j : tensor<1x16x1x5xf32>
+        }
+        """,
+    ],
+    ids=["leading-dimension", "one-reshape", "shared-reshapes", "interleave"],
+)
+def test_concat_stays_where_the_view_saves_nothing(text: str) -> None:
+    before = parse(text)
+    after = check_same(before)
+    assert mil_ops(after) == mil_ops(before)
 
 
 # --- dead ops ------------------------------------------------------------------------

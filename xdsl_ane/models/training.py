@@ -93,6 +93,7 @@ from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.models.transformer import (
+    ROPE_HEAD_TABLES,
     BlockBuilder,
     TransformerConfig,
     build_function,
@@ -221,18 +222,6 @@ def sum_head_groups(x: SSAValue, groups: int) -> SSAValue:
     return rlx.ReshapeOp(x, (1, groups, d, s)).result
 
 
-def rotate_pairs(
-    a: SSAValue, b: SSAValue, cos: SSAValue, sin: SSAValue, inverse: bool
-) -> tuple[SSAValue, SSAValue]:
-    """(a, b) rotated by θ: (a·cos − b·sin, a·sin + b·cos); by −θ (the
-    transpose, for the backward) when `inverse`: (a·cos + b·sin, b·cos − a·sin)."""
-    a_cos, b_sin = rlx.MulOp(a, cos).result, rlx.MulOp(b, sin).result
-    a_sin, b_cos = rlx.MulOp(a, sin).result, rlx.MulOp(b, cos).result
-    if inverse:
-        return rlx.AddOp(a_cos, b_sin).result, rlx.SubOp(b_cos, a_sin).result
-    return rlx.SubOp(a_cos, b_sin).result, rlx.AddOp(a_sin, b_cos).result
-
-
 class KernelBuilder:
     """Emits the rlx ops of the training kernels of one layer."""
 
@@ -287,38 +276,34 @@ class KernelBuilder:
 
     def rope(self, x: SSAValue, inverse: bool = False) -> SSAValue:
         """Rotary embedding of x [1, H, Dh, S] (rlx.rope's math on this form;
-        the rotation by −θ, rlx.rope_backward, when `inverse`). The tables
-        [S, Dh/2] are used transposed, [Dh/2, S]. "half" pairs (i, i + Dh/2)
-        as Hugging Face's rotate_half: x·[cos; cos] + [−hi; lo]·[sin; sin],
-        by −θ x·[cos; cos] + [hi; −lo]·[sin; sin] (the tables fold)."""
-        c = self.config
+        the rotation by −θ, rlx.rope_backward, when `inverse`):
+        x·C ± swap(x)·S̃ with the head-form tables of `rope_head_tables`
+        [Dh, S] (the runtime derives them from rope.cos and rope.sin), in
+        which the duplication over each pair and the rotation's sign are
+        folded, so the kernel only swaps the pair partners."""
+        _, _, d, s = shape_of(x)
+        cos, signed_sin = (
+            self.block.param(name, (d, s), False) for name in ROPE_HEAD_TABLES
+        )
+        rotated = rlx.MulOp(self.swap_pairs(x), signed_sin).result
+        combine = rlx.SubOp if inverse else rlx.AddOp
+        return combine(rlx.MulOp(x, cos).result, rotated).result
+
+    def swap_pairs(self, x: SSAValue) -> SSAValue:
+        """x [1, H, Dh, S] with the partners of each RoPE pair exchanged:
+        "half" pairs (i, i + Dh/2), [hi; lo]; "interleaved" pairs
+        (2i, 2i + 1), Dh viewed as [Dh/2, 2] and its two columns swapped."""
         _, count, d, s = shape_of(x)
         half = d // 2
-        cos, sin = (
-            rlx.TransposeOp(self.block.param(name, (s, half), False), (1, 0)).result
-            for name in ("rope.cos", "rope.sin")
-        )
-        if c.rope_style == "half":
+        if self.config.rope_style == "half":
             lo = rlx.NarrowOp(x, 2, 0, half).result
             hi = rlx.NarrowOp(x, 2, half, half).result
-            if inverse:
-                rotated = [hi, rlx.NegOp(lo).result]
-            else:
-                rotated = [rlx.NegOp(hi).result, lo]
-            rotated = rlx.ConcatOp(rotated, axis=2).result
-            cos, sin = (rlx.ConcatOp([t, t], axis=0).result for t in (cos, sin))
-            return rlx.AddOp(
-                rlx.MulOp(x, cos).result, rlx.MulOp(rotated, sin).result
-            ).result
-        # "interleaved" pairs (2i, 2i + 1): view Dh as [Dh/2, 2].
+            return rlx.ConcatOp([hi, lo], axis=2).result
         pairs = rlx.ReshapeOp(x, (count, half, 2, s)).result
         even = rlx.NarrowOp(pairs, 2, 0, 1).result
         odd = rlx.NarrowOp(pairs, 2, 1, 1).result
-        cos = rlx.ReshapeOp(cos, (half, 1, s)).result
-        sin = rlx.ReshapeOp(sin, (half, 1, s)).result
-        even, odd = rotate_pairs(even, odd, cos, sin, inverse)
-        rotated = rlx.ConcatOp([even, odd], axis=2).result
-        return rlx.ReshapeOp(rotated, (1, count, d, s)).result
+        swapped = rlx.ConcatOp([odd, even], axis=2).result
+        return rlx.ReshapeOp(swapped, (1, count, d, s)).result
 
     def causal_probabilities(self, q: SSAValue, k: SSAValue) -> SSAValue:
         """P = softmax(q·kᵀ·Dh^-½ + causal mask) [1, H, S, S] for q, k

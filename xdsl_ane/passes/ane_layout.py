@@ -16,8 +16,8 @@ natural, and its result gets a twin:
   becomes a 1×1 `conv` with weight `[Cout, Cin, 1, 1]` (`weights=static`;
   the const views the weights file's tensor, transposed where needed), or,
   with `weights=dynamic`, the weight becomes a function argument
-  `[1, Cin, 1, Cout]` and the product is reshape/transpose/matmul/
-  transpose/reshape (recorded in `ane.weight_args`);
+  `[1, Cin, 1, Cout]` and the product is reshapes and one matmul with
+  `transpose_x`, computed transposed (recorded in `ane.weight_args`);
 - reshapes and transposes that leave the ANE-form element order unchanged
   (a head split `[1, S, H·D] -> [1, H, S, D]` or merge) cost nothing.
 
@@ -504,16 +504,17 @@ class FunctionLayout:
         before: Operation,
     ) -> SSAValue:
         """x [1, Cin, 1, S] times the weight argument W [1, Cin, 1, Cout]
-        (W[0, i, 0, o] = weight[o, i]) as [1, 1, S, Cin]·[1, 1, Cin, Cout]."""
+        (W[0, i, 0, o] = weight[o, i]), computed transposed: xᵀ [1, 1, Cin, S]
+        and Wᵀ [1, 1, Cin, Cout] are reshapes of the two, yᵀ = W·xᵀ
+        [1, 1, Cout, S] is one matmul with `transpose_x`, and its reshape is
+        y's ANE form — no transposes."""
         w = self.weight_argument(weight, c_out, c_in, transposed)
         s = shape_of(x)[3]
         ops: list[Operation] = [
             xs := mil.ReshapeOp(x, (1, 1, c_in, s)),
-            xt := mil.TransposeOp(xs.results[0], (0, 1, 3, 2)),
             ws := mil.ReshapeOp(w, (1, 1, c_in, c_out)),
-            mm := mil.MatmulOp(xt.results[0], ws.results[0], False, False),
-            yt := mil.TransposeOp(mm.results[0], (0, 1, 3, 2)),
-            mil.ReshapeOp(yt.results[0], (1, c_out, 1, s)),
+            mm := mil.MatmulOp(ws.results[0], xs.results[0], True, False),
+            mil.ReshapeOp(mm.results[0], (1, c_out, 1, s)),
         ]
         Rewriter.insert_op(ops, InsertPoint.after(before))
         return ops[-1].results[0]

@@ -13,6 +13,7 @@ this module when the pass asks (this module imports the dialect).
 | `FoldReshapeOfWeight`          | reshape(weight const) -> weight const with that view |
 | `FoldTransposeOfWeight`        | transpose(weight const viewed by a pure transpose) -> weight const |
 | `FoldConstantOp`               | an op of inline consts -> an inline const            |
+| `ConcatInSourceView`           | concat(reshape(a), ...) appending flat data -> reshape(concat(a, ...)) in the sources' view |
 
 Layout ops only ever move towards the uses (sinking) or merge (composing),
 so the patterns cannot undo each other and the greedy driver terminates.
@@ -38,7 +39,9 @@ from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy, dense_to_numpy
 from xdsl_ane.dialects.typing import (
     OpTypeError,
+    bool_prop,
     float_prop,
+    int_prop,
     ints_prop,
     product,
     shape_of,
@@ -264,6 +267,117 @@ class SinkLayoutThroughElementwise(RewritePattern):
             layout = mil.ReshapeOp(moved.results[0], result_type.get_shape())
         assert layout.results[0].type == result_type
         rewriter.replace(op, (moved, layout))
+
+
+# --- concatenation of re-laid-out values ---------------------------------------
+
+
+MAX_VIEW_RANK = 4
+"""Rank of the views a concatenation is moved into (the ANE's rank)."""
+
+
+def strip_leading_ones(shape: Shape) -> Shape:
+    i = 0
+    while i < len(shape) - 1 and shape[i] == 1:
+        i += 1
+    return shape[i:]
+
+
+def appends_data(op: mil.ConcatOp) -> int | None:
+    """The (normalized) axis of a concat that only appends its operands'
+    row-major data (every result dimension before the axis is 1, no
+    interleave), else None."""
+    shape = shape_of(op.result)
+    axis = int_prop(op.properties, "axis")
+    if axis is None or not shape or bool_prop(op.properties, "interleave"):
+        return None
+    axis %= len(shape)
+    return axis if all(d == 1 for d in shape[:axis]) else None
+
+
+def reshape_to(value: SSAValue, shape: Shape, before: Operation) -> SSAValue | None:
+    """`value` itself when it has `shape`, or an existing reshape of it to
+    `shape` defined before `before`; None when a new one is needed."""
+    if shape_of(value) == shape:
+        return value
+    for use in value.uses:
+        user = use.operation
+        if (
+            isinstance(user, mil.ReshapeOp)
+            and shape_of(user.result) == shape
+            and user.is_before_in_block(before)
+        ):
+            return user.result
+    return None
+
+
+class ConcatInSourceView(RewritePattern):
+    """concat(L1(a1), ..., Ln(an)) = reshape(concat(v1, ..., vn)) for a
+    concat that only appends row-major data (all result dimensions before
+    its axis are 1), where the Li are reshapes and each vi is a view
+    [1, .., 1, ni, *T] of ai for one trailing shape T: ai itself, an
+    existing reshape of it, or a new one. Such a concat is the
+    concatenation of flat buffers, whatever view of each it is given, so
+    the values are joined in the shape they were computed in — the heads
+    [1, H, Dh, S] of an attention kernel's results rather than their
+    [1, H·Dh, 1, S] forms — and one reshape gives the concat's own shape.
+    It fires only when it removes more reshapes than it adds (so it cannot
+    loop); T is taken from the sources' shapes, whichever saves most."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mil.ConcatOp, rewriter: PatternRewriter, /):
+        if appends_data(op) is None or len(op.values) < 2:
+            return
+        sources: list[SSAValue] = []
+        removable = 0
+        for value in op.values:
+            layout = defining_op(value)
+            if isinstance(layout, mil.ReshapeOp):
+                sources.append(layout.x)
+                if all(use.operation is op for use in value.uses):
+                    removable += 1
+            else:
+                sources.append(value)
+        best: tuple[int, int, list[Shape]] | None = None
+        for tail in self.candidate_tails(sources):
+            size = product(tail)
+            if any(product(shape_of(v)) % size for v in sources):
+                continue
+            views = [
+                (1,) * (MAX_VIEW_RANK - 1 - len(tail))
+                + (product(shape_of(v)) // size, *tail)
+                for v in sources
+            ]
+            added = sum(reshape_to(v, t, op) is None for v, t in zip(sources, views))
+            saved = removable - added - 1
+            if saved > 0 and (best is None or saved > best[0]):
+                best = (saved, MAX_VIEW_RANK - 1 - len(tail), views)
+        if best is None:
+            return
+        _, axis, chosen = best
+        new_ops: list[Operation] = []
+        operands: list[SSAValue] = []
+        for value, view in zip(sources, chosen):
+            existing = reshape_to(value, view, op)
+            if existing is None:
+                new_ops.append(reshape := mil.ReshapeOp(value, view))
+                existing = reshape.result
+            operands.append(existing)
+        joined = mil.ConcatOp(operands, axis)
+        new_ops += [joined, mil.ReshapeOp(joined.result, shape_of(op.result))]
+        rewriter.replace(op, new_ops)
+
+    @staticmethod
+    def candidate_tails(sources: Sequence[SSAValue]) -> list[Shape]:
+        """Trailing shapes T (rank < MAX_VIEW_RANK) of the sources."""
+        tails: list[Shape] = []
+        for value in sources:
+            shape = strip_leading_ones(shape_of(value))
+            for start in range(1, len(shape)):
+                tail = tuple(shape[start:])
+                if len(tail) < MAX_VIEW_RANK and tail not in tails:
+                    tails.append(tail)
+        return tails
 
 
 # --- weight consts -------------------------------------------------------------

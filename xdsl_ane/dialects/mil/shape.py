@@ -131,6 +131,17 @@ class TransposeCanonicalization(HasCanonicalizationPatternsTrait):
         return RemoveIdentityTranspose(), ComposeTransposes(), FoldTransposeOfWeight()
 
 
+class ConcatCanonicalization(HasCanonicalizationPatternsTrait):
+    """A concat of reshapes joined in the sources' view
+    (`xdsl_ane.passes.canonicalization`, imported on use)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from xdsl_ane.passes.canonicalization import ConcatInSourceView
+
+        return (ConcatInSourceView(),)
+
+
 @irdl_op_definition
 class ReshapeOp(ShapeOp):
     """The elements of x in row-major order with shape `shape`; `shape` may
@@ -238,6 +249,7 @@ class ConcatOp(MilOp):
     interleave = opt_prop_def(BoolAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    traits = traits_def(ConcatCanonicalization())
 
     def __init__(
         self, values: Sequence[Value], axis: int, interleave: bool | None = None

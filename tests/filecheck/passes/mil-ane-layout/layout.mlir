@@ -19,8 +19,9 @@ func.func @rms_scale(%x: tensor<1x4x8xf32>, %g: tensor<8xf32>) -> tensor<1x4x8xf
 
 // x·Wᵀ with W [Cout, Cin] from the weights file: a 1×1 conv whose weight
 // views the same tensor as [Cout, Cin, 1, 1] (static); with dynamic weights
-// W becomes an argument [1, Cin, 1, Cout] and the product is the
-// reshape/transpose/matmul/transpose/reshape form.
+// W becomes an argument [1, Cin, 1, Cout] and the product is computed
+// transposed, yᵀ = W·xᵀ: reshapes of x and W, one matmul with transpose_x,
+// and the reshape of [1, 1, Cout, S] to the result's form.
 // CHECK-LABEL: func.func @linear(%x: tensor<1x8x1x4xf32>) -> tensor<1x6x1x4xf32>
 // CHECK-NEXT: %[[W:.*]] = mil.const weight "w" {weight_shape = array<i64: 6, 8>} : tensor<6x8x1x1xf32>
 // CHECK-NEXT: %[[C:.*]] = mil.conv %x, %[[W]] : (tensor<1x8x1x4xf32>, tensor<6x8x1x1xf32>) -> tensor<1x6x1x4xf32>
@@ -28,11 +29,9 @@ func.func @rms_scale(%x: tensor<1x4x8xf32>, %g: tensor<8xf32>) -> tensor<1x4x8xf
 // DYN-LABEL: func.func @linear(%x: tensor<1x8x1x4xf32>, %w: tensor<1x8x1x6xf32>) -> tensor<1x6x1x4xf32>
 // DYN-SAME: ane.weight_args = [{weight = "w", arg = 1 : i64, shape = array<i64: 1, 8, 1, 6>, stored = "[Cout, Cin]", layout = "W[o, i] at [0, i, 0, o]"}]
 // DYN-NEXT: %[[XS:.*]] = mil.reshape %x {shape = array<i64: 1, 1, 8, 4>} : (tensor<1x8x1x4xf32>) -> tensor<1x1x8x4xf32>
-// DYN-NEXT: %[[XT:.*]] = mil.transpose %[[XS]] {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x1x8x4xf32>) -> tensor<1x1x4x8xf32>
 // DYN-NEXT: %[[WS:.*]] = mil.reshape %w {shape = array<i64: 1, 1, 8, 6>} : (tensor<1x8x1x6xf32>) -> tensor<1x1x8x6xf32>
-// DYN-NEXT: %[[MM:.*]] = mil.matmul %[[XT]], %[[WS]] {transpose_x = false, transpose_y = false} : (tensor<1x1x4x8xf32>, tensor<1x1x8x6xf32>) -> tensor<1x1x4x6xf32>
-// DYN-NEXT: %[[YT:.*]] = mil.transpose %[[MM]] {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x1x4x6xf32>) -> tensor<1x1x6x4xf32>
-// DYN-NEXT: %[[Y:.*]] = mil.reshape %[[YT]] {shape = array<i64: 1, 6, 1, 4>} : (tensor<1x1x6x4xf32>) -> tensor<1x6x1x4xf32>
+// DYN-NEXT: %[[MM:.*]] = mil.matmul %[[WS]], %[[XS]] {transpose_x = true, transpose_y = false} : (tensor<1x1x8x6xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x6x4xf32>
+// DYN-NEXT: %[[Y:.*]] = mil.reshape %[[MM]] {shape = array<i64: 1, 6, 1, 4>} : (tensor<1x1x6x4xf32>) -> tensor<1x6x1x4xf32>
 // DYN-NEXT: func.return %[[Y]] : tensor<1x6x1x4xf32>
 func.func @linear(%x: tensor<1x4x8xf32>) -> tensor<1x4x6xf32> {
   %w = mil.const weight "w" : tensor<6x8xf32>
