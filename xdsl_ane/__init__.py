@@ -3,11 +3,14 @@
 `xdsl_ane.compile(module_or_path, weights=..., pipeline=...)` runs the
 pipeline and returns a `CompiledModel` (MIL protobuf, MIL text, lint report,
 `save(path)`); every failure raises `XdslAneError`. See `xdsl_ane.api`.
+`xdsl_ane.from_torch(program)` imports a `torch.export` program as rlx
+(needs the `torch` extra). See `xdsl_ane.frontend.torch`.
 """
 
 __version__ = "0.1.0"
 
 from xdsl_ane.api import CompiledModel, compile  # noqa: E402
+from xdsl_ane.frontend.torch import TorchImport, from_torch  # noqa: E402
 from xdsl_ane.tools.common import XdslAneError  # noqa: E402
 
-__all__ = ["CompiledModel", "XdslAneError", "compile"]
+__all__ = ["CompiledModel", "TorchImport", "XdslAneError", "compile", "from_torch"]

@@ -1,0 +1,186 @@
+"""PyTorch in, by numbers: Hugging Face Qwen3, Llama, GPT-2 and BERT built
+from configs with random weights (nothing downloaded), as full models
+(ids -> logits) and hidden-state stacks, small and at real hidden sizes
+with one layer; each imported program interpreted against
+`program.module()` in fp32 (1e-4), compiled by `ane-pipeline` and run in
+fp16 (2e-2), and its package reloaded by coremltools (torch_check.py). The
+patterns must be found: rlx.rms_norm, rlx.rope, grouped-query
+rlx.attention with the causal mask, no rank-5 tensor."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+from torch_check import check_program, export, max_rank
+
+transformers = pytest.importorskip("transformers")
+warnings.filterwarnings("ignore", module="transformers")
+transformers.logging.set_verbosity_error()
+
+SEQ = 8
+VOCAB = 256
+
+
+def qwen3_config(real: bool, layers: int):
+    if real:  # Qwen3-0.6B
+        sizes = dict(
+            hidden_size=1024,
+            intermediate_size=3072,
+            num_attention_heads=16,
+            num_key_value_heads=8,
+            head_dim=128,
+        )
+    else:
+        sizes = dict(
+            hidden_size=64,
+            intermediate_size=128,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=16,
+        )
+    return transformers.Qwen3Config(
+        vocab_size=VOCAB, num_hidden_layers=layers, max_position_embeddings=64, **sizes
+    )
+
+
+def llama_config(real: bool, layers: int):
+    if real:  # Llama-3.2-1B
+        sizes = dict(
+            hidden_size=2048,
+            intermediate_size=8192,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            rope_theta=500000.0,
+        )
+    else:
+        sizes = dict(
+            hidden_size=64,
+            intermediate_size=128,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+        )
+    return transformers.LlamaConfig(
+        vocab_size=VOCAB, num_hidden_layers=layers, max_position_embeddings=64, **sizes
+    )
+
+
+def gpt2_config(real: bool, layers: int):
+    sizes = dict(n_embd=768, n_head=12) if real else dict(n_embd=64, n_head=4)
+    return transformers.GPT2Config(
+        vocab_size=VOCAB,
+        n_layer=layers,
+        n_positions=64,
+        bos_token_id=0,
+        eos_token_id=0,
+        **sizes,
+    )
+
+
+def bert_config(real: bool, layers: int):
+    if real:  # BERT-base
+        sizes = dict(hidden_size=768, intermediate_size=3072, num_attention_heads=12)
+    else:
+        sizes = dict(hidden_size=64, intermediate_size=128, num_attention_heads=4)
+    return transformers.BertConfig(
+        vocab_size=VOCAB, num_hidden_layers=layers, max_position_embeddings=64, **sizes
+    )
+
+
+FAMILIES = {
+    # family -> (config, full model, stack)
+    "qwen3": (qwen3_config, "Qwen3ForCausalLM", "Qwen3Model"),
+    "llama": (llama_config, "LlamaForCausalLM", "LlamaModel"),
+    "gpt2": (gpt2_config, "GPT2LMHeadModel", "GPT2Model"),
+    "bert": (bert_config, "BertForMaskedLM", "BertModel"),
+}
+
+
+def build(family: str, part: str, real: bool, layers: int):
+    config_of, full, stack = FAMILIES[family]
+    config = config_of(real, layers)
+    torch.manual_seed(0)
+    cls = getattr(transformers, full if part == "full" else stack)
+    model = cls(config).eval()
+    decoder = family in ("qwen3", "llama", "gpt2")
+    kwargs = {"use_cache": False} if decoder else {}
+    generator = torch.Generator().manual_seed(1)
+    if part == "full":
+        args = (torch.randint(0, VOCAB, (1, SEQ), generator=generator),)
+    else:
+        hidden = config.hidden_size
+        x = torch.randn(1, SEQ, hidden, generator=generator)
+        args, kwargs = (), {**kwargs, "inputs_embeds": x}
+    return model, config, args, kwargs
+
+
+def check_family(family: str, part: str, real: bool, layers: int):
+    model, config, args, kwargs = build(family, part, real, layers)
+    program = export(model, args, kwargs)
+    checked = check_program(program, args, kwargs)
+    module = checked.imported.module
+    assert max_rank(module) <= 4
+    attention = checked.ops("rlx.attention")
+    assert len(attention) == layers
+    heads = config.num_attention_heads
+    kv_heads = getattr(config, "num_key_value_heads", heads)
+    for op in attention:
+        assert op.k.type.get_shape()[1] == kv_heads  # grouped-query kept
+        assert op.q.type.get_shape()[1] == heads
+        expected_mask = "none" if family == "bert" else "causal"
+        assert op.mask.data == expected_mask
+        assert op.bias is None
+    if family in ("qwen3", "llama"):
+        norms_per_layer = 4 if family == "qwen3" else 2
+        assert len(checked.ops("rlx.rms_norm")) == norms_per_layer * layers + 1
+        assert len(checked.ops("rlx.rope")) == 2 * layers
+        assert not checked.ops("rlx.pow") and not checked.ops("rlx.rsqrt")
+        assert not checked.ops("rlx.expand")
+        weights = checked.imported.weights
+        assert {"rope.cos", "rope.sin"} <= set(weights)
+        assert weights["rope.cos"].shape == (SEQ, config.head_dim // 2)
+    else:
+        # two per layer, and GPT-2's final one or BERT's embedding one (and
+        # its masked-LM head's)
+        extra = 1 + (family == "bert" and part == "full")
+        assert len(checked.ops("rlx.layer_norm")) == 2 * layers + extra
+    return checked
+
+
+@pytest.mark.parametrize("part", ["full", "stack"])
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_hugging_face_small(family, part):
+    checked = check_family(family, part, real=False, layers=2)
+    names = checked.imported.input_names
+    assert names == (["input_ids"] if part == "full" else ["inputs_embeds"])
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_hugging_face_real_hidden_size(family):
+    check_family(family, "full", real=True, layers=1)
+
+
+def test_qwen3_weights_by_state_dict_key():
+    model, _, args, kwargs = build("qwen3", "full", real=False, layers=1)
+    checked = check_family("qwen3", "full", real=False, layers=1)
+    weights = checked.imported.weights
+    state = model.state_dict()
+    for key in ("model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight"):
+        assert (weights[key] == state[key].numpy()).all()
+    assert checked.imported.output_names == ["logits"]
+
+
+def test_tied_embeddings_once():
+    config = qwen3_config(False, 1)
+    config.tie_word_embeddings = True
+    torch.manual_seed(0)
+    model = transformers.Qwen3ForCausalLM(config).eval()
+    ids = torch.randint(0, VOCAB, (1, SEQ))
+    checked = check_program(
+        export(model, (ids,), {"use_cache": False}), (ids,), {"use_cache": False}
+    )
+    weights = checked.imported.weights
+    assert "lm_head.weight" not in weights or "model.embed_tokens.weight" not in weights
+    params = [op.param_name.data for op in checked.ops("rlx.param")]
+    assert len(params) == len(set(params))

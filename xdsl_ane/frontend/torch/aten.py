@@ -1,0 +1,536 @@
+"""ATen ops to rlx, one function per op family.
+
+Each translation receives the translator, the fx node and the node's
+arguments already looked up (runtime values as `SSAValue`, constants as
+`Const`, everything else as Python values), and returns the node's value.
+Result shapes come from the node's recorded `meta["val"]` where an op's
+arguments leave them implicit (`view` with −1, `squeeze`), so every shape
+in the program is the one torch computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from xdsl.dialects.builtin import i1, i32
+from xdsl.ir import Attribute, SSAValue
+
+from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects.typing import element_type_of, is_float, shape_of
+from xdsl_ane.frontend.torch import patterns
+from xdsl_ane.frontend.torch.translate import (
+    NONE_RESULTS,
+    TranslationError,
+    Translator,
+    element_type,
+)
+
+aten = torch.ops.aten
+
+TRANSLATIONS: dict[Any, Any] = {}
+
+
+def translates(*ops: Any):
+    def register(fn):
+        for op in ops:
+            TRANSLATIONS[op] = fn
+        return fn
+
+    return register
+
+
+NO_OPS = {
+    aten._assert_tensor_metadata.default,
+    aten.alias.default,
+    aten.clone.default,
+    aten.detach.default,
+    aten.lift_fresh_copy.default,
+    aten.contiguous.default,
+    aten.dropout.default,
+    aten.feature_dropout.default,
+    aten.alpha_dropout.default,
+}
+"""Ops with nothing to compute here: checks, copies, dropout (inference)."""
+NONE_RESULTS.add(aten._assert_tensor_metadata.default)
+
+SHAPE_ONLY = {
+    aten.zeros_like.default,
+    aten.ones_like.default,
+    aten.full_like.default,
+    aten.empty_like.default,
+    aten.new_zeros.default,
+    aten.new_ones.default,
+    aten.new_full.default,
+    aten.new_empty.default,
+    aten.sym_size.int,
+}
+"""Ops that read only the shape and dtype of a runtime tensor: folded."""
+
+
+# --- helpers -------------------------------------------------------------------------
+
+
+def promoted(tr: Translator, node: torch.fx.Node, operands: Sequence[Any]) -> Attribute:
+    """The element type torch computes `operands` in (type promotion)."""
+    stand_ins = []
+    for arg in node.args[: len(operands)]:
+        if isinstance(arg, torch.fx.Node):
+            meta = arg.meta["val"]
+            stand_ins.append(torch.empty([1] * meta.dim(), dtype=meta.dtype))
+        else:
+            stand_ins.append(arg)
+    if len(stand_ins) == 1:
+        dtype = stand_ins[0].dtype
+    else:
+        dtype = torch.result_type(stand_ins[0], stand_ins[1])
+        for extra in stand_ins[2:]:
+            dtype = torch.promote_types(dtype, torch.result_type(stand_ins[0], extra))
+    return element_type(dtype, f"the operands of {node.name}")
+
+
+def reshape(x: SSAValue, shape: Sequence[int]) -> SSAValue:
+    shape = tuple(int(d) for d in shape)
+    if shape_of(x) == shape:
+        return x
+    return rlx.ReshapeOp(x, shape).result
+
+
+def axis_of(axis: int, rank: int) -> int:
+    return axis + rank if axis < 0 else axis
+
+
+def scalar(tr: Translator, value: float | int | bool, like: SSAValue) -> SSAValue:
+    return tr.constant(np.asarray(value), element_type_of(like))
+
+
+# --- elementwise ---------------------------------------------------------------------
+
+BINARY = {
+    aten.add.Tensor: rlx.AddOp,
+    aten.add.Scalar: rlx.AddOp,
+    aten.sub.Tensor: rlx.SubOp,
+    aten.sub.Scalar: rlx.SubOp,
+    aten.mul.Tensor: rlx.MulOp,
+    aten.mul.Scalar: rlx.MulOp,
+    aten.div.Tensor: rlx.DivOp,
+    aten.div.Scalar: rlx.DivOp,
+    aten.maximum.default: rlx.MaxOp,
+    aten.minimum.default: rlx.MinOp,
+    aten.pow.Tensor_Tensor: rlx.PowOp,
+}
+
+
+@translates(*BINARY)
+def binary(tr: Translator, node, lhs, rhs, alpha=1):
+    """lhs ∘ rhs in the promoted type; `alpha` scales rhs (add, sub)."""
+    if node.target in (aten.mul.Tensor, aten.mul.Scalar):
+        fused = patterns.rms_norm(tr, node)
+        if fused is not None:
+            return fused
+    if node.target in (aten.add.Tensor, aten.add.Scalar):
+        fused = patterns.rope(tr, node)
+        if fused is not None:
+            return fused
+    element = tr.result_element(node)
+    compute = promoted(tr, node, [lhs, rhs])
+    if is_float(element) and not is_float(compute):
+        compute = element  # int / int is a true division
+    a, b = tr.value(lhs, compute), tr.value(rhs, compute)
+    if alpha != 1:
+        b = rlx.MulOp(b, scalar(tr, alpha, b)).result
+    result = BINARY[node.target](a, b).result
+    return tr.value(result, element)
+
+
+@translates(aten.rsub.Scalar, aten.rsub.Tensor)
+def rsub(tr: Translator, node, lhs, rhs, alpha=1):
+    """rhs − alpha·lhs."""
+    element = tr.result_element(node)
+    a, b = tr.value(lhs, element), tr.value(rhs, element)
+    if alpha != 1:
+        a = rlx.MulOp(a, scalar(tr, alpha, a)).result
+    return rlx.SubOp(b, a).result
+
+
+@translates(aten.pow.Tensor_Scalar)
+def pow_scalar(tr: Translator, node, x, exponent):
+    """Small integer powers as products (exact, and safe for negative
+    bases on the ANE), ½ and −½ as sqrt and rsqrt."""
+    x = tr.value(x, tr.result_element(node))
+    if exponent == 1:
+        return x
+    if exponent == 0.5:
+        return rlx.SqrtOp(x).result
+    if exponent == -0.5:
+        return rlx.RsqrtOp(x).result
+    if exponent == -1:
+        return rlx.ReciprocalOp(x).result
+    if float(exponent).is_integer() and 2 <= exponent <= 4:
+        result = x
+        for _ in range(int(exponent) - 1):
+            result = rlx.MulOp(result, x).result
+        return result
+    return rlx.PowOp(x, scalar(tr, exponent, x)).result
+
+
+UNARY = {
+    aten.neg.default: rlx.NegOp,
+    aten.exp.default: rlx.ExpOp,
+    aten.log.default: rlx.LogOp,
+    aten.sqrt.default: rlx.SqrtOp,
+    aten.rsqrt.default: rlx.RsqrtOp,
+    aten.tanh.default: rlx.TanhOp,
+    aten.sigmoid.default: rlx.SigmoidOp,
+    aten.relu.default: rlx.ReluOp,
+    aten.abs.default: rlx.AbsOp,
+    aten.sin.default: rlx.SinOp,
+    aten.cos.default: rlx.CosOp,
+    aten.reciprocal.default: rlx.ReciprocalOp,
+    aten.silu.default: rlx.SiluOp,
+}
+
+
+@translates(*UNARY)
+def unary(tr: Translator, node, x):
+    return UNARY[node.target](tr.value(x, tr.result_element(node))).result
+
+
+@translates(aten.gelu.default)
+def gelu(tr: Translator, node, x, approximate="none"):
+    x = tr.value(x)
+    if approximate == "tanh":
+        return rlx.GeluTanhOp(x).result
+    return rlx.GeluOp(x).result
+
+
+@translates(aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default)
+def clamp(tr: Translator, node, x, low=None, high=None):
+    if node.target is aten.clamp_max.default:
+        low, high = None, low
+    x = tr.value(x, tr.result_element(node))
+    if low is not None:
+        x = rlx.MaxOp(x, tr.value(low, element_type_of(x))).result
+    if high is not None:
+        x = rlx.MinOp(x, tr.value(high, element_type_of(x))).result
+    return x
+
+
+COMPARE = {
+    aten.eq: "eq",
+    aten.ne: "ne",
+    aten.lt: "lt",
+    aten.le: "le",
+    aten.gt: "gt",
+    aten.ge: "ge",
+}
+
+
+@translates(*(getattr(op, form) for op in COMPARE for form in ("Tensor", "Scalar")))
+def compare(tr: Translator, node, lhs, rhs):
+    predicate = COMPARE[node.target.overloadpacket]
+    element = promoted(tr, node, [lhs, rhs])
+    return rlx.CompareOp(
+        tr.value(lhs, element), tr.value(rhs, element), predicate
+    ).result
+
+
+@translates(aten.where.self)
+def where(tr: Translator, node, cond, on_true, on_false):
+    element = tr.result_element(node)
+    return rlx.WhereOp(
+        tr.value(cond, i1), tr.value(on_true, element), tr.value(on_false, element)
+    ).result
+
+
+@translates(aten.masked_fill.Scalar, aten.masked_fill.Tensor)
+def masked_fill(tr: Translator, node, x, mask, value):
+    x = tr.value(x, tr.result_element(node))
+    return rlx.WhereOp(
+        tr.value(mask, i1), tr.value(value, element_type_of(x)), x
+    ).result
+
+
+@translates(aten.logical_not.default)
+def logical_not(tr: Translator, node, x):
+    x = tr.value(x, i1)
+    return rlx.WhereOp(x, scalar(tr, False, x), scalar(tr, True, x)).result
+
+
+@translates(aten._to_copy.default)
+def to_copy(tr: Translator, node, x, **kwargs):
+    """A dtype conversion (device, layout and memory format are no-ops)."""
+    return tr.value(x, tr.result_element(node))
+
+
+# --- linear algebra --------------------------------------------------------------------
+
+
+@translates(aten.linear.default)
+def linear(tr: Translator, node, x, weight, bias=None):
+    """x·Wᵀ + b with W [out, in] as nn.Linear stores it."""
+    element = tr.result_element(node)
+    y = rlx.MatmulOp(
+        tr.value(x, element), tr.value(weight, element), transpose_rhs=True
+    )
+    if bias is None:
+        return y.result
+    return rlx.AddOp(y.result, tr.value(bias, element)).result
+
+
+@translates(aten.addmm.default)
+def addmm(tr: Translator, node, bias, x, weight, beta=1, alpha=1):
+    """beta·b + alpha·(x·W) (GPT-2's Conv1D stores W [in, out])."""
+    element = tr.result_element(node)
+    y = rlx.MatmulOp(tr.value(x, element), tr.value(weight, element)).result
+    if alpha != 1:
+        y = rlx.MulOp(y, scalar(tr, alpha, y)).result
+    b = tr.value(bias, element)
+    if beta != 1:
+        b = rlx.MulOp(b, scalar(tr, beta, b)).result
+    return rlx.AddOp(y, b).result
+
+
+@translates(aten.mm.default, aten.bmm.default, aten.matmul.default)
+def matmul(tr: Translator, node, lhs, rhs):
+    element = tr.result_element(node)
+    a, b = tr.value(lhs, element), tr.value(rhs, element)
+    if len(shape_of(a)) == 1 or len(shape_of(b)) == 1:
+        raise TranslationError("matmul with a vector operand is not supported")
+    return rlx.MatmulOp(a, b).result
+
+
+@translates(aten.embedding.default)
+def embedding(tr: Translator, node, weight, indices, *rest):
+    """table[indices] (padding_idx only matters for training)."""
+    return rlx.GatherOp(tr.value(weight), tr.value(indices, i32), 0).result
+
+
+# --- reductions and normalization ----------------------------------------------------------
+
+REDUCE = {
+    aten.mean.dim: rlx.ReduceMeanOp,
+    aten.sum.dim_IntList: rlx.ReduceSumOp,
+    aten.amax.default: rlx.ReduceMaxOp,
+    aten.amin.default: rlx.ReduceMinOp,
+}
+
+
+@translates(*REDUCE)
+def reduce(tr: Translator, node, x, dims=None, keepdim=False, **kwargs):
+    x = tr.value(x, tr.result_element(node))
+    rank = len(shape_of(x))
+    if dims is None or (isinstance(dims, Sequence) and len(dims) == 0):
+        dims = list(range(rank))
+    if isinstance(dims, int):
+        dims = [dims]
+    if rank == 0:
+        return x
+    return REDUCE[node.target](
+        x, [axis_of(d, rank) for d in dims], bool(keepdim)
+    ).result
+
+
+@translates(aten._softmax.default, aten.softmax.int)
+def softmax(tr: Translator, node, x, dim, *rest):
+    x = tr.value(x, tr.result_element(node))
+    return rlx.SoftmaxOp(x, axis_of(dim, len(shape_of(x)))).result
+
+
+@translates(aten._log_softmax.default, aten.log_softmax.int)
+def log_softmax(tr: Translator, node, x, dim, *rest):
+    """x − max − log Σ exp(x − max)."""
+    x = tr.value(x, tr.result_element(node))
+    axis = axis_of(dim, len(shape_of(x)))
+    shifted = rlx.SubOp(x, rlx.ReduceMaxOp(x, [axis], True).result).result
+    total = rlx.ReduceSumOp(rlx.ExpOp(shifted).result, [axis], True).result
+    return rlx.SubOp(shifted, rlx.LogOp(total).result).result
+
+
+def last_axis_params(tr: Translator, node, x: SSAValue, normalized_shape) -> int:
+    if len(normalized_shape) != 1:
+        raise TranslationError(
+            f"normalization over {list(normalized_shape)} (more than the last axis) "
+            "is not supported"
+        )
+    return shape_of(x)[-1]
+
+
+def ones(tr: Translator, size: int, element: Attribute, value: float = 1.0) -> SSAValue:
+    return tr.constant(np.full((size,), value), element)
+
+
+@translates(aten.layer_norm.default)
+def layer_norm(
+    tr: Translator, node, x, normalized_shape, weight=None, bias=None, eps=1e-5, *rest
+):
+    x = tr.value(x, tr.result_element(node))
+    size = last_axis_params(tr, node, x, normalized_shape)
+    element = element_type_of(x)
+    gamma = ones(tr, size, element) if weight is None else tr.value(weight, element)
+    beta = ones(tr, size, element, 0.0) if bias is None else tr.value(bias, element)
+    return rlx.LayerNormOp(x, gamma, beta, float(eps)).result
+
+
+@translates(aten.rms_norm.default)
+def rms_norm(tr: Translator, node, x, normalized_shape, weight=None, eps=None):
+    x = tr.value(x, tr.result_element(node))
+    size = last_axis_params(tr, node, x, normalized_shape)
+    element = element_type_of(x)
+    if eps is None:
+        eps = torch.finfo(node.meta["val"].dtype).eps
+    gamma = ones(tr, size, element) if weight is None else tr.value(weight, element)
+    return rlx.RmsNormOp(x, gamma, float(eps)).result
+
+
+# --- attention ----------------------------------------------------------------------------
+
+
+@translates(aten.scaled_dot_product_attention.default)
+def attention(
+    tr: Translator,
+    node,
+    q,
+    k,
+    v,
+    attn_mask=None,
+    dropout_p=0.0,
+    is_causal=False,
+    scale=None,
+    enable_gqa=False,
+):
+    """rlx.attention over the key/value heads before a repeat-kv chain
+    (grouped-query attention kept), with a constant causal mask as
+    `mask = "causal"` and any other mask as the bias operand."""
+    element = tr.result_element(node)
+    q = tr.value(q, element)
+    k = patterns.unrepeated_kv(tr, node.args[1], element)
+    v = patterns.unrepeated_kv(tr, node.args[2], element)
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        if len(shape_of(t)) != 4:
+            raise TranslationError(
+                f"attention {name} of shape {list(shape_of(t))}: rank 4 [B, H, S, D] "
+                "is supported"
+            )
+    mask, bias = patterns.attention_mask(tr, attn_mask, is_causal, q, k, element)
+    return rlx.AttentionOp(
+        q, k, v, bias, mask=mask, scale=None if scale is None else float(scale)
+    ).result
+
+
+# --- shape ------------------------------------------------------------------------------------
+
+
+@translates(
+    aten.view.default,
+    aten._unsafe_view.default,
+    aten.reshape.default,
+    aten.unsqueeze.default,
+    aten.squeeze.dim,
+    aten.squeeze.dims,
+    aten.squeeze.default,
+    aten.flatten.using_ints,
+)
+def view(tr: Translator, node, x, *rest):
+    return reshape(tr.value(x), tr.result_shape(node))
+
+
+@translates(aten.expand.default)
+def expand(tr: Translator, node, x, *rest, **kwargs):
+    x = tr.value(x)
+    shape = tr.result_shape(node)
+    if shape_of(x) == shape:
+        return x
+    return rlx.ExpandOp(x, shape).result
+
+
+@translates(aten.permute.default)
+def permute(tr: Translator, node, x, dims):
+    x = tr.value(x)
+    rank = len(shape_of(x))
+    perm = [axis_of(d, rank) for d in dims]
+    if perm == list(range(rank)):
+        return x
+    return rlx.TransposeOp(x, perm).result
+
+
+@translates(aten.transpose.int)
+def transpose(tr: Translator, node, x, dim0, dim1):
+    x = tr.value(x)
+    rank = len(shape_of(x))
+    perm = list(range(rank))
+    a, b = axis_of(dim0, rank), axis_of(dim1, rank)
+    perm[a], perm[b] = perm[b], perm[a]
+    return rlx.TransposeOp(x, perm).result if a != b else x
+
+
+@translates(aten.t.default)
+def t(tr: Translator, node, x):
+    x = tr.value(x)
+    return rlx.TransposeOp(x, (1, 0)).result if len(shape_of(x)) == 2 else x
+
+
+def narrow(x: SSAValue, axis: int, start: int, length: int) -> SSAValue:
+    if start == 0 and length == shape_of(x)[axis]:
+        return x
+    return rlx.NarrowOp(x, axis, start, length).result
+
+
+@translates(aten.slice.Tensor)
+def slice_(tr: Translator, node, x, dim=0, start=None, end=None, step=1):
+    x = tr.value(x)
+    shape = shape_of(x)
+    axis = axis_of(dim, len(shape))
+    if step != 1:
+        raise TranslationError(f"slice with step {step} (only step 1 is supported)")
+    size = shape[axis]
+    begin = 0 if start is None else (start + size if start < 0 else start)
+    begin = min(max(begin, 0), size)
+    return narrow(x, axis, begin, tr.result_shape(node)[axis])
+
+
+@translates(aten.select.int)
+def select(tr: Translator, node, x, dim, index):
+    x = tr.value(x)
+    shape = shape_of(x)
+    axis = axis_of(dim, len(shape))
+    index = index + shape[axis] if index < 0 else index
+    return reshape(narrow(x, axis, index, 1), tr.result_shape(node))
+
+
+@translates(aten.cat.default)
+def cat(tr: Translator, node, tensors, dim=0):
+    element = tr.result_element(node)
+    values = [tr.value(t, element) for t in tensors]
+    values = [v for v in values if 0 not in shape_of(v)]
+    if len(values) == 1:
+        return values[0]
+    return rlx.ConcatOp(values, axis_of(dim, len(shape_of(values[0])))).result
+
+
+@translates(aten.split_with_sizes.default, aten.split.Tensor, aten.chunk.default)
+def split(tr: Translator, node, x, sizes, dim=0):
+    x = tr.value(x)
+    axis = axis_of(dim, len(shape_of(x)))
+    pieces, start = [], 0
+    for meta in node.meta["val"]:
+        length = int(meta.shape[axis])
+        pieces.append(narrow(x, axis, start, length))
+        start += length
+    return pieces
+
+
+@translates(aten.unbind.int)
+def unbind(tr: Translator, node, x, dim=0):
+    x = tr.value(x)
+    axis = axis_of(dim, len(shape_of(x)))
+    return [
+        reshape(narrow(x, axis, i, 1), tuple(meta.shape))
+        for i, meta in enumerate(node.meta["val"])
+    ]
+
+
+def supported_ops() -> list[str]:
+    return sorted(str(op) for op in TRANSLATIONS)

@@ -1,0 +1,245 @@
+"""Getting an ExportedProgram into the form the translator reads: exported
+(from an `nn.Module`), loaded (from a `.pt2` file), decomposed to core ATen
+except for the ops rlx has as ops of its own, and its signature read into
+user inputs, weights and outputs.
+
+Every failure is an `XdslAneError` with one line: torch's own reason for a
+module that does not export, the input and dimension for a symbolic shape.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import logging
+import re
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stderr
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.export import ExportedProgram
+from torch.export.graph_signature import InputKind, OutputKind
+
+from xdsl_ane.tools.common import XdslAneError
+
+aten = torch.ops.aten
+
+KEPT_OPS = (
+    aten.scaled_dot_product_attention.default,
+    aten.linear.default,
+    aten.rms_norm.default,
+    aten.layer_norm.default,
+    aten.gelu.default,
+    aten.silu.default,
+)
+"""Ops that stay whole: each is one rlx op (or matmul + add), and splitting
+them would only make the translator re-discover them."""
+
+
+def decomposition_table() -> dict[Any, Any]:
+    """torch.export's core ATen table without `KEPT_OPS`."""
+    table = torch.export.default_decompositions()
+    for op in KEPT_OPS:
+        table.pop(op, None)
+    return table
+
+
+def first_line(e: BaseException) -> str:
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
+def accepts_use_cache(module: torch.nn.Module) -> bool:
+    """Whether `module.forward` takes `use_cache` (Hugging Face models): the
+    key/value cache it returns otherwise is no tensor and does not export."""
+    try:
+        return "use_cache" in inspect.signature(module.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def export_module(
+    module: torch.nn.Module,
+    example_args: tuple[Any, ...] | list[Any] | None,
+    example_kwargs: dict[str, Any] | None = None,
+) -> ExportedProgram:
+    """`torch.export.export` of `module` on the example inputs; a failure is
+    torch's reason in one line. A Hugging Face model is exported with
+    `use_cache=False` unless the keyword arguments say otherwise."""
+    if example_args is None and not example_kwargs:
+        raise XdslAneError(
+            f"from_torch: a {type(module).__name__} needs example_args to be exported"
+        )
+    if isinstance(example_args, torch.Tensor):
+        example_args = (example_args,)
+    kwargs = dict(example_kwargs or {})
+    if "use_cache" not in kwargs and accepts_use_cache(module):
+        kwargs["use_cache"] = False
+    try:
+        with torch.no_grad(), quiet_torch_logs():
+            return torch.export.export(module, tuple(example_args or ()), kwargs=kwargs)
+    except Exception as e:
+        raise XdslAneError(
+            f"from_torch: {type(module).__name__} does not export: "
+            f"{type(e).__name__}: {first_line(e)}"
+        ) from None
+
+
+@contextmanager
+def quiet_torch_logs() -> Iterator[None]:
+    """torch's own output while exporting (warnings, and the graph it
+    prints to stderr when export fails) stays quiet: the failure is
+    reported in one line instead."""
+    loggers = [
+        logging.getLogger(name)
+        for name in ("torch", "torch.fx.experimental.symbolic_shapes", "torch.export")
+    ]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        with redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
+def load_program(path: str | Path) -> ExportedProgram:
+    """A program written by `torch.export.save`."""
+    path = Path(path)
+    if not path.exists():
+        raise XdslAneError(f"{path}: file does not exist")
+    try:
+        with warnings.catch_warnings(), quiet_torch_logs():
+            warnings.simplefilter("ignore", FutureWarning)
+            return torch.export.load(str(path))
+    except Exception as e:
+        raise XdslAneError(
+            f"{path}: not a torch.export program: {type(e).__name__}: {first_line(e)}"
+        ) from None
+
+
+def decompose(program: ExportedProgram, where: str) -> ExportedProgram:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            return program.run_decompositions(decomposition_table())
+    except Exception as e:
+        raise XdslAneError(
+            f"{where}: run_decompositions failed: {type(e).__name__}: {first_line(e)}"
+        ) from None
+
+
+# --- the signature -------------------------------------------------------------
+
+
+@dataclass
+class Signature:
+    """What the graph's placeholders and outputs are."""
+
+    user_inputs: list[torch.fx.Node]
+    """Tensor user inputs, in the program's argument order."""
+    weights: dict[str, tuple[str, torch.Tensor]]
+    """Placeholder name -> (state_dict key, tensor) for parameters, buffers
+    and lifted constants."""
+    unused_inputs: list[str]
+    """Non-tensor user inputs (a flag such as `use_cache`) that no node reads."""
+    outputs: list[torch.fx.Node | Any]
+    output_names: list[str]
+
+
+def identifier(name: str) -> str:
+    """A name usable as an SSA name hint and an `.npz` key."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.]", "_", name).strip("_.")
+    return cleaned or "value"
+
+
+def output_names(program: ExportedProgram, count: int) -> list[str]:
+    """Names of the flattened outputs from the output pytree: `logits`,
+    `last_hidden_state`; `output` for a lone tensor, `output_0`, ... for a
+    tuple."""
+    from torch.utils import _pytree as pytree
+
+    spec = program.call_spec.out_spec
+    if spec is None:
+        return [f"output_{i}" for i in range(count)]
+    tree = pytree.tree_unflatten(list(range(count)), spec)
+    names = []
+    for path, _ in pytree.tree_flatten_with_path(tree)[0]:
+        parts = []
+        for key in path:
+            for attribute in ("key", "name", "idx"):
+                if hasattr(key, attribute):
+                    parts.append(str(getattr(key, attribute)))
+                    break
+        names.append("output" if not parts else identifier("_".join(parts)))
+    if len(names) == 1 and names[0] in ("0", "output_0"):
+        return ["output"]
+    return [n if not n[0].isdigit() else f"output_{n}" for n in names]
+
+
+def read_signature(program: ExportedProgram, where: str) -> Signature:
+    graph = program.graph_module.graph
+    placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+    state = program.state_dict
+    constants = program.constants
+    user_inputs, weights, unused = [], {}, []
+    for spec in program.graph_signature.input_specs:
+        node = placeholders[spec.arg.name]
+        if spec.kind == InputKind.USER_INPUT:
+            value = node.meta.get("val")
+            if isinstance(value, torch.Tensor):
+                check_static(node, value, where)
+                user_inputs.append(node)
+            elif node.users:
+                raise XdslAneError(
+                    f"{where}: input '{node.name}' is a {type(value).__name__}, "
+                    "not a tensor; only tensor inputs are supported"
+                )
+            else:
+                unused.append(node.name)
+            continue
+        key = spec.target
+        if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER) and key in state:
+            tensor = state[key]
+        elif key in constants:
+            tensor = constants[key]
+        else:
+            raise XdslAneError(
+                f"{where}: input '{node.name}' ({spec.kind.name.lower()} "
+                f"'{key}') has no value in the program"
+            )
+        if not isinstance(tensor, torch.Tensor):
+            raise XdslAneError(
+                f"{where}: {spec.kind.name.lower()} '{key}' is a "
+                f"{type(tensor).__name__}, not a tensor"
+            )
+        weights[node.name] = (key, tensor.detach())
+    outputs = []
+    output_node = next(n for n in graph.nodes if n.op == "output")
+    flat = list(output_node.args[0])
+    for spec, value in zip(program.graph_signature.output_specs, flat):
+        if spec.kind != OutputKind.USER_OUTPUT:
+            raise XdslAneError(
+                f"{where}: the program writes {spec.kind.name.lower()} "
+                f"'{spec.target}'; programs that mutate their state are not supported"
+            )
+        outputs.append(value)
+    return Signature(
+        user_inputs, weights, unused, outputs, output_names(program, len(outputs))
+    )
+
+
+def check_static(node: torch.fx.Node, value: torch.Tensor, where: str) -> None:
+    for axis, size in enumerate(value.shape):
+        if not isinstance(size, int):
+            raise XdslAneError(
+                f"{where}: input '{node.name}' dimension {axis} is symbolic "
+                f"({size}); xdsl-ane compiles static shapes only (export without "
+                "dynamic_shapes)"
+            )

@@ -1,0 +1,404 @@
+"""The walk over an ExportedProgram's graph that builds one rlx function.
+
+Each node's value is one of
+- a runtime value (an rlx `SSAValue`): the node depends on a user input;
+- a `Const`: it does not, so it was computed here by torch itself (the
+  causal mask built from `arange`, the RoPE tables, int64 position
+  arithmetic) — a parameter, buffer or lifted constant is a `Const` that
+  carries its state_dict key;
+- a plain Python value (an int, a list, `None`).
+
+Constants enter the rlx program only where a runtime op reads them: a weight
+as `rlx.param` under its state_dict key, a folded tensor as `rlx.param`
+`folded.<node>` (or inline `rlx.constant` when small). Ops are translated in
+graph order (`aten.py`); patterns (`patterns.py`) look through a node's
+producers to emit rlx's own ops, and what they make dead is removed at the
+end.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils import _pytree as pytree
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import FunctionType, f16, f32, i1, i8, i32
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
+
+from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects.dense import dense_from_numpy
+from xdsl_ane.dialects.typing import element_type_of, tensor
+from xdsl_ane.frontend.torch.program import Signature, identifier
+from xdsl_ane.tools.common import XdslAneError
+
+INLINE_LIMIT = 64
+"""Folded tensors of at most this many elements are inline `rlx.constant`s;
+larger ones are weights (`folded.<node>`)."""
+
+
+class TranslationError(Exception):
+    """A node that cannot be translated as it is (the message says why);
+    reported with the node's name and source line."""
+
+
+@dataclass(eq=False)
+class Const:
+    """A tensor known at compile time. `weight` is the state_dict key of a
+    parameter, buffer or lifted constant; `origin` names the node that
+    computed it (for a folded tensor's weight name)."""
+
+    value: torch.Tensor
+    origin: str
+    weight: str | None = None
+
+
+Value = SSAValue | Const | Any
+
+
+def element_type(dtype: torch.dtype, what: str) -> Attribute:
+    """rlx's element type for a torch dtype: int64 (and other integers) as
+    i32, bool as i1; float64 only for folded constants, as f32."""
+    if dtype in (torch.float32, torch.float64):
+        return f32
+    if dtype == torch.float16:
+        return f16
+    if dtype == torch.bool:
+        return i1
+    if dtype == torch.int8:
+        return i8
+    if dtype in (torch.int64, torch.int32, torch.int16, torch.uint8):
+        return i32
+    raise TranslationError(
+        f"{what} has dtype {dtype}, which rlx does not have (f32, f16, integers as "
+        "i32, bool); convert the model to float32 or float16 first"
+    )
+
+
+def to_numpy(value: torch.Tensor, element: Attribute, what: str) -> np.ndarray:
+    """A tensor's data as numpy of `element`'s dtype; integers must fit i32."""
+    t = value.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        t = t.float()
+    array = t.contiguous().numpy()
+    if element == i32 and array.dtype.kind in "iu" and array.size:
+        if array.min() < -(2**31) or array.max() >= 2**31:
+            raise TranslationError(f"{what} holds integers outside the int32 range")
+    dtypes = {f32: np.float32, f16: np.float16, i32: np.int32, i8: np.int8}
+    return array.astype(dtypes.get(element, np.bool_))
+
+
+def source_of(node: torch.fx.Node) -> str:
+    """`file.py:123` of the innermost frame of the node's stack trace."""
+    trace = node.meta.get("stack_trace") or ""
+    location = ""
+    for line in trace.splitlines():
+        line = line.strip()
+        if line.startswith('File "'):
+            try:
+                file, rest = line[6:].split('", line ', 1)
+                number = rest.split(",", 1)[0]
+                location = f"{Path(file).name}:{number}"
+            except ValueError:
+                continue
+    return location
+
+
+def describe(node: torch.fx.Node) -> str:
+    """`node add_3 (aten.add.Tensor) at modeling_qwen3.py:61`."""
+    where = source_of(node)
+    text = f"node {node.name} ({target_name(node)})"
+    return f"{text} at {where}" if where else text
+
+
+def target_name(node: torch.fx.Node) -> str:
+    target = node.target
+    if target is operator.getitem:
+        return "getitem"
+    return (
+        str(target)
+        if not callable(target) or hasattr(target, "_schema")
+        else (getattr(target, "__name__", str(target)))
+    )
+
+
+Translation = Callable[..., Value]
+
+
+class Translator:
+    """Builds `@main` from the graph; see the module docstring."""
+
+    def __init__(
+        self,
+        signature: Signature,
+        translations: dict[Any, Translation],
+        shape_only: set[Any],
+        no_ops: set[Any],
+        where: str,
+    ):
+        self.signature = signature
+        self.translations = translations
+        self.shape_only = shape_only
+        self.no_ops = no_ops
+        self.where = where
+        self.env: dict[torch.fx.Node, Value] = {}
+        self.weights: dict[str, np.ndarray] = {}
+        self.materialized: dict[tuple[int, Attribute], SSAValue] = {}
+        self.named_tables: dict[str, Const] = {}
+        self.facts: dict[str, dict[torch.fx.Node, Any]] = {}
+        """What patterns learned about a node (`rms`: (input, eps) of a
+        normalization without its weight), keyed by pattern."""
+        self.node: torch.fx.Node | None = None
+
+    # --- the walk --------------------------------------------------------------
+
+    def runtime_nodes(self, graph: torch.fx.Graph) -> set[torch.fx.Node]:
+        """Nodes that depend on a user input (shape-only ops do not)."""
+        runtime = set(self.signature.user_inputs)
+        for node in graph.nodes:
+            if node.op != "call_function" or node.target in self.shape_only:
+                continue
+            if any(i in runtime for i in node.all_input_nodes):
+                runtime.add(node)
+        return runtime
+
+    def check_supported(self, graph: torch.fx.Graph) -> None:
+        """One error naming every runtime node without a translation."""
+        missing = [
+            node
+            for node in self.runtime_nodes(graph)
+            if node.op == "call_function"
+            and node.target not in self.translations
+            and node.target not in self.no_ops
+            and node.target is not operator.getitem
+        ]
+        if missing:
+            order = {n: i for i, n in enumerate(graph.nodes)}
+            missing.sort(key=order.__getitem__)
+            ops = sorted({target_name(n) for n in missing})
+            listed = "; ".join(describe(n) for n in missing)
+            raise XdslAneError(
+                f"{self.where}: {len(missing)} node(s) with ATen ops that have no "
+                f"rlx translation ({', '.join(ops)}): {listed}"
+            )
+
+    def build(self, graph: torch.fx.Graph) -> builtin.ModuleOp:
+        self.check_supported(graph)
+        inputs = self.signature.user_inputs
+        arg_types = []
+        for node in inputs:
+            meta = node.meta["val"]
+            with self.at(node):
+                arg_types.append(
+                    tensor(
+                        tuple(meta.shape),
+                        element_type(meta.dtype, f"input '{node.name}'"),
+                    )
+                )
+        block = Block(arg_types=arg_types)
+        for arg, node in zip(block.args, inputs):
+            arg.name_hint = identifier(node.name)
+            self.env[node] = arg
+        for name, (key, value) in self.signature.weights.items():
+            placeholder = next(n for n in graph.nodes if n.name == name)
+            self.env[placeholder] = Const(value, name, weight=key)
+        with ImplicitBuilder(block):
+            for node in graph.nodes:
+                if node.op == "call_function":
+                    with self.at(node):
+                        self.env[node] = self.translate(node)
+            results = []
+            for name, out in zip(self.signature.output_names, self.signature.outputs):
+                results.append(self.output_value(out, name))
+            func.ReturnOp(*results)
+        remove_dead_ops(block)
+        used = {op.param_name.data for op in block.ops if isinstance(op, rlx.ParamOp)}
+        self.weights = {k: v for k, v in self.weights.items() if k in used}
+        function_type = FunctionType.from_lists(arg_types, [r.type for r in results])
+        main = func.FuncOp("main", function_type, Region(block))
+        module = builtin.ModuleOp([main])
+        try:
+            module.verify()
+        except DiagnosticException as e:
+            raise XdslAneError(f"{self.where}: {first_line(e)}") from None
+        return module
+
+    def at(self, node: torch.fx.Node):
+        return NodeContext(self, node)
+
+    def output_value(self, out: Any, name: str) -> SSAValue:
+        value = self.env.get(out) if isinstance(out, torch.fx.Node) else out
+        if isinstance(value, SSAValue):
+            return value
+        if isinstance(value, Const):
+            return self.materialize(value)
+        raise XdslAneError(
+            f"{self.where}: output '{name}' is {type(value).__name__}, not a tensor"
+        )
+
+    def translate(self, node: torch.fx.Node) -> Value:
+        lookup = self.stand_in if node.target in self.shape_only else self.lookup
+        args, kwargs = pytree.tree_map(lookup, (node.args, node.kwargs))
+        leaves = pytree.tree_leaves((args, kwargs))
+        if not any(isinstance(v, SSAValue) for v in leaves):
+            return self.fold(node, args, kwargs)
+        if node.target in self.no_ops:
+            return args[0] if node.target not in NONE_RESULTS else None
+        if node.target is operator.getitem:
+            return args[0][args[1]]
+        return self.translations[node.target](self, node, *args, **kwargs)
+
+    def lookup(self, x: Any) -> Any:
+        return self.env[x] if isinstance(x, torch.fx.Node) else x
+
+    def stand_in(self, x: Any) -> Any:
+        """A runtime node as zeros of its shape, for ops that only read the
+        shape and dtype (`new_ones`, `zeros_like`)."""
+        value = self.lookup(x)
+        if not isinstance(value, SSAValue):
+            return value
+        meta = x.meta["val"]
+        return Const(torch.zeros(meta.shape, dtype=meta.dtype), x.name)
+
+    def fold(self, node: torch.fx.Node, args: Any, kwargs: Any) -> Value:
+        """Runs the node with torch on its constant inputs."""
+        raw_args, raw_kwargs = pytree.tree_map(
+            lambda v: v.value if isinstance(v, Const) else v, (args, kwargs)
+        )
+        try:
+            with torch.no_grad():
+                result = node.target(*raw_args, **raw_kwargs)
+        except Exception as e:
+            raise TranslationError(
+                f"folding failed: {type(e).__name__}: {first_line(e)}"
+            ) from None
+        return self.wrap(result, node.name)
+
+    def wrap(self, result: Any, origin: str) -> Value:
+        if isinstance(result, torch.Tensor):
+            return Const(result, origin)
+        if isinstance(result, tuple | list):
+            return [self.wrap(r, f"{origin}.{i}") for i, r in enumerate(result)]
+        return result
+
+    # --- values ----------------------------------------------------------------
+
+    def value(self, x: Value, element: Attribute | None = None) -> SSAValue:
+        """`x` as a runtime value, cast to `element` if given."""
+        if isinstance(x, SSAValue):
+            if element is not None and element_type_of(x) != element:
+                return rlx.CastOp(x, element).result
+            return x
+        if isinstance(x, Const):
+            return self.materialize(x, element)
+        if isinstance(x, bool | int | float):
+            if element is None:
+                element = (
+                    f32
+                    if isinstance(x, float)
+                    else (i1 if isinstance(x, bool) else i32)
+                )
+            return self.constant(np.asarray(x), element)
+        raise TranslationError(f"expected a tensor, got {type(x).__name__}")
+
+    def materialize(self, const: Const, element: Attribute | None = None) -> SSAValue:
+        """A constant in the program: a weight as `rlx.param` (state_dict
+        key), a large folded tensor as `rlx.param "folded.<node>"`, a small
+        one inline."""
+        what = f"constant '{const.weight or const.origin}'"
+        element = element or element_type(const.value.dtype, what)
+        key = (id(const), element)
+        if key in self.materialized:
+            return self.materialized[key]
+        array = to_numpy(const.value, element, what)
+        if const.weight is not None or array.size > INLINE_LIMIT:
+            name = const.weight or f"folded.{const.origin}"
+            result = self.param(name, array, element)
+        else:
+            result = self.constant(array, element)
+        self.materialized[key] = result
+        return result
+
+    def param(self, name: str, array: np.ndarray, element: Attribute) -> SSAValue:
+        if name in self.weights and self.weights[name].dtype != array.dtype:
+            name = f"{name}.{array.dtype}"
+        self.weights[name] = array
+        return rlx.ParamOp(name, tensor(array.shape, element)).result
+
+    def constant(self, array: np.ndarray, element: Attribute) -> SSAValue:
+        return rlx.ConstantOp(dense_from_numpy(array, element)).result
+
+    def named_table(self, base: str, table: torch.Tensor) -> Const:
+        """A derived weight with a readable name (`rope.cos`), one per
+        distinct content (`rope.cos.1` for a second table)."""
+        same_base = [
+            c
+            for n, c in self.named_tables.items()
+            if n.rsplit(".", 1)[0] == base or n == base
+        ]
+        for const in same_base:
+            if const.value.shape == table.shape and torch.equal(const.value, table):
+                return const
+        name = base if not same_base else f"{base}.{len(same_base)}"
+        const = Const(table.contiguous(), name, weight=name)
+        self.named_tables[name] = const
+        return const
+
+    def result_element(self, node: torch.fx.Node) -> Attribute:
+        meta = node.meta["val"]
+        return element_type(meta.dtype, f"the result of {node.name}")
+
+    def result_shape(self, node: torch.fx.Node) -> tuple[int, ...]:
+        return tuple(int(d) for d in node.meta["val"].shape)
+
+
+NONE_RESULTS: set[Any] = set()
+"""No-op targets whose result is nothing (`_assert_tensor_metadata`); filled
+by aten.py."""
+
+
+class NodeContext:
+    """Reports any failure while translating `node` as one line naming it."""
+
+    def __init__(self, translator: Translator, node: torch.fx.Node):
+        self.translator = translator
+        self.node = node
+
+    def __enter__(self) -> None:
+        self.translator.node = self.node
+
+    def __exit__(self, kind, error, traceback) -> bool:
+        if error is None or isinstance(error, XdslAneError):
+            return False
+        if isinstance(error, TranslationError | DiagnosticException):
+            node = self.node
+            what = f"{describe(node)}: " if node.op != "placeholder" else ""
+            raise XdslAneError(
+                f"{self.translator.where}: {what}{first_line(error)}"
+            ) from None
+        return False
+
+
+def first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    for line in text.splitlines():
+        if "does not verify:" in line:
+            return line.split("does not verify:", 1)[1].strip()
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[0] if lines else type(e).__name__
+
+
+def remove_dead_ops(block: Block) -> None:
+    """Erases ops whose results nothing reads (what patterns looked through)."""
+    for op in reversed(list(block.ops)):
+        if isinstance(op, func.ReturnOp):
+            continue
+        if all(not r.uses for r in op.results):
+            block.erase_op(op)
