@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import torch_frontend
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 RESULTS = BENCH / "results.json"
@@ -132,6 +134,7 @@ def measure_all(
     results["compile_time"] = compile_time
     largest = max(layer_counts)
     results["numerics"] = runner.run("numerics", largest)
+    results["torch_frontend"] = torch_frontend.measure_torch_frontend()  # PyTorch in
     results.update(comparison(compile_time[f"qwen3_{largest}_layers"], largest))
     return results
 

@@ -9,6 +9,7 @@ module that does not export, the input and dimension for a symbolic shape.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import io
 import logging
@@ -110,18 +111,74 @@ def quiet_torch_logs() -> Iterator[None]:
 
 
 def load_program(path: str | Path) -> ExportedProgram:
-    """A program written by `torch.export.save`."""
+    """A program written by `torch.export.save`. An output type that torch
+    cannot rebuild until its module registers it with pytree (Hugging Face's
+    `CausalLMOutputWithPast`) has its module imported, and the load retried."""
     path = Path(path)
     if not path.exists():
         raise XdslAneError(f"{path}: file does not exist")
-    try:
-        with warnings.catch_warnings(), quiet_torch_logs():
-            warnings.simplefilter("ignore", FutureWarning)
-            return torch.export.load(str(path))
-    except Exception as e:
-        raise XdslAneError(
-            f"{path}: not a torch.export program: {type(e).__name__}: {first_line(e)}"
-        ) from None
+    imported: set[str] = set()
+    while True:
+        failures = CapturedErrors()
+        try:
+            with warnings.catch_warnings(), quiet_torch_logs(), failures.capturing():
+                warnings.simplefilter("ignore", FutureWarning)
+                return torch.export.load(str(path))
+        except Exception as e:
+            module = failures.unregistered_module()
+            if module is not None and module not in imported:
+                imported.add(module)
+                try:
+                    importlib.import_module(module)
+                    continue
+                except ImportError:
+                    pass
+            reason = failures.reason() or f"{type(e).__name__}: {first_line(e)}"
+            raise XdslAneError(f"{path}: not a torch.export program: {reason}") from None
+
+
+UNREGISTERED = re.compile(r"Deserializing ([\w.]+)\.(\w+) in pytree is not registered")
+
+
+class CapturedErrors(logging.Handler):
+    """The exceptions torch logs (rather than raises) while loading."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.errors: list[BaseException] = []
+
+    @contextmanager
+    def capturing(self) -> Iterator[None]:
+        """Records of `torch.export` come here only (not to torch's own
+        handlers, which would print them)."""
+        logger = logging.getLogger("torch.export")
+        level, propagate, handlers = logger.level, logger.propagate, logger.handlers
+        logger.setLevel(logging.WARNING)
+        logger.propagate = False
+        logger.handlers = [self]
+        try:
+            yield
+        finally:
+            logger.handlers = handlers
+            logger.setLevel(level)
+            logger.propagate = propagate
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            self.errors.append(record.exc_info[1])
+
+    def unregistered_module(self) -> str | None:
+        for error in self.errors:
+            match = UNREGISTERED.search(str(error))
+            if match:
+                return match.group(1)
+        return None
+
+    def reason(self) -> str | None:
+        if not self.errors:
+            return None
+        error = self.errors[-1]
+        return f"{type(error).__name__}: {first_line(error)}"
 
 
 def decompose(program: ExportedProgram, where: str) -> ExportedProgram:
