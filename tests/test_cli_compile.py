@@ -243,9 +243,10 @@ def test_compile_unwritable_output(layer, tmp_path):
     )
 
 
-def test_compile_lint_errors_are_reported_not_fatal(tmp_path):
-    """A vocabulary-sized axis: the program compiles, the summary carries the
-    lint errors with the split suggestion."""
+def test_compile_lint_errors_fail_unless_allowed(tmp_path):
+    """A vocabulary-sized axis: the compile fails with the first lint error
+    and nothing written; with --allow-lint-errors the summary carries the
+    errors with the split suggestion."""
     source = tmp_path / "head.mlir"
     source.write_text(
         """func.func @head(%x: tensor<4x70000xf32>) -> tensor<4x70000xf32> {
@@ -254,7 +255,11 @@ def test_compile_lint_errors_are_reported_not_fatal(tmp_path):
 }
 """
     )
-    result = xdsl_ane_cli("compile", str(source), "-o", str(tmp_path / "h.mlpackage"))
+    out = tmp_path / "h.mlpackage"
+    result = xdsl_ane_cli("compile", str(source), "-o", str(out))
+    assert_clean_error(result, "head.mlir:1:1: ane-lint: error", "split")
+    assert not out.exists()
+    result = xdsl_ane_cli("compile", str(source), "-o", str(out), "--allow-lint-errors")
     assert result.returncode == 0, result.stderr
     assert "ane-lint: error" in result.stdout and "split" in result.stdout
 

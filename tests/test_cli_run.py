@@ -176,7 +176,7 @@ def test_mistyped_weight(program, data, tmp_path):
     result = xdsl_ane(
         "run", str(program), "--inputs", str(inputs), "--weights", str(weights)
     )
-    assert_clean_error(result, "'w'", "int32", "float32")
+    assert_clean_error(result, "small.mlir:2:3", "'w'", "int32", "f32")
 
 
 def test_corrupt_weights_file(program, data, tmp_path):

@@ -390,7 +390,7 @@ CASES: dict[str, Case] = {
     "run-negative-seed": Case(GOOD, [*RUN, "--random", "-1"], None, ["-1"]),
     "run-existing-output-fails": Case(
         {"p.mlir": PROGRAM},
-        ["run", "p.mlir", "--random", "0", "--output", "y.npz"],
+        ["run", "p.mlir", "--random", "0", "--output", "y.npz", "--force"],
         "y.npz",
         ["'w'"],
         previous="old",
@@ -637,7 +637,9 @@ def test_cli_run_interrupted_keeps_previous_output(tmp_path, monkeypatch, capsys
     monkeypatch.setattr(
         np, "savez", failing(KeyboardInterrupt(), lambda f, **a: real_savez(f, **a))
     )
-    status = run_cli(monkeypatch, tmp_path, *RUN, "--random", "0", "--output", "y.npz")
+    status = run_cli(
+        monkeypatch, tmp_path, *RUN, "--random", "0", "--output", "y.npz", "--force"
+    )
     assert status == 130
     assert "interrupted" in capsys.readouterr().err
     assert (tmp_path / "y.npz").read_bytes() == b"previous"
@@ -876,6 +878,6 @@ def test_out_of_memory_is_an_error_naming_the_file(tmp_path, monkeypatch):
     def exhausted(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr("xdsl_ane.api.apply_pipeline", exhausted)
+    monkeypatch.setattr("xdsl_ane.api.run_pipeline", exhausted)
     with pytest.raises(XdslAneError, match=r"p.mlir: out of memory"):
         xdsl_ane.compile(path, weights={"w": WEIGHT})

@@ -28,26 +28,34 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import builtin, func
 
+from xdsl_ane.diagnostics import did_you_mean, prefix_difference
+from xdsl_ane.locations import location
+from xdsl_ane.progress import NO_PROGRESS, Progress
 from xdsl_ane.tools.common import (
     XdslAneError,
-    apply_pipeline,
+    apply_passes,
     atomic_output,
     check_output,
     load_arrays,
     make_context,
     parse_module,
+    parse_pipeline,
     reported,
     verify,
 )
 
-DEFAULT_PIPELINE = "ane-pipeline{lint=false}"
-"""`ane-pipeline` without its lint pass: `compile` lints the result itself and
-keeps the report (lint errors are reported, not raised)."""
+if TYPE_CHECKING:
+    from xdsl_ane.passes.ane_lint import LintReport
+
+DEFAULT_PIPELINE = "ane-pipeline"
+"""The pipeline of `compile` unless another is given. Its `ane-lint` is run
+by `compile` itself, which keeps the report (`CompiledModel.lint`) and fails
+on its errors unless `allow_lint_errors`."""
 
 EMITS = ("mlpackage", "mil-text", "proto")
 
@@ -63,6 +71,8 @@ class CompiledModel:
     target: str = "iOS18"
     source: str = "<module>"
     unused_weights: list[str] = field(default_factory=list)
+    progress: Progress = field(default=NO_PROGRESS, repr=False)
+    """Where the steps of `save` report (the command line's progress)."""
 
     @cached_property
     def lint(self):
@@ -78,7 +88,10 @@ class CompiledModel:
         `Model_pb2.Model`, `.blob` the weight blob)."""
         from xdsl_ane.backend.milproto import module_to_proto
 
-        with reported(f"{self.source}: MIL protobuf", self.source):
+        with (
+            reported(f"{self.source}: MIL protobuf", self.source),
+            self.progress.step("MIL protobuf"),
+        ):
             return module_to_proto(self.module, self.weights, target=self.target)
 
     @property
@@ -91,9 +104,7 @@ class CompiledModel:
         from xdsl_ane.backend.mil_text import module_to_mil_text
 
         with reported(f"{self.source}: MIL text", self.source):
-            text, _ = module_to_mil_text(
-                self.module, self.weights, target=self.target
-            )
+            text, _ = module_to_mil_text(self.module, self.weights, target=self.target)
         return text
 
     @property
@@ -158,7 +169,7 @@ class CompiledModel:
             manifest = json.dumps(self.manifest(), indent=2) + "\n"
         if emit != "mil-text":
             self.proto  # noqa: B018  (printed before anything is written)
-        with reported(str(path)):
+        with reported(str(path)), self.progress.step(f"writing {path}"):
             if emit == "mlpackage":
                 # The manifest beside the package is staged first and moved
                 # into place right after the package.
@@ -308,24 +319,40 @@ def check_weights(
             continue
         assert isinstance(shape, TensorType)
         expected = op.file_shape() if isinstance(op, mil.ConstOp) else shape.get_shape()
+        at = location(op) or source
         if name not in weights:
             raise XdslAneError(
-                f"{source}: {op.name} '{name}': weight not in the weights file"
+                f"{at}: {op.name} '{name}': weight not in the weights file"
+                f"{missing_weight_hint(name, weights)}"
             )
         value = weights[name]
         if not isinstance(value, np.ndarray) or tuple(value.shape) != tuple(expected):
             got = list(getattr(value, "shape", ()))
             raise XdslAneError(
-                f"{source}: {op.name} '{name}': weight has shape {got}, the program "
+                f"{at}: {op.name} '{name}': weight has shape {got}, the program "
                 f"declares {list(expected)}"
             )
         float_program = "f" in str(shape.element_type)
         if float_program != (value.dtype.kind == "f"):
             raise XdslAneError(
-                f"{source}: {op.name} '{name}': weight has dtype {value.dtype}, the "
+                f"{at}: {op.name} '{name}': weight has dtype {value.dtype}, the "
                 f"program declares {shape.element_type}"
             )
     return sorted(set(weights) - used_weight_names(module))
+
+
+def missing_weight_hint(name: str, weights: Mapping[str, np.ndarray]) -> str:
+    """Why a weight may be missing: the file names it with another prefix
+    (Hugging Face's `model.layers.0...` for `layers.0...`), or a close name."""
+    found = prefix_difference(name, weights)
+    if found is not None:
+        other, prefix = found
+        added = prefix[0] == "+"
+        return (
+            f"; the file has '{other}': its names {'carry' if added else 'lack'} the "
+            f"prefix '{prefix[1:]}' (strip or add it when writing the weights)"
+        )
+    return did_you_mean(name, weights)
 
 
 def compile(
@@ -333,26 +360,109 @@ def compile(
     weights: Mapping[str, np.ndarray] | str | Path | None = None,
     pipeline: str | None = None,
     target: str = "iOS18",
+    example_args: tuple[Any, ...] | None = None,
+    allow_lint_errors: bool = False,
+    progress: Progress = NO_PROGRESS,
 ) -> CompiledModel:
     """Compiles an rlx (or mil) program with `pipeline` (an `xdsl-opt` pass
     pipeline; default `ane-pipeline`) into a `CompiledModel`. The input
-    module is not modified. Raises `XdslAneError`."""
+    module is not modified. A `torch.export.ExportedProgram`, an
+    `nn.Module` (exported on `example_args`) or a `.pt2` file is imported
+    with `xdsl_ane.from_torch` first. An `ane-lint` of the pipeline
+    (`ane-pipeline` has one unless `lint=false`) fails the compile on an
+    error (with `strict`, a warning) unless `allow_lint_errors`. Raises
+    `XdslAneError`."""
+    from xdsl_ane.frontend.torch import from_torch, is_torch_input
+
+    if is_torch_input(module_or_path):
+        imported = from_torch(module_or_path, example_args)
+        try:
+            model = compile(
+                imported.module,
+                {**imported.weights, **load_weights(weights)},
+                pipeline,
+                target,
+                allow_lint_errors=allow_lint_errors,
+                progress=progress,
+            )
+        except XdslAneError as e:  # named by the program, not "<module>"
+            message = str(e).replace("<module>", imported.source, 1)
+            raise type(e)(message) from e.__cause__
+        model.source = imported.source
+        return model
     where = (
         "<module>"
         if isinstance(module_or_path, builtin.ModuleOp)
         else str(module_or_path)
     )
+    spec = pipeline or DEFAULT_PIPELINE
     with reported(where, where):
+        parse_pipeline(spec)  # a misspelled pipeline fails before any work
         module, source, file_weights = load_module(module_or_path)
     with reported(str(weights) if isinstance(weights, str | Path) else where):
         all_weights = {**file_weights, **load_weights(weights)}
     with reported(source, source):
         unused = check_weights(module, all_weights, source)
-        spec = pipeline or DEFAULT_PIPELINE
-        apply_pipeline(module, spec, make_context(), source)
-    return CompiledModel(
-        module, all_weights, spec, target=target, source=source, unused_weights=unused
+        report = run_pipeline(module, spec, source, allow_lint_errors, progress)
+    model = CompiledModel(
+        module,
+        all_weights,
+        spec,
+        target=target,
+        source=source,
+        unused_weights=unused,
+        progress=progress,
     )
+    if report is not None:
+        model.lint = report  # the pipeline's own lint of the final module
+    return model
+
+
+def run_pipeline(
+    module: builtin.ModuleOp,
+    spec: str,
+    source: str,
+    allow_lint_errors: bool,
+    progress: Progress = NO_PROGRESS,
+) -> LintReport | None:
+    """Applies the pipeline `spec` to `module`, running each `ane-lint` in
+    it (those inside `ane-pipeline` too) here rather than as a pass, so that
+    its report is kept, not printed; returns the last report (None when the
+    pipeline has no lint). A failing lint raises unless `allow_lint_errors`."""
+    from xdsl_ane.passes.ane_lint import AneLintPass, lint_module
+    from xdsl_ane.passes.pipeline import AnePipelinePass, pipeline_passes
+
+    ctx = make_context()
+    passes = []
+    for p in parse_pipeline(spec).passes:
+        if isinstance(p, AnePipelinePass):
+            expanded = pipeline_passes(p.weights, p.fp16, p.pack_io, p.lint, p.strict)
+            passes += [(p.name, q) for q in expanded]
+        else:
+            passes.append((p.name, p))
+    report = None
+    pending: list = []
+    progress.expect(len(passes))
+    for name, p in passes:
+        if not isinstance(p, AneLintPass):
+            pending.append((name, p))
+            continue
+        apply_passes(module, pending, ctx, source, progress)
+        pending = []
+        with reported(f"{source}: ane-lint", source), progress.step("ane-lint"):
+            report = lint_module(module)
+        failure = report.failure(p.strict)
+        if failure is not None and not allow_lint_errors:
+            at = "" if failure.source else f"{source}: "
+            counts = report.summary().removeprefix("ane-lint: ")
+            raise XdslAneError(
+                f"{at}{failure.format()} ({counts}; nothing written: "
+                "--allow-lint-errors, or lint=false in the pipeline, compiles "
+                "it anyway)"
+            )
+    apply_passes(module, pending, ctx, source, progress)
+    verify(module, f"{source}: after '{spec}'")
+    return report
 
 
 def warn(message: str) -> None:

@@ -24,6 +24,8 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import DiagnosticException
 
+from xdsl_ane.diagnostics import did_you_mean
+
 
 class InterpretationError(DiagnosticException):
     """A runtime failure of the interpreter: missing or mis-shaped input or
@@ -161,8 +163,11 @@ def find_function(module: builtin.ModuleOp, name: str | None) -> func.FuncOp:
     for f in functions:
         if f.sym_name.data == name:
             return f
-    names = ", ".join(f.sym_name.data for f in functions)
-    raise InterpretationError(f"no function named '{name}' (the module has {names})")
+    known = [f.sym_name.data for f in functions]
+    raise InterpretationError(
+        f"no function named '{name}'{did_you_mean(name, known)} (the module has "
+        f"{', '.join(known)})"
+    )
 
 
 def run_function(

@@ -65,6 +65,7 @@ from xdsl.traits import IsolatedFromAbove
 from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects.mil.base import MilOp
+from xdsl_ane.locations import location
 
 PREFERRED_RANK = 4
 MAX_RANK = 5
@@ -105,6 +106,9 @@ class Finding:
     value_name: str
     message: str
     suggestion: str = ""
+    source: str = ""
+    """`file:line:col` of the op in the file it was read from (or of the op
+    it was lowered from), when known."""
 
     @property
     def location(self) -> str:
@@ -117,7 +121,8 @@ class Finding:
     def format(self) -> str:
         where = f"@{self.function}: " + (f"{self.location}: " if self.location else "")
         fix = f"; {self.suggestion}" if self.suggestion else ""
-        return f"ane-lint: {self.severity}: {where}{self.message}{fix}"
+        at = f"{self.source}: " if self.source else ""
+        return f"{at}ane-lint: {self.severity}: {where}{self.message}{fix}"
 
 
 @dataclass
@@ -147,6 +152,14 @@ class LintReport:
     def format(self) -> str:
         """Every finding on its own line, then the summary."""
         return "\n".join([*(f.format() for f in self.findings), self.summary()])
+
+    def failure(self, strict: bool = False) -> Finding | None:
+        """The finding that fails a lint: the first error, or with `strict`
+        the first warning when there is no error."""
+        errors = [f for f in self.findings if f.severity is Severity.ERROR]
+        if errors:
+            return errors[0]
+        return self.findings[0] if strict and self.findings else None
 
 
 def _count(n: int, noun: str) -> str:
@@ -380,6 +393,7 @@ class _FunctionLint:
                 names,
                 message,
                 suggestion,
+                "" if op is None else location(op) or "",
             )
         )
 
@@ -387,7 +401,15 @@ class _FunctionLint:
         self, severity: Severity, kind: str, name: str, message: str, fix: str = ""
     ) -> None:
         self.findings.append(
-            Finding(severity, self.function.sym_name.data, kind, name, message, fix)
+            Finding(
+                severity,
+                self.function.sym_name.data,
+                kind,
+                name,
+                message,
+                fix,
+                location(self.function) or "",
+            )
         )
 
     def ops_in_body(self) -> Iterator[Operation]:
@@ -607,10 +629,6 @@ class AneLintPass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         report = lint_module(op)
         print(report.format(), file=sys.stderr)
-        failing = [
-            f for f in report.findings if f.severity is Severity.ERROR or self.strict
-        ]
-        errors = [f for f in failing if f.severity is Severity.ERROR]
-        if failing:
-            first = (errors or failing)[0]
+        first = report.failure(self.strict)
+        if first is not None:
             raise PassFailedException(f"{first.format()}\n{report.summary()}")

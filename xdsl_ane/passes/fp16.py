@@ -73,6 +73,7 @@ from xdsl_ane.dialects.typing import (
     product,
     tensor,
 )
+from xdsl_ane.locations import copy_location, location_keeper, where
 from xdsl_ane.passes.rlx_to_mil.attention import MASKED
 from xdsl_ane.passes.rlx_to_mil.emit import const_op, element_type_of, shape_of
 
@@ -114,19 +115,23 @@ def inferred_types(op: mil.MilOp, properties: dict[str, Attribute]) -> list[Attr
     try:
         return type(op).infer_result_types([o.type for o in op.operands], properties)
     except OpTypeError as e:
-        raise PassFailedException(f"mil-fp16: cannot convert {op.name}: {e}") from e
+        raise PassFailedException(
+            f"{where(op)}mil-fp16: cannot convert {op.name}: {e}"
+        ) from e
 
 
 def rebuilt(op: mil.MilOp, properties: dict[str, Attribute] | None = None) -> mil.MilOp:
     """A copy of `op` over its current operands, with `properties` (default:
     its own) and its result types inferred anew from both."""
     props = dict(op.properties if properties is None else properties)
-    return type(op).create(
+    new = type(op).create(
         operands=list(op.operands),
         result_types=inferred_types(op, props),
         properties=props,
         attributes=dict(op.attributes),
     )
+    copy_location(new, op)
+    return new
 
 
 # --- types ---------------------------------------------------------------------
@@ -339,7 +344,7 @@ def check_converted(module: builtin.ModuleOp) -> None:
             ):
                 continue
             raise PassFailedException(
-                f"mil-fp16: cannot convert {op.name} to fp16: only mil programs "
+                f"{where(op)}mil-fp16: cannot convert {op.name} to fp16: only mil programs "
                 f"are converted (result type {result.type})"
             )
 
@@ -365,10 +370,12 @@ class MilFp16Pass(ModulePass):
                 ]
             ),
             apply_recursively=False,
+            listener=location_keeper(),
         ).rewrite_module(op)
         check_converted(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [LogSumExpAsMean(), RaiseTinyEpsilons(), MakeMasksFp16Safe()]
-            )
+            ),
+            listener=location_keeper(),
         ).rewrite_module(op)

@@ -37,6 +37,7 @@ from xdsl.pattern_rewriter import (
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import shape_of
+from xdsl_ane.locations import location_keeper
 
 
 def repeat_heads(value: SSAValue, repeats: int, rewriter: PatternRewriter) -> SSAValue:
@@ -123,8 +124,12 @@ class RlxGqaTilePass(ModulePass):
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         PatternRewriteWalker(
-            TileGroupedQueryAttention(), apply_recursively=False
+            TileGroupedQueryAttention(),
+            apply_recursively=False,
+            listener=location_keeper(),
         ).rewrite_module(op)
         PatternRewriteWalker(
-            TileGroupedQueryAttentionBackward(), apply_recursively=False
+            TileGroupedQueryAttentionBackward(),
+            apply_recursively=False,
+            listener=location_keeper(),
         ).rewrite_module(op)

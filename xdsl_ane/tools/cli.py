@@ -3,7 +3,7 @@
     xdsl-ane compile IN.mlir|IN.mil -o OUT [--weights W.npz|W.safetensors]
                  [-p PIPELINE] [--emit mlpackage|mil-text|proto] [--target iOS18|iOS17]
                  [--validate] [--force]
-    xdsl-ane import K.mil [-o OUT.mlir]
+    xdsl-ane import K.mil|MODEL.pt2 [-o OUT.mlir]
     xdsl-ane compile-model qwen3-0.6b (--training | [--layers N]) -o DIR
                  [--seq-len S] [--seed N] [--validate] [--force]
     xdsl-ane run IN.mlir [-p PIPELINE] [--function NAME] [--weights W.npz]
@@ -23,6 +23,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from xdsl_ane.diagnostics import did_you_mean
+from xdsl_ane.progress import Progress
 from xdsl_ane.tools.common import XdslAneError, first_line, internal_error
 
 
@@ -41,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         "the model with its weights, plus a manifest of the layouts a runtime "
         "needs; prints a summary.",
     )
-    compile_.add_argument("input", help="the .mlir (rlx or mil) or .mil file")
+    compile_.add_argument(
+        "input", help="the .mlir (rlx or mil), .mil or .pt2 (torch.export) file"
+    )
     compile_.add_argument("-o", "--output", required=True, help="output path")
     compile_.add_argument("--weights", help=".npz or .safetensors with the weights")
     compile_.add_argument("-p", "--passes", dest="pipeline", help="pass pipeline")
@@ -55,7 +59,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="reload the protobuf with coremltools' MIL loader and compare a "
         "re-export; nothing is written if it finds a problem",
     )
-    compile_.add_argument("--force", action="store_true", help="replace OUT")
+    compile_.add_argument(
+        "--allow-lint-errors",
+        action="store_true",
+        help="write the model even when ane-lint finds errors (they are printed)",
+    )
+    compile_.add_argument(
+        "--force", action="store_true", help="replace OUT (never an input)"
+    )
     compile_.set_defaults(handler=command_compile)
 
     model = commands.add_parser(
@@ -78,17 +89,20 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     model.add_argument("-o", "--output", required=True, help="output directory")
     model.add_argument("--validate", action="store_true", help="validate every package")
-    model.add_argument("--force", action="store_true", help="replace DIR")
+    model.add_argument(
+        "--force", action="store_true", help="replace DIR (never an input)"
+    )
     model.set_defaults(handler=command_compile_model)
 
     import_ = commands.add_parser(
         "import",
-        help="MIL text to the mil dialect",
+        help="MIL text to the mil dialect, or a torch.export program to rlx",
         description="Reads MIL text (program(1.3)), resolving BLOBFILE paths "
-        "against the file's directory, and prints the mil dialect; with -o, "
+        "against the file's directory, and prints the mil dialect; or reads a "
+        ".pt2 written by torch.export.save and prints it in rlx; with -o, "
         "writes OUT.mlir and its weights as OUT.weights.npz.",
     )
-    import_.add_argument("input", help="the .mil file")
+    import_.add_argument("input", help="the .mil or .pt2 (torch.export) file")
     import_.add_argument("-o", "--output", help="the .mlir to write")
     import_.add_argument("--force", action="store_true", help="replace OUT")
     import_.set_defaults(handler=command_import)
@@ -100,7 +114,11 @@ def build_parser() -> argparse.ArgumentParser:
         "IN.mlir. Inputs are keyed arg0, arg1, ... in argument order; outputs "
         "out0, out1, ...",
     )
-    run.add_argument("input", help="the .mlir file")
+    run.add_argument(
+        "input",
+        help="the .mlir file, or what compile wrote: an .mlpackage, a --emit "
+        "proto or mil-text directory, or a .mil file",
+    )
     run.add_argument(
         "-p", "--passes", dest="pipeline", help="pass pipeline to apply first"
     )
@@ -114,7 +132,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--random", type=int, metavar="SEED", help="random inputs from SEED"
     )
     run.add_argument(
+        "--layout",
+        choices=("logical", "ane"),
+        help="for a compiled model: inputs and outputs as the source program's "
+        "logical tensors (default, using the manifest) or as the compiled "
+        "function's own [1, C, 1, S] arguments",
+    )
+    run.add_argument(
         "--output", help="write outputs to this .npz (keys out0, out1, ...)"
+    )
+    run.add_argument(
+        "--force", action="store_true", help="replace --output (never an input)"
     )
     run.set_defaults(handler=command_run)
     return parser
@@ -123,15 +151,29 @@ def build_parser() -> argparse.ArgumentParser:
 def command_compile(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from xdsl_ane.api import compile
-    from xdsl_ane.tools.common import check_output
+    from xdsl_ane.api import compile, manifest_path
+    from xdsl_ane.tools.common import check_outputs
 
-    output = check_output(Path(args.output), args.force)
+    output = Path(args.output)
+    # (a directory output holds its manifest)
+    outputs = (
+        [output, manifest_path(output, args.emit)]
+        if args.emit == "mlpackage"
+        else [output]
+    )
+    check_outputs(outputs, args.force, [args.input, args.weights])
+    progress = Progress()
     model = compile(
-        args.input, weights=args.weights, pipeline=args.pipeline, target=args.target
+        args.input,
+        weights=args.weights,
+        pipeline=args.pipeline,
+        target=args.target,
+        allow_lint_errors=args.allow_lint_errors,
+        progress=progress,
     )
     if args.validate:
-        report = model.validate()
+        with progress.step("validating"):
+            report = model.validate()
         for finding in report.findings:
             print(f"  validate: {finding}", file=sys.stderr)
         if not report.ok:
@@ -167,11 +209,17 @@ def command_compile_model(args: argparse.Namespace) -> int:
 
     from xdsl_ane.api import CompiledModel
     from xdsl_ane.models.transformer import CONFIGS, build_decoder_stack, make_weights
-    from xdsl_ane.tools.common import atomic_output, check_output
+    from xdsl_ane.tools.common import atomic_output, check_outputs
 
     if args.model not in CONFIGS:
         raise XdslAneError(
-            f"unknown model '{args.model}' (known: {', '.join(sorted(CONFIGS))})"
+            f"unknown model '{args.model}'{did_you_mean(args.model, CONFIGS)} "
+            f"(known: {', '.join(sorted(CONFIGS))})"
+        )
+    if args.training and args.layers is not None:
+        raise XdslAneError(
+            f"--layers {args.layers}: does not apply with --training (the training "
+            "kernels are one layer's; a runtime runs them once per layer)"
         )
     config = CONFIGS[args.model]
     if args.seq_len is not None and args.seq_len < 1:
@@ -180,21 +228,27 @@ def command_compile_model(args: argparse.Namespace) -> int:
         raise XdslAneError(f"--layers {args.layers}: must be at least 0")
     if args.seq_len is not None:
         config = config.with_(seq_len=args.seq_len)
-    output = check_output(Path(args.output), args.force)
+    output = Path(args.output)
+    check_outputs([output], args.force)
+    progress = Progress()
     if args.training:
         from xdsl_ane.models.training import compile_training_kernels
 
+        with progress.step("compiling the training kernels"):
+            compiled_kernels = compile_training_kernels(config, lint=False)
         kernels = {
             name: (kernel.module, kernel.op_count())
-            for name, kernel in compile_training_kernels(config, lint=False).items()
+            for name, kernel in compiled_kernels.items()
         }
         pipeline = "ane-pipeline{weights=dynamic pack-io=true}"
     else:
         from xdsl_ane.api import compile
 
-        module = build_decoder_stack(config, args.layers)
-        weights = make_weights(module, config, args.seed)
-        compiled = compile(module, weights=weights)
+        with progress.step("building the decoder stack"):
+            module = build_decoder_stack(config, args.layers)
+        with progress.step("random weights"):
+            weights = make_weights(module, config, args.seed)
+        compiled = compile(module, weights=weights, progress=progress)
         kernels = {
             "decoder": (
                 compiled.module,
@@ -213,10 +267,15 @@ def command_compile_model(args: argparse.Namespace) -> int:
                 else compiled.weights
             )
             model = CompiledModel(
-                module, weights, pipeline, source=f"{args.model}:{name}"
+                module,
+                weights,
+                pipeline,
+                source=f"{args.model}:{name}",
+                progress=progress,
             )
             if args.validate:
-                report = model.validate()
+                with progress.step(f"validating {name}"):
+                    report = model.validate()
                 if not report.ok:
                     raise XdslAneError(
                         f"{name}: not a valid ML program: {report.findings[0]}"
@@ -250,24 +309,31 @@ def command_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from xdsl_ane.frontend.mil_text import read_mil_file
-    from xdsl_ane.tools.common import atomic_output
+    from xdsl_ane.tools.common import atomic_output, check_outputs
 
-    module, weights = read_mil_file(args.input)
+    if args.force and args.output is None:
+        raise XdslAneError("--force: applies only with -o (import prints otherwise)")
+    if args.output is not None:  # checked before the work, not after it
+        output = Path(args.output)
+        weights_path = output.with_name(output.stem + ".weights.npz")
+        check_outputs([output, weights_path], args.force, [args.input])
+    if Path(args.input).suffix == ".pt2":  # torch.export.save: rlx and its weights
+        from xdsl_ane.frontend.torch import from_torch
+
+        imported = from_torch(args.input)
+        module, weights = imported.module, imported.weights
+    else:
+        module, weights = read_mil_file(args.input)
     text = str(module) + "\n"
     if args.output is None:
         sys.stdout.write(text)
         if weights:
             print(
-                f"xdsl-ane: note: {len(weights)} weights stay in the blob; use -o "
+                f"xdsl-ane: note: {len(weights)} weights are not written; use -o "
                 "to write them next to the .mlir",
                 file=sys.stderr,
             )
         return 0
-    output = Path(args.output)
-    weights_path = output.with_name(output.stem + ".weights.npz")
-    for path in (output, weights_path):
-        if path.exists() and not args.force:
-            raise XdslAneError(f"{path}: already exists (use --force to replace it)")
     # Both files are written beside their paths and moved into place together.
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(atomic_output(output))
@@ -282,53 +348,63 @@ def command_import(args: argparse.Namespace) -> int:
 
 
 def command_run(args: argparse.Namespace) -> int:
-    from xdsl_ane.interpreter.core import (
-        InterpretationError,
-        find_function,
-        random_inputs,
-        run_function,
-    )
-    from xdsl_ane.tools.common import (
-        apply_pipeline,
-        check_output,
-        load_arrays,
-        make_context,
-        parse_module,
-        save_npz,
-    )
+    from pathlib import Path
+
+    from xdsl_ane.frontend.milproto import is_compiled
+    from xdsl_ane.interpreter.core import InterpretationError
+    from xdsl_ane.locations import location
+    from xdsl_ane.tools.common import check_outputs, load_arrays, save_npz
 
     if args.random is not None and args.random < 0:
         raise XdslAneError(f"--random {args.random}: the seed must be at least 0")
-    if args.output:
-        check_output(args.output)  # before the work, not after it
-    ctx = make_context()
-    module = parse_module(args.input, ctx)
-    apply_pipeline(module, args.pipeline, ctx, args.input)
+    if args.force and not args.output:
+        raise XdslAneError("--force: applies only with --output")
+    if args.output:  # before the work, not after it
+        check_outputs(
+            [args.output], args.force, [args.input, args.inputs, args.weights]
+        )
+    path = Path(args.input)
+    compiled = is_compiled(path)
+    if compiled and args.pipeline:
+        raise XdslAneError(
+            f"-p {args.pipeline}: does not apply to a compiled model ({path} is "
+            "compiled already; run its source to apply passes)"
+        )
+    if not compiled and args.layout is not None:
+        raise XdslAneError(
+            f"--layout {args.layout}: applies only to a compiled model, not to "
+            f"the source program {path}"
+        )
+    arrays = load_arrays(args.inputs, "inputs") if args.inputs is not None else None
+    weights = load_arrays(args.weights, "weights") if args.weights else {}
     try:
-        function = find_function(module, args.function)
-        name = function.sym_name.data
-        if args.inputs is not None:
-            arrays = load_arrays(args.inputs, "inputs")
-            n = len(function.function_type.inputs.data)
-            missing = [f"arg{i}" for i in range(n) if f"arg{i}" not in arrays]
-            if missing:
-                raise XdslAneError(
-                    f"{args.inputs}: no array {', '.join(missing)} for @{name} "
-                    f"(it takes {n} arguments, keyed arg0..arg{n - 1})"
-                )
-            inputs = [arrays[f"arg{i}"] for i in range(n)]
+        if compiled:
+            from xdsl_ane.tools.run import run_compiled
+
+            name, results = run_compiled(
+                path,
+                args.function,
+                args.layout or "logical",
+                arrays,
+                args.random,
+                weights,
+                str(args.inputs),
+            )
         else:
-            inputs = random_inputs(function, args.random)
-        weights = load_arrays(args.weights, "weights") if args.weights else {}
-        results = run_function(module, inputs, weights, name)
+            name, results = run_source(args, arrays, weights)
     except InterpretationError as e:
-        raise XdslAneError(f"{args.input}: {first_line(e)}") from None
-    except XdslAneError:
-        raise
+        op = interpreted_op(e)
+        at = (location(op) if op is not None else None) or args.input
+        raise XdslAneError(f"{at}: {first_line(e)}") from None
+    except XdslAneError as e:
+        if args.input in str(e):
+            raise
+        raise XdslAneError(f"{args.input}: {e}") from None
     except MemoryError:
         raise
     except Exception as e:
-        where = f"{args.input}: interpreting {failing_op(e) or 'the program'}"
+        op = interpreted_op(e)
+        where = f"{args.input}: interpreting {op.name if op else 'the program'}"
         raise internal_error(where, e) from e
     outputs = {f"out{i}": r for i, r in enumerate(results)}
     if args.output:
@@ -340,16 +416,46 @@ def command_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def failing_op(e: BaseException) -> str | None:
+def run_source(
+    args: argparse.Namespace,
+    arrays: dict[str, np.ndarray] | None,
+    weights: dict[str, np.ndarray],
+) -> tuple[str, list[np.ndarray]]:
+    """Interprets a function of an `.mlir` program after `-p`'s passes."""
+    from xdsl_ane.api import check_weights
+    from xdsl_ane.interpreter.core import find_function, random_inputs, run_function
+    from xdsl_ane.tools.common import apply_pipeline, make_context, parse_module
+    from xdsl_ane.tools.run import coerce, dtype_of, keyed_inputs
+
+    ctx = make_context()
+    module = parse_module(args.input, ctx)
+    apply_pipeline(module, args.pipeline, ctx, args.input)
+    check_weights(module, weights, args.input)
+    function = find_function(module, args.function)
+    name = function.sym_name.data
+    types = function.function_type.inputs.data
+    if arrays is None:
+        inputs = random_inputs(function, args.random)
+    else:
+        inputs = [
+            coerce(np.asarray(v), dtype_of(t), f"{args.inputs}: arg{i}")
+            for i, (v, t) in enumerate(
+                zip(keyed_inputs(arrays, len(types), name, args.inputs), types)
+            )
+        ]
+    return name, run_function(module, inputs, weights, name)
+
+
+def interpreted_op(e: BaseException):
     """The op xDSL's interpreter was running when `e` was raised."""
     from xdsl.ir import Operation
 
-    name = None
+    found = None
     for frame, _ in traceback.walk_tb(e.__traceback__):
         op = frame.f_locals.get("op")
         if isinstance(op, Operation):
-            name = op.name
-    return name
+            found = op
+    return found
 
 
 def summarize(key: str, value: np.ndarray) -> str:

@@ -4,22 +4,29 @@ turning every failure into one clean diagnostic line."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin
+from xdsl.ir import Operation
 from xdsl.parser import Parser
-from xdsl.passes import PassPipeline
+from xdsl.passes import ModulePass, PassPipeline
 from xdsl.universe import Universe
+from xdsl.utils.arg_spec import parse_pipeline as parse_pass_specs
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+
+from xdsl_ane.diagnostics import did_you_mean
+from xdsl_ane.locations import SourceText, location, record
+from xdsl_ane.progress import NO_PROGRESS, Progress
 
 
 class XdslAneError(Exception):
@@ -120,13 +127,28 @@ def check_string_literals(text: str, name: str) -> None:
             )
 
 
+class LocatingParser(Parser):
+    """xDSL's parser, recording where each op starts (`xdsl_ane.locations`)
+    so that diagnostics about it can name `file:line:col`."""
+
+    def __init__(self, ctx: Context, text: str, name: str):
+        super().__init__(ctx, text, name)
+        self.source = SourceText(name, text)
+
+    def parse_operation(self) -> Operation:
+        offset = self._current_token.span.start
+        op = super().parse_operation()
+        record(op, self.source, offset)
+        return op
+
+
 def parse_module_text(
     text: str, name: str, ctx: Context | None = None
 ) -> builtin.ModuleOp:
     ctx = ctx or make_context()
     check_string_literals(text, name)
     try:
-        module = Parser(ctx, text, name).parse_module()
+        module = LocatingParser(ctx, text, name).parse_module()
     except ParseError as e:
         raise XdslAneError(one_line_parse_error(e, name)) from None
     except DiagnosticException as e:
@@ -135,11 +157,32 @@ def parse_module_text(
     return module
 
 
+LOCATION = re.compile(r"^(\S+:\d+:\d+): ")
+"""A diagnostic that starts with `file:line:col: `."""
+
+
 def verify(module: builtin.ModuleOp, name: str) -> None:
+    """Verifies `module`; the error names the failing op's `file:line:col`
+    where it was read from a file, else `name`."""
     try:
         module.verify()
     except DiagnosticException as e:
-        raise XdslAneError(f"{name}: {first_line(e)}") from None
+        failing = unverified_op(module)
+        at = location(failing) if failing is not None else None
+        raise XdslAneError(f"{at or name}: {first_line(e)}") from None
+
+
+def unverified_op(module: builtin.ModuleOp) -> Operation | None:
+    """The innermost op of `module` that does not verify on its own."""
+    found = None
+    for op in module.walk():
+        try:
+            op.verify(verify_nested_ops=False)
+        except DiagnosticException:
+            found = op
+            if not op.regions:
+                return op
+    return found
 
 
 def one_line_parse_error(e: ParseError, name: str | None = None) -> str:
@@ -173,7 +216,10 @@ def parse_pipeline(spec: str) -> PassPipeline:
     """The passes of an `xdsl-opt`-style pipeline spec; a malformed spec, an
     unknown pass or a bad option is one line naming the spec."""
     try:
+        check_pass_names(spec)
         return PassPipeline.parse_spec(all_passes(), spec)
+    except XdslAneError:
+        raise
     except ArgSpecParseError as e:  # a BaseException in xDSL
         lines = [ln for ln in str(e).splitlines() if ln.strip()]
         position = next((ln for ln in lines if ln.startswith("pass-pipeline:")), "")
@@ -184,6 +230,29 @@ def parse_pipeline(spec: str) -> PassPipeline:
         ) from None
     except Exception as e:
         raise XdslAneError(f"pass pipeline '{spec}': {first_line(e)}") from None
+
+
+def check_pass_names(spec: str) -> None:
+    """Fails on an unknown pass or option of `spec`, naming the closest
+    known ones."""
+    available = all_passes()
+    for p in parse_pass_specs(spec):
+        if p.name not in available:
+            raise XdslAneError(
+                f"pass pipeline '{spec}': unknown pass '{p.name}'"
+                f"{did_you_mean(p.name, available)}"
+            )
+        options = [
+            f.name.replace("_", "-") for f in dataclasses.fields(available[p.name]())
+        ]
+        for key in p.parameters:
+            if key.replace("_", "-") not in options:
+                known = ", ".join(options) or "none"
+                raise XdslAneError(
+                    f"pass pipeline '{spec}': {p.name} has no option '{key}'"
+                    f"{did_you_mean(key.replace('_', '-'), options)} (its options: "
+                    f"{known})"
+                )
 
 
 def apply_pipeline(
@@ -197,21 +266,39 @@ def apply_pipeline(
     if not spec:
         return
     ctx = ctx or make_context()
-    pipeline = parse_pipeline(spec)
+    apply_passes(
+        module, [(p.name, p) for p in parse_pipeline(spec).passes], ctx, source
+    )
+    verify(module, f"{source + ': ' if source else ''}after '{spec}'")
+
+
+def apply_passes(
+    module: builtin.ModuleOp,
+    passes: Sequence[tuple[str, ModulePass]],
+    ctx: Context,
+    source: str | None = None,
+    progress: Progress = NO_PROGRESS,
+) -> None:
+    """Applies `passes` in order; each comes with the name its errors carry
+    (`ane-pipeline` for the passes of the pipeline pass)."""
     prefix = f"{source}: " if source else ""
-    for p in pipeline.passes:
+    for name, p in passes:
         try:
-            p.apply(ctx, module)
+            with progress.step(f"pass {p.name}"):
+                p.apply(ctx, module)
         except DiagnosticException as e:
+            # A pass names the op's `file:line:col` first where it knows it.
             message = first_line(e)
-            if not message.startswith(p.name):
-                message = f"{p.name}: {message}"
-            raise XdslAneError(prefix + message) from None
+            located = LOCATION.match(message)
+            at = f"{located.group(1)}: " if located else prefix
+            message = message[located.end() :] if located else message
+            if not message.startswith(name):
+                message = f"{name}: {message}"
+            raise XdslAneError(at + message) from None
         except MemoryError:
             raise
         except Exception as e:
             raise internal_error(f"{prefix}pass {p.name}", e) from e
-    verify(module, f"{prefix}after '{spec}'")
 
 
 def load_arrays(path: str | Path, what: str) -> dict[str, np.ndarray]:
@@ -255,6 +342,29 @@ def check_output(path: str | Path, force: bool = True) -> Path:
     if not os.access(parent, os.W_OK):
         raise XdslAneError(f"{path}: directory {parent} is not writable")
     return path
+
+
+def check_outputs(
+    outputs: Sequence[str | Path],
+    force: bool,
+    inputs: Sequence[str | Path | None] = (),
+) -> None:
+    """The one output policy of every command: each output can be written
+    (`check_output`), exists already only with `force`, and is none of the
+    command's `inputs` nor a directory holding one (not even with
+    `force`)."""
+    sources = [(Path(i), Path(i).resolve()) for i in inputs if i is not None]
+    for output in outputs:
+        resolved = Path(output).resolve()
+        for given, source in sources:
+            if resolved == source or resolved in source.parents:
+                what = "is" if resolved == source else "holds"
+                raise XdslAneError(
+                    f"{output}: {what} the input {given} of this command; write "
+                    "the output elsewhere"
+                )
+    for output in outputs:
+        check_output(output, force)
 
 
 @contextmanager

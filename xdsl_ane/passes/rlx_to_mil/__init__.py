@@ -19,6 +19,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriteWalker
 from xdsl.utils.exceptions import PassFailedException
 
+from xdsl_ane.locations import location_keeper, where
 from xdsl_ane.passes.gqa_tile import RlxGqaTilePass
 from xdsl_ane.passes.rlx_to_mil import (
     attention,
@@ -50,11 +51,13 @@ class ConvertRlxToMilPass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         RlxGqaTilePass().apply(ctx, op)
         PatternRewriteWalker(
-            GreedyRewritePatternApplier(list(PATTERNS)), apply_recursively=False
+            GreedyRewritePatternApplier(list(PATTERNS)),
+            apply_recursively=False,
+            listener=location_keeper(),
         ).rewrite_module(op)
         for inner in op.walk():
             if inner.name.startswith("rlx."):
                 raise PassFailedException(
-                    f"convert-rlx-to-mil: cannot lower {inner.name} "
+                    f"{where(inner)}convert-rlx-to-mil: cannot lower {inner.name} "
                     f"(no pattern matched its operands and properties)"
                 )

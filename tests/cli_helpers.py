@@ -1,0 +1,49 @@
+"""Running the `xdsl-ane` command in tests (in this process, so that each
+call does not pay for importing coremltools again), and checking its
+one-line errors."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+from dataclasses import dataclass
+
+from xdsl_ane.tools.cli import main
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(*args: str, cwd: str | None = None) -> Result:
+    """`xdsl-ane ARGS` as the console script runs it (`main` catches every
+    error itself, so an escaping exception is a failure of the test)."""
+    out, err = io.StringIO(), io.StringIO()
+    previous = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(previous)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def error_line(result: Result | subprocess.CompletedProcess[str], *needles: str) -> str:
+    """The command failed with exit 1 and exactly one `xdsl-ane: error:`
+    line (no traceback) holding every needle; returns that line."""
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr, result.stderr
+    errors = [
+        ln for ln in result.stderr.splitlines() if ln.startswith("xdsl-ane: error: ")
+    ]
+    assert len(errors) == 1, result.stderr
+    for needle in needles:
+        assert needle in errors[0], errors[0]
+    return errors[0]

@@ -1,0 +1,159 @@
+"""`xdsl-ane run` on what `xdsl-ane compile` wrote: an .mlpackage, a --emit
+proto or mil-text directory, a .mil file; inputs in the source program's
+logical layout (by the manifest) or the compiled function's own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cli_helpers import cli, error_line
+from xdsl_ane.models.transformer import QWEN3_0_6B, build_decoder_layer, make_weights
+
+SMALL = QWEN3_0_6B.with_(
+    hidden_size=64, num_heads=4, num_kv_heads=2, head_dim=16, ffn_size=96, seq_len=8
+)
+
+OUTPUTS = {
+    "mlpackage": "layer.mlpackage",
+    "proto": "layer_proto",
+    "mil-text": "layer_text",
+}
+
+
+@pytest.fixture(scope="module")
+def layer(tmp_path_factory) -> tuple[Path, Path]:
+    directory = tmp_path_factory.mktemp("layer")
+    module = build_decoder_layer(SMALL)
+    weights = make_weights(module, SMALL, 0)
+    source = directory / "layer.mlir"
+    source.write_text(str(module))
+    np.savez(directory / "layer.npz", **weights)
+    return source, directory / "layer.npz"
+
+
+def run_outputs(*args: str, tmp: Path, name: str) -> np.ndarray:
+    out = tmp / f"{name}.npz"
+    result = cli("run", *args, "--output", str(out))
+    assert result.returncode == 0, result.stderr
+    return np.load(out)["out0"]
+
+
+@pytest.mark.parametrize(
+    "pipeline", ["ane-pipeline", "ane-pipeline{weights=dynamic pack-io=true}"]
+)
+@pytest.mark.parametrize("emit", list(OUTPUTS))
+def test_compiled_model_runs_like_its_source(layer, tmp_path, emit, pipeline):
+    source, weights = layer
+    output = tmp_path / OUTPUTS[emit]
+    result = cli(
+        "compile",
+        str(source),
+        "-o",
+        str(output),
+        "--weights",
+        str(weights),
+        "--emit",
+        emit,
+        "-p",
+        pipeline,
+    )
+    assert result.returncode == 0, result.stderr
+    expected = run_outputs(
+        str(source),
+        "--random",
+        "7",
+        "--weights",
+        str(weights),
+        tmp=tmp_path,
+        name="src",
+    )
+    # The package holds its static weights; dynamic ones come from --weights.
+    extra = ["--weights", str(weights)] if "dynamic" in pipeline else []
+    got = run_outputs(str(output), "--random", "7", *extra, tmp=tmp_path, name="out")
+    assert got.shape == expected.shape == (1, SMALL.seq_len, SMALL.hidden_size)
+    assert got.dtype == np.float16
+    scale = np.abs(expected).max()
+    assert np.abs(got.astype(np.float32) - expected).max() <= 2e-2 * scale
+    if emit == "mil-text":  # the .mil file itself, with its directory's manifest
+        again = run_outputs(
+            str(output / "model.mil"), "--random", "7", *extra, tmp=tmp_path, name="mil"
+        )
+        np.testing.assert_array_equal(again, got)
+
+
+def test_inputs_in_both_layouts(layer, tmp_path):
+    source, weights = layer
+    package = tmp_path / "layer.mlpackage"
+    assert (
+        cli(
+            "compile", str(source), "-o", str(package), "--weights", str(weights)
+        ).returncode
+        == 0
+    )
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, SMALL.seq_len, SMALL.hidden_size))  # float64
+    np.savez(tmp_path / "x.npz", arg0=x)
+    result = cli(
+        "run",
+        str(package),
+        "--inputs",
+        str(tmp_path / "x.npz"),
+        "--output",
+        str(tmp_path / "y.npz"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "arg0: float64 cast to float16" in result.stderr  # a note, not an error
+    logical = np.load(tmp_path / "y.npz")["out0"]
+    # the same input in [1, C, 1, S] form, fed to the function as it is
+    ane = np.ascontiguousarray(x.reshape(SMALL.seq_len, SMALL.hidden_size).T)
+    np.savez(
+        tmp_path / "xa.npz",
+        arg0=ane.reshape(1, SMALL.hidden_size, 1, SMALL.seq_len).astype(np.float16),
+    )
+    result = cli(
+        "run",
+        str(package),
+        "--layout",
+        "ane",
+        "--inputs",
+        str(tmp_path / "xa.npz"),
+        "--output",
+        str(tmp_path / "ya.npz"),
+    )
+    assert result.returncode == 0, result.stderr
+    raw = np.load(tmp_path / "ya.npz")["out0"]
+    assert raw.shape == (1, SMALL.hidden_size, 1, SMALL.seq_len)
+    np.testing.assert_array_equal(raw[0, :, 0, :].T[None], logical)
+
+
+def test_bad_inputs_to_a_compiled_model(layer, tmp_path):
+    source, weights = layer
+    package = tmp_path / "layer.mlpackage"
+    assert (
+        cli(
+            "compile", str(source), "-o", str(package), "--weights", str(weights)
+        ).returncode
+        == 0
+    )
+    np.savez(tmp_path / "wrong.npz", arg0=np.zeros((1, 4, 64), np.float32))
+    error_line(
+        cli("run", str(package), "--inputs", str(tmp_path / "wrong.npz")),
+        "arg0 has shape [1, 4, 64], the program takes [1, 8, 64]",
+    )
+    np.savez(tmp_path / "ints.npz", arg0=np.zeros((1, 8, 64), np.int64))
+    error_line(
+        cli("run", str(package), "--inputs", str(tmp_path / "ints.npz")),
+        "arg0 has dtype int64, expected float16",
+    )
+    error_line(
+        cli("run", str(package), "--random", "0", "-p", "canonicalize"),
+        "does not apply to a compiled model",
+    )
+    (tmp_path / "layer.manifest.json").unlink()
+    error_line(
+        cli("run", str(package), "--random", "0"), "no layout record", "--layout ane"
+    )
+    assert cli("run", str(package), "--random", "0", "--layout", "ane").returncode == 0
