@@ -14,6 +14,9 @@ Tasks:
 - `api`: the same through `xdsl_ane.compile(module, weights=...)` + `save`.
 - `theirs`: the PyTorch twin (`torch_qwen3.py`) traced and converted with
   coremltools' `ct.convert`, then saved.
+- `write_limit`: the stack's weights converted to fp16 and written to a
+  file of the weight blob's size: the time no compiler of the model can
+  beat by much.
 - `numerics`: one input through our interpreter (the rlx program in fp32 and
   the compiled fp16 program) and through PyTorch in fp32.
 
@@ -439,6 +442,52 @@ def measure_theirs(layers: int, workdir: Path) -> dict[str, Any]:
     }
 
 
+def measure_write_limit(layers: int, workdir: Path) -> dict[str, Any]:
+    """The limit of writing the weights: the stack's weights (`make_weights`,
+    fp32) converted to fp16 and written to one file of the size of our
+    weight blob, in the workdir (the disk the packages go to), by one
+    thread in one pass — each array cast into a reused fp16 buffer and
+    written from it, then zeros up to the blob's size. Also the conversion
+    alone."""
+    import xdsl_ane
+
+    preload()
+    module, weights, _ = qwen3_stack(layers)
+    model = xdsl_ane.compile(module, weights=weights)
+    blob_bytes = model.proto.blob.next_offset
+    del model, module
+    arrays = list(weights.values())
+    if any(a.dtype != np.float32 for a in arrays):
+        raise RuntimeError("make_weights gave a weight that is not float32")
+    buffer = np.empty(max(a.size for a in arrays), np.float16)
+
+    def convert(a: np.ndarray) -> np.ndarray:
+        out = buffer[: a.size]
+        np.copyto(out.reshape(a.shape), a, casting="same_kind")
+        return out
+
+    path = workdir / "weights.bin"
+    with region() as r, r.stage("limit"):
+        with path.open("wb") as f:
+            for a in arrays:
+                f.write(convert(a))
+            f.write(bytes(blob_bytes - f.tell()))
+    if path.stat().st_size != blob_bytes:
+        raise RuntimeError(f"{path}: {path.stat().st_size} bytes, not {blob_bytes}")
+    path.unlink()
+    with region() as c, c.stage("convert"):
+        for a in arrays:
+            convert(a)
+    return {
+        "layers": layers,
+        "limit_s": round(r.stages["limit"], 4),
+        "convert_s": round(c.stages["convert"], 4),
+        "bytes": blob_bytes,
+        "weights": len(arrays),
+        **memory_fields(r),
+    }
+
+
 def preload() -> None:
     """Imports what the timed regions would otherwise import on first use
     (coremltools, which imports torch when it is installed, and our
@@ -516,6 +565,7 @@ TASKS = {
     "ours": lambda args: measure_ours(args.layers, args.workdir),
     "api": lambda args: measure_api(args.layers, args.workdir),
     "theirs": lambda args: measure_theirs(args.layers, args.workdir),
+    "write_limit": lambda args: measure_write_limit(args.layers, args.workdir),
     "numerics": lambda args: measure_numerics(args.layers, args.workdir),
 }
 

@@ -44,8 +44,11 @@ def machine_line(r: dict[str, Any]) -> str:
 
 def summary(r: dict[str, Any]) -> str:
     c = r["comparison"]
+    w = r["write_limit"]
     ratio = r["compile_time_ratio_vs_coremltools"]
+    over = r["compile_time_over_write_limit"]
     verdict = "below" if c["below_target"] else "not below"
+    within = "within" if w["within_target"] else "not within"
     rows = [
         [
             f"compile to a saved .mlpackage, {c['layers']} layers (s)",
@@ -59,11 +62,23 @@ def summary(r: dict[str, Any]) -> str:
             seconds(c["coremltools_with_trace_s"]),
             r["compile_time_ratio_vs_coremltools_with_trace"],
         ],
-        ["non-const ops", c["ours_ops"], c["coremltools_ops"], NONE],
+        [
+            "non-const ops",
+            c["ours_ops"],
+            c["coremltools_ops"],
+            f"{c['ours_ops'] / c['coremltools_ops']:.3f}",
+        ],
         [
             "peak RSS while compiling (MiB)",
             c["ours_peak_rss_mb"],
             c["coremltools_peak_rss_mb"],
+            f"{c['ours_peak_rss_mb'] / c['coremltools_peak_rss_mb']:.3f}",
+        ],
+        [
+            f"over the write limit ({seconds(w['limit_s'])} s: "
+            f"{w['bytes'] / 1e6:.0f} MB of weights to fp16 and to disk)",
+            f"**{over}**",
+            w["coremltools_over_write_limit"],
             NONE,
         ],
     ]
@@ -73,7 +88,8 @@ def summary(r: dict[str, Any]) -> str:
             rows,
         )
         + f"\n\n`compile_time_ratio_vs_coremltools` = {ratio}: {verdict} the "
-        f"target of {c['target']}."
+        f"target of {c['target']}. `compile_time_over_write_limit` = {over}: "
+        f"{within} the target of {w['target']}."
     )
 
 
@@ -183,12 +199,17 @@ def side_by_side(r: dict[str, Any]) -> str:
     header = ["Qwen3 stack, seq 256"]
     for m in models:
         layers = m["ours"]["layers"]
-        header += [f"xdsl-ane, {layers} layers", f"coremltools, {layers} layers"]
+        header += [
+            f"xdsl-ane, {layers} layers",
+            f"coremltools, {layers} layers",
+            f"ratio, {layers} layers",
+        ]
 
-    def row(name: str, ours: Any, theirs: Any) -> list[Any]:
+    def row(name: str, ours: Any, theirs: Any, vs: str | None = None) -> list[Any]:
         cells: list[Any] = [name]
         for m in models:
             cells += [ours(m["api"]), theirs(m["theirs"])]
+            cells.append(NONE if vs is None else f"{m['vs_coremltools'][vs]:.3f}")
         return cells
 
     rows = [
@@ -197,35 +218,85 @@ def side_by_side(r: dict[str, Any]) -> str:
             "compile: `xdsl_ane.compile` / `ct.convert` (s)",
             lambda a: seconds(a["compile_s"]),
             lambda t: seconds(t["convert_s"]),
+            "compile_s",
         ),
         row(
-            "`save` (s)", lambda a: seconds(a["save_s"]), lambda t: seconds(t["save_s"])
+            "`save` (s)",
+            lambda a: seconds(a["save_s"]),
+            lambda t: seconds(t["save_s"]),
+            "save_s",
         ),
         row(
             "**total, without tracing (s)**",
             lambda a: f"**{seconds(a['total_s'])}**",
             lambda t: f"**{seconds(t['total_s'])}**",
+            "total_s",
         ),
         row(
             "total with tracing (s)",
             lambda a: seconds(a["total_s"]),
             lambda t: seconds(t["total_with_trace_s"]),
+            "total_with_trace_s",
         ),
         row(
             "every run's total (s)",
             lambda a: runs(a["runs_s"]),
             lambda t: runs(t["runs_s"]),
         ),
-        row("non-const ops", lambda a: a["ops"], lambda t: t["ops"]),
+        row("non-const ops", lambda a: a["ops"], lambda t: t["ops"], "ops"),
         row(
             "RSS before → peak (MiB)",
             lambda a: f"{a['rss_before_mb']} → {a['peak_rss_mb']}",
             lambda t: f"{t['rss_before_mb']} → {t['peak_rss_mb']}",
+            "peak_rss_mb",
         ),
         row(
             "process peak RSS (MiB)",
             lambda a: a["process_maxrss_mb"],
             lambda t: t["process_maxrss_mb"],
+            "process_maxrss_mb",
+        ),
+    ]
+    return table(header, rows)
+
+
+def write_limit_table(r: dict[str, Any]) -> str:
+    models = [m for k, m in r["compile_time"].items() if k.startswith("qwen3_")]
+    header = ["Qwen3 stack, seq 256"] + [
+        f"{m['ours']['layers']} layers" for m in models
+    ]
+
+    def row(name: str, cell: Any) -> list[Any]:
+        return [name] + [cell(m) for m in models]
+
+    rows = [
+        row("weights (MB)", lambda m: f"{m['write_limit']['bytes'] / 1e6:.0f}"),
+        row(
+            "**write limit**: convert to fp16 and write (s)",
+            lambda m: f"**{seconds(m['write_limit']['limit_s'])}**",
+        ),
+        row(
+            "of which converting (s)", lambda m: seconds(m["write_limit"]["convert_s"])
+        ),
+        row(
+            "every run's write limit (s)",
+            lambda m: runs(m["write_limit"]["runs_s"]),
+        ),
+        row(
+            "xdsl-ane, API total / limit",
+            lambda m: f"**{m['over_write_limit']['api_total']:.3f}**",
+        ),
+        row(
+            "xdsl-ane, staged pipeline / limit",
+            lambda m: f"{m['over_write_limit']['staged_total']:.3f}",
+        ),
+        row(
+            "xdsl-ane, `write_weights` alone / limit",
+            lambda m: f"{m['over_write_limit']['write_weights']:.3f}",
+        ),
+        row(
+            "coremltools, convert + save / limit",
+            lambda m: f"{m['over_write_limit']['coremltools_total']:.3f}",
         ),
     ]
     return table(header, rows)
@@ -262,6 +333,7 @@ def markdown(r: dict[str, Any]) -> str:
         + sce_table(r),
         "### Compile time by stage\n\n" + stage_table(r),
         "### Side by side with coremltools 9.0 `ct.convert`\n\n" + side_by_side(r),
+        "### Against the write limit\n\n" + write_limit_table(r),
         "### Same model, same numbers\n\n" + numerics_table(r),
     ]
     return "\n\n".join(sections) + "\n"

@@ -510,7 +510,8 @@ def partial_dir(self, directory, *args, **kwargs):
 
 WRITERS = {
     # emit: (object, attribute) whose call is made to fail after writing part
-    "mlpackage": ("coremltools.models.MLModel.save", None),
+    # the package's manifest and spec are written, then half of its blob
+    "mlpackage": ("xdsl_ane.backend.milproto.ProtoResult.write_weights", partial_dir),
     "proto": ("xdsl_ane.backend.milproto.ProtoResult.write_weights", partial_dir),
     "mil-text": ("xdsl_ane.backend.weights.WeightBlob.write_weights_dir", partial_dir),
 }

@@ -262,7 +262,9 @@ def test_rope_head_tables(style):
         else:
             pair, first = d // 2, d % 2 == 0
         np.testing.assert_array_equal(table_cos[d], cos[:, pair])
-        np.testing.assert_array_equal(signed_sin[d], -sin[:, pair] if first else sin[:, pair])
+        np.testing.assert_array_equal(
+            signed_sin[d], -sin[:, pair] if first else sin[:, pair]
+        )
 
 
 def test_baked_tables_are_the_runtimes():

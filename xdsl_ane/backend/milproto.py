@@ -341,9 +341,11 @@ class FunctionWriter:
         label = self.value_names.get(op.result) or op.result.name_hint
         where = f"{self.symbol}: mil.const" + (f" '{label}'" if label else "")
         source = op.weight.data if op.weight is not None else label or "const"
-        data = const_value(op, self.store, where)
         size = int(np.prod(shape)) if shape else 1
-        if goes_to_blob(dtype, size, self.deployment.specification_version):
+        to_blob = goes_to_blob(dtype, size, self.deployment.specification_version)
+        # A weight for the blob is converted only as the blob is written.
+        data = const_value(op, self.store, where, deferred=to_blob)
+        if to_blob:
             if op.weight is not None:
                 key = weight_key(op)
             else:

@@ -30,10 +30,14 @@ PROTO_FILE = "model.mlmodel"
 def save_mlpackage(
     result: ProtoResult, path: str | Path, *, force: bool = False
 ) -> Path:
-    """Writes `result` as the `.mlpackage` at `path` with
-    `coremltools.models.MLModel(spec, weights_dir=..., skip_model_load=True)`.
-    The weights go to `weights/weight.bin` first; coremltools silently accepts
-    a weights directory without it, so its presence is checked here."""
+    """Writes `result` as the `.mlpackage` at `path`, as
+    `coremltools.models.MLModel(spec, weights_dir=...).save(path)` lays it
+    out, without its copies: coremltools' `ModelPackage` writes the
+    manifest and stores the spec as the root model, its weights item is
+    added empty, and the blob is then written straight into that item's
+    directory (MLModel would copy the weights into a temporary package and
+    copy that package again). coremltools silently accepts a weights
+    directory without `weight.bin`, so its presence is checked here."""
     path = Path(path)
     if path.suffix != PACKAGE_SUFFIX:
         raise XdslAneError(
@@ -41,20 +45,36 @@ def save_mlpackage(
         )
     _require_weight_data(result, path)
     with _staged(path, force) as (staging, staged):
-        weights_dir = staging / WEIGHTS_DIR
+        spec_file = staging / PROTO_FILE
+        spec_file.write_bytes(result.spec.SerializeToString())
+        empty = staging / WEIGHTS_DIR
+        empty.mkdir()
+        with quiet_coremltools():
+            from coremltools.libmodelpackage import ModelPackage
+            from coremltools.models.utils import (
+                _MLPACKAGE_AUTHOR_NAME,
+                _MODEL_FILE_NAME,
+                _WEIGHTS_DIR_NAME,
+            )
+        package = ModelPackage(str(staged))
+        package.setRootModel(
+            str(spec_file),
+            _MODEL_FILE_NAME,
+            _MLPACKAGE_AUTHOR_NAME,
+            "CoreML Model Specification",
+        )
+        package.addItem(
+            str(empty),
+            _WEIGHTS_DIR_NAME,
+            _MLPACKAGE_AUTHOR_NAME,
+            "CoreML Model Weights",
+        )
+        item = package.findItemByNameAuthor(_WEIGHTS_DIR_NAME, _MLPACKAGE_AUTHOR_NAME)
+        weights_dir = Path(item.path())
+        del package, item  # writes Manifest.json
         result.write_weights(weights_dir)
         if not (weights_dir / WEIGHT_FILE).is_file():
             raise XdslAneError(f"{path}: {weights_dir} holds no {WEIGHT_FILE}")
-        with quiet_coremltools():
-            from coremltools.models import MLModel
-
-            model = MLModel(
-                result.spec, weights_dir=str(weights_dir), skip_model_load=True
-            )
-            try:
-                model.save(str(staged))
-            finally:  # also when interrupted
-                discard_temporary_package(model)
     return path
 
 

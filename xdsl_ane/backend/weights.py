@@ -17,6 +17,13 @@ coremltools' reader. Tensors with equal content share one record: the same
 weight seen through the same view by several consts or functions (as
 coremltools' multifunction models share weights), or equal inline values.
 
+A printer that puts a weight const in the blob takes its data as a
+`DeferredWeight` (`const_value(..., deferred=True)`): checked when printed,
+but converted (to fp16, through its view) only as the blob is written, one
+tensor at a time into a reused buffer that the writer reads — each weight
+is converted once, straight from the weights' own array, and no converted
+copy of the weights is held.
+
 Weight consts take their data from a weights dict exactly as the interpreter
 does (`WeightStore.get`: the file tensor of `weight_shape`, transposed by
 `perm`, reshaped, float data converted to the const's float type); a missing
@@ -31,6 +38,7 @@ import logging
 import math
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,7 +48,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.typing import ints_prop
-from xdsl_ane.interpreter.core import InterpretationError, WeightStore
+from xdsl_ane.interpreter.core import InterpretationError, WeightStore, numpy_dtype
 from xdsl_ane.tools.common import XdslAneError
 
 
@@ -115,17 +123,51 @@ def next_blob_offset(offset: int, nbytes: int) -> int:
     return -(-end // BLOB_ALIGNMENT) * BLOB_ALIGNMENT
 
 
+@dataclass(frozen=True, eq=False)
+class DeferredWeight:
+    """The data of a weight const, checked but not yet converted: the
+    weights file's `array`, transposed by `perm`, reshaped row-major to
+    `shape` and converted to `dtype` (what `WeightStore.get` computes) —
+    done in one pass by `convert_into`, into the caller's buffer."""
+
+    array: np.ndarray
+    shape: tuple[int, ...]
+    perm: tuple[int, ...] | None
+    dtype: np.dtype
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def convert_into(self, buffer: np.ndarray) -> np.ndarray:
+        """The data, flat, in the first `size` elements of the flat `buffer`
+        (of `dtype`): the view is read and cast in a single copy."""
+        source = (
+            self.array if self.perm is None else np.transpose(self.array, self.perm)
+        )
+        out = buffer[: self.size]
+        np.copyto(out.reshape(source.shape), source, casting="same_kind")
+        return out
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        value = self.convert_into(np.empty(self.size, self.dtype)).reshape(self.shape)
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+
+BlobData = np.ndarray | DeferredWeight
+
+
 @dataclass(frozen=True)
 class BlobEntry:
     """One tensor of the blob: its record offset, MIL dtype, shape, where it
-    comes from (the weight name, or the const's MIL name) and its data (None
-    when printing without weights)."""
+    comes from (the weight name, or the const's MIL name) and its data (an
+    array, a `DeferredWeight`, or None when printing without weights)."""
 
     offset: int
     dtype: str
     shape: tuple[int, ...]
     source: str
-    data: np.ndarray | None = None
+    data: BlobData | None = None
 
     @property
     def nbytes(self) -> int:
@@ -146,7 +188,7 @@ class WeightBlob:
         dtype: str,
         shape: Sequence[int],
         source: str,
-        data: np.ndarray | None,
+        data: BlobData | None,
     ) -> BlobEntry:
         """The entry of `key`, planned at the end of the blob if new. `key`
         identifies equal content (a weight name and view, or inline bytes)."""
@@ -166,23 +208,39 @@ class WeightBlob:
 
     def write(self, path: str | Path) -> Path:
         """Writes the blob as `path` with coremltools' MILBlob writer,
-        checking that each tensor lands at its planned offset."""
+        checking that each tensor lands at its planned offset. Deferred
+        weights are converted one at a time, each straight into one of two
+        buffers that the writer reads as they are: while one tensor is
+        written, the next is converted on a second thread (numpy's cast
+        runs without the GIL), so writing costs the longer of the two
+        rather than their sum."""
         path = Path(path)
         missing = [e.source for e in self.entries if e.data is None]
         if missing:
             raise XdslAneError(
                 f"{path}: no data for weight '{missing[0]}' (printed without weights)"
             )
+        entries, buffers = self.entries, conversion_buffers(self.entries, count=2)
         writer = _BlobStorageWriter(str(path))
-        for entry in self.entries:
-            assert entry.data is not None
-            data = np.ascontiguousarray(entry.data, BLOB_NUMPY_DTYPES[entry.dtype])
-            offset = _write(writer, entry.dtype, data.reshape(-1))
-            if offset != entry.offset:
-                raise XdslAneError(
-                    f"{path}: '{entry.source}' was written at offset {offset}, "
-                    f"planned at {entry.offset}"
-                )
+        with ThreadPoolExecutor(max_workers=1) as converter:
+
+            def convert(i: int) -> Future[np.ndarray] | None:
+                # Into the buffer of tensor i − 2, already written.
+                if i == len(entries):
+                    return None
+                return converter.submit(blob_data, entries[i], buffers, i % 2)
+
+            converted = convert(0)
+            for i, entry in enumerate(entries):
+                assert converted is not None
+                data = converted.result()
+                converted = convert(i + 1)
+                offset = _write(writer, entry.dtype, data)
+                if offset != entry.offset:
+                    raise XdslAneError(
+                        f"{path}: '{entry.source}' was written at offset {offset}, "
+                        f"planned at {entry.offset}"
+                    )
         del writer  # closes the file
         return path
 
@@ -192,6 +250,35 @@ class WeightBlob:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         return self.write(directory / WEIGHT_FILE)
+
+
+def conversion_buffers(
+    entries: Sequence[BlobEntry], count: int
+) -> dict[np.dtype, list[np.ndarray]]:
+    """`count` flat buffers per dtype of the deferred weights, each as large
+    as the largest of them."""
+    sizes: dict[np.dtype, int] = {}
+    for entry in entries:
+        if isinstance(entry.data, DeferredWeight):
+            dtype = BLOB_NUMPY_DTYPES[entry.dtype]
+            sizes[dtype] = max(sizes.get(dtype, 0), entry.data.size)
+    return {
+        dtype: [np.empty(size, dtype) for _ in range(count)]
+        for dtype, size in sizes.items()
+    }
+
+
+def blob_data(
+    entry: BlobEntry, buffers: Mapping[np.dtype, list[np.ndarray]], slot: int
+) -> np.ndarray:
+    """An entry's data as the flat array to write: a deferred weight
+    converted into buffer `slot` of its dtype, an array as it is (in the
+    entry's dtype)."""
+    dtype = BLOB_NUMPY_DTYPES[entry.dtype]
+    if isinstance(entry.data, DeferredWeight):
+        return entry.data.convert_into(buffers[dtype][slot])
+    assert entry.data is not None
+    return np.ascontiguousarray(entry.data, dtype).reshape(-1)
 
 
 def _write(writer: _BlobStorageWriter, dtype: str, data: np.ndarray) -> int:
@@ -247,12 +334,14 @@ def weight_store(weights: Mapping[str, np.ndarray] | None) -> WeightStore | None
 
 
 def const_value(
-    op: mil.ConstOp, store: WeightStore | None, where: str
-) -> np.ndarray | None:
+    op: mil.ConstOp, store: WeightStore | None, where: str, deferred: bool = False
+) -> BlobData | None:
     """The value of a const as a numpy array of its type: the inline `val`,
-    or its weight viewed and converted as the interpreter does. None for a
-    weight const printed without weights. `where` names the const in
-    errors, which also name the weight."""
+    or its weight viewed and converted as the interpreter does — with
+    `deferred`, a weight's as a `DeferredWeight`, checked now and converted
+    when the blob is written. None for a weight const printed without
+    weights. `where` names the const in errors, which also name the
+    weight."""
     if op.val is not None:
         return dense_to_numpy(op.val)
     assert op.weight is not None
@@ -260,6 +349,22 @@ def const_value(
         return None
     t = op.result.type
     assert isinstance(t, TensorType)
+    if deferred:
+        value = store.weights.get(op.weight.data)
+        dtype = numpy_dtype(t.element_type)
+        if (
+            isinstance(value, np.ndarray)
+            and tuple(value.shape) == tuple(op.file_shape())
+            and (value.dtype == dtype or value.dtype.kind == dtype.kind == "f")
+        ):
+            perm = ints_prop(op.properties, "perm")
+            return DeferredWeight(
+                value,
+                tuple(t.get_shape()),
+                None if perm is None else tuple(perm),
+                dtype,
+            )
+        # Anything else is converted now, or reported as WeightStore.get does.
     try:
         return store.get(
             op.weight.data,

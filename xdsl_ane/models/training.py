@@ -254,7 +254,17 @@ class KernelBuilder:
         return rlx.ReshapeOp(tiled, (1, count, self.config.head_dim, 1)).result
 
     def head_rms_norm(self, x: SSAValue, tiled_gamma: SSAValue) -> SSAValue:
-        """QK-norm: RMSNorm over each head's Dh of x [1, H, Dh, S], then γ."""
+        """QK-norm: RMSNorm over each head's Dh of x [1, H, Dh, S], then γ.
+
+        γ does not fold into the projection before it: the norm divides by
+        the RMS of the projected row, which γ would change. After the norm
+        it would fold into RoPE's tables (x·C + swap(x)·S̃ of n·γ is
+        n·(γ·C) + swap(n)·(swap(γ)·S̃)), but γ is trained and the tables
+        are consts, so the tables would become inputs [Dh, S] of their
+        own: more ops, not fewer. Only where γ_i = γ_{i+Dh/2} (a γ that
+        each RoPE pair shares) does γ commute with the rotation, so that
+        q's and k's γ could meet in one multiply before q·kᵀ; Qwen3's γ
+        are trained freely, so not here."""
         normalized = rlx.MulOp(x, self.rms_scale(x, 2)).result
         gamma = self.head_gamma(tiled_gamma, shape_of(x)[1])
         return rlx.MulOp(normalized, gamma).result

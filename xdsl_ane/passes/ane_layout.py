@@ -31,6 +31,7 @@ uses are erased.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -566,14 +567,33 @@ class FunctionLayout:
 def keeps_ane_order(source: Layout, chain: Sequence[Operation], result: Layout) -> bool:
     """Whether the reshapes/transposes `chain` (last op first) map `source`'s
     logical tensor to `result`'s with the same ANE-form element order,
-    checked on an index array."""
-    index = np.arange(int(np.prod(source.ane)), dtype=np.int64).reshape(source.ane)
-    logical = source.to_logical(index)
+    checked on an index array (once per distinct chain: the layers of a
+    model repeat the same few)."""
+    steps = []
     for step in reversed(chain):
         if isinstance(step, mil.ReshapeOp):
-            logical = logical.reshape(shape_of(step.results[0]))
+            steps.append(("reshape", tuple(shape_of(step.results[0]))))
         else:
-            logical = np.transpose(logical, ints_prop(step.properties, "perm"))
+            perm = ints_prop(step.properties, "perm")
+            steps.append(("transpose", None if perm is None else tuple(perm)))
+    return steps_keep_ane_order(source, tuple(steps), result)
+
+
+@functools.lru_cache(maxsize=4096)
+def steps_keep_ane_order(
+    source: Layout,
+    steps: tuple[tuple[str, tuple[int, ...] | None], ...],
+    result: Layout,
+) -> bool:
+    """`keeps_ane_order` of the chain described by `steps`, first step
+    first: ("reshape", result shape) or ("transpose", perm)."""
+    index = np.arange(int(np.prod(source.ane)), dtype=np.int64).reshape(source.ane)
+    logical = source.to_logical(index)
+    for kind, arg in steps:
+        if kind == "reshape":
+            logical = logical.reshape(arg)
+        else:
+            logical = np.transpose(logical, arg)
     if logical.shape != result.logical:
         # `result` is a broadcast operand's padded layout ([1, C] read as
         # [1, 1, C]): no shortcut, the value is converted as it is.

@@ -1,0 +1,176 @@
+"""How the weights reach the disk: a weight const printed for the blob keeps
+a reference to the weights' own array (`DeferredWeight`) and is converted
+only as the blob is written, through its view, into a reused buffer; the
+`.mlpackage` is laid out by coremltools' `ModelPackage` with the blob
+written straight into it. Checked against the eager conversion the
+interpreter does and against the package `coremltools.models.MLModel`
+writes for the same spec and blob."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import coremltools as ct
+import numpy as np
+from coremltools.proto import Model_pb2
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin, TensorType
+from xdsl.dialects.func import Func
+from xdsl.parser import Parser
+
+from xdsl_ane.backend.milproto import module_to_proto
+from xdsl_ane.backend.mlpackage import discard_temporary_package
+from xdsl_ane.backend.validate import validate
+from xdsl_ane.backend.weights import (
+    DeferredWeight,
+    WeightBlob,
+    quiet_coremltools,
+)
+from xdsl_ane.dialects import mil
+from xdsl_ane.dialects.mil import MIL
+from xdsl_ane.dialects.typing import ints_prop
+from xdsl_ane.interpreter.core import WeightStore
+
+PROGRAM = """
+func.func @f(%x: tensor<1x8x1x4xf16>, %y: tensor<1x16x1x4xf16>) -> (tensor<1x16x1x4xf16>, tensor<1x8x1x4xf16>) {
+  %w = mil.const weight "proj" {weight_shape = array<i64: 16, 8>} : tensor<16x8x1x1xf16>
+  %a = mil.conv %x, %w : (tensor<1x8x1x4xf16>, tensor<16x8x1x1xf16>) -> tensor<1x16x1x4xf16>
+  %t = mil.const weight "proj" {weight_shape = array<i64: 16, 8>, perm = array<i64: 1, 0>} : tensor<8x16x1x1xf16>
+  %b = mil.conv %y, %t : (tensor<1x16x1x4xf16>, tensor<8x16x1x1xf16>) -> tensor<1x8x1x4xf16>
+  %g = mil.const weight "gain" : tensor<1x8x1x4xf16>
+  %c = mil.mul %b, %g : (tensor<1x8x1x4xf16>, tensor<1x8x1x4xf16>) -> tensor<1x8x1x4xf16>
+  %e = mil.const weight "bias" : tensor<1x16x1x4xf32>
+  %e16 = mil.cast %e {dtype = "fp16"} : (tensor<1x16x1x4xf32>) -> tensor<1x16x1x4xf16>
+  %d = mil.add %a, %e16 : (tensor<1x16x1x4xf16>, tensor<1x16x1x4xf16>) -> tensor<1x16x1x4xf16>
+  func.return %d, %c : tensor<1x16x1x4xf16>, tensor<1x8x1x4xf16>
+}
+"""
+
+
+def weights() -> dict[str, np.ndarray]:
+    """fp32 data for fp16 consts (converted when written), an fp16 one kept
+    as it is, an fp32 one for an fp32 const; values that round in fp16."""
+    rng = np.random.default_rng(0)
+    return {
+        "proj": rng.standard_normal((16, 8)).astype(np.float32) / 3,
+        "gain": rng.standard_normal((1, 8, 1, 4)).astype(np.float16),
+        "bias": rng.standard_normal((1, 16, 1, 4)).astype(np.float32) / 7,
+    }
+
+
+def printed(given: dict[str, np.ndarray] | None = None):
+    ctx = Context()
+    for dialect in (Builtin, Func, MIL):
+        ctx.load_dialect(dialect)
+    module = Parser(ctx, PROGRAM).parse_module()
+    module.verify()
+    return module, module_to_proto(module, weights() if given is None else given)
+
+
+def test_blob_weights_are_deferred_and_written_as_converted_eagerly():
+    """Every weight in the blob is a DeferredWeight holding the weights'
+    own array (no converted copy at print time), and the written blob is
+    byte for byte the one of the interpreter's conversion (view, then
+    cast), the transposed view included."""
+    given = weights()
+    module, result = printed(given)
+    entries = result.blob.entries
+    assert [e.source for e in entries] == ["proj", "proj", "gain", "bias"]
+    for entry in entries:
+        assert isinstance(entry.data, DeferredWeight)
+        assert entry.data.array is given[entry.source]
+    store = WeightStore(given)
+    eager = WeightBlob()
+    for op in module.walk():
+        if isinstance(op, mil.ConstOp) and op.weight is not None:
+            t = op.result.type
+            assert isinstance(t, TensorType)
+            data = store.get(
+                op.weight.data,
+                t,
+                "test",
+                file_shape=op.file_shape(),
+                perm=ints_prop(op.properties, "perm"),
+            )
+            dtype = {np.float16: "fp16", np.float32: "fp32"}[data.dtype.type]
+            key = (op.weight.data, op.file_shape(), ints_prop(op.properties, "perm"))
+            eager.add(key, dtype, data.shape, op.weight.data, data)
+    assert [(e.offset, e.dtype, e.shape) for e in eager.entries] == [
+        (e.offset, e.dtype, e.shape) for e in entries
+    ]
+    with_eager = type(result)(
+        result.spec, eager, result.deployment, result.function_names
+    )
+    assert result.weight_bytes() == with_eager.weight_bytes()
+
+
+def test_deferred_weight_as_array_is_the_stores_value():
+    module, result = printed()
+    store = WeightStore(weights())
+    transposed = next(
+        op
+        for op in module.walk()
+        if isinstance(op, mil.ConstOp) and ints_prop(op.properties, "perm")
+    )
+    t = transposed.result.type
+    assert isinstance(t, TensorType)
+    expected = store.get("proj", t, "test", (16, 8), (1, 0))
+    (entry,) = [e for e in result.blob.entries if e.shape == (8, 16, 1, 1)]
+    value = np.asarray(entry.data)
+    assert value.dtype == expected.dtype
+    np.testing.assert_array_equal(value, expected)
+
+
+def package_files(path: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(path)): p.read_bytes()
+        for p in sorted(path.rglob("*"))
+        if p.is_file()
+    }
+
+
+def manifest_items(files: dict[str, bytes]) -> list[dict[str, str]]:
+    """The manifest's items without their generated identifiers, the root
+    model marked."""
+    manifest = json.loads(files.pop("Manifest.json"))
+    root = manifest["rootModelIdentifier"]
+    items = []
+    for identifier, item in manifest["itemInfoEntries"].items():
+        items.append({**item, "root": str(identifier == root)})
+    return sorted(items, key=lambda item: item["path"])
+
+
+def test_package_is_the_one_mlmodel_writes(tmp_path: Path):
+    """The same files as `MLModel(spec, weights_dir=...).save(...)` — the
+    manifest up to its generated identifiers, the same spec, the blob byte
+    for byte — and it loads back as the spec and validates."""
+    _, result = printed()
+    ours = result.save(tmp_path / "ours.mlpackage")
+    weights_dir = tmp_path / "weights"
+    result.write_weights(weights_dir)
+    with quiet_coremltools():
+        model = ct.models.MLModel(
+            result.spec, weights_dir=str(weights_dir), skip_model_load=True
+        )
+        try:
+            model.save(str(tmp_path / "theirs.mlpackage"))
+        finally:
+            discard_temporary_package(model)
+    our_files = package_files(ours)
+    their_files = package_files(tmp_path / "theirs.mlpackage")
+    assert manifest_items(our_files) == manifest_items(their_files)
+    spec_file = "Data/com.apple.CoreML/model.mlmodel"
+    # MLModel writes the spec it parsed back, whose map entries may be
+    # serialized in another order: the same message.
+    specs = [
+        Model_pb2.Model.FromString(f.pop(spec_file)) for f in (our_files, their_files)
+    ]
+    assert specs[0] == specs[1] == result.spec
+    assert our_files == their_files
+    with quiet_coremltools():
+        loaded = ct.models.MLModel(str(ours), skip_model_load=True)
+        spec = ct.utils.load_spec(str(ours))
+    assert loaded.get_spec() == result.spec == spec
+    weight_file = ours / "Data" / "com.apple.CoreML" / "weights" / "weight.bin"
+    assert validate(spec, weight_file.parent).ok
