@@ -9,18 +9,21 @@ STAMP := $(VENV)/.installed
 
 all: test
 
+# pip's output goes to $(VENV)/install.log, shown only when the install fails.
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "installing xdsl-ane and its pinned dependencies into $(VENV) (log: $(VENV)/install.log)"
+	@{ $(BIN)/python -m pip install --quiet --upgrade pip && \
+	   $(BIN)/python -m pip install --quiet -e '.[test]'; } > $(VENV)/install.log 2>&1 || \
+	  { tail -n 40 $(VENV)/install.log; exit 1; }
+	@touch $(STAMP)
 
 install: $(STAMP)
 
 # The whole lit suite and pytest; fails if either fails (both always run).
 test: $(STAMP)
 	@status=0; \
-	$(BIN)/lit -q --order=lexical tests/filecheck || status=1; \
+	$(BIN)/lit -sv --order=lexical tests/filecheck || status=1; \
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests || status=1; \
 	exit $$status
 
@@ -43,8 +46,9 @@ demo: $(STAMP)
 BENCH_STAMP := $(VENV)/.installed-bench
 
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
-	touch $(BENCH_STAMP)
+	@$(BIN)/python -m pip install --quiet -e '.[test,bench]' >> $(VENV)/install.log 2>&1 || \
+	  { tail -n 40 $(VENV)/install.log; exit 1; }
+	@touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/run.py

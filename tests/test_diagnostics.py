@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import cli, error_line
 
 import xdsl_ane
-from cli_helpers import cli, error_line
 from xdsl_ane.tools.common import XdslAneError
 
 MISTYPED = """\

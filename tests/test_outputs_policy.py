@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from cli_helpers import cli, error_line
 
 PROGRAM = """\

@@ -4,7 +4,13 @@ pipeline produces today, and its rlx table covers the dialect."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
+import shlex
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from xdsl_ane.dialects.rlx import RLX
 
@@ -31,3 +37,135 @@ def test_rlx_table_names_every_op():
     for op in RLX.operations:
         short = op.name.removeprefix("rlx.")
         assert f"`{op.name}`" in text or f"`{short}`" in text, op.name
+
+
+# --- the README's commands, run as written ------------------------------------
+
+PROGRESS = re.compile(r"^xdsl-ane: (\[\d+/\d+\] )?.*: \d+\.\d s$")
+"""A progress line (a step that took a second or more), not part of a
+transcript's output."""
+
+
+def readme_blocks() -> list[tuple[str, list[str]]]:
+    """Each fenced block of the README: its language and lines."""
+    blocks, language, lines = [], None, []
+    for line in README.splitlines():
+        if line.startswith("```"):
+            if language is None:
+                language, lines = line[3:].strip(), []
+            else:
+                blocks.append((language, lines))
+                language = None
+        elif language is not None:
+            lines.append(line)
+    return blocks
+
+
+def shell_commands() -> list[str]:
+    """The commands of the ```sh blocks, continuation lines joined, `make`
+    (which is what runs these tests) left out."""
+    commands = []
+    for language, lines in readme_blocks():
+        if language != "sh":
+            continue
+        text = "\n".join(lines).replace("\\\n", " ")
+        for line in text.splitlines():
+            words = shlex.split(line, comments=True)
+            if words and words[0] != "make":
+                commands.append(shlex.join(words))
+    return commands
+
+
+def transcripts() -> list[tuple[str, list[str]]]:
+    """`$ command` lines of the plain blocks and the output shown after each."""
+    found: list[tuple[str, list[str]]] = []
+    for language, lines in readme_blocks():
+        if language:
+            continue
+        current: list[str] | None = None  # the output of this block's last $
+        for line in lines:
+            if line.startswith("$ "):
+                current = []
+                found.append((line[2:], current))
+            elif current is not None and line:
+                current.append(line)
+    return found
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory) -> Path:
+    """A directory as a new user has it after `make demo`: the examples, the
+    demo's layer and weights in out/, and a `model.pt2` written by
+    `torch.export.save`."""
+    import numpy as np
+    import torch
+
+    from xdsl_ane.models.transformer import (
+        QWEN3_0_6B,
+        build_decoder_layer,
+        make_weights,
+    )
+
+    root = tmp_path_factory.mktemp("readme")
+    (root / "examples").symlink_to(ROOT / "examples")
+    (root / "out").mkdir()
+    module = build_decoder_layer(QWEN3_0_6B)
+    (root / "out" / "qwen3_decoder_layer.mlir").write_text(str(module) + "\n")
+    np.savez(
+        root / "out" / "qwen3_decoder_layer.weights.npz",
+        **make_weights(module, QWEN3_0_6B, 0),
+    )
+    mlp = torch.nn.Sequential(
+        torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.LayerNorm(64)
+    ).eval()
+    program = torch.export.export(mlp, (torch.randn(8, 32),))
+    torch.export.save(program, root / "model.pt2")
+    return root
+
+
+def run_in(sandbox: Path, command: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{ROOT / '.venv' / 'bin'}:{os.environ['PATH']}"}
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=sandbox,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_readme_has_commands_to_run():
+    commands = shell_commands()
+    assert any(c.startswith("xdsl-opt examples/kernel.mil") for c in commands)
+    assert any(c.startswith("xdsl-ane run layer.mlpackage") for c in commands)
+    assert len(transcripts()) >= 2
+
+
+def test_readme_shell_commands_run_as_written(sandbox):
+    for command in shell_commands():
+        result = run_in(sandbox, command)
+        assert result.returncode == 0, (command, result.stderr[-2000:])
+
+
+def test_readme_transcripts_are_what_the_commands_print(sandbox):
+    for command, expected in transcripts():
+        result = run_in(sandbox, f"{command} --force" if " -o " in command else command)
+        printed = [
+            line
+            for line in (result.stdout + result.stderr).splitlines()
+            if line and not PROGRESS.match(line)
+        ]
+        failing = any(line.startswith("xdsl-ane: error:") for line in expected)
+        assert (result.returncode != 0) == failing, (command, result.stderr)
+        assert printed == expected, command
+
+
+def test_op_reference_is_current():
+    from xdsl_ane.tools.op_reference import DOCUMENT, document
+
+    assert DOCUMENT.read_text() == document(), (
+        "docs/ops.md is stale: run python -m xdsl_ane.tools.op_reference"
+    )
+    for name in ("rlx.attention", "mil.reduce_sum", "mil.constexpr_affine_dequantize"):
+        assert f"| `{name}` |" in DOCUMENT.read_text()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from cli_helpers import cli, error_line
+
 from xdsl_ane.models.transformer import QWEN3_0_6B, build_decoder_layer, make_weights
 
 SMALL = QWEN3_0_6B.with_(

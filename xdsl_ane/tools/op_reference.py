@@ -1,0 +1,123 @@
+"""The op reference, `docs/ops.md`, generated from the op definitions: every
+rlx and mil op with its operands, results and properties (their types, and
+which are optional), and the first line of its docstring.
+
+    python -m xdsl_ane.tools.op_reference [OUT.md]   (default: docs/ops.md)
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+)
+from xdsl.ir import Dialect
+from xdsl.irdl import (
+    AnyOf,
+    BaseAttr,
+    OptOperandDef,
+    OptPropertyDef,
+    ParamAttrConstraint,
+    VarOperandDef,
+)
+
+DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "ops.md"
+
+
+def constraint_text(constr: object) -> str:
+    """`i64`, `bool`, `f32`, `array<i64>`, `string`, ... for a property's
+    constraint (its xDSL spelling when it is none of these)."""
+    if isinstance(constr, AnyOf):
+        return " or ".join(constraint_text(c) for c in constr.attr_constrs)
+    if isinstance(constr, BaseAttr):
+        if constr.attr is FloatAttr:
+            return "float"
+        if constr.attr is IntegerAttr:
+            return "integer"
+        if constr.attr is StringAttr:
+            return "string"
+        return constr.attr.name
+    if isinstance(constr, ParamAttrConstraint):
+        params = [getattr(p, "attr", None) for p in constr.param_constrs]
+        if constr.base_attr is IntegerAttr and len(params) == 2:
+            width = params[1]
+            if isinstance(width, IntegerType):
+                return "bool" if width.width.data == 1 else f"i{width.width.data}"
+        if constr.base_attr is DenseArrayBase and isinstance(params[0], IntegerType):
+            return f"array<i{params[0].width.data}>"
+        if constr.base_attr is FloatAttr:
+            inner = constr.param_constrs[1]
+            name = getattr(getattr(inner, "attr", None), "name", "float")
+            return name.removeprefix("builtin.")
+    return str(constr)
+
+
+def operand_text(name: str, definition: object) -> str:
+    if isinstance(definition, OptOperandDef):
+        return f"`{name}`?"
+    if isinstance(definition, VarOperandDef):
+        return f"`{name}`…"
+    return f"`{name}`"
+
+
+def op_rows(dialect: Dialect) -> list[str]:
+    rows = [
+        "| op | operands | results | properties | meaning |",
+        "|---|---|---|---|---|",
+    ]
+    for op in sorted(list(dialect.operations), key=lambda o: o.name):
+        definition = op.get_irdl_definition()
+        operands = ", ".join(operand_text(n, d) for n, d in definition.operands)
+        results = ", ".join(f"`{n}`" for n, _ in definition.results)
+        properties = ", ".join(
+            f"`{name}`{'?' if isinstance(p, OptPropertyDef) else ''}: "
+            f"{constraint_text(p.constr)}"
+            for name, p in definition.properties.items()
+            if name != "operandSegmentSizes"
+        )
+        # the first paragraph of its docstring, or of its family's
+        paragraph = (inspect.getdoc(op) or "").split("\n\n")[0]
+        meaning = " ".join(paragraph.split()).replace("|", "\\|")
+        rows.append(
+            f"| `{op.name}` | {operands or '–'} | {results or '–'} | "
+            f"{properties or '–'} | {meaning} |"
+        )
+    return rows
+
+
+def document() -> str:
+    from xdsl_ane.dialects.mil import MIL
+    from xdsl_ane.dialects.rlx import RLX
+
+    lines = [
+        "# Op reference",
+        "",
+        "Generated from the op definitions by `python -m xdsl_ane.tools.op_reference`",
+        "(a test checks it is current). `x?` is an optional operand or property,",
+        "`x…` a variadic operand. Semantics and defaults: `docs/DESIGN.md` and each",
+        "op's docstring.",
+        "",
+    ]
+    for title, dialect in (("rlx", RLX), ("mil", MIL)):
+        count = len(list(dialect.operations))
+        lines += [f"## {title} ({count} ops)", "", *op_rows(dialect), ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    path = Path(args[0]) if args else DOCUMENT
+    path.write_text(document())
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
