@@ -9,6 +9,7 @@ cover the syntax and more error cases.
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from typing import Any
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     TensorType,
     f16,
@@ -30,7 +33,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from xdsl_ane.dialects import mil
-from xdsl_ane.dialects.typing import OpTypeError, tensor
+from xdsl_ane.dialects.typing import OpTypeError, property_form, tensor
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -666,3 +669,56 @@ def our_types(case: Case) -> list[tuple[tuple[int, ...], str]]:
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_type_inference_matches_coremltools(case: Case):
     assert our_types(case) == coreml_types(case)
+
+
+# --- property kinds --------------------------------------------------------------
+
+# Properties whose kind is checked by the op's verifier instead: const's
+# literal and one_hot's typed scalars (their type is the result's dtype).
+FREE_PROPERTIES = {
+    ("mil.const", "val"),
+    ("mil.one_hot", "on_value"),
+    ("mil.one_hot", "off_value"),
+}
+
+
+def test_every_mil_property_has_a_kind():
+    """Each property is an i64 integer, an i64 array, an f32 float, a bool or
+    a string, as in rlx: no bare IntegerAttr (which takes `axis = true`) or
+    DenseArrayBase (which takes `array<f32: ...>`)."""
+    untyped = [
+        f"{op.name}.{name}"
+        for op in mil.MIL_OPS
+        for name, definition in op.get_irdl_definition().properties.items()
+        if name != "operandSegmentSizes"
+        and (op.name, name) not in FREE_PROPERTIES
+        and property_form(definition.constr) is None
+    ]
+    assert not untyped
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (
+            lambda x: mil.SoftmaxOp.create(
+                operands=[x],
+                result_types=[x.type],
+                properties={"axis": BoolAttr(1, i1)},
+            ),
+            "mil.softmax: property 'axis' must be an i64 integer (`-1 : i64`), got true",
+        ),
+        (
+            lambda x: mil.ReduceSumOp.create(
+                operands=[x],
+                result_types=[tensor((2,), f32)],
+                properties={"axes": DenseArrayBase.from_list(f32, [1.0])},
+            ),
+            "mil.reduce_sum: property 'axes' must be an i64 array",
+        ),
+    ],
+)
+def test_property_of_the_wrong_kind_names_op_and_property(build, message):
+    op = build(create_ssa_value(tensor((2, 3), f32)))
+    with pytest.raises(VerifyException, match=re.escape(message)):
+        op.verify()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 from xdsl.dialects.builtin import (
     I64,
@@ -32,7 +33,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation
+from xdsl.irdl import IRDLOperation, VerificationContext, irdl_to_attr_constraint
 from xdsl.traits import OpTrait
 from xdsl.utils.exceptions import VerifyException
 
@@ -303,6 +304,57 @@ F32Attr = FloatAttr[Float32Type]
 """A float property (builtin `f32` FloatAttr)."""
 I64Array = DenseArrayBase[I64]
 """A list property (`array<i64: ...>`)."""
+
+
+PROPERTY_FORMS: tuple[tuple[object, str], ...] = (
+    (I64Attr, "an i64 integer (`-1 : i64`)"),
+    (I64Array, "an i64 array (`array<i64: 0, 1>`)"),
+    (F32Attr, "an f32 float (`1.0e-05 : f32`)"),
+    (BoolAttr, "a bool (`true` or `false`)"),
+    (StringAttr, 'a string (`"name"`)'),
+)
+"""How each kind of property is written, for error messages."""
+
+
+def property_form(constraint: object) -> str | None:
+    for kind, form in PROPERTY_FORMS:
+        if constraint == irdl_to_attr_constraint(kind):
+            return form
+    return None
+
+
+def verify_property_types(op: IRDLOperation) -> None:
+    """Checks each property against its declared kind; the error names the
+    op, the property, what it must be and what it is (IRDL's own message
+    names neither the op nor the property)."""
+    for name, definition in op.get_irdl_definition().properties.items():
+        attr = op.properties.get(name)
+        if attr is None:
+            continue
+        try:
+            definition.constr.verify(attr, VerificationContext())
+        except VerifyException as e:
+            form = property_form(definition.constr)
+            expected = f"must be {form}" if form else f"is invalid ({e})"
+            raise OpTypeError(
+                op.name, f"property '{name}' {expected}, got {attr}"
+            ) from None
+
+
+OpClass = TypeVar("OpClass", bound=type[IRDLOperation])
+
+
+def checks_property_types(cls: OpClass) -> OpClass:
+    """Puts `verify_property_types` in front of an IRDL-defined op's
+    verifier (apply after `irdl_op_definition`)."""
+    generated = cls.verify_
+
+    def verify_(self: IRDLOperation) -> None:
+        verify_property_types(self)
+        generated(self)
+
+    cls.verify_ = verify_  # type: ignore[method-assign]
+    return cls
 
 
 class KnownAttributesOnly(OpTrait):

@@ -2,8 +2,10 @@
 
 Each op is named `mil.<MIL op type>`; tensor inputs are operands and
 compile-time parameters are properties, both under MIL's own names, so
-printing MIL is a direct mapping. An absent optional property means MIL's
-default. Every op infers its result types from its operands and properties
+printing MIL is a direct mapping. Properties are typed as in rlx: integers
+`i64` IntegerAttr, lists `array<i64: ...>`, floats `f32` FloatAttr, flags
+BoolAttr, choices StringAttr; one of another kind is a verifier error naming
+the op and the property. An absent optional property means MIL's default. Every op infers its result types from its operands and properties
 with MIL's typing rules (the iOS18 opset as implemented by coremltools 9.0);
 builders take only operands and properties, and verifiers recompute the types
 and compare. Numpy semantics live in `xdsl_ane.interpreter.mil`.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from typing_extensions import Self
 from xdsl.dialects.builtin import DenseArrayBase, TensorType, f16, f32, i1, i8, i32
@@ -21,17 +21,20 @@ from xdsl.irdl import (
     OptionalDef,
     ParsePropInAttrDict,
     VariadicDef,
+    irdl_op_definition,
     traits_def,
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
+from xdsl.utils.exceptions import VerifyException
 
 from xdsl_ane.dialects.typing import (
     InferredTypeOp,
     KnownAttributesOnly,
     OpTypeError,
+    checks_property_types,
     element_name,
     fmt_shape,
     tensor_of,
@@ -227,6 +230,29 @@ class MilOp(InferredTypeOp, ABC):
                     f"operand '{name}' must be a compile-time constant (computed "
                     "from mil.const ops only), as MIL requires",
                 )
+
+
+MilOpClass = TypeVar("MilOpClass", bound=type[MilOp])
+
+
+def mil_op_definition(cls: MilOpClass) -> MilOpClass:
+    """`irdl_op_definition` for a mil op: a property of the wrong kind
+    (`axis = true`, `perm = array<f32: ...>`) is an error naming the op and
+    the property, before anything reads it. The short syntax checks required
+    properties while parsing; its error becomes a parse error at the op that
+    names it (instead of an exception without a location)."""
+    cls = checks_property_types(irdl_op_definition(cls))
+    parse = cls.parse
+
+    def parse_naming_the_op(op_type: type[MilOp], parser: Parser) -> MilOp:
+        start = parser.pos
+        try:
+            return parse(parser)
+        except VerifyException as e:
+            parser.raise_error(f"{op_type.name}: {e}", start, parser.pos)
+
+    cls.parse = classmethod(parse_naming_the_op)  # type: ignore[method-assign]
+    return cls
 
 
 def _has_segments(cls: type[MilOp]) -> bool:

@@ -6,11 +6,11 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, StringAttr, TensorType
 from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, opt_prop_def, result_def
+from xdsl.irdl import opt_prop_def, result_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
-from xdsl_ane.dialects.mil.base import MilOp
+from xdsl_ane.dialects.mil.base import MilOp, mil_op_definition
 from xdsl_ane.dialects.typing import (
     I64Array,
     OpTypeError,
@@ -22,7 +22,7 @@ from xdsl_ane.dialects.typing import (
 )
 
 
-@irdl_op_definition
+@mil_op_definition
 class ConstOp(MilOp):
     """A MIL const: either an inline value `val` (a dense elements attribute,
     whose type is the result type) or `weight`, the name of a tensor in the

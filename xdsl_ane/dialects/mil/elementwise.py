@@ -14,12 +14,11 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import FloatAttr, StringAttr, TensorType, i1
+from xdsl.dialects.builtin import StringAttr, TensorType, i1
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     BaseAttr,
     VarConstraint,
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -38,9 +37,11 @@ from xdsl_ane.dialects.mil.base import (
     MIL_DTYPES,
     MilOp,
     Value,
+    mil_op_definition,
     require_element_type,
 )
 from xdsl_ane.dialects.typing import (
+    F32Attr,
     OpTypeError,
     broadcast_shapes,
     choice,
@@ -107,91 +108,91 @@ class UnaryOp(MilOp, ABC):
         return [x]
 
 
-@irdl_op_definition
+@mil_op_definition
 class ReluOp(UnaryOp):
     """max(x, 0)."""
 
     name = "mil.relu"
 
 
-@irdl_op_definition
+@mil_op_definition
 class SigmoidOp(UnaryOp):
     """1 / (1 + exp(-x))."""
 
     name = "mil.sigmoid"
 
 
-@irdl_op_definition
+@mil_op_definition
 class TanhOp(UnaryOp):
     """tanh(x)."""
 
     name = "mil.tanh"
 
 
-@irdl_op_definition
+@mil_op_definition
 class ExpOp(UnaryOp):
     """e^x."""
 
     name = "mil.exp"
 
 
-@irdl_op_definition
+@mil_op_definition
 class SqrtOp(UnaryOp):
     """√x."""
 
     name = "mil.sqrt"
 
 
-@irdl_op_definition
+@mil_op_definition
 class SinOp(UnaryOp):
     """sin(x), x in radians."""
 
     name = "mil.sin"
 
 
-@irdl_op_definition
+@mil_op_definition
 class CosOp(UnaryOp):
     """cos(x), x in radians."""
 
     name = "mil.cos"
 
 
-@irdl_op_definition
+@mil_op_definition
 class SiluOp(UnaryOp):
     """x · sigmoid(x)."""
 
     name = "mil.silu"
 
 
-@irdl_op_definition
+@mil_op_definition
 class RoundOp(UnaryOp):
     """Round to the nearest integer, halves to even (0.5 -> 0)."""
 
     name = "mil.round"
 
 
-@irdl_op_definition
+@mil_op_definition
 class FloorOp(UnaryOp):
     """The largest integer <= x."""
 
     name = "mil.floor"
 
 
-@irdl_op_definition
+@mil_op_definition
 class CeilOp(UnaryOp):
     """The smallest integer >= x."""
 
     name = "mil.ceil"
 
 
-@irdl_op_definition
+@mil_op_definition
 class ErfOp(UnaryOp):
     """The Gauss error function."""
 
     name = "mil.erf"
 
 
-@irdl_op_definition
+@mil_op_definition
 class AbsOp(UnaryOp):
     """|x|; also on int32."""
 
@@ -199,7 +200,7 @@ class AbsOp(UnaryOp):
     DOMAIN: ClassVar = FLOAT_INT32
 
 
-@irdl_op_definition
+@mil_op_definition
 class SquareOp(UnaryOp):
     """x · x; also on int32."""
 
@@ -211,14 +212,14 @@ class UnaryWithEpsilonOp(UnaryOp, ABC):
     """`y = f(x + epsilon)`; an absent `epsilon` is MIL's default."""
 
     traits = traits_def(EpsilonCanonicalization())
-    epsilon = opt_prop_def(FloatAttr)
+    epsilon = opt_prop_def(F32Attr)
     DEFAULT_EPSILON: ClassVar[float]
 
     def __init__(self, x: Value, epsilon: float | None = None):
         self.init_mil({"x": x}, {"epsilon": f32_attr(epsilon)})
 
 
-@irdl_op_definition
+@mil_op_definition
 class LogOp(UnaryWithEpsilonOp):
     """log(x + epsilon), epsilon defaults to 1e-45."""
 
@@ -226,7 +227,7 @@ class LogOp(UnaryWithEpsilonOp):
     DEFAULT_EPSILON: ClassVar = 1e-45
 
 
-@irdl_op_definition
+@mil_op_definition
 class RsqrtOp(UnaryWithEpsilonOp):
     """1 / sqrt(x + epsilon), epsilon defaults to 1e-12."""
 
@@ -234,7 +235,7 @@ class RsqrtOp(UnaryWithEpsilonOp):
     DEFAULT_EPSILON: ClassVar = 1e-12
 
 
-@irdl_op_definition
+@mil_op_definition
 class InverseOp(UnaryWithEpsilonOp):
     """1 / (x + epsilon), epsilon defaults to 1e-4."""
 
@@ -245,7 +246,7 @@ class InverseOp(UnaryWithEpsilonOp):
 GELU_MODES = ("EXACT", "TANH_APPROXIMATION", "SIGMOID_APPROXIMATION")
 
 
-@irdl_op_definition
+@mil_op_definition
 class GeluOp(UnaryOp):
     """GELU: `mode` EXACT (default) x·Φ(x), TANH_APPROXIMATION
     0.5x(1 + tanh(√(2/π)(x + 0.044715x³))), SIGMOID_APPROXIMATION x·σ(1.702x)."""
@@ -262,13 +263,13 @@ class GeluOp(UnaryOp):
         return super().infer_result_types(operand_types, properties)
 
 
-@irdl_op_definition
+@mil_op_definition
 class ClipOp(UnaryOp):
     """min(max(x, alpha), beta); iOS17 requires alpha < beta."""
 
     name = "mil.clip"
-    alpha = prop_def(FloatAttr)
-    beta = prop_def(FloatAttr)
+    alpha = prop_def(F32Attr)
+    beta = prop_def(F32Attr)
 
     def __init__(self, x: Value, alpha: float, beta: float):
         self.init_mil({"x": x}, {"alpha": f32_attr(alpha), "beta": f32_attr(beta)})
@@ -323,49 +324,49 @@ class BinaryOp(MilOp, ABC):
         return [tensor(shape, cls.result_element_type(element))]
 
 
-@irdl_op_definition
+@mil_op_definition
 class AddOp(BinaryOp):
     """x + y."""
 
     name = "mil.add"
 
 
-@irdl_op_definition
+@mil_op_definition
 class SubOp(BinaryOp):
     """x − y."""
 
     name = "mil.sub"
 
 
-@irdl_op_definition
+@mil_op_definition
 class MulOp(BinaryOp):
     """x · y."""
 
     name = "mil.mul"
 
 
-@irdl_op_definition
+@mil_op_definition
 class RealDivOp(BinaryOp):
     """x / y; on int32 the quotient is truncated toward zero."""
 
     name = "mil.real_div"
 
 
-@irdl_op_definition
+@mil_op_definition
 class MaximumOp(BinaryOp):
     """max(x, y)."""
 
     name = "mil.maximum"
 
 
-@irdl_op_definition
+@mil_op_definition
 class MinimumOp(BinaryOp):
     """min(x, y)."""
 
     name = "mil.minimum"
 
 
-@irdl_op_definition
+@mil_op_definition
 class PowOp(BinaryOp):
     """x ** y."""
 
@@ -380,42 +381,42 @@ class ComparisonOp(BinaryOp, ABC):
         return i1
 
 
-@irdl_op_definition
+@mil_op_definition
 class EqualOp(ComparisonOp):
     """x == y."""
 
     name = "mil.equal"
 
 
-@irdl_op_definition
+@mil_op_definition
 class NotEqualOp(ComparisonOp):
     """x != y."""
 
     name = "mil.not_equal"
 
 
-@irdl_op_definition
+@mil_op_definition
 class LessOp(ComparisonOp):
     """x < y."""
 
     name = "mil.less"
 
 
-@irdl_op_definition
+@mil_op_definition
 class LessEqualOp(ComparisonOp):
     """x <= y."""
 
     name = "mil.less_equal"
 
 
-@irdl_op_definition
+@mil_op_definition
 class GreaterOp(ComparisonOp):
     """x > y."""
 
     name = "mil.greater"
 
 
-@irdl_op_definition
+@mil_op_definition
 class GreaterEqualOp(ComparisonOp):
     """x >= y."""
 
@@ -425,7 +426,7 @@ class GreaterEqualOp(ComparisonOp):
 # --- select and cast -----------------------------------------------------------
 
 
-@irdl_op_definition
+@mil_op_definition
 class SelectOp(MilOp):
     """`cond ? a : b` elementwise. MIL infers the result shape from a and b
     alone, so cond must broadcast to that shape."""
@@ -461,7 +462,7 @@ class SelectOp(MilOp):
         return [tensor(shape, element)]
 
 
-@irdl_op_definition
+@mil_op_definition
 class CastOp(MilOp):
     """Converts x to `dtype` ("fp16", "fp32", "int32", "int8", "bool");
     float to int truncates toward zero, nonzero to bool is true."""

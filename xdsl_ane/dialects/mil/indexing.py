@@ -18,7 +18,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -31,10 +30,12 @@ from xdsl_ane.dialects.mil.base import (
     FUNCTIONAL,
     MilOp,
     Value,
+    mil_op_definition,
     operand_axis,
     require_element_type,
 )
 from xdsl_ane.dialects.typing import (
+    I64Attr,
     OpTypeError,
     bool_attr,
     element_name,
@@ -46,7 +47,7 @@ from xdsl_ane.dialects.typing import (
 )
 
 
-@irdl_op_definition
+@mil_op_definition
 class GatherOp(MilOp):
     """Slices of x along `axis` picked by `indices` (numpy.take), with the
     first `batch_dims` axes of x and indices paired up as batch axes:
@@ -56,8 +57,8 @@ class GatherOp(MilOp):
     name = "mil.gather"
     x = operand_def(TensorType)
     indices = operand_def(TensorType)
-    axis = opt_prop_def(IntegerAttr)
-    batch_dims = opt_prop_def(IntegerAttr)
+    axis = opt_prop_def(I64Attr)
+    batch_dims = opt_prop_def(I64Attr)
     validate_indices = opt_prop_def(BoolAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
@@ -118,7 +119,7 @@ def scalar_attr(value: float | int | bool, element_type: Attribute) -> Attribute
     return IntegerAttr(int(value), element_type)
 
 
-@irdl_op_definition
+@mil_op_definition
 class OneHotOp(MilOp):
     """A new axis of size `one_hot_vector_size` at `axis` (default -1, the
     last) holding `on_value` where the position equals the index and
@@ -131,8 +132,8 @@ class OneHotOp(MilOp):
 
     name = "mil.one_hot"
     indices = operand_def(TensorType)
-    one_hot_vector_size = prop_def(IntegerAttr)
-    axis = opt_prop_def(IntegerAttr)
+    one_hot_vector_size = prop_def(I64Attr)
+    axis = opt_prop_def(I64Attr)
     on_value = opt_prop_def(FloatAttr | IntegerAttr)
     off_value = opt_prop_def(FloatAttr | IntegerAttr)
     result = result_def(TensorType)
@@ -208,7 +209,7 @@ class OneHotOp(MilOp):
         return [tensor(out, cls.value_type(properties))]
 
 
-@irdl_op_definition
+@mil_op_definition
 class BandPartOp(MilOp):
     """Keeps the band of the innermost matrices of x and zeroes the rest:
     element (m, n) survives iff (lower < 0 or m - n <= lower) and
@@ -216,8 +217,8 @@ class BandPartOp(MilOp):
 
     name = "mil.band_part"
     x = operand_def(TensorType)
-    lower = opt_prop_def(IntegerAttr)
-    upper = opt_prop_def(IntegerAttr)
+    lower = opt_prop_def(I64Attr)
+    upper = opt_prop_def(I64Attr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
 

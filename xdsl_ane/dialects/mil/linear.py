@@ -14,13 +14,10 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     BoolAttr,
-    DenseArrayBase,
-    IntegerAttr,
     StringAttr,
     TensorType,
 )
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -35,9 +32,12 @@ from xdsl_ane.dialects.mil.base import (
     TaggedOptionalOperandsOp,
     Value,
     is_compile_time_constant,
+    mil_op_definition,
     require_element_type,
 )
 from xdsl_ane.dialects.typing import (
+    I64Array,
+    I64Attr,
     OpTypeError,
     bool_attr,
     bool_prop,
@@ -56,7 +56,7 @@ from xdsl_ane.dialects.typing import (
 )
 
 
-@irdl_op_definition
+@mil_op_definition
 class MatmulOp(MilOp):
     """numpy matmul of x and y on the last two axes, after swapping those axes
     of x (`transpose_x`) or y (`transpose_y`); batch axes broadcast. A rank-1
@@ -133,7 +133,7 @@ class MatmulOp(MilOp):
         return [tensor([*batch, xs[-2], ys[-1]], element)]
 
 
-@irdl_op_definition
+@mil_op_definition
 class LinearOp(TaggedOptionalOperandsOp):
     """x · weightᵀ + bias, with const weight [D_out, D_in] and bias [D_out];
     x is [*D, D_in] of rank 1 to 3. weight and bias may have a dtype other
@@ -210,7 +210,7 @@ def conv_padding(
     return padding
 
 
-@irdl_op_definition
+@mil_op_definition
 class ConvOp(TaggedOptionalOperandsOp):
     """N-d convolution (1 to 3 spatial axes) of x [N, C_in, *d_in] with
     weight [C_out, C_in/groups, *K], plus bias [C_out]:
@@ -222,11 +222,11 @@ class ConvOp(TaggedOptionalOperandsOp):
     x = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
-    strides = opt_prop_def(DenseArrayBase)
+    strides = opt_prop_def(I64Array)
     pad_type = opt_prop_def(StringAttr)
-    pad = opt_prop_def(DenseArrayBase)
-    dilations = opt_prop_def(DenseArrayBase)
-    groups = opt_prop_def(IntegerAttr)
+    pad = opt_prop_def(I64Array)
+    dilations = opt_prop_def(I64Array)
+    groups = opt_prop_def(I64Attr)
     result = result_def(TensorType)
 
     def __init__(

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, f32, i8
+from xdsl.dialects.builtin import StringAttr, TensorType, f32, i8
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -27,10 +26,12 @@ from xdsl_ane.dialects.mil.base import (
     MilOp,
     TaggedOptionalOperandsOp,
     Value,
+    mil_op_definition,
     operand_axis,
     require_element_type,
 )
 from xdsl_ane.dialects.typing import (
+    I64Attr,
     OpTypeError,
     choice,
     fmt_shape,
@@ -105,7 +106,7 @@ def optional_axis(properties) -> int | None:
 QUANTIZED_DTYPES = {"int8": i8}
 
 
-@irdl_op_definition
+@mil_op_definition
 class QuantizeOp(TaggedOptionalOperandsOp):
     """clip(round(input / scale) + zero_point) to `output_dtype` ("int8");
     scale has input's dtype, zero_point (default 0) is int8."""
@@ -114,7 +115,7 @@ class QuantizeOp(TaggedOptionalOperandsOp):
     input = operand_def(TensorType)
     zero_point = opt_operand_def(TensorType)
     scale = operand_def(TensorType)
-    axis = opt_prop_def(IntegerAttr)
+    axis = opt_prop_def(I64Attr)
     output_dtype = prop_def(StringAttr)
     result = result_def(TensorType)
     CONST_OPERANDS: ClassVar = ("zero_point", "scale")
@@ -157,7 +158,7 @@ class QuantizeOp(TaggedOptionalOperandsOp):
         return [tensor(data.get_shape(), QUANTIZED_DTYPES[dtype])]
 
 
-@irdl_op_definition
+@mil_op_definition
 class DequantizeOp(TaggedOptionalOperandsOp):
     """scale · (input − zero_point) for int8 input; the result has scale's
     dtype (fp16 or fp32); zero_point defaults to 0."""
@@ -166,7 +167,7 @@ class DequantizeOp(TaggedOptionalOperandsOp):
     input = operand_def(TensorType)
     zero_point = opt_operand_def(TensorType)
     scale = operand_def(TensorType)
-    axis = opt_prop_def(IntegerAttr)
+    axis = opt_prop_def(I64Attr)
     result = result_def(TensorType)
     CONST_OPERANDS: ClassVar = ("zero_point", "scale")
 
@@ -203,7 +204,7 @@ class DequantizeOp(TaggedOptionalOperandsOp):
         return [tensor(data.get_shape(), scale.element_type)]
 
 
-@irdl_op_definition
+@mil_op_definition
 class ConstexprAffineDequantizeOp(MilOp):
     """A compile-time constant scale · (quantized_data − zero_point) of int8
     data; zero_point is int8 or fp32, the result has scale's dtype. All inputs
@@ -213,7 +214,7 @@ class ConstexprAffineDequantizeOp(MilOp):
     quantized_data = operand_def(TensorType)
     zero_point = operand_def(TensorType)
     scale = operand_def(TensorType)
-    axis = prop_def(IntegerAttr)
+    axis = prop_def(I64Attr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
     CONST_OPERANDS: ClassVar = ("quantized_data", "zero_point", "scale")

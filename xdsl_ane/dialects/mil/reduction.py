@@ -12,9 +12,6 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     BoolAttr,
-    DenseArrayBase,
-    FloatAttr,
-    IntegerAttr,
     TensorType,
 )
 from xdsl.ir import Attribute
@@ -23,7 +20,6 @@ from xdsl.irdl import (
     BaseAttr,
     ParsePropInAttrDict,
     VarConstraint,
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -37,11 +33,15 @@ from xdsl_ane.dialects.mil.base import (
     MilOp,
     TaggedOptionalOperandsOp,
     Value,
+    mil_op_definition,
     operand_axes,
     operand_axis,
     require_element_type,
 )
 from xdsl_ane.dialects.typing import (
+    F32Attr,
+    I64Array,
+    I64Attr,
     OpTypeError,
     bool_attr,
     bool_prop,
@@ -78,7 +78,7 @@ class ReductionOp(MilOp, ABC):
     x is fp16, fp32 or int32; the result has x's dtype."""
 
     x = operand_def(TensorType)
-    axes = opt_prop_def(DenseArrayBase)
+    axes = opt_prop_def(I64Array)
     keep_dims = opt_prop_def(BoolAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
@@ -104,56 +104,56 @@ class ReductionOp(MilOp, ABC):
         return [tensor(reduced_shape(shape, axes, keep_dims), x.element_type)]
 
 
-@irdl_op_definition
+@mil_op_definition
 class ReduceSumOp(ReductionOp):
     """Σ x over the axes."""
 
     name = "mil.reduce_sum"
 
 
-@irdl_op_definition
+@mil_op_definition
 class ReduceMeanOp(ReductionOp):
     """The mean of x over the axes (int32: rounded toward zero)."""
 
     name = "mil.reduce_mean"
 
 
-@irdl_op_definition
+@mil_op_definition
 class ReduceMaxOp(ReductionOp):
     """The maximum of x over the axes."""
 
     name = "mil.reduce_max"
 
 
-@irdl_op_definition
+@mil_op_definition
 class ReduceMinOp(ReductionOp):
     """The minimum of x over the axes."""
 
     name = "mil.reduce_min"
 
 
-@irdl_op_definition
+@mil_op_definition
 class ReduceProdOp(ReductionOp):
     """The product of x over the axes."""
 
     name = "mil.reduce_prod"
 
 
-@irdl_op_definition
+@mil_op_definition
 class ReduceLogSumExpOp(ReductionOp):
     """log(Σ exp(x)) over the axes."""
 
     name = "mil.reduce_log_sum_exp"
 
 
-@irdl_op_definition
+@mil_op_definition
 class SoftmaxOp(MilOp):
     """exp(x) / Σ exp(x) along `axis` (default -1)."""
 
     name = "mil.softmax"
     T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
     x = operand_def(T)
-    axis = opt_prop_def(IntegerAttr)
+    axis = opt_prop_def(I64Attr)
     result = result_def(T)
     assembly_format = "$x attr-dict `:` type($x)"
 
@@ -171,7 +171,7 @@ class SoftmaxOp(MilOp):
         return [x]
 
 
-@irdl_op_definition
+@mil_op_definition
 class LayerNormOp(TaggedOptionalOperandsOp):
     """(x − mean) / sqrt(var + epsilon) · gamma + beta, mean and (biased)
     variance over `axes` (absent: all axes); gamma and beta have the shape of
@@ -183,8 +183,8 @@ class LayerNormOp(TaggedOptionalOperandsOp):
     x = operand_def(TensorType)
     gamma = opt_operand_def(TensorType)
     beta = opt_operand_def(TensorType)
-    axes = opt_prop_def(DenseArrayBase)
-    epsilon = opt_prop_def(FloatAttr)
+    axes = opt_prop_def(I64Array)
+    epsilon = opt_prop_def(F32Attr)
     result = result_def(TensorType)
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
     CONST_OPERANDS: ClassVar = ("gamma", "beta")

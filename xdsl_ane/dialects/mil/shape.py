@@ -12,11 +12,10 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, IntegerAttr, TensorType
+from xdsl.dialects.builtin import BoolAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -34,11 +33,14 @@ from xdsl_ane.dialects.mil.base import (
     FUNCTIONAL,
     MilOp,
     Value,
+    mil_op_definition,
     operand_axes,
     operand_axis,
     require_element_type,
 )
 from xdsl_ane.dialects.typing import (
+    I64Array,
+    I64Attr,
     OpTypeError,
     Shape,
     bool_attr,
@@ -142,14 +144,14 @@ class ConcatCanonicalization(HasCanonicalizationPatternsTrait):
         return (ConcatInSourceView(),)
 
 
-@irdl_op_definition
+@mil_op_definition
 class ReshapeOp(ShapeOp):
     """The elements of x in row-major order with shape `shape`; `shape` may
     hold 0 (copy x's dimension, aligned from the right) and one -1."""
 
     name = "mil.reshape"
     x = operand_def(TensorType)
-    shape = prop_def(DenseArrayBase)
+    shape = prop_def(I64Array)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
     traits = traits_def(ReshapeCanonicalization())
@@ -165,13 +167,13 @@ class ReshapeOp(ShapeOp):
         return [tensor(reshape_target(cls.name, x.get_shape(), shape), x.element_type)]
 
 
-@irdl_op_definition
+@mil_op_definition
 class TransposeOp(ShapeOp):
     """Permutes the axes of x: result axis i is x's axis perm[i]."""
 
     name = "mil.transpose"
     x = operand_def(TensorType)
-    perm = prop_def(DenseArrayBase)
+    perm = prop_def(I64Array)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
     traits = traits_def(TransposeCanonicalization())
@@ -195,15 +197,15 @@ class TransposeOp(ShapeOp):
         return [tensor([shape[a] for a in axes], x.element_type)]
 
 
-@irdl_op_definition
+@mil_op_definition
 class SliceBySizeOp(ShapeOp):
     """x[begin[i] : begin[i] + size[i]] on every axis; size -1 slices to the
     end. begin must lie in [0, dim)."""
 
     name = "mil.slice_by_size"
     x = operand_def(TensorType)
-    begin = prop_def(DenseArrayBase)
-    size = prop_def(DenseArrayBase)
+    begin = prop_def(I64Array)
+    size = prop_def(I64Array)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
 
@@ -237,7 +239,7 @@ class SliceBySizeOp(ShapeOp):
         return [tensor(out, x.element_type)]
 
 
-@irdl_op_definition
+@mil_op_definition
 class ConcatOp(MilOp):
     """Joins `values` along `axis`; with `interleave` (all shapes equal) the
     inputs alternate along the axis: out[i·n + k] = values[k][i]. Rank-0
@@ -245,7 +247,7 @@ class ConcatOp(MilOp):
 
     name = "mil.concat"
     values = var_operand_def(TensorType)
-    axis = prop_def(IntegerAttr)
+    axis = prop_def(I64Attr)
     interleave = opt_prop_def(BoolAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
@@ -310,13 +312,13 @@ class ConcatOp(MilOp):
         return [tensor(out, element)]
 
 
-@irdl_op_definition
+@mil_op_definition
 class TileOp(ShapeOp):
     """Repeats x reps[i] times along axis i (numpy.tile)."""
 
     name = "mil.tile"
     x = operand_def(TensorType)
-    reps = prop_def(DenseArrayBase)
+    reps = prop_def(I64Array)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
     DOMAIN: ClassVar = FLOAT_INT32_BOOL
@@ -339,14 +341,14 @@ class TileOp(ShapeOp):
         return [tensor([d * r for d, r in zip(shape, reps)], x.element_type)]
 
 
-@irdl_op_definition
+@mil_op_definition
 class ExpandDimsOp(ShapeOp):
     """Inserts a size-1 axis at each of `axes`, positions in the result
     (-rank(result) <= axis < rank(result))."""
 
     name = "mil.expand_dims"
     x = operand_def(TensorType)
-    axes = prop_def(DenseArrayBase)
+    axes = prop_def(I64Array)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
 
@@ -366,14 +368,14 @@ class ExpandDimsOp(ShapeOp):
         return [tensor(out, x.element_type)]
 
 
-@irdl_op_definition
+@mil_op_definition
 class SqueezeOp(ShapeOp):
     """Removes the size-1 axes among `axes` (all size-1 axes when absent);
     named axes of another size are kept, as in PyTorch."""
 
     name = "mil.squeeze"
     x = operand_def(TensorType)
-    axes = opt_prop_def(DenseArrayBase)
+    axes = opt_prop_def(I64Array)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
 
@@ -400,16 +402,16 @@ class SqueezeOp(ShapeOp):
         ]
 
 
-@irdl_op_definition
+@mil_op_definition
 class SplitOp(ShapeOp):
     """Splits x along `axis` into `num_splits` equal parts or parts of
     `split_sizes` (at least one is given; both must agree)."""
 
     name = "mil.split"
     x = operand_def(TensorType)
-    num_splits = opt_prop_def(IntegerAttr)
-    split_sizes = opt_prop_def(DenseArrayBase)
-    axis = prop_def(IntegerAttr)
+    num_splits = opt_prop_def(I64Attr)
+    split_sizes = opt_prop_def(I64Array)
+    axis = prop_def(I64Attr)
     outputs = var_result_def(TensorType)
     assembly_format = FUNCTIONAL
     DOMAIN: ClassVar = FLOAT_INT32_BOOL

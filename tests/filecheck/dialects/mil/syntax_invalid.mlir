@@ -51,3 +51,13 @@ func.func @const_value() {
   %w = mil.const 1.0 : f32
   func.return
 }
+
+// -----
+
+// The short syntax checks required properties as it parses; a property of
+// the wrong kind is a parse error naming the op.
+// CHECK: mil.transpose: Expected attribute i64 but got i8
+func.func @transpose_i8_perm_short(%x: tensor<2x3xf32>) {
+  %r = mil.transpose %x {perm = array<i8: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  func.return
+}
