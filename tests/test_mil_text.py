@@ -482,6 +482,49 @@ def test_rmsnorm_silu_kernel():
     np.testing.assert_allclose(y2, np.clip(silu, -2, 65504), rtol=2e-2, atol=2e-2)
 
 
+# Hand-written int8 kernels give a constexpr's tensors, and any op's
+# compile-time parameters, as attributes; the same program with them as inputs.
+PARAMETERS_AS_ATTRIBUTES = """program(1.3)
+{
+    func main<ios18>(tensor<fp16, [1, 2, 1, 3]> x) {
+        tensor<fp16, [4, 2]> w = constexpr_affine_dequantize()[axis = int32(0), name = string("w"), quantized_data = tensor<int8, [4, 2]>([1, 2, 3, 4, 5, -6, 7, -8]), scale = fp16(0x1p-3), zero_point = int8(1)];
+        tensor<fp16, [4, 2, 1, 1]> w4 = reshape(x = w)[name = string("w4"), shape = tensor<int32, [4]>([4, 2, 1, 1])];
+        tensor<fp16, [1, 4, 1, 3]> y = conv(x = x, weight = w4)[name = string("y")];
+        tensor<fp16, [1, 4, 1, 1]> s = reduce_sum(x = y)[axes = tensor<int32, [2]>([2, 3]), keep_dims = bool(true), name = string("s")];
+    } -> (s);
+}
+"""
+PARAMETERS_AS_INPUTS = """program(1.3)
+{
+    func main<ios18>(tensor<fp16, [1, 2, 1, 3]> x) {
+        tensor<fp16, [4, 2]> w = constexpr_affine_dequantize(axis = int32(0), quantized_data = tensor<int8, [4, 2]>([1, 2, 3, 4, 5, -6, 7, -8]), scale = fp16(0x1p-3), zero_point = int8(1))[name = string("w")];
+        tensor<fp16, [4, 2, 1, 1]> w4 = reshape(shape = tensor<int32, [4]>([4, 2, 1, 1]), x = w)[name = string("w4")];
+        tensor<fp16, [1, 4, 1, 3]> y = conv(x = x, weight = w4)[name = string("y")];
+        tensor<fp16, [1, 4, 1, 1]> s = reduce_sum(axes = tensor<int32, [2]>([2, 3]), keep_dims = bool(true), x = y)[name = string("s")];
+    } -> (s);
+}
+"""
+
+
+def test_compile_time_parameters_given_as_attributes(tmp_path: Path):
+    """Parameters written as attributes import as the same program as when
+    written as inputs: the same ops, the same numbers, and the printer's form
+    round-trips."""
+    attributes, weights = parse_mil_text(PARAMETERS_AS_ATTRIBUTES)
+    inputs, _ = parse_mil_text(PARAMETERS_AS_INPUTS)
+    assert str(attributes) == str(inputs)
+    assert_same_numbers(attributes, weights, inputs, {})
+    x = np.random.default_rng(8).standard_normal((1, 2, 1, 3)).astype(np.float16)
+    (s,) = run_function(attributes, [x], weights)
+    q = np.array([[1, 2], [3, 4], [5, -6], [7, -8]], np.float64)
+    w = (q - 1) * 0.125
+    expected = (w @ x.astype(np.float64)[0, :, 0, :]).sum(axis=1).reshape(1, 4, 1, 1)
+    np.testing.assert_allclose(s.astype(np.float64), expected, rtol=1e-2, atol=1e-2)
+    text, imported, imported_weights = round_trip(attributes, weights, tmp_path)
+    assert "constexpr_affine_dequantize(" in text
+    assert_same_numbers(attributes, weights, imported, imported_weights)
+
+
 def conv_kernel_weights() -> tuple[np.ndarray, np.ndarray]:
     """The data of tests/filecheck/tools/import/weights/weight.bin."""
     rng = np.random.default_rng(7)
@@ -699,6 +742,20 @@ MALFORMED: dict[str, tuple[str, str]] = {
     "string as tensor": (
         GOOD.replace("relu(x = x)", 'relu(x = string("x"))'),
         "4:43: a string is no tensor input",
+    ),
+    "input given as input and attribute": (
+        GOOD.replace(
+            "relu(x = x)[", "relu(x = x)[x = tensor<fp16, [1, 4]>([0, 1, 2, 3]), "
+        ),
+        "4:46: input 'x' is given both as an input and as an attribute",
+    ),
+    "attribute given twice": (
+        GOOD.replace("relu(x = x)[", 'relu(x = x)[name = string("a"), '),
+        "4:66: attribute 'name' is given twice",
+    ),
+    "unknown attribute": (
+        GOOD.replace("relu(x = x)[", "relu(x = x)[alpha = fp16(1), "),
+        "4:46: relu has no input 'alpha' (its inputs are x)",
     ),
     "trailing input": (GOOD + "}", "7:1: unexpected '}' after the program"),
     "not a program": ("func main<ios18>() {}", "1:1: expected 'program', got 'func'"),

@@ -5,7 +5,9 @@ Accepted, beyond what the printer writes: named consts shared between ops
 and inline literals in their place (`keep_dims = bool(true)`), compact
 spacing (`mul(x=a,y=b)`), decimal or hex floats, `tensor<int32, []>` for a
 scalar, a one-value tensor literal as a splat, nested element lists,
-parenthesised result lists `(tensor<..> a, tensor<..> b) = split(...)`, `//`
+parenthesised result lists `(tensor<..> a, tensor<..> b) = split(...)`,
+inputs of any op written as attributes (`constexpr_affine_dequantize()[axis =
+int32(0), quantized_data = ..., scale = ..., zero_point = ...]`), `//`
 comments and any buildInfo (ignored). `@model_path` in a BLOBFILE path is the
 directory of the .mil file (or `weights_dir`).
 
@@ -621,20 +623,47 @@ class MilTextParser:
             if not self.accept(","):
                 break
         self.expect(")")
-        attributes: dict[str, Literal] = {}
+        attributes: dict[str, tuple[Token, Literal]] = {}
         if self.accept("["):
             while not self.at("]"):
                 key = self.expect_kind("ident", "an attribute name")
+                if key.text in attributes:
+                    self.fail(key.offset, f"attribute '{key.text}' is given twice")
                 self.expect("=")
-                attributes[key.text] = self.parse_literal()
+                attributes[key.text] = (key, self.parse_literal())
                 if not self.accept(","):
                     break
             self.expect("]")
         self.expect(";")
         if op_token.text == "const":
-            self.build_const(scope, results, op_token, args, attributes)
+            literals = {key: literal for key, (_, literal) in attributes.items()}
+            self.build_const(scope, results, op_token, args, literals)
         else:
-            self.build_op(scope, results, op_token, args)
+            self.build_op(
+                scope, results, op_token, self.with_attributes(args, attributes)
+            )
+
+    def with_attributes(
+        self,
+        args: dict[str, tuple[Token, Arg]],
+        attributes: dict[str, tuple[Token, Literal]],
+    ) -> dict[str, tuple[Token, Arg]]:
+        """An op's inputs with its compile-time parameters written as
+        attributes (`constexpr_affine_dequantize()[axis = int32(0),
+        quantized_data = tensor<int8, [4, 2]>([...]), ...]`, as hand-written
+        kernels do) taken as inputs of the same name; `name` is the op's
+        MIL name, not an input."""
+        merged = dict(args)
+        for key, (key_token, literal) in attributes.items():
+            if key == "name":
+                continue
+            if key in merged:
+                self.fail(
+                    key_token.offset,
+                    f"input '{key}' is given both as an input and as an attribute",
+                )
+            merged[key] = (key_token, literal)
+        return merged
 
     def parse_arg(self) -> Arg:
         token = self.peek()
@@ -785,7 +814,9 @@ class MilTextParser:
         """`identity(x = v)` names the value of `v` again (the printers write
         it for a returned input or a value returned twice)."""
         if len(results) != 1 or set(args) != {"x"}:
-            self.fail(op_token.offset, "identity takes one input 'x' and has one result")
+            self.fail(
+                op_token.offset, "identity takes one input 'x' and has one result"
+            )
         arg = args["x"][1]
         if not isinstance(arg, Ref):
             self.fail(arg.offset, "input 'x' of identity must be a value name")
