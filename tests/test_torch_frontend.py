@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
-from torch_check import check_program, export, max_rank
+from torch_check import check_program, export, max_rank, relative_error
+
+import xdsl_ane
+from xdsl_ane.interpreter.core import run_function
 
 transformers = pytest.importorskip("transformers")
 warnings.filterwarnings("ignore", module="transformers")
@@ -184,3 +188,23 @@ def test_tied_embeddings_once():
     assert "lm_head.weight" not in weights or "model.embed_tokens.weight" not in weights
     params = [op.param_name.data for op in checked.ops("rlx.param")]
     assert len(params) == len(set(params))
+
+
+def test_half_precision_model_keeps_its_norms():
+    """An fp16 model: HF normalizes in float32 between two casts; the
+    pattern still finds rlx.rms_norm (computed in f32) and the program
+    takes and returns f16."""
+    torch.manual_seed(0)
+    model = transformers.Qwen3ForCausalLM(qwen3_config(False, 1)).eval().half()
+    ids = torch.randint(0, VOCAB, (1, SEQ))
+    imported = xdsl_ane.from_torch(model, (ids,))
+    norms = [op for op in imported.module.walk() if op.name == "rlx.rms_norm"]
+    assert len(norms) == 5
+    assert all("f32" in str(op.result.type) for op in norms)
+    (logits,) = run_function(
+        imported.module, imported.numpy_inputs(ids), imported.weights
+    )
+    with torch.no_grad():
+        expected = model(ids, use_cache=False).logits.float().numpy()
+    assert logits.dtype == np.float16
+    assert relative_error(expected, logits) < 2e-3

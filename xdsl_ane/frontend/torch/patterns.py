@@ -55,6 +55,14 @@ def strip(x: Any) -> Any:
     return x
 
 
+def strip_casts(x: Any) -> Any:
+    """The node behind copies and dtype conversions (HF's RMSNorm returns
+    `weight * x.to(input_dtype)` of a float32 normalization)."""
+    while is_op(x, aten._to_copy.default, *IDENTITY):
+        x = x.args[0]
+    return x
+
+
 def same_dtype(a: Node, b: Any) -> bool:
     return isinstance(b, Node) and a.meta["val"].dtype == b.meta["val"].dtype
 
@@ -111,7 +119,7 @@ def rms_norm(tr: Translator, node: Node) -> SSAValue | None:
     facts = tr.facts.setdefault("rms", {})
     a, b = node.args[:2]
     for weight, y in ((a, b), (b, a)):
-        fact = facts.get(strip(y)) if isinstance(y, Node) else None
+        fact = facts.get(strip_casts(y)) if isinstance(y, Node) else None
         if fact is None:
             continue
         x_node, eps = fact

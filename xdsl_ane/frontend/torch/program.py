@@ -134,7 +134,9 @@ def load_program(path: str | Path) -> ExportedProgram:
                 except ImportError:
                     pass
             reason = failures.reason() or f"{type(e).__name__}: {first_line(e)}"
-            raise XdslAneError(f"{path}: not a torch.export program: {reason}") from None
+            raise XdslAneError(
+                f"{path}: not a torch.export program: {reason}"
+            ) from None
 
 
 UNREGISTERED = re.compile(r"Deserializing ([\w.]+)\.(\w+) in pytree is not registered")

@@ -92,7 +92,7 @@ def to_numpy(value: torch.Tensor, element: Attribute, what: str) -> np.ndarray:
         if array.min() < -(2**31) or array.max() >= 2**31:
             raise TranslationError(f"{what} holds integers outside the int32 range")
     dtypes = {f32: np.float32, f16: np.float16, i32: np.int32, i8: np.int8}
-    return array.astype(dtypes.get(element, np.bool_))
+    return array.astype(dtypes.get(element, np.bool_), copy=False)
 
 
 def source_of(node: torch.fx.Node) -> str:

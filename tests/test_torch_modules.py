@@ -1,0 +1,158 @@
+"""PyTorch in for plain torch modules: an MLP with LayerNorm and GELU, an
+attention written with matmul and softmax, an embedding with a classifier,
+an nn.Module handed over directly, a masked attention (the bias operand)
+and GQA with `enable_gqa`; checked as in torch_check.py."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch_check import check_program, export
+
+import xdsl_ane
+from xdsl_ane.interpreter.core import run_function
+
+
+class Mlp(nn.Module):
+    def __init__(self, size: int = 64, hidden: int = 256):
+        super().__init__()
+        self.up = nn.Linear(size, hidden)
+        self.norm = nn.LayerNorm(hidden)
+        self.down = nn.Linear(hidden, size)
+
+    def forward(self, x):
+        return x + self.down(F.gelu(self.norm(self.up(x))))
+
+
+class MatmulAttention(nn.Module):
+    """Multi-head attention spelled out: q·kᵀ/√d, softmax, ·v."""
+
+    def __init__(self, size: int = 64, heads: int = 4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(size, 3 * size)
+        self.out = nn.Linear(size, size)
+
+    def forward(self, x):
+        b, s, c = x.shape
+        d = c // self.heads
+        q, k, v = self.qkv(x).split(c, dim=-1)
+        q, k, v = (t.view(b, s, self.heads, d).transpose(1, 2) for t in (q, k, v))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d)
+        y = torch.softmax(scores, dim=-1) @ v
+        return self.out(y.transpose(1, 2).reshape(b, s, c))
+
+
+class Classifier(nn.Module):
+    def __init__(self, vocab: int = 100, size: int = 32, classes: int = 10):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, size)
+        self.head = nn.Linear(size, classes)
+
+    def forward(self, ids):
+        return self.head(torch.tanh(self.embedding(ids).mean(dim=1)))
+
+
+class MaskedAttention(nn.Module):
+    """sdpa with a constant banded mask (not causal): the bias operand."""
+
+    def __init__(self, size: int = 64, heads: int = 4, seq: int = 8):
+        super().__init__()
+        self.heads = heads
+        self.proj = nn.Linear(size, size)
+        i = torch.arange(seq)
+        self.register_buffer("band", (i[:, None] - i[None, :]).abs() <= 2)
+
+    def forward(self, x):
+        b, s, c = x.shape
+        h = self.proj(x).view(b, s, self.heads, c // self.heads).transpose(1, 2)
+        y = F.scaled_dot_product_attention(h, h, h, attn_mask=self.band)
+        return y.transpose(1, 2).reshape(b, s, c)
+
+
+class GroupedAttention(nn.Module):
+    """sdpa with 4 query heads over 2 key/value heads (`enable_gqa`), causal."""
+
+    def __init__(self, size: int = 64):
+        super().__init__()
+        self.q = nn.Linear(size, size)
+        self.kv = nn.Linear(size, size)
+
+    def forward(self, x):
+        b, s, c = x.shape
+        q = self.q(x).view(b, s, 4, 16).transpose(1, 2)
+        k, v = (t.view(b, s, 2, 16).transpose(1, 2) for t in self.kv(x).chunk(2, -1))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        return y.transpose(1, 2).reshape(b, s, c)
+
+
+def hidden(seq: int = 8, size: int = 64) -> torch.Tensor:
+    return torch.randn(1, seq, size, generator=torch.Generator().manual_seed(1))
+
+
+def check_module(model: nn.Module, args: tuple):
+    torch.manual_seed(0)
+    return check_program(export(model.eval(), args), args)
+
+
+def test_mlp_with_layer_norm_and_gelu():
+    torch.manual_seed(0)
+    checked = check_module(Mlp(), (hidden(),))
+    assert len(checked.ops("rlx.layer_norm")) == 1
+    assert len(checked.ops("rlx.gelu")) == 1
+    # bias-carrying projections are x·Wᵀ + b with W under its state_dict key
+    names = {op.param_name.data for op in checked.ops("rlx.param")}
+    assert {"up.weight", "up.bias", "down.weight", "down.bias"} <= names
+
+
+def test_attention_written_with_matmul_and_softmax():
+    torch.manual_seed(0)
+    checked = check_module(MatmulAttention(), (hidden(),))
+    assert len(checked.ops("rlx.softmax")) == 1
+
+
+def test_embedding_with_classifier():
+    torch.manual_seed(0)
+    ids = torch.randint(0, 100, (1, 12))
+    checked = check_module(Classifier(), (ids,))
+    assert checked.imported.input_names == ["ids"]
+    assert len(checked.ops("rlx.gather")) == 1
+
+
+def test_constant_mask_becomes_the_bias_operand():
+    torch.manual_seed(0)
+    checked = check_module(MaskedAttention(), (hidden(),))
+    (attention,) = checked.ops("rlx.attention")
+    assert attention.mask.data == "bias" and attention.bias is not None
+
+
+def test_grouped_query_attention_with_enable_gqa():
+    torch.manual_seed(0)
+    checked = check_module(GroupedAttention(), (hidden(),))
+    (attention,) = checked.ops("rlx.attention")
+    assert attention.mask.data == "causal"
+    assert attention.k.type.get_shape()[1] == 2
+
+
+def test_module_exported_from_example_args():
+    torch.manual_seed(0)
+    model = Mlp().eval()
+    x = hidden()
+    imported = xdsl_ane.from_torch(model, (x,))
+    (y,) = run_function(imported.module, imported.numpy_inputs(x), imported.weights)
+    with torch.no_grad():
+        expected = model(x).numpy()
+    assert abs(y - expected).max() < 1e-4 * abs(expected).max()
+    compiled = xdsl_ane.compile(model, example_args=(x,))
+    assert compiled.op_counts()["main"]["conv"] == 2
+
+
+def test_compile_accepts_an_exported_program():
+    torch.manual_seed(0)
+    x = hidden()
+    program = export(Mlp().eval(), (x,))
+    compiled = xdsl_ane.compile(program)
+    assert compiled.op_counts()["main"]["layer_norm"] == 1
