@@ -4,12 +4,12 @@ line (nothing written) for every kind of bad input."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import cli as xdsl_ane_cli
+from cli_helpers import error_line as assert_clean_error
 
 import xdsl_ane
 from xdsl_ane.models.transformer import QWEN3_0_6B, build_decoder_layer, make_weights
@@ -19,26 +19,6 @@ from xdsl_ane.tools.safetensors import write_safetensors
 SMALL = QWEN3_0_6B.with_(
     hidden_size=64, num_heads=4, num_kv_heads=2, head_dim=16, ffn_size=96, seq_len=8
 )
-
-
-def xdsl_ane_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "xdsl_ane.tools.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def assert_clean_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
-    assert result.returncode == 1, result
-    assert "Traceback" not in result.stderr
-    errors = [
-        ln for ln in result.stderr.splitlines() if ln.startswith("xdsl-ane: error")
-    ]
-    assert len(errors) == 1, result.stderr
-    for needle in needles:
-        assert needle in errors[0], errors[0]
 
 
 @pytest.fixture(scope="module")

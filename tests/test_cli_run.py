@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import cli as xdsl_ane
+from cli_helpers import error_line as assert_clean_error
 
 SMALL = """\
 func.func @f(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2xf32>) {
@@ -18,15 +18,6 @@ func.func @f(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> (tensor<2x3xf32>, tensor
   func.return %1, %2 : tensor<2x3xf32>, tensor<2xf32>
 }
 """
-
-
-def xdsl_ane(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "xdsl_ane.tools.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 @pytest.fixture
@@ -49,16 +40,6 @@ def data(tmp_path: Path) -> tuple[Path, Path, dict[str, np.ndarray]]:
     weights = tmp_path / "w.npz"
     np.savez(weights, w=arrays["w"])
     return inputs, weights, arrays
-
-
-def assert_clean_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
-    assert result.returncode == 1, result
-    assert "Traceback" not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("xdsl-ane: error: ")
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 def test_run_writes_outputs(program, data, tmp_path):

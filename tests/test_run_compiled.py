@@ -34,6 +34,14 @@ def layer(tmp_path_factory) -> tuple[Path, Path]:
     return source, directory / "layer.npz"
 
 
+def compiled_package(source: Path, weights: Path, directory: Path) -> Path:
+    """`xdsl-ane compile` of the layer to `directory/layer.mlpackage`."""
+    package = directory / "layer.mlpackage"
+    result = cli("compile", str(source), "-o", str(package), "--weights", str(weights))
+    assert result.returncode == 0, result.stderr
+    return package
+
+
 def run_outputs(*args: str, tmp: Path, name: str) -> np.ndarray:
     out = tmp / f"{name}.npz"
     result = cli("run", *args, "--output", str(out))
@@ -86,13 +94,7 @@ def test_compiled_model_runs_like_its_source(layer, tmp_path, emit, pipeline):
 
 def test_inputs_in_both_layouts(layer, tmp_path):
     source, weights = layer
-    package = tmp_path / "layer.mlpackage"
-    assert (
-        cli(
-            "compile", str(source), "-o", str(package), "--weights", str(weights)
-        ).returncode
-        == 0
-    )
+    package = compiled_package(source, weights, tmp_path)
     rng = np.random.default_rng(3)
     x = rng.standard_normal((1, SMALL.seq_len, SMALL.hidden_size))  # float64
     np.savez(tmp_path / "x.npz", arg0=x)
@@ -131,13 +133,7 @@ def test_inputs_in_both_layouts(layer, tmp_path):
 
 def test_bad_inputs_to_a_compiled_model(layer, tmp_path):
     source, weights = layer
-    package = tmp_path / "layer.mlpackage"
-    assert (
-        cli(
-            "compile", str(source), "-o", str(package), "--weights", str(weights)
-        ).returncode
-        == 0
-    )
+    package = compiled_package(source, weights, tmp_path)
     np.savez(tmp_path / "wrong.npz", arg0=np.zeros((1, 4, 64), np.float32))
     error_line(
         cli("run", str(package), "--inputs", str(tmp_path / "wrong.npz")),

@@ -4,14 +4,14 @@ a validated package; bad programs are one line with nothing written."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from cli_helpers import cli as xdsl_ane_cli
+from cli_helpers import error_line as assert_clean_error
 from torch import nn
 from torch_check import export, relative_error
 
@@ -21,24 +21,6 @@ from xdsl_ane.tools.common import load_arrays, parse_module
 transformers = pytest.importorskip("transformers")
 warnings.filterwarnings("ignore", module="transformers")
 transformers.logging.set_verbosity_error()
-
-
-def xdsl_ane_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "xdsl_ane.tools.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def assert_clean_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
-    assert result.returncode == 1, result
-    assert "Traceback" not in result.stderr
-    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("xdsl-ane: error: "), result.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 @pytest.fixture(scope="module")
