@@ -246,3 +246,16 @@ def test_misspelled_function_and_model(tmp_path):
         cli("compile-model", "qwen3-0.6", "-o", str(tmp_path / "m")),
         "did you mean 'qwen3-0.6b'",
     )
+
+
+def test_ops_imported_from_mil_text_have_locations(tmp_path):
+    source = write(
+        tmp_path,
+        "wide.mil",
+        "program(1.3)\n{\n    func main<ios18>(tensor<fp16, [1, 70000, 1, 4]> x) {\n"
+        '        tensor<fp16, [1, 70000, 1, 4]> y = relu(x = x)[name = string("y")];\n'
+        "    } -> (y);\n}\n",
+    )
+    model = xdsl_ane.compile(source, allow_lint_errors=True)
+    sources = [f.source for f in model.lint.findings]
+    assert sources == [f"{source}:3:10", f"{source}:4:40"]

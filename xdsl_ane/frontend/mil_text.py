@@ -60,6 +60,7 @@ from xdsl_ane.backend.weights import (
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import tensor
+from xdsl_ane.locations import SourceText, record
 from xdsl_ane.tools.common import first_line
 
 MIL_OPS: dict[str, type[mil.MilOp]] = {
@@ -191,6 +192,7 @@ class MilTextParser:
     def __init__(self, text: str, path: str | None, weights_dir: Path | None):
         self.text = text
         self.file = path or "<input>"
+        self.source = SourceText(self.file, text)  # where each op was read
         if weights_dir is None:
             weights_dir = Path(path).parent if path else Path.cwd()
         self.model_path = weights_dir
@@ -330,7 +332,9 @@ class MilTextParser:
         function_type = FunctionType.from_lists(
             [a.type for a in scope.block.args], [v.type for v in outputs]
         )
-        return func.FuncOp(name.text, function_type, Region(scope.block))
+        function = func.FuncOp(name.text, function_type, Region(scope.block))
+        record(function, self.source, name.offset)
+        return function
 
     def define(self, scope: FunctionScope, token: Token, symbol: Symbol) -> None:
         if token.text in scope.symbols:
@@ -708,6 +712,7 @@ class MilTextParser:
         if isinstance(literal.value, np.ndarray):
             op = self.const_op(literal, name.text)
             scope.block.add_op(op)
+            record(op, self.source, name.offset)
             symbol.value, symbol.const_op = op.result, op
             if op.weight is not None:
                 symbol.weight = op.weight.data
@@ -803,6 +808,7 @@ class MilTextParser:
                     f"'{name.text}' is declared {declared}, but {op_token.text} gives {inferred}",
                 )
         scope.block.add_op(op)
+        record(op, self.source, results[0][1].offset)
         try:
             op.verify()
         except DiagnosticException as e:
