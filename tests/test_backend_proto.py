@@ -227,6 +227,20 @@ def check_consts(
 # --- one program per mil op family -------------------------------------------------
 
 FAMILIES = {
+    "state": """
+func.func @state(%cache: !mil.state<tensor<2x4x8xf16>>, %u: tensor<1x4x2xf16>, %begin: tensor<3xi32>, %x: tensor<2x16xf32>) {
+  %old = mil.read_state %cache : (!mil.state<tensor<2x4x8xf16>>) -> tensor<2x4x8xf16>
+  %size = mil.const dense<[1, 4, 2]> : tensor<3xi32>
+  %end = mil.add %begin, %size : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  %new = mil.slice_update %old, %u, %begin, %end : (tensor<2x4x8xf16>, tensor<1x4x2xf16>, tensor<3xi32>, tensor<3xi32>) -> tensor<2x4x8xf16>
+  %unused = mil.coreml_update_state %cache, %new : (!mil.state<tensor<2x4x8xf16>>, tensor<2x4x8xf16>) -> tensor<2x4x8xf16>
+  %again = mil.read_state %cache : (!mil.state<tensor<2x4x8xf16>>) -> tensor<2x4x8xf16>
+  %stored = mil.coreml_update_state %cache, %again : (!mil.state<tensor<2x4x8xf16>>, tensor<2x4x8xf16>) -> tensor<2x4x8xf16>
+  %token = mil.reduce_argmax %stored {axis = -1 : i64} : (tensor<2x4x8xf16>) -> tensor<2x4xi32>
+  %rows = mil.reduce_argmax %x {axis = 0 : i64, keep_dims = true} : (tensor<2x16xf32>) -> tensor<1x16xi32>
+  func.return
+}
+""",
     "elementwise_unary": """
 func.func @unary(%x: tensor<2x8xf32>, %h: tensor<1x4x1x8xf16>, %n: tensor<3xi32>) {
   %relu = mil.relu %x : tensor<2x8xf32>
@@ -377,9 +391,14 @@ func.func @quantization(%x: tensor<1x4x1x8xf16>, %q: tensor<4x8xi8>, %y: tensor<
 }
 
 
+IOS18_FAMILIES = {"state"}
+
+
 @pytest.mark.parametrize("target", ["iOS18", "iOS17"])
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_op_family_round_trips_through_coremltools(family: str, target: str):
+    if family in IOS18_FAMILIES and target != "iOS18":
+        pytest.skip(f"{family} ops are iOS18 ops")
     module = program(FAMILIES[family])
     result = emit(module, random_weights(module), target=target)
     version, opset = {"iOS18": (9, "CoreML8"), "iOS17": (8, "CoreML7")}[target]
@@ -411,7 +430,15 @@ def test_input_table_matches_coremltools_registry():
     for op_type in mil_inputs.SIGNATURES:
         if op_type == "const":
             continue
+        if op_type == "coreml_update_state":  # coremltools' own dialect op
+            cls = SSAOpRegistry.dialect_ops[op_type]
+            spec_names = list(cls.input_spec.input_types)
+            assert [n for n, _ in mil_inputs.SIGNATURES[op_type]] == spec_names
+            continue
+        introduced_in = getattr(ct.target, mil_inputs.OPSET_INTRODUCED.get(op_type, "iOS15"))
         for target in (ct.target.iOS17, ct.target.iOS18):
+            if target < introduced_in:
+                continue
             cls = SSAOpRegistry.core_ops[op_type][target]
             spec_names = list(cls.input_spec.input_types)
             assert [n for n, _ in mil_inputs.SIGNATURES[op_type]] == spec_names, op_type

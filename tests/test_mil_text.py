@@ -45,6 +45,22 @@ MIL_DIALECT_TESTS = Path(__file__).parent / "filecheck" / "dialects" / "mil"
 # --- round trips per op family ---------------------------------------------------
 
 CASES: dict[str, str] = {
+    # The store is idempotent (the same update at the same place), so the
+    # second run, on the state the first one left, gives the same numbers.
+    "state": """
+func.func @main(%cache: !mil.state<tensor<2x4x8xf16>>, %u: tensor<1x4x2xf16>, %x: tensor<3x5xf32>) -> (tensor<2x4xi32>, tensor<1x5xi32>, tensor<2x4x8xf16>) {
+  %old = mil.read_state %cache : (!mil.state<tensor<2x4x8xf16>>) -> tensor<2x4x8xf16>
+  %begin = mil.const dense<[1, 0, 5]> : tensor<3xi32>
+  %end = mil.const dense<[2, 4, 7]> : tensor<3xi32>
+  %new = mil.slice_update %old, %u, %begin, %end : (tensor<2x4x8xf16>, tensor<1x4x2xf16>, tensor<3xi32>, tensor<3xi32>) -> tensor<2x4x8xf16>
+  %stored = mil.coreml_update_state %cache, %new : (!mil.state<tensor<2x4x8xf16>>, tensor<2x4x8xf16>) -> tensor<2x4x8xf16>
+  %token = mil.reduce_argmax %stored : (tensor<2x4x8xf16>) -> tensor<2x4xi32>
+  %rows = mil.reduce_argmax %x {axis = 0 : i64, keep_dims = true} : (tensor<3x5xf32>) -> tensor<1x5xi32>
+  %unused = mil.coreml_update_state %cache, %stored : (!mil.state<tensor<2x4x8xf16>>, tensor<2x4x8xf16>) -> tensor<2x4x8xf16>
+  %last = mil.read_state %cache : (!mil.state<tensor<2x4x8xf16>>) -> tensor<2x4x8xf16>
+  func.return %token, %rows, %last : tensor<2x4xi32>, tensor<1x5xi32>, tensor<2x4x8xf16>
+}
+""",
     "unary": """
 func.func @main(%x: tensor<2x5xf32>, %h: tensor<1x4x1x3xf16>) -> (tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<1x4x1x3xf16>, tensor<1x4x1x3xf16>, tensor<1x4x1x3xf16>, tensor<1x4x1x3xf16>, tensor<1x4x1x3xf16>, tensor<1x4x1x3xf16>, tensor<1x4x1x3xf16>, tensor<1x4x1x3xf16>, tensor<1x4x1x3xf16>, tensor<1x4x1x3xf16>, tensor<1x4x1x3xf16>) {
   %relu = mil.relu %x : tensor<2x5xf32>

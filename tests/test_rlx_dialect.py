@@ -64,6 +64,8 @@ DESIGN_OPS = {
     "activation_backward",
     "quantize",
     "dequantize",
+    # DESIGN.md "State, update and argmax ops"
+    *"read_state write_state slice_update argmax".split(),
 }
 
 # Allowed values of the choice properties, from DESIGN.md.

@@ -210,6 +210,24 @@ SIGNATURES: dict[str, tuple[tuple[str, Default | None], ...]] = {
         ).split()
     },
     "softmax": (("x", None), ("axis", _scalar(-1, INT32))),
+    "reduce_argmax": (
+        ("x", None),
+        ("axis", _scalar(-1, INT32)),
+        ("keep_dims", _scalar(False, np.bool_)),
+        ("output_dtype", lambda op: "int32"),
+    ),
+    "read_state": (("input", None),),
+    "coreml_update_state": (("state", None), ("value", None)),
+    "slice_update": (
+        ("x", None),
+        ("update", None),
+        ("begin", None),
+        ("end", None),
+        ("stride", None),
+        ("begin_mask", None),
+        ("end_mask", None),
+        ("squeeze_mask", None),
+    ),
     "layer_norm": (
         ("x", None),
         ("axes", lambda op: np.arange(_rank(op.operands[0]), dtype=INT32)),
@@ -251,6 +269,9 @@ FLOAT_INPUT_DTYPES: dict[tuple[str, str], Callable[[mil.MilOp], np.dtype]] = {
 """Float properties whose MIL dtype is not their attribute's own type."""
 
 OPSET_INTRODUCED: dict[str, str] = {
+    "read_state": "iOS18",
+    "coreml_update_state": "iOS18",
+    "slice_update": "iOS18",
     "quantize": "iOS17",
     "dequantize": "iOS17",
     "constexpr_affine_dequantize": "iOS16",

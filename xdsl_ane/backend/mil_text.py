@@ -318,7 +318,11 @@ class MilTextPrinter:
         names = NameTable()
         params = []
         for i, arg in enumerate(block.args):
-            params.append(f"{mil_type(arg.type)} {names.define(arg, f'arg{i}')}")
+            if isinstance(arg.type, mil.StateType):  # `state<tensor<...>> name`
+                t = f"state<{mil_type(arg.type.wrapped)}>"
+            else:
+                t = mil_type(arg.type)
+            params.append(f"{t} {names.define(arg, f'arg{i}')}")
         opset = self.deployment.text_opset
         yield f"    func {name}<{opset}>({', '.join(params)}) {{"
         outputs: list[str] = []
@@ -385,6 +389,9 @@ class MilTextPrinter:
         return mil_literal(value, dtype)
 
     def op_statements(self, op: mil.MilOp, names: NameTable) -> Iterator[str]:
+        if isinstance(op, mil.CoremlUpdateStateOp):
+            yield from self.update_state_statements(op, names)
+            return
         op_type = op.name.removeprefix("mil.")
         results = [f"{mil_type(r.type)} {names.define(r, op_type)}" for r in op.results]
         name = names[op.results[0]]
@@ -417,6 +424,23 @@ class MilTextPrinter:
             f"{INDENT}{', '.join(results)} = {op_type}({call})"
             f"[name = {mil_string(name)}];"
         )
+
+
+    def update_state_statements(
+        self, op: mil.CoremlUpdateStateOp, names: NameTable
+    ) -> Iterator[str]:
+        """As in the protobuf (`state_proto.py`): write_state, then a
+        read_state defining the result when it is used."""
+        name = names.define(op.result, "coreml_update_state")
+        state, value = names[op.state], names[op.value]
+        # named after what it stores, which a re-import keeps
+        write = mil_string(names.fresh(f"{value}_write_state"))
+        yield f"{INDENT}write_state(data = {value}, input = {state})[name = {write}];"
+        if op.result.uses:
+            yield (
+                f"{INDENT}{mil_type(op.result.type)} {name} = read_state(input = "
+                f"{state})[name = {mil_string(name)}];"
+            )
 
 
 # --- entry points ----------------------------------------------------------------

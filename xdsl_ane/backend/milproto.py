@@ -75,6 +75,11 @@ from xdsl_ane.backend.proto_values import (
     tensor_value_type,
     value_type,
 )
+from xdsl_ane.backend.state_proto import (
+    number_state_updates,
+    state_input,
+    update_state_operations,
+)
 from xdsl_ane.backend.targets import (
     MULTIFUNCTION_VERSION,
     Deployment,
@@ -110,6 +115,8 @@ class FunctionProto:
     function: MIL_pb2.Function
     inputs: list[Model_pb2.FeatureDescription]
     outputs: list[Model_pb2.FeatureDescription]
+    states: list[Model_pb2.FeatureDescription] = field(default_factory=list)
+    """State inputs (`state_proto.py`), described apart from the inputs."""
 
 
 class FunctionWriter:
@@ -149,10 +156,16 @@ class FunctionWriter:
         inputs = []
         input_features = []
         input_casts: list[tuple[SSAValue, str]] = []
+        state_features = []
         for i, arg in enumerate(block.args):
             name = self.names.claim(arg.name_hint or f"arg{i}")
             self.value_names[arg] = name
             self.input_names[arg] = name
+            if isinstance(arg.type, mil.StateType):
+                state, state_feature = state_input(name, arg.type, self.symbol)
+                inputs.append(state)
+                state_features.append(state_feature)
+                continue
             dtype = tensor_dtype(arg.type)
             assert isinstance(arg.type, TensorType)
             shape = arg.type.get_shape()
@@ -184,7 +197,11 @@ class FunctionWriter:
                 self.write_const(op)
             elif isinstance(op, mil.MilOp):
                 self.deployment.check_available(op, self.symbol)
-                if mil_type(op).startswith("constexpr_"):
+                if isinstance(op, mil.CoremlUpdateStateOp):
+                    self.write_update_state(op)
+                elif isinstance(op, mil.ReadStateOp) and self.reads_last_store(op):
+                    pass
+                elif mil_type(op).startswith("constexpr_"):
                     self.write_constexpr(op)
                 else:
                     self.write_op(op)
@@ -208,12 +225,12 @@ class FunctionWriter:
             outputs.append(name)
             output_features.append(feature(name, value.type.get_shape() or None, dtype))
         for arg in block.args:
-            if not arg.uses:
+            if not arg.uses and not isinstance(arg.type, mil.StateType):
                 self.write_identity(arg)
         mil_block = MIL_pb2.Block(outputs=outputs, operations=self.operations)
         proto = MIL_pb2.Function(inputs=inputs, opset=self.deployment.opset)
         proto.block_specializations[self.deployment.opset].CopyFrom(mil_block)
-        return FunctionProto(proto, input_features, output_features)
+        return FunctionProto(proto, input_features, output_features, state_features)
 
     def public_names_of_values(self) -> dict[SSAValue, str]:
         """Each SSA value's MIL name (an output cast's name for a cast
@@ -412,6 +429,37 @@ class FunctionWriter:
         proto.outputs.extend(self.outputs(op))
         self.operations.append(proto)
 
+    def write_update_state(self, op: mil.CoremlUpdateStateOp) -> None:
+        """coreml_update_state as write_state (+ read_state for a used
+        result), as coremltools writes it."""
+        name = self.name_results(op)
+        used = op.result if op.result.uses else None
+        self.operations.extend(
+            update_state_operations(
+                name,  # renamed by number_state_updates
+                self.value_names[op.state],
+                self.value_names[op.value],
+                used and self.value_names[op.result],
+                used,
+            )
+        )
+
+    def reads_last_store(self, op: mil.ReadStateOp) -> bool:
+        """A read of the state just read back after a store is that value:
+        coremltools' loader folds a read_state right after such a pair into
+        it, so it is not written (its value is the pair's)."""
+        last = self.operations[-1] if self.operations else None
+        if (
+            last is None
+            or last.type != "read_state"
+            or len(self.operations) < 2
+            or self.operations[-2].type != "write_state"
+            or last.inputs["input"].arguments[0].name != self.value_names[op.input]
+        ):
+            return False
+        self.value_names[op.result] = last.outputs[0].name
+        return True
+
     def write_identity(self, arg: SSAValue) -> None:
         """coremltools' `handle_unused_inputs`: `identity(x=arg)` named
         `{arg}_tmp`, so that every input is consumed."""
@@ -558,14 +606,17 @@ def module_to_proto(
         program.functions[mil_name].CopyFrom(part.function)
         parts.append(part)
         value_names.update(writer.public_names_of_values())
+    number_state_updates(program)
     if len(functions) == 1:
         description = Model_pb2.ModelDescription(
-            input=parts[0].inputs, output=parts[0].outputs
+            input=parts[0].inputs, output=parts[0].outputs, state=parts[0].states
         )
     else:
         description = Model_pb2.ModelDescription(
             functions=[
-                Model_pb2.FunctionDescription(name=n, input=p.inputs, output=p.outputs)
+                Model_pb2.FunctionDescription(
+                    name=n, input=p.inputs, output=p.outputs, state=p.states
+                )
                 for n, p in zip(mil_names, parts)
             ],
             defaultFunctionName=mil_names[0],

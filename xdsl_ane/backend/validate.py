@@ -231,14 +231,20 @@ def check_description(spec: Model_pb2.Model, report: ValidationReport) -> None:
                 f"default function '{description.defaultFunctionName}' is not in the "
                 "program",
             )
-        pairs = [(n, d.input, d.output) for n, d in described.items() if n in functions]
+        pairs = [
+            (n, d.input, d.output, d.state)
+            for n, d in described.items()
+            if n in functions
+        ]
     else:
         if "main" not in functions:
             report.add("description", "model", "single-function model without 'main'")
             return
-        pairs = [("main", description.input, description.output)]
-    for name, inputs, outputs in pairs:
-        check_function_description(name, functions[name], inputs, outputs, report)
+        pairs = [("main", description.input, description.output, description.state)]
+    for name, inputs, outputs, states in pairs:
+        check_function_description(
+            name, functions[name], inputs, outputs, report, states
+        )
 
 
 def check_function_description(
@@ -247,17 +253,29 @@ def check_function_description(
     inputs: Any,
     outputs: Any,
     report: ValidationReport,
+    states: Any = (),
 ) -> None:
+    """The description's inputs, states (the state-typed inputs, described
+    apart) and outputs against the function's signature."""
     block = function.block_specializations.get(function.opset)
     types = {v.name: v.type for v in function.inputs}
     if block is not None:
         for op in block.operations:
             types.update((o.name, o.type) for o in op.outputs)
-    expected_inputs = [(v.name, v.type) for v in function.inputs]
+    expected_inputs = [
+        (v.name, v.type)
+        for v in function.inputs
+        if v.type.WhichOneof("type") != "stateType"
+    ]
+    expected_states = [
+        (v.name, v.type)
+        for v in function.inputs
+        if v.type.WhichOneof("type") == "stateType"
+    ]
     expected_outputs = [(n, types.get(n)) for n in (block.outputs if block else [])]
     # Core ML's feature names are unique: no output is named like an input
     # or like another output.
-    seen = {n for n, _ in expected_inputs}
+    seen = {n for n, _ in expected_inputs + expected_states}
     for value_name, _ in expected_outputs:
         if value_name in seen:
             report.add(
@@ -269,6 +287,7 @@ def check_function_description(
         seen.add(value_name)
     for kind, features, expected in (
         ("input", inputs, expected_inputs),
+        ("state", states, expected_states),
         ("output", outputs, expected_outputs),
     ):
         where = f"@{name} {kind}s"
@@ -289,11 +308,18 @@ def check_function_description(
 def feature_mismatch(
     feature: Model_pb2.FeatureDescription, t: MIL_pb2.ValueType | None, kind: str
 ) -> str | None:
+    if kind == "state":
+        if t is None or t.WhichOneof("type") != "stateType":
+            return "the function's input is not a state"
+        if feature.type.WhichOneof("Type") != "stateType":
+            return f"described as {feature.type.WhichOneof('Type')}, not a state"
+        t, array = t.stateType.wrappedType, feature.type.stateType.arrayType
+    elif feature.type.WhichOneof("Type") != "multiArrayType":
+        return f"described as {feature.type.WhichOneof('Type')}, not a multiarray"
+    else:
+        array = feature.type.multiArrayType
     if t is None or t.WhichOneof("type") != "tensorType":
         return "the function's value is not a tensor"
-    if feature.type.WhichOneof("Type") != "multiArrayType":
-        return f"described as {feature.type.WhichOneof('Type')}, not a multiarray"
-    array = feature.type.multiArrayType
     tensor = t.tensorType
     expected_type = ARRAY_TYPE_OF_MIL.get(tensor.dataType)
     if array.dataType != expected_type:

@@ -133,11 +133,17 @@ class MilType:
 
     dtype: str
     shape: tuple[int, ...] = ()
+    state: bool = False
+    """`state<tensor<...>>`: a state input holding this tensor type."""
 
     def xdsl(self) -> Attribute:
+        if self.state:
+            return mil.StateType(MilType(self.dtype, self.shape).xdsl())
         return tensor(self.shape, mil.MIL_DTYPES[self.dtype])
 
     def __str__(self) -> str:
+        if self.state:
+            return f"state<{MilType(self.dtype, self.shape)}>"
         if self.dtype == "string" or not self.shape:
             return self.dtype
         return f"tensor<{self.dtype}, [{', '.join(str(d) for d in self.shape)}]>"
@@ -384,6 +390,14 @@ class MilTextParser:
             self.expect("]")
             self.expect(">")
             return MilType(dtype, tuple(shape))
+        if token.text == "state":
+            self.expect("<")
+            inner = self.peek()
+            wrapped = self.parse_type()
+            if wrapped.state or wrapped.dtype == "string" or not wrapped.shape:
+                self.fail(inner.offset, "a state holds a tensor<...>")
+            self.expect(">")
+            return MilType(wrapped.dtype, wrapped.shape, state=True)
         if token.text == "string":
             return MilType("string")
         self.pos -= 1
@@ -607,6 +621,10 @@ class MilTextParser:
             )
         results: list[tuple[MilType, Token]] = []
         parenthesised = self.accept("(")
+        if not parenthesised and start.kind == "ident" and self.peek(1).text == "(":
+            # an op without results: `write_state(data = v, input = s)[...]`
+            self.parse_op_call(scope, results)
+            return
         while True:
             t = self.parse_type()
             results.append((t, self.expect_kind("ident", "a result name")))
@@ -615,6 +633,12 @@ class MilTextParser:
         if parenthesised:
             self.expect(")")
         self.expect("=")
+        self.parse_op_call(scope, results)
+
+    def parse_op_call(
+        self, scope: FunctionScope, results: list[tuple[MilType, Token]]
+    ) -> None:
+        """`op(inputs)[attributes];` after the results (if any)."""
         op_token = self.expect_kind("ident", "an op name")
         self.expect("(")
         args: dict[str, tuple[Token, Arg]] = {}
@@ -747,6 +771,9 @@ class MilTextParser:
         if op_token.text == "identity":
             self.build_identity(scope, results, op_token, args)
             return
+        if op_token.text == "write_state":
+            self.build_write_state(scope, results, op_token, args)
+            return
         op_type = MIL_OPS.get(op_token.text)
         if op_type is None:
             self.fail(op_token.offset, f"unknown MIL op '{op_token.text}'")
@@ -815,6 +842,28 @@ class MilTextParser:
             self.fail(op_token.offset, first_line(e))
         for (declared, name), result in zip(results, op.results):
             self.define(scope, name, Symbol(declared, name.offset, result))
+
+    def build_write_state(self, scope, results, op_token, args) -> None:
+        """`write_state(input = s, data = v)` (no result) is the store of
+        a `coreml_update_state` whose result is unused; a `read_state`
+        after it reads the value back, as coremltools' loader merges them."""
+        if results or set(args) != {"input", "data"}:
+            self.fail(
+                op_token.offset,
+                "write_state takes inputs 'input' (a state) and 'data' and has "
+                "no result",
+            )
+        state, data = (args[k][1] for k in ("input", "data"))
+        for arg in (state, data):
+            if not isinstance(arg, Ref):
+                self.fail(arg.offset, "the inputs of write_state are value names")
+        try:
+            op = mil.CoremlUpdateStateOp(
+                self.tensor_value(scope, state), self.tensor_value(scope, data)
+            )
+        except DiagnosticException as e:
+            self.fail(op_token.offset, first_line(e))
+        scope.block.add_op(op)
 
     def build_identity(self, scope, results, op_token, args) -> None:
         """`identity(x = v)` names the value of `v` again (the printers write

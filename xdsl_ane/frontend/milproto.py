@@ -51,7 +51,11 @@ class ProtoImportError(XdslAneError):
 
 
 def value_type_text(t: MIL_pb2.ValueType, where: str) -> tuple[str, tuple[int, ...]]:
-    """The MIL text type of a tensor value type, and its shape."""
+    """The MIL text type of a tensor value type (or of a state of one:
+    `state<tensor<...>>`), and its shape."""
+    if t.WhichOneof("type") == "stateType":
+        wrapped, shape = value_type_text(t.stateType.wrappedType, where)
+        return f"state<{wrapped}>", shape
     if t.WhichOneof("type") != "tensorType":
         raise ProtoImportError(f"{where}: only tensor values are supported")
     tensor = t.tensorType
@@ -111,6 +115,7 @@ def operation_text(op: MIL_pb2.Operation, where: str) -> str:
     at = f"{where}: {op.type} '{name}'"
     results = [f"{value_type_text(o.type, at)[0]} {o.name}" for o in op.outputs]
     lhs = results[0] if len(results) == 1 else f"({', '.join(results)})"
+    assign = f"{lhs} = " if results else ""  # write_state has no result
     attributes = [f"name = {mil_string(name)}"]
     if op.type == "const":
         attributes.append(f"val = {value_text(op.attributes['val'], at)}")
@@ -132,7 +137,7 @@ def operation_text(op: MIL_pb2.Operation, where: str) -> str:
             if variadic or len(bindings) != 1
             else f"{key} = {bindings[0]}"
         )
-    return f"        {lhs} = {op.type}({', '.join(inputs)})[{', '.join(attributes)}];"
+    return f"        {assign}{op.type}({', '.join(inputs)})[{', '.join(attributes)}];"
 
 
 def program_text(spec: Model_pb2.Model, where: str) -> str:

@@ -132,11 +132,18 @@ def weight_view(
 
 def random_inputs(function: func.FuncOp, seed: int) -> list[np.ndarray]:
     """Reproducible random arguments for `function`: floats from N(0, 1),
-    integers in [0, 8), booleans uniformly."""
+    integers in [0, 8), booleans uniformly; a state gets a `StateBuffer`
+    holding such values."""
+    from xdsl_ane.dialects.state_type import StateTypeBase
+    from xdsl_ane.interpreter.state import StateBuffer
+
     rng = np.random.default_rng(seed)
     out = []
     for t in function.function_type.inputs.data:
-        out.append(random_array(rng, t))
+        if isinstance(t, StateTypeBase):
+            out.append(StateBuffer(t, random_array(rng, t.wrapped)))
+        else:
+            out.append(random_array(rng, t))
     return out
 
 
@@ -177,9 +184,13 @@ def run_function(
     function: str | None = None,
 ) -> list[np.ndarray]:
     """Interprets one function of `module` on numpy inputs and returns its
-    results. Inputs must match the argument types exactly."""
+    results. Inputs must match the argument types exactly; a state
+    argument takes a `StateBuffer`, which the call reads and updates
+    (`interpreter.state.StatefulRuntime` keeps them across calls)."""
+    from xdsl_ane.dialects.state_type import is_state
     from xdsl_ane.interpreter.mil import MilFunctions
     from xdsl_ane.interpreter.rlx import RlxFunctions
+    from xdsl_ane.interpreter.state import StateFunctions, check_state_argument
 
     f = find_function(module, function)
     arg_types = f.function_type.inputs.data
@@ -188,11 +199,15 @@ def run_function(
             f"@{f.sym_name.data} takes {len(arg_types)} arguments, got {len(inputs)}"
         )
     for i, (value, t) in enumerate(zip(inputs, arg_types)):
-        check_value(f"argument arg{i} of @{f.sym_name.data}", value, t)
+        if is_state(t):  # a StateBuffer the call reads and writes
+            check_state_argument(f"argument arg{i} of @{f.sym_name.data}", value, t)
+        else:
+            check_value(f"argument arg{i} of @{f.sym_name.data}", value, t)
     store = WeightStore(weights)
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(RlxFunctions(store))
     interpreter.register_implementations(MilFunctions(store))
+    interpreter.register_implementations(StateFunctions())
     results = interpreter.call_op(f, tuple(inputs))
     return [np.asarray(r) for r in results]

@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, TensorT
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects import mil
@@ -179,6 +180,12 @@ class FunctionLayout:
     def convert_arguments(self) -> list[DictionaryAttr]:
         records = []
         for arg in list(self.block.args):
+            if isinstance(arg.type, mil.StateType):
+                # A state keeps its own shape: it never crosses the ANE's
+                # I/O as an activation, and a KV cache [L, Hkv, ctx, D] is
+                # written and read in that layout by the program itself.
+                records.append(state_record(arg.type))
+                continue
             layout = self.layout(arg, "argument")
             records.append(layout_record(layout))
             if layout.name == "ane":
@@ -558,7 +565,7 @@ class FunctionLayout:
             for op in reversed(list(self.block.ops)):
                 if isinstance(op, func.ReturnOp) or not op.name.startswith("mil."):
                     continue
-                if all(not r.uses for r in op.results):
+                if all(not r.uses for r in op.results) and is_side_effect_free(op):
                     op.detach()
                     op.erase()
                     changed = True
@@ -612,6 +619,19 @@ def layout_record(layout: Layout) -> DictionaryAttr:
             "logical": ints_attr(layout.logical),
             "ane": ints_attr(layout.ane),
             "map": StringAttr(layout.describe()),
+        }
+    )
+
+
+def state_record(t: mil.StateType) -> DictionaryAttr:
+    """The layout record of a state argument: held as declared."""
+    shape = t.wrapped.get_shape()
+    return DictionaryAttr(
+        {
+            "layout": StringAttr("state"),
+            "logical": ints_attr(shape),
+            "ane": ints_attr(shape),
+            "map": StringAttr("state, held in its own shape"),
         }
     )
 

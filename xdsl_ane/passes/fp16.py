@@ -4,7 +4,7 @@ Runs after `convert-rlx-to-mil` (and `mil-ane-layout`) in two walks.
 
 Types (one forward walk, so every op sees converted operands):
 
-- Every f32 tensor becomes f16: function arguments and results, inline consts
+- Every f32 tensor becomes f16: function arguments (states too) and results, inline consts
   (data rounded to fp16, saturating at ±65504 so that no inf appears), weight
   consts (only the declared type changes: the weights file keeps fp32 data,
   converted where it is read or written), `cast` to "fp32" (now "fp16"; a cast
@@ -104,9 +104,12 @@ SHAPE_OPS = (
 
 
 def fp16_type(t: Attribute) -> Attribute:
-    """`t` with an f32 element type replaced by f16; other types unchanged."""
+    """`t` with an f32 element type replaced by f16 (a state's too: Core ML
+    states are fp16); other types unchanged."""
     if isinstance(t, TensorType) and t.element_type == f32:
         return tensor(t.get_shape(), f16)
+    if isinstance(t, mil.StateType) and t.wrapped.element_type == f32:
+        return mil.StateType(tensor(t.wrapped.get_shape(), f16))
     return t
 
 

@@ -105,9 +105,13 @@ def layout_of(shape: Sequence[int]) -> Layout:
 
 def ane_form_problems(function: object, fp16: bool = False) -> list[str]:
     """Why a func.func is not in ANE form (empty when it is): every argument
-    and result must be a rank-4 `[1, C, 1, S]` tensor, fp16 if `fp16`."""
+    and result must be a rank-4 `[1, C, 1, S]` tensor, with no fp32 if
+    `fp16` (int32 token ids and positions stay int32); a state argument
+    keeps its own shape (fp16 if `fp16`)."""
     from xdsl.dialects import func
-    from xdsl.dialects.builtin import Float16Type, TensorType
+    from xdsl.dialects.builtin import Float16Type, Float32Type, TensorType
+
+    from xdsl_ane.dialects.state_type import StateTypeBase
 
     assert isinstance(function, func.FuncOp)
     problems = []
@@ -115,6 +119,10 @@ def ane_form_problems(function: object, fp16: bool = False) -> list[str]:
     signature = function.function_type
     for what, types in (("argument", signature.inputs), ("result", signature.outputs)):
         for i, t in enumerate(types.data):
+            if what == "argument" and isinstance(t, StateTypeBase):
+                if fp16 and not isinstance(t.wrapped.element_type, Float16Type):
+                    problems.append(f"@{name}: state argument {i} is not fp16: {t}")
+                continue
             if not isinstance(t, TensorType):
                 problems.append(f"@{name}: {what} {i} is not a tensor: {t}")
                 continue
@@ -123,7 +131,7 @@ def ane_form_problems(function: object, fp16: bool = False) -> list[str]:
                 problems.append(
                     f"@{name}: {what} {i} has shape {list(shape)}, not [1, C, 1, S]"
                 )
-            if fp16 and not isinstance(t.element_type, Float16Type):
+            if fp16 and isinstance(t.element_type, Float32Type):
                 problems.append(
                     f"@{name}: {what} {i} has element type {t.element_type}, not f16"
                 )

@@ -82,6 +82,13 @@ from xdsl_ane.dialects.mil.reduction import (
     ReductionOp,
     SoftmaxOp,
 )
+from xdsl_ane.dialects.mil.state import (
+    CoremlUpdateStateOp,
+    ReadStateOp,
+    ReduceArgmaxOp,
+    SliceUpdateOp,
+    StateType,
+)
 from xdsl_ane.dialects.mil.shape import (
     ConcatOp,
     ExpandDimsOp,
@@ -161,9 +168,14 @@ MIL_OPS: list[type[MilOp]] = [
     QuantizeOp,
     DequantizeOp,
     ConstexprAffineDequantizeOp,
+    # state (iOS18), slice_update, argmax
+    ReadStateOp,
+    CoremlUpdateStateOp,
+    SliceUpdateOp,
+    ReduceArgmaxOp,
 ]
 
-MIL = Dialect("mil", MIL_OPS)
+MIL = Dialect("mil", MIL_OPS, [StateType])
 
 __all__ = [
     "MIL",
@@ -181,6 +193,7 @@ __all__ = [
     "ConstOp",
     "ConstexprAffineDequantizeOp",
     "ConvOp",
+    "CoremlUpdateStateOp",
     "CosOp",
     "DequantizeOp",
     "EqualOp",
@@ -207,7 +220,9 @@ __all__ = [
     "OneHotOp",
     "PowOp",
     "QuantizeOp",
+    "ReadStateOp",
     "RealDivOp",
+    "ReduceArgmaxOp",
     "ReduceLogSumExpOp",
     "ReduceMaxOp",
     "ReduceMeanOp",
@@ -224,10 +239,12 @@ __all__ = [
     "SiluOp",
     "SinOp",
     "SliceBySizeOp",
+    "SliceUpdateOp",
     "SoftmaxOp",
     "SplitOp",
     "SqrtOp",
     "SquareOp",
+    "StateType",
     "SqueezeOp",
     "SubOp",
     "TanhOp",

@@ -76,6 +76,13 @@ from xdsl_ane.dialects.rlx.shape import (
     ReshapeOp,
     TransposeOp,
 )
+from xdsl_ane.dialects.rlx.state import (
+    ArgmaxOp,
+    ReadStateOp,
+    SliceUpdateOp,
+    StateType,
+    WriteStateOp,
+)
 from xdsl_ane.dialects.rlx.training import (
     ACTIVATION_KINDS,
     ActivationBackwardOp,
@@ -144,7 +151,12 @@ RLX = Dialect(
         ActivationBackwardOp,
         QuantizeOp,
         DequantizeOp,
+        ReadStateOp,
+        WriteStateOp,
+        SliceUpdateOp,
+        ArgmaxOp,
     ],
+    [StateType],
 )
 """The rlx dialect: every op of DESIGN.md's rlx table."""
 
@@ -154,6 +166,7 @@ __all__ = [
     "ATTENTION_WRT",
     "AbsOp",
     "ActivationBackwardOp",
+    "ArgmaxOp",
     "AddOp",
     "ArithmeticOp",
     "AttentionBackwardOp",
@@ -189,6 +202,7 @@ __all__ = [
     "PowOp",
     "QuantizeOp",
     "RLX",
+    "ReadStateOp",
     "ROPE_STYLES",
     "ReciprocalOp",
     "ReduceMaxOp",
@@ -208,16 +222,19 @@ __all__ = [
     "SigmoidOp",
     "SiluOp",
     "SinOp",
+    "SliceUpdateOp",
     "SoftmaxCrossEntropyBackwardOp",
     "SoftmaxCrossEntropyOp",
     "SoftmaxOp",
     "SqrtOp",
+    "StateType",
     "SubOp",
     "TanhOp",
     "TransposeOp",
     "UnaryOp",
     "Value",
     "WhereOp",
+    "WriteStateOp",
     "attention_scale",
     "check_attention",
     "check_cross_entropy",

@@ -4,9 +4,10 @@
 One pattern per rlx op, grouped by family: elementwise.py (sources,
 elementwise, compare, where, cast), shape.py (matmul, shape ops,
 reductions, softmax), normalization.py (RMSNorm, LayerNorm, RoPE),
-attention.py, loss.py (softmax cross-entropy), training.py (backward ops)
-and quantization.py. Grouped-query attention is first tiled to H key/value
-heads with the `rlx-gqa-tile` patterns. An rlx op left over afterwards is
+attention.py, loss.py (softmax cross-entropy), training.py (backward ops),
+quantization.py and state.py (states, slice_update, argmax). Grouped-query
+attention is first tiled to H key/value heads with the `rlx-gqa-tile`
+patterns. An rlx op left over afterwards is
 reported as a diagnostic naming it."""
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from xdsl_ane.passes.rlx_to_mil import (
     normalization,
     quantization,
     shape,
+    state,
     training,
 )
 
@@ -39,6 +41,7 @@ PATTERNS = (
     *loss.PATTERNS,
     *training.PATTERNS,
     *quantization.PATTERNS,
+    *state.PATTERNS,
 )
 
 
