@@ -1,0 +1,106 @@
+"""Hugging Face checkpoints to the stateful rlx program (prefill + decode,
+KV cache as state): the fp32 program interpreted against transformers on
+the same weights, every family, sharded and not, tied and not; bad
+checkpoints give one-line errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from llm_checkpoints import reference_greedy, write_checkpoint
+
+from xdsl_ane.frontend.checkpoint import read_checkpoint
+from xdsl_ane.interpreter.state import StatefulRuntime
+from xdsl_ane.models.llm import LlmShape, build_llm, llm_config, llm_weights
+from xdsl_ane.tools.common import XdslAneError
+
+pytest.importorskip("transformers")
+
+PROMPT = [5, 17, 200, 3, 99]
+
+
+def generate(runtime: StatefulRuntime, prefill: int, steps: int):
+    """Prefill (the prompt padded to `prefill` tokens) and greedy decode:
+    the prompt's logits, each step's logits and the tokens."""
+    ids = np.zeros(prefill, np.int32)
+    ids[: len(PROMPT)] = PROMPT
+    logits = np.concatenate(runtime.call("prefill", [ids, np.zeros(1, np.int32)]), 1)
+    logits = logits[: len(PROMPT)].astype(np.float32)
+    token = int(logits[-1].argmax())
+    tokens, steps_logits = [token], []
+    for i in range(steps):
+        position = np.array([len(PROMPT) + i], np.int32)
+        out = runtime.call("decode", [np.array([token], np.int32), position])
+        step = np.concatenate(out, 1)[0].astype(np.float32)
+        steps_logits.append(step)
+        token = int(step.argmax())
+        tokens.append(token)
+    return logits, steps_logits, tokens
+
+
+CASES = [
+    ("qwen3", False, None, "float32"),
+    ("qwen3", True, "40KB", "bfloat16"),
+    ("qwen2", False, None, "float16"),
+    ("llama", True, None, "float32"),
+    ("mistral", False, "60KB", "float32"),
+]
+
+
+@pytest.mark.parametrize("family,tied,shard,dtype", CASES)
+def test_fp32_program_matches_transformers(tmp_path, family, tied, shard, dtype):
+    model = write_checkpoint(tmp_path, family, tied, dtype, shard)
+    if shard:
+        assert (tmp_path / "model.safetensors.index.json").is_file()
+    checkpoint = read_checkpoint(tmp_path)
+    config = llm_config(checkpoint)
+    assert (config.family, config.tied) == (family, tied)
+    shape = LlmShape(context=32, prefill=8, chunk=128)  # 3 head chunks
+    module = build_llm(config, shape)
+    module.verify()
+    runtime = StatefulRuntime(module, llm_weights(checkpoint, config, shape, module))
+    steps = 16 if family == "qwen3" and not tied else 4
+    expected = reference_greedy(model, PROMPT, steps)
+    got = generate(runtime, shape.prefill, steps)
+    scale = np.abs(expected[0]).max()
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-4, atol=1e-4 * scale)
+    for g, e in zip(got[1], expected[1]):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4 * scale)
+    assert got[2] == expected[2]
+
+
+def test_bad_checkpoints(tmp_path):
+    write_checkpoint(tmp_path, "qwen3", False, "float32", "40KB")
+    index = json.loads((tmp_path / "model.safetensors.index.json").read_text())
+    shards = sorted(set(index["weight_map"].values()))
+    missing = tmp_path / shards[1]
+    data = missing.read_bytes()
+    missing.unlink()
+    with pytest.raises(XdslAneError, match=f"{shards[1]}: weights file not found"):
+        read_checkpoint(tmp_path)
+    missing.write_bytes(data[:100])
+    with pytest.raises(XdslAneError, match="not a valid safetensors file"):
+        read_checkpoint(tmp_path)
+    missing.write_bytes(data)
+    config = json.loads((tmp_path / "config.json").read_text())
+    (tmp_path / "config.json").write_text(
+        json.dumps(config | {"architectures": ["GPT2LMHeadModel"]})
+    )
+    with pytest.raises(
+        XdslAneError,
+        match="supported: Qwen3ForCausalLM, Qwen2ForCausalLM, LlamaForCausalLM, MistralForCausalLM",
+    ):
+        llm_config(read_checkpoint(tmp_path))
+    (tmp_path / "config.json").write_text(
+        json.dumps(config | {"intermediate_size": 96})
+    )
+    checkpoint = read_checkpoint(tmp_path)
+    cfg = llm_config(checkpoint)
+    module = build_llm(cfg, LlmShape(context=16, prefill=4))
+    with pytest.raises(
+        XdslAneError,
+        match=r"tensor 'model.layers.0.mlp.gate_proj.weight' has shape \[128, 64\], the config needs \[96, 64\]",
+    ):
+        llm_weights(checkpoint, cfg, LlmShape(context=16, prefill=4), module)
