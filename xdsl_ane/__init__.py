@@ -5,6 +5,9 @@ pipeline and returns a `CompiledModel` (MIL protobuf, MIL text, lint report,
 `save(path)`); every failure raises `XdslAneError`. See `xdsl_ane.api`.
 `xdsl_ane.from_torch(program)` imports a `torch.export` program as rlx
 (needs the `torch` extra). See `xdsl_ane.frontend.torch`.
+`xdsl_ane.compile_llm(checkpoint, context=..., prefill=...)` compiles a
+Hugging Face checkpoint directory to a stateful prefill/decode package
+(`LlmPackage`, `save(path)`). See `xdsl_ane.tools.llm`.
 """
 
 __version__ = "0.1.0"
@@ -12,5 +15,14 @@ __version__ = "0.1.0"
 from xdsl_ane.api import CompiledModel, compile  # noqa: E402
 from xdsl_ane.frontend.torch import TorchImport, from_torch  # noqa: E402
 from xdsl_ane.tools.common import XdslAneError  # noqa: E402
+from xdsl_ane.tools.llm import LlmPackage, compile_llm  # noqa: E402
 
-__all__ = ["CompiledModel", "TorchImport", "XdslAneError", "compile", "from_torch"]
+__all__ = [
+    "CompiledModel",
+    "LlmPackage",
+    "TorchImport",
+    "XdslAneError",
+    "compile",
+    "compile_llm",
+    "from_torch",
+]

@@ -431,4 +431,5 @@ def llm_weights(
             weights[name] = full[start:end]
         else:
             weights[name] = checkpoint.tensor(name, shape_of(op.result))
-    return weights
+    used = {op.param_name.data for op in module.walk() if isinstance(op, rlx.ParamOp)}
+    return {k: v for k, v in weights.items() if k in used}

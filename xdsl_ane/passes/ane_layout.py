@@ -48,6 +48,7 @@ from xdsl.utils.exceptions import PassFailedException
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.typing import bool_prop, int_prop, ints_attr, ints_prop, tensor
+from xdsl_ane.locations import copy_location, where
 from xdsl_ane.passes.layouts import Layout, LayoutError, layout_of
 from xdsl_ane.passes.rlx_to_mil.emit import const_op, element_type_of, shape_of
 
@@ -216,15 +217,15 @@ class FunctionLayout:
     def layout(self, value: SSAValue, what: str) -> Layout:
         if not isinstance(value.type, TensorType):
             raise PassFailedException(
-                f"mil-ane-layout: @{self.function.sym_name.data}: {what} of type "
-                f"{value.type} is not a tensor"
+                f"{where(self.function)}mil-ane-layout: @{self.function.sym_name.data}: "
+                f"{what} of type {value.type} is not a tensor"
             )
         try:
             return layout_of(shape_of(value))
         except LayoutError as e:
             raise PassFailedException(
-                f"mil-ane-layout: @{self.function.sym_name.data}: {what} of type "
-                f"{value.type}: {e}"
+                f"{where(self.function)}mil-ane-layout: @{self.function.sym_name.data}: "
+                f"{what} of type {value.type}: {e}"
             ) from None
 
     # --- twins ---------------------------------------------------------------
@@ -337,6 +338,7 @@ class FunctionLayout:
         new = type(op).__new__(type(op))
         new.init_inferred(list(operands), dict(op.properties))  # type: ignore[attr-defined]
         Rewriter.insert_op(new, InsertPoint.after(op))
+        copy_location(new, op)
         return new
 
     def elementwise(self, op: Operation) -> Twin | None:
@@ -396,6 +398,7 @@ class FunctionLayout:
         twin, result = found
         new = type(op)(twin.value, [1], keep_dims=True)  # type: ignore[call-arg]
         Rewriter.insert_op(new, InsertPoint.after(op))
+        copy_location(new, op)
         return Twin(new.results[0], result)
 
     def softmax(self, op: Operation) -> Twin | None:
@@ -405,6 +408,7 @@ class FunctionLayout:
         twin, result = found
         new = mil.SoftmaxOp(twin.value, 1)
         Rewriter.insert_op(new, InsertPoint.after(op))
+        copy_location(new, op)
         return Twin(new.results[0], result)
 
     def layer_norm(self, op: Operation) -> Twin | None:
@@ -418,6 +422,7 @@ class FunctionLayout:
         epsilon = op.epsilon.value.data if op.epsilon else None
         new = mil.LayerNormOp(twin.value, op.gamma, op.beta, axes=[1], epsilon=epsilon)
         Rewriter.insert_op(new, InsertPoint.after(op))
+        copy_location(new, op)
         return Twin(new.results[0], result)
 
     def layout_op(self, op: Operation) -> Twin | None:
@@ -464,6 +469,7 @@ class FunctionLayout:
             conv_weight = self.conv_weight(weight, transposed, c_out, c_in, op)
             new = mil.ConvOp(twin.value, conv_weight)
             Rewriter.insert_op(new, InsertPoint.after(op))
+            copy_location(new, op)
             return Twin(new.results[0], result)
         return Twin(
             self.dynamic_matmul(twin.value, weight, transposed, c_out, c_in, op), result

@@ -145,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="replace --output (never an input)"
     )
     run.set_defaults(handler=command_run)
+    from xdsl_ane.tools.llm import add_llm_commands
+
+    add_llm_commands(commands)
     return parser
 
 

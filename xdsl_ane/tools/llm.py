@@ -1,0 +1,327 @@
+"""`xdsl-ane compile-llm` and `xdsl-ane generate`: Hugging Face checkpoints
+to stateful multifunction Core ML packages, and greedy generation with
+them in the interpreter.
+
+The package holds `prefill` and `decode` (models/llm.py) in one
+multifunction ML program sharing one weight blob; the KV cache is two
+iOS18 fp16 states. The manifest beside it (`OUT.manifest.json`) records
+what a runtime needs: under `llm` the family, vocabulary size, context,
+prefill length, the states' names and shapes, the head chunks (output
+names and vocabulary ranges) and the calling protocol; under `functions`
+the `[1, C, 1, S]` layout of each input and output.
+
+Protocol: state starts at zeros; `prefill` takes up to `prefill` prompt
+tokens (padded with any id) at `position` 0, N, 2N, ...; the logits of
+prompt token i are row i; then `decode` takes one token at position p.
+Padding rows are written to the cache but never seen: a later call
+overwrites them before any query can reach them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from xdsl_ane.tools.common import XdslAneError, atomic_output, check_outputs
+
+
+@dataclass
+class LlmPackage:
+    """A compiled LLM: the compiled model (both functions) and its manifest."""
+
+    compiled: Any
+    manifest_record: dict[str, Any]
+    source: str
+    weights: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
+
+    def manifest(self) -> dict[str, Any]:
+        return {**self.compiled.manifest(), "llm": self.manifest_record}
+
+    def validate(self):
+        return self.compiled.validate()
+
+    def summary(self) -> str:
+        return self.compiled.summary()
+
+    def save(self, path: str | Path, force: bool = False) -> Path:
+        """Writes OUT.mlpackage and OUT.manifest.json (nothing on failure)."""
+        from xdsl_ane.api import manifest_path
+
+        path = Path(path)
+        check_outputs([path, manifest_path(path, "mlpackage")], force, [self.source])
+        manifest = json.dumps(self.manifest(), indent=2) + "\n"
+        proto = self.compiled.proto
+        with atomic_output(manifest_path(path, "mlpackage"), force) as tmp:
+            tmp.write_text(manifest)
+            proto.save(path, force=force)
+        return path
+
+
+def compile_llm(
+    checkpoint: str | Path,
+    *,
+    context: int = 512,
+    prefill: int = 64,
+    chunk: int | None = None,
+    argmax: bool = False,
+    validate: bool = False,
+) -> LlmPackage:
+    """Compiles a Hugging Face checkpoint directory to a stateful
+    multifunction package (`prefill`, `decode`); see the module docstring.
+    Errors are one-line `XdslAneError`s naming the file, tensor or field."""
+    import xdsl_ane
+    from xdsl_ane.frontend.checkpoint import read_checkpoint
+    from xdsl_ane.models.llm import (
+        ANE_MAX_DIM,
+        LlmShape,
+        build_llm,
+        check_context,
+        chunks,
+        llm_config,
+        llm_weights,
+        output_names,
+    )
+
+    source = str(checkpoint)
+    ck = read_checkpoint(checkpoint)
+    config = llm_config(ck)
+    check_context(config, context, prefill, str(Path(source) / "config.json"))
+    shape = LlmShape(context, prefill, chunk or ANE_MAX_DIM, argmax)
+    if not 1 <= shape.chunk <= ANE_MAX_DIM:
+        raise XdslAneError(f"chunk {shape.chunk} must lie in [1, {ANE_MAX_DIM}]")
+    module = build_llm(config, shape)
+    weights = llm_weights(ck, config, shape, module)
+    compiled = xdsl_ane.compile(module, weights=weights)
+    if validate:
+        compiled.validate().raise_if_failed()
+    cache = [config.num_layers, config.num_kv_heads, context, config.head_dim]
+    parts = chunks(config.vocab_size, shape.chunk)
+    record = {
+        "family": config.family,
+        "vocab_size": config.vocab_size,
+        "context": context,
+        "prefill": prefill,
+        "functions": {"prefill": prefill, "decode": 1},
+        "inputs": ["input_ids", "position"],
+        "states": {
+            name: {"shape": cache, "dtype": "fp16"}
+            for name in ("key_cache", "value_cache")
+        },
+        "outputs": output_names(config, shape),
+        "argmax": argmax,
+        "head_chunks": [[s, e] for s, e in parts],
+        "protocol": "prefill at positions 0, N, 2N, ... (padded), then decode one "
+        "token per call at its position; states start at zeros",
+    }
+    return LlmPackage(compiled, record, source, weights)
+
+
+# --- generation in the interpreter ------------------------------------------------
+
+
+class PackageRunner:
+    """Runs a package's prefill and decode with the interpreter, states
+    kept across calls, logits concatenated over the head chunks."""
+
+    def __init__(self, path: str | Path):
+        from xdsl_ane.frontend.milproto import read_compiled
+        from xdsl_ane.interpreter.state import StatefulRuntime
+
+        program = read_compiled(path)
+        record = program.manifest.get("llm")
+        if record is None:
+            raise XdslAneError(
+                f"{path}: no LLM manifest beside it (compile it with compile-llm)"
+            )
+        self.record = record
+        self.runtime = StatefulRuntime(program.module, program.weights)
+
+    def call(self, function: str, ids: list[int], position: int) -> np.ndarray:
+        """Logits [len(ids), V] (or next tokens [len(ids)] with argmax)."""
+        from xdsl_ane.passes.layouts import layout_of
+
+        tokens = self.record["functions"][function]
+        padded = np.zeros(tokens, np.int32)
+        padded[: len(ids)] = ids
+        inputs = [
+            layout_of((tokens,)).to_ane(padded),
+            layout_of((1,)).to_ane(np.array([position], np.int32)),
+        ]
+        outputs = self.runtime.call(function, inputs)
+        if self.record["argmax"]:
+            return layout_of((tokens,)).to_logical(outputs[0])[: len(ids)]
+        logical = [
+            layout_of((tokens, e - s)).to_logical(o)
+            for o, (s, e) in zip(outputs, self.record["head_chunks"])
+        ]
+        return np.concatenate(logical, 1)[: len(ids)].astype(np.float32)
+
+    def generate(
+        self, prompt: list[int], steps: int
+    ) -> tuple[list[int], list[np.ndarray]]:
+        """Greedy tokens after the prompt (steps + 1 of them) and the logits
+        that chose each (empty with argmax)."""
+        n, context = self.record["prefill"], self.record["context"]
+        if not prompt or len(prompt) + steps > context:
+            raise XdslAneError(
+                f"prompt of {len(prompt)} tokens and {steps} steps must fit the "
+                f"context {context} (and the prompt must not be empty)"
+            )
+        vocab = self.record["vocab_size"]
+        if any(not 0 <= t < vocab for t in prompt):
+            raise XdslAneError(f"--prompt-ids: every id must lie in [0, {vocab})")
+        logits_seen: list[np.ndarray] = []
+        for start in range(0, len(prompt), n):
+            out = self.call("prefill", prompt[start : start + n], start)
+        last = out[-1]
+        tokens = [int(last) if self.record["argmax"] else int(np.argmax(last))]
+        if not self.record["argmax"]:
+            logits_seen.append(last)
+        for i in range(steps):
+            out = self.call("decode", [tokens[-1]], len(prompt) + i)[0]
+            if self.record["argmax"]:
+                tokens.append(int(out))
+            else:
+                logits_seen.append(out)
+                tokens.append(int(np.argmax(out)))
+        return tokens, logits_seen
+
+
+def reference_generate(
+    checkpoint: str | Path, prompt: list[int], steps: int
+) -> tuple[list[int], list[np.ndarray]]:
+    """transformers' greedy generation on the checkpoint's weights (fp32):
+    the tokens and the logits that chose each."""
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        raise XdslAneError(
+            "--reference needs torch and transformers: pip install 'xdsl-ane[torch]'"
+        ) from None
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        str(checkpoint), dtype=torch.float32
+    ).eval()
+    with torch.no_grad():
+        out = model(torch.tensor([prompt]), use_cache=True)
+        past, logits = out.past_key_values, [out.logits[0, -1].numpy()]
+        tokens = [int(np.argmax(logits[-1]))]
+        for _ in range(steps):
+            out = model(
+                torch.tensor([[tokens[-1]]]), past_key_values=past, use_cache=True
+            )
+            past = out.past_key_values
+            logits.append(out.logits[0, -1].numpy())
+            tokens.append(int(np.argmax(logits[-1])))
+    return tokens, logits
+
+
+# --- the commands -------------------------------------------------------------------
+
+
+def add_llm_commands(commands: Any) -> None:
+    """Registers `compile-llm` and `generate` on the CLI's subparsers."""
+    compile_llm_ = commands.add_parser(
+        "compile-llm",
+        help="compile a Hugging Face checkpoint to a stateful prefill/decode package",
+    )
+    compile_llm_.add_argument("checkpoint", help="Hugging Face model directory")
+    compile_llm_.add_argument("-o", "--output", required=True, help="OUT.mlpackage")
+    compile_llm_.add_argument(
+        "--context", type=int, default=512, help="KV cache length"
+    )
+    compile_llm_.add_argument(
+        "--prefill", type=int, default=64, help="tokens per prefill call"
+    )
+    compile_llm_.add_argument(
+        "--chunk",
+        type=int,
+        default=None,
+        help="rows per embedding/LM-head chunk (default: the ANE's 16384)",
+    )
+    compile_llm_.add_argument(
+        "--argmax", action="store_true", help="output the next token, not logits"
+    )
+    compile_llm_.add_argument(
+        "--validate", action="store_true", help="reload with coremltools' MIL loader"
+    )
+    compile_llm_.add_argument("--force", action="store_true", help="replace OUT")
+    compile_llm_.set_defaults(handler=command_compile_llm)
+
+    generate = commands.add_parser(
+        "generate", help="greedy generation with a compile-llm package (interpreter)"
+    )
+    generate.add_argument("package", help="OUT.mlpackage written by compile-llm")
+    generate.add_argument(
+        "--prompt-ids", required=True, help="comma-separated token ids"
+    )
+    generate.add_argument("--steps", type=int, default=16, help="tokens to decode")
+    generate.add_argument(
+        "--reference",
+        metavar="CHECKPOINT",
+        help="also run transformers on the checkpoint and compare",
+    )
+    generate.set_defaults(handler=command_generate)
+
+
+def command_compile_llm(args: Any) -> int:
+    from xdsl_ane.api import manifest_path
+
+    output = Path(args.output)
+    check_outputs(
+        [output, manifest_path(output, "mlpackage")], args.force, [args.checkpoint]
+    )
+    package = compile_llm(
+        args.checkpoint,
+        context=args.context,
+        prefill=args.prefill,
+        chunk=args.chunk,
+        argmax=args.argmax,
+        validate=args.validate,
+    )
+    package.save(output, force=args.force)
+    print(package.summary())
+    record = package.manifest_record
+    print(
+        f"  llm: {record['family']}, vocabulary {record['vocab_size']}, context "
+        f"{record['context']}, prefill {record['prefill']}, "
+        f"{len(record['head_chunks'])} head chunk(s), states "
+        + ", ".join(f"{k} {v['shape']}" for k, v in record["states"].items())
+    )
+    print(f"  wrote {output} and {manifest_path(output, 'mlpackage')}")
+    if args.validate:
+        print("  validated: coremltools' MIL loader rebuilt both functions and states")
+    return 0
+
+
+def parse_ids(text: str) -> list[int]:
+    try:
+        ids = [int(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise XdslAneError(
+            f"--prompt-ids {text}: expected integers like 1,2,3"
+        ) from None
+    if not ids:
+        raise XdslAneError("--prompt-ids: no token ids")
+    return ids
+
+
+def command_generate(args: Any) -> int:
+    prompt = parse_ids(args.prompt_ids)
+    if args.steps < 0:
+        raise XdslAneError(f"--steps {args.steps}: must be at least 0")
+    runner = PackageRunner(args.package)
+    tokens, logits = runner.generate(prompt, args.steps)
+    print(f"tokens: {','.join(map(str, tokens))}")
+    if args.reference:
+        ref_tokens, ref_logits = reference_generate(args.reference, prompt, args.steps)
+        print(f"reference: {','.join(map(str, ref_tokens))}")
+        if logits:
+            diff = max(float(np.abs(a - b).max()) for a, b in zip(logits, ref_logits))
+            print(f"largest logit difference: {diff:.3g}")
+        print("same tokens" if tokens == ref_tokens else "tokens differ")
+    return 0
