@@ -42,7 +42,11 @@ def test_a_log_gets_one_line_per_step(tmp_path):
     assert "pass convert-rlx-to-mil" in log.getvalue()
     assert any("ane-lint" in ln for ln in lines)
     assert any("MIL protobuf" in ln for ln in lines)
-    assert any(f"writing {tmp_path / 'f.mlpackage'}" in ln for ln in lines)
+    assert any("writing f.mlpackage" in ln for ln in lines)
+    # steps past the announced passes carry no counter
+    counted = [ln for ln in lines if ln.startswith("xdsl-ane: [")]
+    total = int(counted[0].split("/")[1].split("]")[0])
+    assert all(int(ln.split("[")[1].split("/")[0]) <= total for ln in counted)
     assert all(ln.startswith("xdsl-ane: ") and ln.endswith(" s") for ln in lines)
 
 

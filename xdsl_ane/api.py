@@ -169,7 +169,7 @@ class CompiledModel:
             manifest = json.dumps(self.manifest(), indent=2) + "\n"
         if emit != "mil-text":
             self.proto  # noqa: B018  (printed before anything is written)
-        with reported(str(path)), self.progress.step(f"writing {path}"):
+        with reported(str(path)), self.progress.step(f"writing {path.name}"):
             if emit == "mlpackage":
                 # The manifest beside the package is staged first and moved
                 # into place right after the package.

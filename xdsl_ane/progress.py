@@ -38,6 +38,8 @@ class Progress:
         if not self.enabled:
             yield
             return
+        if self.total is not None and self.done >= self.total:
+            self.total = None  # past the announced steps: no counter
         count = f"[{self.done + 1}/{self.total}] " if self.total else ""
         if self.terminal:
             self.stream.write(f"\r\x1b[K{count}{name} ...")
