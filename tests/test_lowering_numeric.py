@@ -628,10 +628,13 @@ def test_lowering_f16(c: Case) -> None:
 
 def test_all_rlx_ops_covered() -> None:
     """Every op of the rlx dialect is built by some case here (quantize and
-    dequantize by their own tests below), so each is lowered by numbers."""
+    dequantize by their own tests below, the state ops, slice_update and
+    argmax by test_state_ir.py, with states across calls), so each is
+    lowered by numbers."""
     from xdsl_ane.dialects.rlx import RLX
 
     seen = {"rlx.quantize", "rlx.dequantize"}
+    seen |= {f"rlx.{n}" for n in ("read_state", "write_state", "slice_update", "argmax")}
     for c in CASES:
         module = build_case(c.args, c.body, f32)
         seen |= {op.name for op in module.walk() if op.name.startswith("rlx.")}
