@@ -33,7 +33,12 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 from xdsl_ane.dialects import mil
-from xdsl_ane.dialects.typing import OpTypeError, property_form, tensor
+from xdsl_ane.dialects.typing import (
+    STORAGE_ELEMENT_TYPES,
+    OpTypeError,
+    property_form,
+    tensor,
+)
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -327,6 +332,8 @@ def test_verifier_requires_const_operands():
 
 # --- type inference agrees with coremltools ----------------------------------
 
+INT4 = STORAGE_ELEMENT_TYPES["i4"]
+UINT4 = STORAGE_ELEMENT_TYPES["ui4"]
 CT_DTYPES = {
     f32: ct_types.fp32,
     f16: ct_types.fp16,
@@ -334,7 +341,15 @@ CT_DTYPES = {
     i8: ct_types.int8,
     i1: ct_types.bool,
 }
-NP_DTYPES = {f32: np.float32, f16: np.float16, i32: np.int32, i8: np.int8, i1: np.bool_}
+NP_DTYPES = {
+    f32: np.float32,
+    f16: np.float16,
+    i32: np.int32,
+    i8: np.int8,
+    i1: np.bool_,
+    INT4: ct_types.np_int4_dtype,
+    UINT4: ct_types.np_uint4_dtype,
+}
 
 
 @dataclass
@@ -624,6 +639,32 @@ CASES = [
         lambda d, z, s: mil.ConstexprAffineDequantizeOp(d, z, s, axis=0),
         lambda d, z, s: mb.constexpr_affine_dequantize(
             quantized_data=d, zero_point=z, scale=s, axis=0
+        ),
+    ),
+    Case(
+        "constexpr_blockwise_shift_scale",
+        [C([8, 32, 1, 1], INT4, 1), C([8, 4, 1, 1], f16, 0.5)],
+        lambda d, s: mil.ConstexprBlockwiseShiftScaleOp(d, s),
+        lambda d, s: mb.constexpr_blockwise_shift_scale(data=d, scale=s),
+    ),
+    Case(
+        "constexpr_blockwise_shift_scale_offset",
+        [C([4, 6], i8, 1), C([2, 3], f32, 0.5), C([2, 3], f32, 0.25)],
+        lambda d, s, o: mil.ConstexprBlockwiseShiftScaleOp(d, s, o),
+        lambda d, s, o: mb.constexpr_blockwise_shift_scale(data=d, scale=s, offset=o),
+    ),
+    Case(
+        "constexpr_lut_to_dense",
+        [C([8, 16, 1, 1], UINT4, 1), C([2, 1, 1, 1, 16, 1], f16, 0.5)],
+        lambda i, lut: mil.ConstexprLutToDenseOp(i, lut),
+        lambda i, lut: mb.constexpr_lut_to_dense(indices=i, lut=lut),
+    ),
+    Case(
+        "constexpr_lut_to_dense_vector",
+        [C([4, 3], UINT4, 1), C([2, 1, 16, 3], f16, 0.5)],
+        lambda i, lut: mil.ConstexprLutToDenseOp(i, lut, vector_axis=1),
+        lambda i, lut: mb.constexpr_lut_to_dense(
+            indices=i, lut=lut, vector_axis=np.int32(1)
         ),
     ),
 ]

@@ -190,6 +190,21 @@ func.func @main(%x: tensor<1x4x1x8xf16>) -> (tensor<1x4x1x8xi8>, tensor<1x4x1x8x
   func.return %q, %dq, %per_channel, %deq, %deq_weight : tensor<1x4x1x8xi8>, tensor<1x4x1x8xf16>, tensor<1x4x1x8xi8>, tensor<4x8xf32>, tensor<4x8xf16>
 }
 """,
+    "compressed": """
+func.func @main(%x: tensor<1x8x1x4xf16>) -> (tensor<8x16xf16>, tensor<1x8x1x4xf16>, tensor<4x3xf16>) {
+  %data = mil.const dense<[[-8, 7, 1, 0, 2, 3, -1, -2, 4, 5, 6, -3, -4, -5, -6, -7], [0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1], [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4], [-1, -1, -1, -1, -2, -2, -2, -2, -3, -3, -3, -3, -4, -4, -4, -4], [0, 0, 0, 0, 0, 0, 0, 0, 7, 7, 7, 7, 7, 7, 7, 7], [5, -5, 5, -5, 5, -5, 5, -5, 5, -5, 5, -5, 5, -5, 5, -5], [3, 2, 1, 0, -1, -2, -3, -4, 3, 2, 1, 0, -1, -2, -3, -4], [6, 6, 6, 6, 6, 6, 6, 6, -6, -6, -6, -6, -6, -6, -6, -6]]> : tensor<8x16xi4>
+  %scale = mil.const dense<[[0.5, 0.25], [1.0, 2.0], [0.5, 0.5], [1.0, 1.0], [0.125, 0.25], [2.0, 4.0], [1.0, 0.5], [0.25, 0.125]]> : tensor<8x2xf16>
+  %blocks = mil.constexpr_blockwise_shift_scale %data, %scale : (tensor<8x16xi4>, tensor<8x2xf16>) -> tensor<8x16xf16>
+  %indices = mil.const dense<[[[[1]], [[2]], [[3]], [[0]], [[1]], [[1]], [[2]], [[2]]], [[[3]], [[3]], [[0]], [[1]], [[0]], [[0]], [[1]], [[2]]], [[[2]], [[1]], [[0]], [[3]], [[3]], [[2]], [[1]], [[0]]], [[[0]], [[0]], [[0]], [[0]], [[3]], [[3]], [[3]], [[3]]], [[[1]], [[2]], [[3]], [[0]], [[1]], [[1]], [[2]], [[2]]], [[[3]], [[3]], [[0]], [[1]], [[0]], [[0]], [[1]], [[2]]], [[[2]], [[1]], [[0]], [[3]], [[3]], [[2]], [[1]], [[0]]], [[[0]], [[1]], [[0]], [[1]], [[3]], [[2]], [[3]], [[2]]]]> : tensor<8x8x1x1xui2>
+  %lut = mil.const dense<[[[[[[0.0], [1.0], [2.0], [3.0]]]]], [[[[[-1.0], [-2.0], [-3.0], [-4.0]]]]]]> : tensor<2x1x1x1x4x1xf16>
+  %w = mil.constexpr_lut_to_dense %indices, %lut : (tensor<8x8x1x1xui2>, tensor<2x1x1x1x4x1xf16>) -> tensor<8x8x1x1xf16>
+  %conv = mil.conv %x, %w : (tensor<1x8x1x4xf16>, tensor<8x8x1x1xf16>) -> tensor<1x8x1x4xf16>
+  %vindices = mil.const dense<[[1, 0, 3], [2, 2, 1]]> : tensor<2x3xui2>
+  %vlut = mil.const dense<[[[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]]]> : tensor<1x1x4x2xf16>
+  %vector = mil.constexpr_lut_to_dense %vindices, %vlut {vector_axis = 0 : i64} : (tensor<2x3xui2>, tensor<1x1x4x2xf16>) -> tensor<4x3xf16>
+  func.return %blocks, %conv, %vector : tensor<8x16xf16>, tensor<1x8x1x4xf16>, tensor<4x3xf16>
+}
+""",
     "consts": """
 func.func @main(%x: tensor<2x8xf32>) -> (tensor<f16>, tensor<f32>, tensor<i32>, tensor<i8>, tensor<i1>, tensor<12xi1>, tensor<2x8xi32>, tensor<3xf16>, tensor<2x8xf32>, tensor<4xf16>, tensor<2x8xf32>, tensor<2x8xf32>) {
   %h = mil.const dense<-65504.0> : tensor<f16>
@@ -224,17 +239,26 @@ func.func @layer_0(%x: tensor<1x4x1x6xf16>, %const: tensor<1x4x1x6xf16>) -> (ten
 
 
 def case_weights(module: builtin.ModuleOp, seed: int = 0) -> dict[str, np.ndarray]:
-    """Random data for every weight const (int8 weights as int8)."""
+    """Random data for every weight const (int8 weights as int8, compressed
+    data — int4, uint1..uint8 — in its range)."""
     rng = np.random.default_rng(seed)
     weights: dict[str, np.ndarray] = {}
     for op in module.walk():
         if isinstance(op, mil.ConstOp) and op.weight is not None:
             shape = op.file_shape()
-            dtype = np.int8 if op.result.type.element_type == builtin.i8 else np.float32
-            if dtype == np.int8:
-                weights[op.weight.data] = rng.integers(-128, 128, shape, dtype)
+            element = op.result.type.element_type
+            if element == builtin.i8:
+                weights[op.weight.data] = rng.integers(-128, 128, shape, np.int8)
+            elif element in mil.MIL_STORAGE_DTYPES.values():
+                bits = element.width.data
+                signed = element.signedness.data != builtin.Signedness.UNSIGNED
+                low, high = (
+                    (-(2 ** (bits - 1)), 2 ** (bits - 1)) if signed else (0, 2**bits)
+                )
+                dtype = np.int8 if signed else np.uint8
+                weights[op.weight.data] = rng.integers(low, high, shape).astype(dtype)
             else:
-                weights[op.weight.data] = rng.standard_normal(shape).astype(dtype)
+                weights[op.weight.data] = rng.standard_normal(shape).astype(np.float32)
     return weights
 
 

@@ -22,6 +22,7 @@ op, value or weight and what is wrong.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections import Counter
 from collections.abc import Mapping
@@ -41,6 +42,7 @@ from xdsl_ane.tools.common import (
     apply_passes,
     atomic_output,
     check_output,
+    first_line,
     load_arrays,
     make_context,
     parse_module,
@@ -73,6 +75,11 @@ class CompiledModel:
     unused_weights: list[str] = field(default_factory=list)
     progress: Progress = field(default=NO_PROGRESS, repr=False)
     """Where the steps of `save` report (the command line's progress)."""
+    compression: Any = None
+    """What `mil-compress-weights` did (`CompressionReport`), if it ran."""
+    uncompressed: builtin.ModuleOp | None = field(default=None, repr=False)
+    """The module as it was before `mil-compress-weights`, for the output
+    error of the compression."""
 
     @cached_property
     def lint(self):
@@ -187,6 +194,39 @@ class CompiledModel:
                 manifest_path(tmp, emit).write_text(manifest)
         return path
 
+    def compression_output_error(self, seed: int = 0) -> str:
+        """The model's output error from compression: each function run by
+        the interpreter on the same random inputs with the compressed
+        weights and with the fp16 ones, ‖y − y₁₆‖ / ‖y₁₆‖ over its outputs
+        (the worst function), or why it cannot be computed."""
+        from xdsl_ane.interpreter.core import random_inputs, run_function
+
+        if self.uncompressed is None:
+            return "output error vs fp16: not computed (no uncompressed module)"
+        worst: tuple[float, str] | None = None
+        for f in self.functions:
+            name = f.sym_name.data
+            try:
+                inputs = random_inputs(f, seed)
+                ours = run_function(self.module, inputs, self.weights, name)
+                fp16 = run_function(self.uncompressed, inputs, self.weights, name)
+            except Exception as e:  # an op the interpreter lacks, a state input
+                return f"output error vs fp16: not computed (@{name}: {first_line(e)})"
+            error = sum(
+                float(np.sum((a.astype(np.float64) - b.astype(np.float64)) ** 2))
+                for a, b in zip(ours, fp16)
+            )
+            norm = sum(float(np.sum(b.astype(np.float64) ** 2)) for b in fp16)
+            relative = math.sqrt(error / norm) if norm else math.sqrt(error)
+            if worst is None or relative > worst[0]:
+                worst = (relative, name)
+        if worst is None:
+            return "output error vs fp16: no function to run"
+        return (
+            f"output error vs fp16: {worst[0]:.4f} relative (@{worst[1]}, "
+            f"interpreter, random inputs seed {seed})"
+        )
+
     def summary(self, output: str | Path | None = None) -> str:
         """Functions, ops per function by type, lint findings, weight bytes
         and the output path, in a few lines."""
@@ -199,6 +239,9 @@ class CompiledModel:
             lines.append("  " + finding.format())
         lines.append(f"  {report.summary()}")
         lines.append(f"  weights: {self.weight_bytes():,} bytes in the blob")
+        if self.compression is not None:
+            lines.append("  " + self.compression.summary())
+            lines.append("  " + self.compression_output_error())
         if self.unused_weights:
             names = ", ".join(self.unused_weights[:5])
             more = (
@@ -363,10 +406,17 @@ def compile(
     example_args: tuple[Any, ...] | None = None,
     allow_lint_errors: bool = False,
     progress: Progress = NO_PROGRESS,
+    compress: str | None = None,
+    compress_head: str = "same",
+    compress_embedding: str = "none",
 ) -> CompiledModel:
     """Compiles an rlx (or mil) program with `pipeline` (an `xdsl-opt` pass
     pipeline; default `ane-pipeline`) into a `CompiledModel`. The input
-    module is not modified. A `torch.export.ExportedProgram`, an
+    module is not modified. `compress` (`MODE[:GRANULARITY[:GROUP]]`, e.g.
+    "lut4", "int4:per-block:32") appends `mil-compress-weights` to the
+    pipeline, the LM head compressed as `compress_head` (a mode, "same" or
+    "none") and the embedding as `compress_embedding`; the pass may also be
+    named in `pipeline` itself. A `torch.export.ExportedProgram`, an
     `nn.Module` (exported on `example_args`) or a `.pt2` file is imported
     with `xdsl_ane.from_torch` first. An `ane-lint` of the pipeline
     (`ane-pipeline` has one unless `lint=false`) fails the compile on an
@@ -384,6 +434,9 @@ def compile(
                 target,
                 allow_lint_errors=allow_lint_errors,
                 progress=progress,
+                compress=compress,
+                compress_head=compress_head,
+                compress_embedding=compress_embedding,
             )
         except XdslAneError as e:  # named by the program, not "<module>"
             message = str(e).replace("<module>", imported.source, 1)
@@ -396,6 +449,10 @@ def compile(
         else str(module_or_path)
     )
     spec = pipeline or DEFAULT_PIPELINE
+    if compress is not None:
+        spec += "," + compression_pass(
+            compress, compress_head, compress_embedding, target
+        )
     with reported(where, where):
         parse_pipeline(spec)  # a misspelled pipeline fails before any work
         module, source, file_weights = load_module(module_or_path)
@@ -403,7 +460,10 @@ def compile(
         all_weights = {**file_weights, **load_weights(weights)}
     with reported(source, source):
         unused = check_weights(module, all_weights, source)
-        report = run_pipeline(module, spec, source, allow_lint_errors, progress)
+        compression = PipelineCompression(all_weights)
+        report = run_pipeline(
+            module, spec, source, allow_lint_errors, progress, compression
+        )
     model = CompiledModel(
         module,
         all_weights,
@@ -412,10 +472,97 @@ def compile(
         source=source,
         unused_weights=unused,
         progress=progress,
+        compression=compression.report,
+        uncompressed=compression.uncompressed,
     )
     if report is not None:
         model.lint = report  # the pipeline's own lint of the final module
     return model
+
+
+def compression_pass(mode: str, head: str, embedding: str, target: str) -> str:
+    """The `mil-compress-weights{...}` of `compile(compress=...)`; a bad
+    setting, or a target without the iOS18 constexpr ops, is an error."""
+    from xdsl.utils.exceptions import PassFailedException
+
+    from xdsl_ane.backend.targets import TARGET_VERSIONS, deployment_target
+    from xdsl_ane.passes.compress_weights import (
+        CompressionSetting,
+        MilCompressWeightsPass,
+    )
+
+    try:
+        setting = CompressionSetting.parse(mode)
+        MilCompressWeightsPass(
+            setting.mode,
+            setting.granularity,
+            setting.group,
+            head=head,
+            embedding=embedding,
+        ).plan()
+    except ValueError as e:
+        raise XdslAneError(f"--compress {mode}: {e}") from None
+    except PassFailedException as e:  # the pass's check of head and embedding
+        message = first_line(e).removeprefix("mil-compress-weights: ")
+        raise XdslAneError(f"--compress {mode}: {message}") from None
+    deployment = deployment_target(target)
+    if deployment.specification_version < TARGET_VERSIONS["iOS18"]:
+        op = (
+            "lut_to_dense"
+            if setting.mode.startswith("lut")
+            else "blockwise_shift_scale"
+        )
+        raise XdslAneError(
+            f"--compress {mode}: compressed weights are iOS18 ops "
+            f"(constexpr_{op}), not in deployment target {deployment.name}"
+        )
+    return (
+        f"mil-compress-weights{{mode={setting.mode} granularity={setting.granularity} "
+        f"group={setting.group} head={head} embedding={embedding}}}"
+    )
+
+
+@dataclass
+class PipelineCompression:
+    """`mil-compress-weights` in a compile's pipeline: run with the
+    compile's weights (which gain the compressed tensors); keeps the
+    reports and the module as it was before the first compression."""
+
+    weights: dict[str, np.ndarray]
+    report: Any = None
+    uncompressed: builtin.ModuleOp | None = None
+
+    def bind(self, p: Any) -> Any:
+        """`p`, or for a `mil-compress-weights` pass one that has the data."""
+        from xdsl_ane.passes.compress_weights import MilCompressWeightsPass
+
+        if isinstance(p, MilCompressWeightsPass):
+            return CompressionWithWeights(p, self)
+        return p
+
+
+@dataclass
+class CompressionWithWeights:
+    """Stands in for a `mil-compress-weights` pass in `apply_passes`."""
+
+    compress: Any
+    state: PipelineCompression
+
+    @property
+    def name(self) -> str:
+        return self.compress.name
+
+    def apply(self, ctx: Any, op: builtin.ModuleOp) -> None:
+        from xdsl_ane.passes.compress_weights import compress_module
+
+        plan = self.compress.plan()
+        if self.state.uncompressed is None:
+            self.state.uncompressed = op.clone()
+        report = compress_module(op, plan, self.state.weights)
+        if self.state.report is None:
+            self.state.report = report
+        else:
+            self.state.report.weights += report.weights
 
 
 def run_pipeline(
@@ -424,11 +571,13 @@ def run_pipeline(
     source: str,
     allow_lint_errors: bool,
     progress: Progress = NO_PROGRESS,
+    compression: PipelineCompression | None = None,
 ) -> LintReport | None:
     """Applies the pipeline `spec` to `module`, running each `ane-lint` in
     it (those inside `ane-pipeline` too) here rather than as a pass, so that
     its report is kept, not printed; returns the last report (None when the
-    pipeline has no lint). A failing lint raises unless `allow_lint_errors`."""
+    pipeline has no lint). A failing lint raises unless `allow_lint_errors`.
+    `mil-compress-weights` runs with `compression`'s weights."""
     from xdsl_ane.passes.ane_lint import AneLintPass, lint_module
     from xdsl_ane.passes.pipeline import AnePipelinePass, pipeline_passes
 
@@ -439,7 +588,7 @@ def run_pipeline(
             expanded = pipeline_passes(p.weights, p.fp16, p.pack_io, p.lint, p.strict)
             passes += [(p.name, q) for q in expanded]
         else:
-            passes.append((p.name, p))
+            passes.append((p.name, compression.bind(p) if compression else p))
     report = None
     pending: list = []
     progress.expect(len(passes))

@@ -32,6 +32,9 @@ XDSL_ANE_UNIVERSE = Universe(
         "mil-fp16": lazy("xdsl_ane.passes.fp16:MilFp16Pass"),
         "mil-pack-io": lazy("xdsl_ane.passes.pack_io:MilPackIoPass"),
         "ane-lint": lazy("xdsl_ane.passes.ane_lint:AneLintPass"),
+        "mil-compress-weights": lazy(
+            "xdsl_ane.passes.compress_weights:MilCompressWeightsPass"
+        ),
         "ane-pipeline": lazy("xdsl_ane.passes.pipeline:AnePipelinePass"),
     },
     all_targets={

@@ -254,6 +254,16 @@ SIGNATURES: dict[str, tuple[tuple[str, Default | None], ...]] = {
         ("scale", None),
         ("axis", None),
     ),
+    "constexpr_blockwise_shift_scale": (
+        ("data", None),
+        ("scale", None),
+        ("offset", None),
+    ),
+    "constexpr_lut_to_dense": (
+        ("indices", None),
+        ("lut", None),
+        ("vector_axis", None),
+    ),
 }
 """Each MIL op's inputs in coremltools' `input_spec` order, with the default
 coremltools writes for an absent one (None: required, or not written)."""
@@ -275,6 +285,8 @@ OPSET_INTRODUCED: dict[str, str] = {
     "quantize": "iOS17",
     "dequantize": "iOS17",
     "constexpr_affine_dequantize": "iOS16",
+    "constexpr_blockwise_shift_scale": "iOS18",
+    "constexpr_lut_to_dense": "iOS18",
 }
 """The deployment target that introduced an op, where later than iOS15."""
 

@@ -131,7 +131,10 @@ def hex_float(value: float) -> str:
 
 
 def mil_dtype(t: Attribute) -> str:
-    if not isinstance(t, TensorType) or t.element_type not in mil.MIL_DTYPES.values():
+    if not isinstance(t, TensorType) or (
+        t.element_type not in mil.MIL_DTYPES.values()
+        and t.element_type not in mil.MIL_STORAGE_DTYPES.values()
+    ):
         raise MilTextError(f"MIL text has no type for {t}")
     return mil.mil_dtype_name(t.element_type)
 
@@ -371,18 +374,19 @@ class MilTextPrinter:
                 f"which needs the data of weight '{op.weight.data}'"  # type: ignore[union-attr]
             )
         else:
-            val = self.value_text(data, name)
+            val = self.value_text(data, name, dtype)
         return (
             f"{INDENT}{mil_type(t)} {name} = const()"
             f"[name = {mil_string(name)}, val = {val}];"
         )
 
-    def value_text(self, value: ParamValue, name: str) -> str:
+    def value_text(self, value: ParamValue, name: str, dtype: str | None = None) -> str:
         """A compile-time value: a literal, or a blob reference for a large
-        one (coremltools' rule)."""
+        one (coremltools' rule). `dtype` is the MIL dtype where the array's
+        is only its holder (uint4 data in uint8)."""
         if isinstance(value, str):
             return mil_string(value)
-        dtype = NUMPY_TO_MIL[value.dtype]
+        dtype = dtype or NUMPY_TO_MIL[value.dtype]
         if goes_to_blob(dtype, value.size, self.deployment.specification_version):
             entry = self.blob.add(value_key(value), dtype, value.shape, name, value)
             return blobfile(entry, self.blob_path)

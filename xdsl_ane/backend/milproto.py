@@ -25,8 +25,11 @@ loader reads it back and re-exports it unchanged (`validate.py` checks this):
   offset of its metadata record); a smaller one is inline: fp16 and int8 as
   little-endian `bytes`, fp32 as `floats`, int32 as `ints`, bool as `bools`,
   strings as `strings`. `constexpr_affine_dequantize` carries its inputs as
-  attributes (an iOS16 op), and consts feeding only constexpr ops are not
-  written, as coremltools does.
+  attributes (an iOS16 op), the iOS18 `constexpr_blockwise_shift_scale` and
+  `constexpr_lut_to_dense` as input bindings holding the values (sub-byte
+  data packed: in the blob with coremltools' int4/uint4/uint6 writers, inline
+  as bytes); consts feeding only constexpr ops are not written, as
+  coremltools does.
 - Model inputs and outputs whose dtype has no Core ML multiarray type (bool,
   int8) are declared fp32 (int32 for integers) and cast, as coremltools'
   `adjust_io_to_supported_types` does for `main`: `cast` ops to the real
@@ -60,7 +63,12 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
-from xdsl_ane.backend.mil_inputs import ParamValue, mil_inputs, mil_type
+from xdsl_ane.backend.mil_inputs import (
+    OPSET_INTRODUCED,
+    ParamValue,
+    mil_inputs,
+    mil_type,
+)
 from xdsl_ane.backend.proto_values import (
     MilNames,
     argument,
@@ -370,7 +378,7 @@ class FunctionWriter:
                 key = value_key(data)
             value = blob_file_value(self.blob.add(key, dtype, shape, source, data))
         elif data is not None:
-            value = immediate_value(data)
+            value = immediate_value(data, dtype)
         else:
             value = MIL_pb2.Value(
                 type=value_type(shape, dtype),
@@ -408,11 +416,13 @@ class FunctionWriter:
         self.operations.append(proto)
 
     def write_constexpr(self, op: mil.MilOp) -> None:
-        """A constexpr op of the iOS16 opset carries its const inputs as
-        attributes (coremltools' `translate_constexpr`)."""
+        """A constexpr op carries its const inputs' values in the op
+        (coremltools' `translate_constexpr`): as attributes in the iOS16
+        opset, as input bindings holding the value in iOS18's."""
         name = self.name_results(op)
         proto = MIL_pb2.Operation(type=mil_type(op))
         proto.attributes["name"].CopyFrom(name_attribute(name))
+        as_inputs = OPSET_INTRODUCED.get(mil_type(op)) == "iOS18"
         for input_name, value in mil_inputs(op):
             if isinstance(value, SSAValue):
                 source = value.owner
@@ -425,7 +435,11 @@ class FunctionWriter:
             else:
                 assert not isinstance(value, list)
                 val = self.param_value(value, f"{name}_{input_name}")
-            proto.attributes[input_name].CopyFrom(val)
+            if as_inputs:
+                binding = MIL_pb2.Argument.Binding(value=val)
+                proto.inputs[input_name].CopyFrom(MIL_pb2.Argument(arguments=[binding]))
+            else:
+                proto.attributes[input_name].CopyFrom(val)
         proto.outputs.extend(self.outputs(op))
         self.operations.append(proto)
 

@@ -14,8 +14,14 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType
 
 from xdsl_ane.backend.mil_inputs import ParamValue
-from xdsl_ane.backend.weights import BLOB_PATH, BlobEntry, quiet_coremltools
+from xdsl_ane.backend.weights import (
+    BLOB_PATH,
+    SUB_BYTE_BITS,
+    BlobEntry,
+    quiet_coremltools,
+)
 from xdsl_ane.dialects.dense import numpy_dtype_of
+from xdsl_ane.dialects.mil.base import MIL_STORAGE_DTYPES
 from xdsl_ane.tools.common import XdslAneError
 
 with quiet_coremltools():
@@ -43,6 +49,12 @@ MIL_DATA_TYPES: dict[str, int] = {
     "uint32": MIL_pb2.UINT32,
     "bool": MIL_pb2.BOOL,
     "string": MIL_pb2.STRING,
+    "int4": MIL_pb2.INT4,
+    "uint1": MIL_pb2.UINT1,
+    "uint2": MIL_pb2.UINT2,
+    "uint3": MIL_pb2.UINT3,
+    "uint4": MIL_pb2.UINT4,
+    "uint6": MIL_pb2.UINT6,
 }
 ARRAY_DATA_TYPES: dict[str, int] = {
     "fp16": FeatureTypes_pb2.ArrayFeatureType.FLOAT16,
@@ -64,6 +76,9 @@ def tensor_dtype(t: object) -> str:
     """The MIL dtype of a tensor type's elements."""
     if not isinstance(t, TensorType):
         raise XdslAneError(f"{t} is not a tensor type; MIL values are tensors")
+    for name, storage in MIL_STORAGE_DTYPES.items():  # compressed weight data
+        if t.element_type == storage:
+            return name
     try:
         return mil_dtype(numpy_dtype_of(t.element_type))
     except ValueError:
@@ -138,12 +153,20 @@ def tensor_value_type(t: object) -> MIL_pb2.ValueType:
     return value_type(t.get_shape(), tensor_dtype(t))
 
 
-def immediate_value(value: ParamValue) -> MIL_pb2.Value:
+def immediate_value(value: ParamValue, dtype: str | None = None) -> MIL_pb2.Value:
     """An inline value (coremltools' `create_tensor_value` and
-    `create_scalar_value`)."""
+    `create_scalar_value`). `dtype` gives the MIL dtype where the array's
+    is only the holder (a sub-byte type, written packed into bytes)."""
     if isinstance(value, str):
         v = MIL_pb2.Value(type=value_type((), "string"))
         v.immediateValue.tensor.strings.values.append(value.encode("utf-8"))
+        return v
+    if dtype in SUB_BYTE_BITS:
+        with quiet_coremltools():
+            from coremltools.optimize._utils import pack_elements_into_bits
+        v = MIL_pb2.Value(type=value_type(value.shape, dtype))
+        packed = pack_elements_into_bits(value.reshape(-1), SUB_BYTE_BITS[dtype])
+        v.immediateValue.tensor.bytes.values = packed.tobytes()
         return v
     dtype = mil_dtype(value)
     v = MIL_pb2.Value(type=value_type(value.shape, dtype))

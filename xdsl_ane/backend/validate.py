@@ -62,6 +62,12 @@ BLOB_DTYPE_OF_MIL = {
     MIL_pb2.UINT16: "uint16",
     MIL_pb2.INT32: "int32",
     MIL_pb2.UINT32: "uint32",
+    MIL_pb2.INT4: "int4",
+    MIL_pb2.UINT1: "uint1",
+    MIL_pb2.UINT2: "uint2",
+    MIL_pb2.UINT3: "uint3",
+    MIL_pb2.UINT4: "uint4",
+    MIL_pb2.UINT6: "uint6",
 }
 MAX_DIFFERENCES = 20
 

@@ -99,13 +99,30 @@ BLOB_NUMPY_DTYPES: dict[str, np.dtype] = {
 """The MIL dtypes a blob tensor can have (of the whole-byte ones coremltools
 writes), with their little-endian numpy dtypes."""
 
+SUB_BYTE_BITS: dict[str, int] = {
+    "int4": 4,
+    "uint1": 1,
+    "uint2": 2,
+    "uint3": 3,
+    "uint4": 4,
+    "uint6": 6,
+}
+"""The sub-byte dtypes of compressed weight data and their widths. The blob
+packs them (coremltools' write_int4_data, write_uint4_data, ...: element i
+in bits [i·w, (i+1)·w), little-endian); numpy holds them unpacked, one value
+per int8 (int4) or uint8 element. coremltools puts them in the blob as it
+does their holding dtype (at least 10 elements), iOS18 only having them."""
+BLOB_NUMPY_DTYPES.update(
+    {name: np.dtype("i1" if name == "int4" else "u1") for name in SUB_BYTE_BITS}
+)
+
 _IOS18_SPECIFICATION_VERSION = 9
 
 
 def blob_dtypes(specification_version: int) -> frozenset[str]:
-    """The dtypes coremltools puts in the blob: fp16, fp32, uint8 and int8,
-    from iOS18 (specification version 9) on also the 16- and 32-bit ints."""
-    dtypes = {"fp16", "fp32", "uint8", "int8"}
+    """The dtypes coremltools puts in the blob: fp16, fp32, uint8 and int8
+    (and the sub-byte types held in them), from iOS18 (specification version 9) on also the 16- and 32-bit ints."""
+    dtypes = {"fp16", "fp32", "uint8", "int8", *SUB_BYTE_BITS}
     if specification_version >= _IOS18_SPECIFICATION_VERSION:
         dtypes |= {"int16", "uint16", "int32", "uint32"}
     return frozenset(dtypes)
@@ -171,7 +188,15 @@ class BlobEntry:
 
     @property
     def nbytes(self) -> int:
-        return math.prod(self.shape) * BLOB_NUMPY_DTYPES[self.dtype].itemsize
+        return blob_nbytes(self.dtype, math.prod(self.shape))
+
+
+def blob_nbytes(dtype: str, count: int) -> int:
+    """The bytes `count` elements of `dtype` take in the blob (sub-byte
+    types packed, the last byte padded)."""
+    if dtype in SUB_BYTE_BITS:
+        return -(-count * SUB_BYTE_BITS[dtype] // 8)
+    return count * BLOB_NUMPY_DTYPES[dtype].itemsize
 
 
 @dataclass
@@ -292,6 +317,12 @@ def _write(writer: _BlobStorageWriter, dtype: str, data: np.ndarray) -> int:
         "uint16": writer.write_uint16_data,
         "int32": writer.write_int32_data,
         "uint32": writer.write_uint32_data,
+        "int4": writer.write_int4_data,
+        "uint1": writer.write_uint1_data,
+        "uint2": writer.write_uint2_data,
+        "uint3": writer.write_uint3_data,
+        "uint4": writer.write_uint4_data,
+        "uint6": writer.write_uint6_data,
     }[dtype]
     return method(data)
 
@@ -318,6 +349,12 @@ class BlobFile:
                 "uint16": self.reader.read_uint16_data,
                 "int32": self.reader.read_int32_data,
                 "uint32": self.reader.read_uint32_data,
+                "int4": self.reader.read_int4_data,
+                "uint1": self.reader.read_uint1_data,
+                "uint2": self.reader.read_uint2_data,
+                "uint3": self.reader.read_uint3_data,
+                "uint4": self.reader.read_uint4_data,
+                "uint6": self.reader.read_uint6_data,
             }[dtype]
             flat = read(offset)
         return np.asarray(flat).reshape(tuple(shape))

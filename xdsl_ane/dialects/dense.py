@@ -15,6 +15,8 @@ NUMPY_DTYPES = {
     "i32": np.dtype("<i4"),
     "i8": np.dtype("i1"),
     "i1": np.dtype(np.bool_),
+    "i4": np.dtype("i1"),
+    **{f"ui{width}": np.dtype("u1") for width in (1, 2, 3, 4, 6, 8)},
 }
 
 

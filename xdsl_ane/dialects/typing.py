@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    Signedness,
     StringAttr,
     TensorType,
     f16,
@@ -47,6 +48,19 @@ ELEMENT_TYPES: dict[str, Attribute] = {
     "i1": i1,
 }
 """The element types the project supports, by their MLIR spelling."""
+
+STORAGE_ELEMENT_TYPES: dict[str, Attribute] = {
+    "i4": IntegerType(4),
+    **{
+        f"ui{width}": IntegerType(width, Signedness.UNSIGNED)
+        for width in (1, 2, 3, 4, 6, 8)
+    },
+}
+"""Element types of compressed weight data only (the data of
+`constexpr_blockwise_shift_scale`, the indices of `constexpr_lut_to_dense`):
+MIL's int4 and uint1 to uint8. No op computes on them; the consts holding
+them accept them (`tensor_of(..., storage=True)`). numpy holds them as int8
+(i4) and uint8."""
 
 
 def tensor(shape: Sequence[int], element_type: Attribute) -> TensorType:
@@ -79,7 +93,7 @@ def fmt_type(t: Attribute) -> str:
 
 
 def element_name(t: Attribute) -> str:
-    for name, et in ELEMENT_TYPES.items():
+    for name, et in (*ELEMENT_TYPES.items(), *STORAGE_ELEMENT_TYPES.items()):
         if t == et:
             return name
     return str(t)
@@ -106,12 +120,18 @@ class OpTypeError(VerifyException):
 
 
 def tensor_of(
-    op_name: str, operand: str, t: Attribute, what: str = "operand"
+    op_name: str,
+    operand: str,
+    t: Attribute,
+    what: str = "operand",
+    storage: bool = False,
 ) -> TensorType:
     """Checks that `t` is a supported static tensor type and returns it.
 
     `what` says what `t` is the type of: "operand" (named `operand`),
-    "result" or "property" (named `operand`)."""
+    "result" or "property" (named `operand`). With `storage`, the element
+    types of compressed weight data (`STORAGE_ELEMENT_TYPES`) are accepted
+    too."""
     label = "result type" if what == "result" else f"{what} '{operand}'"
     if not isinstance(t, TensorType):
         raise OpTypeError(op_name, f"{label} must be a tensor, got {t}")
@@ -120,7 +140,9 @@ def tensor_of(
             op_name,
             f"{label} has a dynamic shape {t}; only static shapes are supported",
         )
-    if t.element_type not in ELEMENT_TYPES.values():
+    if t.element_type not in ELEMENT_TYPES.values() and not (
+        storage and t.element_type in STORAGE_ELEMENT_TYPES.values()
+    ):
         raise OpTypeError(
             op_name,
             f"{label} has unsupported element type "

@@ -56,6 +56,8 @@ from xdsl_ane.backend.weights import (
     BLOB_HEADER_SIZE,
     BLOB_METADATA_SIZE,
     BLOB_NUMPY_DTYPES,
+    SUB_BYTE_BITS,
+    blob_nbytes,
 )
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy
@@ -67,11 +69,30 @@ MIL_OPS: dict[str, type[mil.MilOp]] = {
     op.name.removeprefix("mil."): op for op in mil.MIL_OPS if op is not mil.ConstOp
 }
 BLOB_SENTINEL = 0xDEADBEEF
-BLOB_DTYPE_CODES = {"fp16": 1, "fp32": 2, "int8": 4, "int32": 14}
+BLOB_DTYPE_CODES = {
+    "fp16": 1,
+    "fp32": 2,
+    "uint8": 3,
+    "int8": 4,
+    "int4": 8,
+    "uint1": 9,
+    "uint2": 10,
+    "uint4": 11,
+    "uint3": 12,
+    "uint6": 13,
+    "int32": 14,
+}
 """MILBlob's dtype code of each MIL dtype of ours that the blob holds."""
-UNSUPPORTED_DTYPES = {"fp64", "bf16", "int16", "int64", "uint8", "uint16", "uint32"}
+DTYPES = {**mil.MIL_DTYPES, **mil.MIL_STORAGE_DTYPES}
+"""MIL's dtypes we read: those ops compute on and those of compressed data."""
+UNSUPPORTED_DTYPES = {"fp64", "bf16", "int16", "int64", "uint16", "uint32"}
 NUMPY_DTYPES = {**BLOB_NUMPY_DTYPES, "bool": np.dtype(np.bool_)}
-INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int8": (-128, 127)}
+INT_RANGES = {
+    "int32": (-(2**31), 2**31 - 1),
+    "int8": (-128, 127),
+    "int4": (-8, 7),
+    **{f"uint{w}": (0, 2**w - 1) for w in (1, 2, 3, 4, 6, 8)},
+}
 BLOB_DTYPE_NAMES = {code: name for name, code in BLOB_DTYPE_CODES.items()} | {
     3: "uint8",
     5: "bf16",
@@ -124,6 +145,20 @@ def tokenize(text: str, fail: Callable[[int, str], NoReturn]) -> list[Token]:
     return tokens
 
 
+def unpack_bits(
+    packed: np.ndarray, bits: int, count: int, dtype: np.dtype
+) -> np.ndarray:
+    """`count` elements of `bits` bits each, packed from the lowest bit of
+    the first byte up (MILBlob's sub-byte layout), as `dtype` (int8 for
+    int4, sign-extended; else uint8)."""
+    bit_values = np.unpackbits(packed, bitorder="little")[: count * bits]
+    weights = 1 << np.arange(bits, dtype=np.int16)
+    values = (bit_values.reshape(count, bits) * weights).sum(axis=1)
+    if dtype.kind == "i":
+        values = np.where(values >= 1 << (bits - 1), values - (1 << bits), values)
+    return values.astype(dtype)
+
+
 # --- parsed pieces ---------------------------------------------------------------
 
 
@@ -139,7 +174,7 @@ class MilType:
     def xdsl(self) -> Attribute:
         if self.state:
             return mil.StateType(MilType(self.dtype, self.shape).xdsl())
-        return tensor(self.shape, mil.MIL_DTYPES[self.dtype])
+        return tensor(self.shape, DTYPES[self.dtype])
 
     def __str__(self) -> str:
         if self.state:
@@ -405,20 +440,27 @@ class MilTextParser:
 
     def parse_tensor_type(self, what: str) -> MilType:
         start = self.peek()
+        dtype = self.peek(2) if start.text == "tensor" else start
         t = self.parse_type()
         if t.dtype == "string":
             self.fail(start.offset, f"{what} must be tensors or scalars, not strings")
+        if t.dtype in mil.MIL_STORAGE_DTYPES:  # compressed data is for consts only
+            self.fail(
+                dtype.offset,
+                f"dtype '{t.dtype}' is not supported for {what} (supported: "
+                f"{', '.join(mil.MIL_DTYPES)})",
+            )
         return t
 
     def parse_dtype(self) -> str:
         token = self.expect_kind("ident", "a dtype")
-        if token.text in mil.MIL_DTYPES:
+        if token.text in DTYPES:
             return token.text
         if token.text in UNSUPPORTED_DTYPES:
             self.fail(
                 token.offset,
                 f"dtype '{token.text}' is not supported (supported: "
-                f"{', '.join(mil.MIL_DTYPES)})",
+                f"{', '.join(DTYPES)})",
             )
         self.fail(token.offset, f"unknown type '{token.text}'")
 
@@ -598,14 +640,20 @@ class MilTextParser:
             self.fail(at, f"the blob at offset {offset} holds {held}, the const is {t}")
         dtype = BLOB_NUMPY_DTYPES[t.dtype]
         count = int(np.prod(t.shape))
-        if size != count * dtype.itemsize:
+        nbytes = blob_nbytes(t.dtype, count)
+        if size != nbytes:
             self.fail(
                 at,
-                f"the blob at offset {offset} holds {size} bytes, {t} needs {count * dtype.itemsize}",
+                f"the blob at offset {offset} holds {size} bytes, {t} needs {nbytes}",
             )
         if data_offset + size > len(data):
             self.fail(
                 at, f"the blob at offset {offset} runs past the end of '{path.name}'"
+            )
+        if t.dtype in SUB_BYTE_BITS:
+            packed = np.frombuffer(data, np.uint8, nbytes, int(data_offset))
+            return unpack_bits(packed, SUB_BYTE_BITS[t.dtype], count, dtype).reshape(
+                t.shape
             )
         return (
             np.frombuffer(data, dtype, count, int(data_offset)).reshape(t.shape).copy()
@@ -746,7 +794,7 @@ class MilTextParser:
         assert isinstance(literal.value, np.ndarray)
         t = literal.type
         if literal.blob is None:
-            return mil.ConstOp(dense_from_numpy(literal.value, mil.MIL_DTYPES[t.dtype]))
+            return mil.ConstOp(dense_from_numpy(literal.value, DTYPES[t.dtype]))
         key = (*literal.blob, t)
         weight = self.weight_by_blob.get(key)
         if weight is None:

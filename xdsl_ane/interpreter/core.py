@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     IntegerType,
+    Signedness,
     TensorType,
 )
 from xdsl.interpreter import Interpreter
@@ -40,10 +41,13 @@ def numpy_dtype(element_type: Attribute) -> np.dtype:
         return np.dtype(np.float16)
     if isinstance(element_type, IntegerType):
         width = element_type.width.data
-        if width == 1:
+        unsigned = element_type.signedness.data == Signedness.UNSIGNED
+        if width == 1 and not unsigned:
             return np.dtype(np.bool_)
+        if width < 8:  # compressed weight data: int4 in int8, uint1..6 in uint8
+            return np.dtype(np.uint8 if unsigned else np.int8)
         if width in (8, 16, 32, 64):
-            return np.dtype(f"int{width}")
+            return np.dtype(f"{'u' if unsigned else ''}int{width}")
     raise InterpretationError(f"unsupported element type {element_type}")
 
 

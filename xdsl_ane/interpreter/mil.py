@@ -506,3 +506,76 @@ class MilFunctions(InterpreterFunctions):
         scale: Array,
     ) -> Array:
         return self.dequantize(op, data, scale, zero_point)
+
+    @mil_impl(mil.ConstexprBlockwiseShiftScaleOp)
+    def run_constexpr_blockwise_shift_scale(
+        self, op: mil.ConstexprBlockwiseShiftScaleOp, *args: Array
+    ) -> Array:
+        values = operand_values(op, args)
+        data, scale, offset = values["data"], values["scale"], values["offset"]
+        assert data is not None and scale is not None
+        check_storage_range(op, "data", data)
+        if offset is not None:
+            check_storage_range(op, "offset", offset)
+        return blockwise_shift_scale(data, scale, offset)
+
+    @mil_impl(mil.ConstexprLutToDenseOp)
+    def run_constexpr_lut_to_dense(
+        self, op: mil.ConstexprLutToDenseOp, indices: Array, lut: Array
+    ) -> Array:
+        check_storage_range(op, "indices", indices)
+        axis = (
+            int_prop(op.properties, "vector_axis")
+            if "vector_axis" in op.properties
+            else None
+        )
+        return lut_to_dense(indices, lut, axis)
+
+
+def check_storage_range(op: Operation, name: str, value: Array) -> None:
+    """Data of a sub-byte type (int4, uint1..uint6) lies in its range."""
+    t = getattr(op, name).type
+    width = getattr(t.element_type, "width", None)
+    if width is None or width.data >= 8:
+        return
+    bits = width.data
+    low, high = (
+        (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        if value.dtype.kind == "i"
+        else (0, 2**bits - 1)
+    )
+    if value.size and (value.min() < low or value.max() > high):
+        raise InterpretationError(
+            f"{op.name}: operand '{name}' holds values outside [{low}, {high}] "
+            f"({t.element_type})"
+        )
+
+
+def blockwise_shift_scale(data: Array, scale: Array, offset: Array | None) -> Array:
+    """scale · (data − offset) in scale's dtype, scale and offset repeated
+    over blocks of data.shape[i] / scale.shape[i] along each axis."""
+    for axis, (d, s) in enumerate(zip(data.shape, scale.shape)):
+        scale = np.repeat(scale, d // s, axis)
+        if offset is not None:
+            offset = np.repeat(offset, d // s, axis)
+    centered = data.astype(scale.dtype)
+    if offset is not None:
+        centered = centered - offset.astype(scale.dtype)
+    return scale * centered
+
+
+def lut_to_dense(indices: Array, lut: Array, vector_axis: int | None) -> Array:
+    """Element x of the result is lut[x0 // b0, ..., x_{k-1} // b_{k-1},
+    indices[x]] with blocks b_i = indices.shape[i] / lut.shape[i]; with a
+    vector size V > 1, each index gives V consecutive elements along
+    `vector_axis`."""
+    k = indices.ndim
+    blocks = [n // g for n, g in zip(indices.shape, lut.shape[:k])]
+    palette = np.ix_(*[np.arange(n) // b for n, b in zip(indices.shape, blocks)])
+    values = lut[(*palette, indices.astype(np.intp))]  # indices.shape + [V]
+    if vector_axis is None:
+        return values[..., 0]
+    axis = vector_axis % k
+    shape = list(indices.shape)
+    shape[axis] *= lut.shape[-1]
+    return np.moveaxis(values, -1, axis + 1).reshape(shape)

@@ -67,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.add_argument(
         "--force", action="store_true", help="replace OUT (never an input)"
     )
+    add_compress_arguments(compile_)
     compile_.set_defaults(handler=command_compile)
 
     model = commands.add_parser(
@@ -92,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument(
         "--force", action="store_true", help="replace DIR (never an input)"
     )
+    add_compress_arguments(model)
     model.set_defaults(handler=command_compile_model)
 
     import_ = commands.add_parser(
@@ -151,6 +153,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_compress_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--compress MODE[:GRANULARITY[:GROUP]]` and the head and embedding
+    settings (the options of `mil-compress-weights`)."""
+    parser.add_argument(
+        "--compress",
+        metavar="MODE[:GRANULARITY[:GROUP]]",
+        help="compress the weights of matmuls and convs: int8, int4, lut4, lut6 "
+        "or lut8, per-tensor, per-channel, per-grouped-channel (lut) or per-block "
+        "(int) (iOS18)",
+    )
+    parser.add_argument(
+        "--compress-head",
+        default="same",
+        metavar="MODE",
+        help="the LM head's mode with --compress (same, none or a mode)",
+    )
+    parser.add_argument(
+        "--compress-embedding",
+        default="none",
+        metavar="MODE",
+        help="the embedding's mode with --compress (none, same or a mode)",
+    )
+
+
+def compress_options(args: argparse.Namespace) -> dict[str, str | None]:
+    """`compile`'s keyword arguments for the --compress options; the head
+    and embedding settings need --compress."""
+    if args.compress is None:
+        for flag, value, default in (
+            ("--compress-head", args.compress_head, "same"),
+            ("--compress-embedding", args.compress_embedding, "none"),
+        ):
+            if value != default:
+                raise XdslAneError(f"{flag} {value}: applies only with --compress")
+        return {}
+    return {
+        "compress": args.compress,
+        "compress_head": args.compress_head,
+        "compress_embedding": args.compress_embedding,
+    }
+
+
 def command_compile(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -173,6 +217,7 @@ def command_compile(args: argparse.Namespace) -> int:
         target=args.target,
         allow_lint_errors=args.allow_lint_errors,
         progress=progress,
+        **compress_options(args),
     )
     if args.validate:
         with progress.step("validating"):
@@ -219,6 +264,12 @@ def command_compile_model(args: argparse.Namespace) -> int:
             f"unknown model '{args.model}'{did_you_mean(args.model, CONFIGS)} "
             f"(known: {', '.join(sorted(CONFIGS))})"
         )
+    compression = compress_options(args)
+    if args.training and compression:
+        raise XdslAneError(
+            f"--compress {args.compress}: does not apply with --training (the "
+            "training kernels take their weights as inputs)"
+        )
     if args.training and args.layers is not None:
         raise XdslAneError(
             f"--layers {args.layers}: does not apply with --training (the training "
@@ -251,7 +302,10 @@ def command_compile_model(args: argparse.Namespace) -> int:
             module = build_decoder_stack(config, args.layers)
         with progress.step("random weights"):
             weights = make_weights(module, config, args.seed)
-        compiled = compile(module, weights=weights, progress=progress)
+        compiled = compile(module, weights=weights, progress=progress, **compression)
+        if compiled.compression is not None:
+            print(f"  {compiled.compression.summary()}")
+            print(f"  {compiled.compression_output_error()}")
         kernels = {
             "decoder": (
                 compiled.module,

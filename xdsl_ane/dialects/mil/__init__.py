@@ -19,6 +19,7 @@ from xdsl.ir import Dialect
 
 from xdsl_ane.dialects.mil.base import (
     MIL_DTYPES,
+    MIL_STORAGE_DTYPES,
     MilOp,
     is_compile_time_constant,
     mil_dtype_name,
@@ -68,6 +69,8 @@ from xdsl_ane.dialects.mil.indexing import BandPartOp, GatherOp, OneHotOp
 from xdsl_ane.dialects.mil.linear import ConvOp, LinearOp, MatmulOp, conv_padding
 from xdsl_ane.dialects.mil.quantization import (
     ConstexprAffineDequantizeOp,
+    ConstexprBlockwiseShiftScaleOp,
+    ConstexprLutToDenseOp,
     DequantizeOp,
     QuantizeOp,
 )
@@ -168,6 +171,8 @@ MIL_OPS: list[type[MilOp]] = [
     QuantizeOp,
     DequantizeOp,
     ConstexprAffineDequantizeOp,
+    ConstexprBlockwiseShiftScaleOp,
+    ConstexprLutToDenseOp,
     # state (iOS18), slice_update, argmax
     ReadStateOp,
     CoremlUpdateStateOp,
@@ -180,6 +185,7 @@ MIL = Dialect("mil", MIL_OPS, [StateType])
 __all__ = [
     "MIL",
     "MIL_DTYPES",
+    "MIL_STORAGE_DTYPES",
     "MIL_OPS",
     "AbsOp",
     "AddOp",
@@ -192,6 +198,8 @@ __all__ = [
     "ConcatOp",
     "ConstOp",
     "ConstexprAffineDequantizeOp",
+    "ConstexprBlockwiseShiftScaleOp",
+    "ConstexprLutToDenseOp",
     "ConvOp",
     "CoremlUpdateStateOp",
     "CosOp",

@@ -31,6 +31,7 @@ from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_ane.dialects.typing import (
+    STORAGE_ELEMENT_TYPES,
     InferredTypeOp,
     KnownAttributesOnly,
     OpTypeError,
@@ -67,10 +68,18 @@ MIL_DTYPES: dict[str, Attribute] = {
 """MIL's dtype strings (cast's `dtype`, quantize's `output_dtype`) for the
 element types we support."""
 
+MIL_STORAGE_DTYPES: dict[str, Attribute] = {
+    "int4": STORAGE_ELEMENT_TYPES["i4"],
+    **{f"uint{w}": STORAGE_ELEMENT_TYPES[f"ui{w}"] for w in (1, 2, 3, 4, 6, 8)},
+}
+"""MIL's dtypes of compressed weight data (consts feeding the iOS18
+constexpr ops), which no computing op takes."""
+
 
 def mil_dtype_name(element_type: Attribute) -> str:
-    """MIL's dtype string of a supported element type ("fp16", "int32", ...)."""
-    for name, t in MIL_DTYPES.items():
+    """MIL's dtype string of a supported element type ("fp16", "int32",
+    "uint4", ...)."""
+    for name, t in (*MIL_DTYPES.items(), *MIL_STORAGE_DTYPES.items()):
         if t == element_type:
             return name
     raise ValueError(f"no MIL dtype for {element_name(element_type)}")

@@ -88,7 +88,7 @@ class ConstOp(MilOp):
                 cls.name, "a weight const's type is declared, not inferred"
             )
         assert isinstance(val, DenseIntOrFPElementsAttr)
-        return [tensor_of(cls.name, "val", val.type)]
+        return [tensor_of(cls.name, "val", val.type, storage=True)]
 
     def verify_(self) -> None:
         if self.weight is None or self.val is not None:
@@ -100,7 +100,9 @@ class ConstOp(MilOp):
             return
         if not self.weight.data:
             raise OpTypeError(self.name, "property 'weight' must not be empty")
-        result = tensor_of(self.name, "result", self.result.type, what="result")
+        result = tensor_of(
+            self.name, "result", self.result.type, what="result", storage=True
+        )
         source = self.file_shape()
         if product(source) != product(result.get_shape()):
             raise OpTypeError(

@@ -1,5 +1,7 @@
-"""MIL's affine quantization: `quantize`, `dequantize` (iOS17) and
-`constexpr_affine_dequantize` (iOS16).
+"""MIL's affine quantization: `quantize`, `dequantize` (iOS17),
+`constexpr_affine_dequantize` (iOS16), and the compressed weights of iOS18:
+`constexpr_blockwise_shift_scale` (int8/int4 data with per-block scales)
+and `constexpr_lut_to_dense` (palettized: indices into lookup tables).
 
 `scale` and `zero_point` are tensor inputs in MIL, so they are operands here:
 const scalars (per-tensor) or const vectors along `axis` (per-channel).
@@ -11,7 +13,14 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import StringAttr, TensorType, f32, i8
+from xdsl.dialects.builtin import (
+    IntegerType,
+    StringAttr,
+    TensorType,
+    f16,
+    f32,
+    i8,
+)
 from xdsl.irdl import (
     operand_def,
     opt_operand_def,
@@ -31,15 +40,18 @@ from xdsl_ane.dialects.mil.base import (
     require_element_type,
 )
 from xdsl_ane.dialects.typing import (
+    STORAGE_ELEMENT_TYPES,
     I64Attr,
     OpTypeError,
     choice,
+    element_name,
     fmt_shape,
     i64_attr,
     int_prop,
     require_same_element_type,
     str_prop,
     tensor,
+    tensor_of,
 )
 
 
@@ -248,3 +260,175 @@ class ConstexprAffineDequantizeOp(MilOp):
             axis_required=True,
         )
         return [tensor(data.get_shape(), scale.element_type)]
+
+
+# --- iOS18 compressed weights (coremltools iOS18/compression.py) -----------------
+
+INT4 = STORAGE_ELEMENT_TYPES["i4"]
+UINT4 = STORAGE_ELEMENT_TYPES["ui4"]
+UINT8 = STORAGE_ELEMENT_TYPES["ui8"]
+SHIFT_SCALE_DATA = (INT4, UINT4, i8, UINT8, f16, f32)
+"""constexpr_blockwise_shift_scale's SrcT (and OffsetT)."""
+LUT_INDICES = tuple(STORAGE_ELEMENT_TYPES[f"ui{w}"] for w in (1, 2, 3, 4, 6, 8))
+"""constexpr_lut_to_dense's IndicesT: uint1, uint2, uint3, uint4, uint6, uint8."""
+LUT_VALUES = (i8, UINT8, f16, f32)
+
+
+def storage_operands(
+    op_type: type[MilOp], operand_types, properties
+) -> dict[str, TensorType | None]:
+    """`tensor_operands` accepting the element types of compressed data."""
+    named = op_type.named_operand_types(operand_types, properties)
+    out: dict[str, TensorType | None] = {}
+    for name, t in named.items():
+        assert not isinstance(t, list)
+        out[name] = (
+            None if t is None else tensor_of(op_type.name, name, t, storage=True)
+        )
+    return out
+
+
+def block_sizes(
+    op_name: str, data: tuple[str, TensorType], params: tuple[str, TensorType]
+) -> tuple[int, ...]:
+    """The block size along each axis, data.shape[i] / params.shape[i]: the
+    parameter has data's rank and each of its dimensions divides data's."""
+    (data_name, data_type), (param_name, param_type) = data, params
+    shape, param_shape = data_type.get_shape(), param_type.get_shape()
+    if len(param_shape) != len(shape):
+        raise OpTypeError(
+            op_name,
+            f"operand '{param_name}' {fmt_shape(param_shape)} must have the rank of "
+            f"operand '{data_name}' {fmt_shape(shape)}",
+        )
+    for axis, (d, p) in enumerate(zip(shape, param_shape)):
+        if p == 0 or d % p:
+            raise OpTypeError(
+                op_name,
+                f"operand '{param_name}' {fmt_shape(param_shape)}: dimension {axis} "
+                f"({p}) does not divide that of operand '{data_name}' "
+                f"{fmt_shape(shape)} ({d})",
+            )
+    return tuple(d // p for d, p in zip(shape, param_shape))
+
+
+@mil_op_definition
+class ConstexprBlockwiseShiftScaleOp(TaggedOptionalOperandsOp):
+    """A compile-time constant scale · (data − offset), `scale` and `offset`
+    repeated block-wise to data's shape: block size data.shape[i] /
+    scale.shape[i] along each axis (1 per channel along an axis of full
+    size, the whole axis where scale has size 1). data is int4, uint4, int8,
+    uint8, fp16 or fp32; scale fp16 or fp32 (the result's dtype); offset,
+    optional, has scale's shape and a float dtype or data's."""
+
+    name = "mil.constexpr_blockwise_shift_scale"
+    data = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    offset = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    CONST_OPERANDS: ClassVar = ("data", "scale", "offset")
+
+    def __init__(self, data: Value, scale: Value, offset: Value | None = None):
+        self.init_mil({"data": data, "scale": scale, "offset": offset})
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        ops = storage_operands(cls, operand_types, properties)
+        data, scale, offset = ops["data"], ops["scale"], ops["offset"]
+        assert data is not None and scale is not None
+        require_element_type(cls.name, "data", data, SHIFT_SCALE_DATA)
+        require_element_type(cls.name, "scale", scale, FLOAT)
+        if not data.get_shape():
+            raise OpTypeError(cls.name, "operand 'data' must have rank 1 or more")
+        block_sizes(cls.name, ("data", data), ("scale", scale))
+        if offset is not None:
+            require_element_type(cls.name, "offset", offset, SHIFT_SCALE_DATA)
+            if offset.get_shape() != scale.get_shape():
+                raise OpTypeError(
+                    cls.name,
+                    f"operand 'offset' {fmt_shape(offset.get_shape())} must have the "
+                    f"shape of operand 'scale' {fmt_shape(scale.get_shape())}",
+                )
+            if offset.element_type not in FLOAT and offset.element_type != (
+                data.element_type
+            ):
+                raise OpTypeError(
+                    cls.name,
+                    f"operand 'offset' has element type "
+                    f"{element_name(offset.element_type)}: a float type or that of "
+                    f"operand 'data' ({element_name(data.element_type)})",
+                )
+        return [tensor(data.get_shape(), scale.element_type)]
+
+
+def index_bits(element_type) -> int:
+    assert isinstance(element_type, IntegerType)
+    return element_type.width.data
+
+
+@mil_op_definition
+class ConstexprLutToDenseOp(MilOp):
+    """A compile-time constant looked up from palettes: `lut` has shape
+    [G0, ..., Gk-1, 2^nbits, V] for `indices` of rank k and dtype
+    uint{nbits}; each Gi divides indices.shape[i], and element x takes
+    lut[x0 / (shape0 / G0), ..., indices[x], :] — one palette per block of
+    indices.shape[i] / Gi along each axis. With a vector size V > 1 each
+    index stands for V consecutive elements along `vector_axis`
+    (required then), whose length is multiplied by V."""
+
+    name = "mil.constexpr_lut_to_dense"
+    indices = operand_def(TensorType)
+    lut = operand_def(TensorType)
+    vector_axis = opt_prop_def(I64Attr)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL
+    CONST_OPERANDS: ClassVar = ("indices", "lut")
+
+    def __init__(self, indices: Value, lut: Value, vector_axis: int | None = None):
+        self.init_mil(
+            {"indices": indices, "lut": lut}, {"vector_axis": i64_attr(vector_axis)}
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        ops = storage_operands(cls, operand_types, properties)
+        indices, lut = ops["indices"], ops["lut"]
+        assert indices is not None and lut is not None
+        require_element_type(cls.name, "indices", indices, LUT_INDICES)
+        require_element_type(cls.name, "lut", lut, LUT_VALUES)
+        shape, lut_shape = indices.get_shape(), lut.get_shape()
+        if not shape:
+            raise OpTypeError(cls.name, "operand 'indices' must have rank 1 or more")
+        if len(lut_shape) != len(shape) + 2:
+            raise OpTypeError(
+                cls.name,
+                f"operand 'lut' {fmt_shape(lut_shape)} must have rank "
+                f"{len(shape) + 2} (that of operand 'indices' {fmt_shape(shape)} "
+                "plus palette and vector dimensions)",
+            )
+        palettes = tensor(lut_shape[:-2], lut.element_type)
+        block_sizes(cls.name, ("indices", indices), ("lut", palettes))
+        bits = index_bits(indices.element_type)
+        if lut_shape[-2] != 2**bits:
+            raise OpTypeError(
+                cls.name,
+                f"operand 'lut' {fmt_shape(lut_shape)} has {lut_shape[-2]} entries per "
+                f"palette; uint{bits} indices need {2**bits}",
+            )
+        vector_size = lut_shape[-1]
+        axis = optional_axis_named(properties, "vector_axis")
+        result = list(shape)
+        if axis is not None:
+            axis = operand_axis(cls.name, "vector_axis", axis, ("indices", shape))
+            result[axis] *= vector_size
+        elif vector_size != 1:
+            raise OpTypeError(
+                cls.name,
+                f"property 'vector_axis' is required with vector size {vector_size} "
+                f"(operand 'lut' {fmt_shape(lut_shape)})",
+            )
+        return [tensor(result, lut.element_type)]
+
+
+def optional_axis_named(properties, name: str) -> int | None:
+    return int_prop(properties, name) if name in properties else None
