@@ -218,3 +218,14 @@ def test_state_argument_needs_a_buffer_of_its_type():
     wrong = StateBuffer(rlx.StateType(tensor((CTX, 4), f32)))
     with pytest.raises(InterpretationError, match="the buffer holds"):
         run_function(module, [x, pos, wrong], function="decode")
+
+
+def test_validation_does_not_depend_on_earlier_builder_use():
+    """coremltools' loader names write_state pairs from the builder's
+    process-wide counters; validation starts them afresh, so a program
+    validates the same after anything else used the builder."""
+    from coremltools.converters.mil import Builder
+
+    Builder.name_count["coreml_update_state"] += 3
+    report = module_to_proto(compile_module(fp16=True), {}).validate()
+    assert report.ok, str(report)

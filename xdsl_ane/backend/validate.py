@@ -349,8 +349,14 @@ def load_program(
 ) -> Any:
     """coremltools' pymil program of `spec`, or None (with a finding)."""
     with quiet_coremltools():
+        from coremltools.converters.mil import Builder
         from coremltools.converters.mil.frontend.milproto.load import load
 
+        # The loader names the ops it creates (a write_state pair becomes
+        # `coreml_update_state_{n}`) from the builder's process-wide counters;
+        # start them afresh, as coremltools' own conversions end, so that the
+        # names do not depend on what was built before in this process.
+        Builder.name_count.clear()
         try:
             return load(
                 spec,
