@@ -19,10 +19,10 @@ SMALL = dict(
 )
 
 
-def family_config(family: str, tied: bool = False):
+def family_config(family: str, tied: bool = False, layers: int = 2):
     import transformers
 
-    common = dict(SMALL, tie_word_embeddings=tied)
+    common = dict(SMALL, tie_word_embeddings=tied, num_hidden_layers=layers)
     if family == "qwen3":
         return transformers.Qwen3Config(head_dim=16, rms_norm_eps=1e-6, **common)
     if family == "qwen2":
@@ -51,6 +51,7 @@ def write_checkpoint(
     dtype: str = "float32",
     shard_size: str | None = None,
     seed: int = 0,
+    layers: int = 2,
 ):
     """save_pretrained of a randomly initialized model; returns
     transformers' model read back from the files in float32 (its RoPE
@@ -59,7 +60,7 @@ def write_checkpoint(
     import transformers
 
     torch.manual_seed(seed)
-    config = family_config(family, tied)
+    config = family_config(family, tied, layers)
     model_class = {
         "qwen3": transformers.Qwen3ForCausalLM,
         "qwen2": transformers.Qwen2ForCausalLM,

@@ -1,8 +1,9 @@
 """compile-llm and generate: the stateful multifunction package of a tiny
 checkpoint passes coremltools' loader with both functions and their
 states, shares one weight blob, is in ANE form, and generates transformers'
-tokens in fp16 through the interpreter; bad input gives one line and
-writes nothing."""
+tokens in fp16 through the interpreter; split into packages
+(--layers-per-package) it gives the unsplit package's tokens and logits;
+bad input gives one line and writes nothing."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 from llm_checkpoints import write_checkpoint
 
+from xdsl_ane.frontend.milproto import read_compiled
 from xdsl_ane.passes.layouts import ane_form_problems
 from xdsl_ane.tools.cli import main
 from xdsl_ane.tools.llm import PackageRunner, compile_llm, reference_generate
@@ -22,7 +24,13 @@ PROMPT = [5, 17, 200, 3, 99]
 
 
 @pytest.mark.parametrize(
-    "family,tied,argmax", [("qwen3", False, False), ("llama", True, True)]
+    "family,tied,argmax",
+    [
+        ("qwen3", False, False),
+        ("llama", True, True),
+        ("qwen2", True, False),
+        ("mistral", False, False),
+    ],
 )
 def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):
     checkpoint = tmp_path / "ckpt"
@@ -49,8 +57,8 @@ def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):
     assert manifest["outputs"] == (
         ["next_token"] if argmax else ["logits_0", "logits_1", "logits_2"]
     )
-    tokens, logits = PackageRunner(out).generate(PROMPT, 6)
-    ref_tokens, ref_logits = reference_generate(checkpoint, PROMPT, 6)
+    tokens, logits = PackageRunner(out).generate(PROMPT, 16)
+    ref_tokens, ref_logits = reference_generate(checkpoint, PROMPT, 16)
     assert tokens == ref_tokens
     for got, ref in zip(logits, ref_logits):
         np.testing.assert_allclose(got, ref, rtol=2e-2, atol=2e-2 * np.abs(ref).max())
@@ -95,6 +103,57 @@ def test_cli_compile_llm_and_generate(tmp_path, capsys):
     assert "same tokens" in text and "largest logit difference" in text
 
 
+def test_split_packages_chain_like_the_unsplit_one(tmp_path, capsys):
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "qwen3", False, "float32", layers=4)
+    common = ["--context", "32", "--prefill", "4", "--chunk", "128"]
+    split, whole = tmp_path / "split", tmp_path / "whole.mlpackage"
+    args = ["compile-llm", str(checkpoint), "-o", str(split), *common]
+    assert main(args + ["--layers-per-package", "2", "--validate"]) == 0
+    assert main(["compile-llm", str(checkpoint), "-o", str(whole), *common]) == 0
+    capsys.readouterr()
+    manifest = json.loads((split / "manifest.json").read_text())["llm"]
+    names = ["embed", "layers_0-1", "layers_2-3", "head"]
+    assert [p["name"] for p in manifest["packages"]] == names
+    assert sorted(f.name for f in split.iterdir()) == sorted(
+        ["manifest.json"]
+        + [f"{n}.mlpackage" for n in names]
+        + [f"{n}.manifest.json" for n in names]
+    )
+    cache = [2, 2, 32, 16]
+    for part in manifest["packages"]:
+        program = read_compiled(split / part["path"])
+        functions = {f.sym_name.data: f for f in program.module.ops}
+        assert set(functions) == {"prefill", "decode"}
+        states = {"key_cache": cache, "value_cache": cache} if part["layers"] else {}
+        assert {k: v["shape"] for k, v in part["states"].items()} == states
+        for f in functions.values():
+            args = [a.name_hint for a in f.body.block.args]
+            assert args == part["inputs"] + list(states)
+    assert manifest["packages"][-1]["outputs"] == ["logits_0", "logits_1", "logits_2"]
+    tokens, logits = PackageRunner(split).generate(PROMPT, 16)
+    whole_tokens, whole_logits = PackageRunner(whole).generate(PROMPT, 16)
+    ref_tokens, ref_logits = reference_generate(checkpoint, PROMPT, 16)
+    assert tokens == whole_tokens == ref_tokens
+    for got, unsplit, ref in zip(logits, whole_logits, ref_logits):
+        np.testing.assert_array_equal(got, unsplit)
+        np.testing.assert_allclose(got, ref, rtol=2e-2, atol=2e-2 * np.abs(ref).max())
+    assert main(["generate", str(split), "--prompt-ids", "5,17", "--steps", "3"]) == 0
+    assert capsys.readouterr().out.startswith("tokens: ")
+    # each layers package holds its own slice of the cache, written up to
+    # the last decoded position
+    runner = PackageRunner(split)
+    runner.generate(PROMPT, 3)
+    written = len(PROMPT) + 3
+    for part, runtime in runner.parts:
+        held = {k: v.value for k, v in runtime.states.items()}
+        assert set(held) == set(part["states"])
+        for value in held.values():
+            assert list(value.shape) == cache
+            assert np.abs(value[:, :, :written]).sum(axis=(0, 1, 3)).all()
+            assert not value[:, :, written:].any()
+
+
 def test_bad_input_writes_nothing(tmp_path, capsys):
     checkpoint = tmp_path / "ckpt"
     write_checkpoint(checkpoint, "qwen3")
@@ -122,4 +181,15 @@ def test_bad_input_writes_nothing(tmp_path, capsys):
         "no model.safetensors or model.safetensors.index.json"
         in capsys.readouterr().err
     )
+    write_checkpoint(checkpoint, "qwen3")
+    capsys.readouterr()
+    for bad, message in [
+        (["-o", str(out), "--layers-per-package", "2"], "output is a directory"),
+        (["-o", str(tmp_path / "d"), "--layers-per-package", "0"], "at least 1"),
+    ]:
+        command = ["compile-llm", str(checkpoint), "--context", "32", "--prefill", "4"]
+        assert main(command + bad) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err
+    assert not (tmp_path / "d").exists()
     assert not out.exists() and not (tmp_path / "x.manifest.json").exists()

@@ -7,7 +7,8 @@ pipeline and returns a `CompiledModel` (MIL protobuf, MIL text, lint report,
 (needs the `torch` extra). See `xdsl_ane.frontend.torch`.
 `xdsl_ane.compile_llm(checkpoint, context=..., prefill=...)` compiles a
 Hugging Face checkpoint directory to a stateful prefill/decode package
-(`LlmPackage`, `save(path)`). See `xdsl_ane.tools.llm`.
+(`LlmPackage`, `save(path)`), or with `layers_per_package=K` to a set of
+packages chained by one manifest (`LlmPackageSet`). See `xdsl_ane.tools.llm`.
 """
 
 __version__ = "0.1.0"
@@ -15,11 +16,12 @@ __version__ = "0.1.0"
 from xdsl_ane.api import CompiledModel, compile  # noqa: E402
 from xdsl_ane.frontend.torch import TorchImport, from_torch  # noqa: E402
 from xdsl_ane.tools.common import XdslAneError  # noqa: E402
-from xdsl_ane.tools.llm import LlmPackage, compile_llm  # noqa: E402
+from xdsl_ane.tools.llm import LlmPackage, LlmPackageSet, compile_llm  # noqa: E402
 
 __all__ = [
     "CompiledModel",
     "LlmPackage",
+    "LlmPackageSet",
     "TorchImport",
     "XdslAneError",
     "compile",

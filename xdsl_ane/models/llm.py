@@ -203,6 +203,26 @@ class LlmShape:
     argmax: bool = False
     layers: tuple[int, int] | None = None
     """[first, end) layers of a part of the stack (None: all)."""
+    part: str = "all"
+    """What the functions compute (PARTS): the whole model, or one package
+    of a split model: the embedding, a range of layers, or the head."""
+
+
+PARTS = ("all", "embed", "layers", "head")
+
+
+def split_parts(
+    config: LlmConfig, layers_per_package: int
+) -> list[tuple[str, str, tuple[int, int] | None]]:
+    """The packages of a split model in calling order: (name, part, layer
+    range) for `embed`, `layers_F-L` for each run of at most
+    `layers_per_package` layers (F..L inclusive) and `head`."""
+    parts: list[tuple[str, str, tuple[int, int] | None]] = [("embed", "embed", None)]
+    for first in range(0, config.num_layers, layers_per_package):
+        end = min(first + layers_per_package, config.num_layers)
+        parts.append((f"layers_{first}-{end - 1}", "layers", (first, end)))
+    parts.append(("head", "head", None))
+    return parts
 
 
 def const(value: np.ndarray) -> SSAValue:
@@ -355,42 +375,72 @@ class LlmBuilder:
         chosen = rlx.WhereOp(picked, indices, const(np.zeros((1, 1), np.int32))).result
         return rlx.ReduceSumOp(chosen, [1]).result
 
+    def positions(self, position: SSAValue, tokens: int):
+        """cos, sin [S, D/2] at positions position + i, and the additive
+        causal mask [1, 1, S, context] (0 where key j ≤ position + i)."""
+        context, half = self.shape.context, (self.shape.context, self.c.head_dim // 2)
+        positions = rlx.AddOp(position, const(np.arange(tokens, dtype=np.int32))).result
+        cos = rlx.GatherOp(self.param("rope.cos", half), positions).result
+        sin = rlx.GatherOp(self.param("rope.sin", half), positions).result
+        keys = const(np.arange(context, dtype=np.int32)[None, :])
+        visible = rlx.CompareOp(
+            keys, rlx.ReshapeOp(positions, (tokens, 1)).result, "le"
+        ).result
+        mask = rlx.WhereOp(
+            visible,
+            const(np.zeros((1, 1), np.float32)),
+            const(np.full((1, 1), MASKED, np.float32)),
+        ).result
+        return cos, sin, rlx.ReshapeOp(mask, (1, 1, tokens, context)).result
+
+    def stack(self, x, position, key_cache, value_cache) -> SSAValue:
+        """The layers of shape.layers over hidden states x [1, S, hidden]."""
+        first, end = self.shape.layers or (0, self.c.num_layers)
+        cos, sin, mask = self.positions(position, shape_of(x)[1])
+        for layer in range(first, end):
+            x = self.layer(x, layer, cos, sin, mask, position, key_cache, value_cache)
+        return x
+
+    def final(self, x: SSAValue) -> list[SSAValue]:
+        """The final norm and the head over x [1, S, hidden]."""
+        tokens = shape_of(x)[1]
+        h = self.rms_norm(x, "model.norm")
+        return self.head(rlx.ReshapeOp(h, (tokens, self.c.hidden_size)).result)
+
     def function(self, name: str, tokens: int):
+        """`name` over `tokens` tokens computing shape.part: "all" takes
+        input_ids, position and the caches and gives the head's outputs;
+        "embed" takes input_ids, "layers" hidden_states, position and its
+        slice of the caches, "head" hidden_states; the parts between give
+        hidden_states [1, S, hidden]."""
         c, shape = self.c, self.shape
         first, end = shape.layers or (0, c.num_layers)
         cache = rlx.StateType(
             tensor((end - first, c.num_kv_heads, shape.context, c.head_dim), f32)
         )
-        half = (shape.context, c.head_dim // 2)
+        ids, position = tensor((tokens,), i32), tensor((1,), i32)
+        hidden = tensor((1, tokens, c.hidden_size), f32)
 
-        def body(ids, position, key_cache, value_cache):
-            offsets = const(np.arange(tokens, dtype=np.int32))
-            positions = rlx.AddOp(position, offsets).result
-            cos = rlx.GatherOp(self.param("rope.cos", half), positions).result
-            sin = rlx.GatherOp(self.param("rope.sin", half), positions).result
-            keys = const(np.arange(shape.context, dtype=np.int32)[None, :])
-            visible = rlx.CompareOp(
-                keys, rlx.ReshapeOp(positions, (tokens, 1)).result, "le"
-            ).result
-            mask = rlx.WhereOp(
-                visible,
-                const(np.zeros((1, 1), np.float32)),
-                const(np.full((1, 1), MASKED, np.float32)),
-            ).result
-            mask = rlx.ReshapeOp(mask, (1, 1, tokens, shape.context)).result
-            x = rlx.ReshapeOp(self.embed(ids), (1, tokens, c.hidden_size)).result
-            for layer in range(first, end):
-                x = self.layer(
-                    x, layer, cos, sin, mask, position, key_cache, value_cache
-                )
-            h = rlx.ReshapeOp(
-                self.rms_norm(x, "model.norm"), (tokens, c.hidden_size)
-            ).result
-            return self.head(h)
+        def embedded(ids):
+            return rlx.ReshapeOp(self.embed(ids), (1, tokens, c.hidden_size)).result
 
-        types = [tensor((tokens,), i32), tensor((1,), i32), cache, cache]
+        caches = ["key_cache", "value_cache"]
+        if shape.part == "embed":
+            return build_function(name, [ids], lambda i: [embedded(i)], ["input_ids"])
+        if shape.part == "layers":
+            return build_function(
+                name,
+                [hidden, position, cache, cache],
+                lambda x, p, k, v: [self.stack(x, p, k, v)],
+                ["hidden_states", "position", *caches],
+            )
+        if shape.part == "head":
+            return build_function(name, [hidden], self.final, ["hidden_states"])
         return build_function(
-            name, types, body, ["input_ids", "position", "key_cache", "value_cache"]
+            name,
+            [ids, position, cache, cache],
+            lambda i, p, k, v: self.final(self.stack(embedded(i), p, k, v)),
+            ["input_ids", "position", *caches],
         )
 
 
@@ -403,6 +453,8 @@ def build_llm(config: LlmConfig, shape: LlmShape) -> builtin.ModuleOp:
 
 
 def output_names(config: LlmConfig, shape: LlmShape) -> list[str]:
+    if shape.part in ("embed", "layers"):
+        return ["hidden_states"]
     if shape.argmax:
         return ["next_token"]
     parts = chunks(config.vocab_size, shape.chunk)

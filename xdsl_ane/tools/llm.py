@@ -10,6 +10,16 @@ prefill length, the states' names and shapes, the head chunks (output
 names and vocabulary ranges) and the calling protocol; under `functions`
 the `[1, C, 1, S]` layout of each input and output.
 
+With `layers_per_package` K the model is a directory OUT of packages,
+called in order: `embed.mlpackage` (input_ids → hidden_states),
+`layers_F-L.mlpackage` for each run of at most K layers (hidden_states,
+position → hidden_states, with its own `key_cache` / `value_cache` states
+[L − F + 1, Hkv, context, D]) and `head.mlpackage` (hidden_states → the
+logits chunks or next_token); each a multifunction prefill/decode package
+with its function records in `NAME.manifest.json` beside it.
+`OUT/manifest.json` holds the `llm` record with `packages`: each one's
+name, path, layer range, inputs, outputs and states, in calling order.
+
 Protocol: state starts at zeros; `prefill` takes up to `prefill` prompt
 tokens (padded with any id) at `position` 0, N, 2N, ...; the logits of
 prompt token i are row i; then `decode` takes one token at position p.
@@ -20,7 +30,7 @@ overwrites them before any query can reach them.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +71,79 @@ class LlmPackage:
         return path
 
 
+@dataclass
+class LlmPart:
+    """One package of a split LLM: its compiled model and its entry in the
+    manifest's `packages`."""
+
+    name: str
+    compiled: Any
+    record: dict[str, Any]
+    weights: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
+
+
+@dataclass
+class LlmPackageSet:
+    """A compiled LLM split into packages (embedding, runs of layers, head)
+    and the manifest that chains them."""
+
+    parts: list[LlmPart]
+    manifest_record: dict[str, Any]
+    source: str
+
+    def manifest(self) -> dict[str, Any]:
+        return {"llm": self.manifest_record}
+
+    def validate(self) -> None:
+        for part in self.parts:
+            part.compiled.validate().raise_if_failed()
+
+    def summary(self) -> str:
+        lines = [f"{self.source}: {len(self.parts)} packages"]
+        for part in self.parts:
+            counts = part.compiled.op_counts()
+            ops = ", ".join(f"@{f} {sum(c.values())} ops" for f, c in counts.items())
+            lines.append(
+                f"  {part.name}: {ops}, weights {part.compiled.weight_bytes():,} bytes"
+            )
+        return "\n".join(lines)
+
+    def save(self, path: str | Path, force: bool = False) -> Path:
+        """Writes the directory OUT: each NAME.mlpackage with
+        NAME.manifest.json, and manifest.json (nothing on failure)."""
+        path = Path(path)
+        check_split_output(path)
+        check_outputs([path], force, [self.source])
+        manifest = json.dumps(self.manifest(), indent=2) + "\n"
+        with atomic_output(path, force) as tmp:
+            tmp.mkdir()
+            for part in self.parts:
+                (tmp / f"{part.name}.manifest.json").write_text(
+                    json.dumps(
+                        {**part.compiled.manifest(), "llm_part": part.record}, indent=2
+                    )
+                    + "\n"
+                )
+                part.compiled.proto.save(tmp / part.record["path"])
+            (tmp / "manifest.json").write_text(manifest)
+        return path
+
+
+def check_split_output(path: Path) -> None:
+    if path.suffix == ".mlpackage":
+        raise XdslAneError(
+            f"{path}: with --layers-per-package the output is a directory of "
+            "packages; name it without .mlpackage"
+        )
+
+
+def cache_states(config: Any, layers: int, context: int) -> dict[str, Any]:
+    shape = [layers, config.num_kv_heads, context, config.head_dim]
+    return {
+        name: {"shape": shape, "dtype": "fp16"} for name in ("key_cache", "value_cache")
+    }
+
+
 def compile_llm(
     checkpoint: str | Path,
     *,
@@ -69,9 +152,11 @@ def compile_llm(
     chunk: int | None = None,
     argmax: bool = False,
     validate: bool = False,
-) -> LlmPackage:
+    layers_per_package: int | None = None,
+) -> LlmPackage | LlmPackageSet:
     """Compiles a Hugging Face checkpoint directory to a stateful
-    multifunction package (`prefill`, `decode`); see the module docstring.
+    multifunction package (`prefill`, `decode`), or with
+    `layers_per_package` to a set of them (see the module docstring).
     Errors are one-line `XdslAneError`s naming the file, tensor or field."""
     import xdsl_ane
     from xdsl_ane.frontend.checkpoint import read_checkpoint
@@ -84,6 +169,7 @@ def compile_llm(
         llm_config,
         llm_weights,
         output_names,
+        split_parts,
     )
 
     source = str(checkpoint)
@@ -93,52 +179,108 @@ def compile_llm(
     shape = LlmShape(context, prefill, chunk or ANE_MAX_DIM, argmax)
     if not 1 <= shape.chunk <= ANE_MAX_DIM:
         raise XdslAneError(f"chunk {shape.chunk} must lie in [1, {ANE_MAX_DIM}]")
-    module = build_llm(config, shape)
-    weights = llm_weights(ck, config, shape, module)
-    compiled = xdsl_ane.compile(module, weights=weights)
-    if validate:
-        compiled.validate().raise_if_failed()
-    cache = [config.num_layers, config.num_kv_heads, context, config.head_dim]
-    parts = chunks(config.vocab_size, shape.chunk)
-    record = {
+    if layers_per_package is not None and layers_per_package < 1:
+        raise XdslAneError(
+            f"--layers-per-package {layers_per_package}: must be at least 1"
+        )
+    record: dict[str, Any] = {
         "family": config.family,
         "vocab_size": config.vocab_size,
         "context": context,
         "prefill": prefill,
         "functions": {"prefill": prefill, "decode": 1},
         "inputs": ["input_ids", "position"],
-        "states": {
-            name: {"shape": cache, "dtype": "fp16"}
-            for name in ("key_cache", "value_cache")
-        },
+        "states": cache_states(config, config.num_layers, context),
         "outputs": output_names(config, shape),
         "argmax": argmax,
-        "head_chunks": [[s, e] for s, e in parts],
+        "head_chunks": [[s, e] for s, e in chunks(config.vocab_size, shape.chunk)],
         "protocol": "prefill at positions 0, N, 2N, ... (padded), then decode one "
         "token per call at its position; states start at zeros",
     }
-    return LlmPackage(compiled, record, source, weights)
+
+    def compiled_part(part_shape: LlmShape):
+        module = build_llm(config, part_shape)
+        weights = llm_weights(ck, config, part_shape, module)
+        compiled = xdsl_ane.compile(module, weights=weights)
+        if validate:
+            compiled.validate().raise_if_failed()
+        return compiled, weights
+
+    if layers_per_package is None:
+        compiled, weights = compiled_part(shape)
+        return LlmPackage(compiled, record, source, weights)
+    packages = []
+    for name, part, layers in split_parts(config, layers_per_package):
+        part_shape = replace(shape, part=part, layers=layers)
+        compiled, weights = compiled_part(part_shape)
+        inputs = {
+            "embed": ["input_ids"],
+            "layers": ["hidden_states", "position"],
+            "head": ["hidden_states"],
+        }[part]
+        states = cache_states(config, layers[1] - layers[0], context) if layers else {}
+        part_record = {
+            "name": name,
+            "path": f"{name}.mlpackage",
+            "layers": list(layers) if layers else None,
+            "inputs": inputs,
+            "outputs": output_names(config, part_shape),
+            "states": states,
+        }
+        packages.append(LlmPart(name, compiled, part_record, weights))
+    del record["states"]  # each package has its own slice
+    record["layers_per_package"] = layers_per_package
+    record["hidden_states"] = {"shape": [1, "S", config.hidden_size], "dtype": "fp16"}
+    record["packages"] = [p.record for p in packages]
+    return LlmPackageSet(packages, record, source)
 
 
 # --- generation in the interpreter ------------------------------------------------
 
 
+def split_record(path: Path) -> dict[str, Any] | None:
+    """The `llm` record of a split model's directory (None if `path` is
+    not one)."""
+    top = path / "manifest.json"
+    if not top.is_file():
+        return None
+    try:
+        record = json.loads(top.read_text()).get("llm")
+    except (OSError, ValueError) as e:
+        raise XdslAneError(f"{top}: cannot read the manifest: {e}") from None
+    return record if isinstance(record, dict) and "packages" in record else None
+
+
 class PackageRunner:
-    """Runs a package's prefill and decode with the interpreter, states
-    kept across calls, logits concatenated over the head chunks."""
+    """Runs a compiled LLM's prefill and decode with the interpreter: one
+    package, or the packages of a split model chained in the manifest's
+    order (each output feeds the inputs of that name after it); each
+    package keeps its own states across calls; logits are concatenated
+    over the head chunks."""
 
     def __init__(self, path: str | Path):
         from xdsl_ane.frontend.milproto import read_compiled
         from xdsl_ane.interpreter.state import StatefulRuntime
 
-        program = read_compiled(path)
-        record = program.manifest.get("llm")
-        if record is None:
-            raise XdslAneError(
-                f"{path}: no LLM manifest beside it (compile it with compile-llm)"
-            )
+        path = Path(path)
+        record = split_record(path)
+        if record is not None:
+            programs = [
+                (p, read_compiled(path / p["path"])) for p in record["packages"]
+            ]
+        else:
+            program = read_compiled(path)
+            record = program.manifest.get("llm")
+            if record is None:
+                raise XdslAneError(
+                    f"{path}: no LLM manifest beside it (compile it with compile-llm)"
+                )
+            programs = [(record, program)]
         self.record = record
-        self.runtime = StatefulRuntime(program.module, program.weights)
+        self.parts = [
+            (p, StatefulRuntime(program.module, program.weights))
+            for p, program in programs
+        ]
 
     def call(self, function: str, ids: list[int], position: int) -> np.ndarray:
         """Logits [len(ids), V] (or next tokens [len(ids)] with argmax)."""
@@ -147,11 +289,14 @@ class PackageRunner:
         tokens = self.record["functions"][function]
         padded = np.zeros(tokens, np.int32)
         padded[: len(ids)] = ids
-        inputs = [
-            layout_of((tokens,)).to_ane(padded),
-            layout_of((1,)).to_ane(np.array([position], np.int32)),
-        ]
-        outputs = self.runtime.call(function, inputs)
+        values = {
+            "input_ids": layout_of((tokens,)).to_ane(padded),
+            "position": layout_of((1,)).to_ane(np.array([position], np.int32)),
+        }
+        for part, runtime in self.parts:
+            outputs = runtime.call(function, [values[n] for n in part["inputs"]])
+            values.update(zip(part["outputs"], outputs))
+        outputs = [values[n] for n in self.record["outputs"]]
         if self.record["argmax"]:
             return layout_of((tokens,)).to_logical(outputs[0])[: len(ids)]
         logical = [
@@ -249,13 +394,23 @@ def add_llm_commands(commands: Any) -> None:
     compile_llm_.add_argument(
         "--validate", action="store_true", help="reload with coremltools' MIL loader"
     )
+    compile_llm_.add_argument(
+        "--layers-per-package",
+        type=int,
+        default=None,
+        metavar="K",
+        help="split into packages embed, layers of at most K each, head "
+        "(OUT is then a directory)",
+    )
     compile_llm_.add_argument("--force", action="store_true", help="replace OUT")
     compile_llm_.set_defaults(handler=command_compile_llm)
 
     generate = commands.add_parser(
         "generate", help="greedy generation with a compile-llm package (interpreter)"
     )
-    generate.add_argument("package", help="OUT.mlpackage written by compile-llm")
+    generate.add_argument(
+        "package", help="OUT.mlpackage (or the OUT directory) written by compile-llm"
+    )
     generate.add_argument(
         "--prompt-ids", required=True, help="comma-separated token ids"
     )
@@ -272,9 +427,11 @@ def command_compile_llm(args: Any) -> int:
     from xdsl_ane.api import manifest_path
 
     output = Path(args.output)
-    check_outputs(
-        [output, manifest_path(output, "mlpackage")], args.force, [args.checkpoint]
-    )
+    split = args.layers_per_package is not None
+    if split:
+        check_split_output(output)
+    outputs = [output] if split else [output, manifest_path(output, "mlpackage")]
+    check_outputs(outputs, args.force, [args.checkpoint])
     package = compile_llm(
         args.checkpoint,
         context=args.context,
@@ -282,17 +439,30 @@ def command_compile_llm(args: Any) -> int:
         chunk=args.chunk,
         argmax=args.argmax,
         validate=args.validate,
+        layers_per_package=args.layers_per_package,
     )
     package.save(output, force=args.force)
     print(package.summary())
     record = package.manifest_record
+    if split:
+        states = ", ".join(
+            f"{p['name']} {p['states']['key_cache']['shape']}"
+            for p in record["packages"]
+            if p["states"]
+        )
+    else:
+        states = ", ".join(f"{k} {v['shape']}" for k, v in record["states"].items())
     print(
         f"  llm: {record['family']}, vocabulary {record['vocab_size']}, context "
         f"{record['context']}, prefill {record['prefill']}, "
-        f"{len(record['head_chunks'])} head chunk(s), states "
-        + ", ".join(f"{k} {v['shape']}" for k, v in record["states"].items())
+        f"{len(record['head_chunks'])} head chunk(s), "
+        + ("key/value states per package: " if split else "states ")
+        + states
     )
-    print(f"  wrote {output} and {manifest_path(output, 'mlpackage')}")
+    if split:
+        print(f"  wrote {output}/ ({len(record['packages'])} packages, manifest.json)")
+    else:
+        print(f"  wrote {output} and {manifest_path(output, 'mlpackage')}")
     if args.validate:
         print("  validated: coremltools' MIL loader rebuilt both functions and states")
     return 0
