@@ -12,9 +12,9 @@ from cli_helpers import cli as xdsl_ane_cli
 from cli_helpers import error_line as assert_clean_error
 
 import xdsl_ane
+from xdsl_ane.frontend.safetensors import write_safetensors
 from xdsl_ane.models.transformer import QWEN3_0_6B, build_decoder_layer, make_weights
 from xdsl_ane.tools.common import XdslAneError
-from xdsl_ane.tools.safetensors import write_safetensors
 
 SMALL = QWEN3_0_6B.with_(
     hidden_size=64, num_heads=4, num_kv_heads=2, head_dim=16, ffn_size=96, seq_len=8

@@ -28,6 +28,7 @@ from xdsl.context import Context
 
 import xdsl_ane
 from xdsl_ane.frontend.mil_text import parse_mil_text
+from xdsl_ane.frontend.safetensors import write_safetensors
 from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.passes.pipeline import AnePipelinePass
 from xdsl_ane.tools import cli
@@ -36,7 +37,6 @@ from xdsl_ane.tools.common import (
     XdslAneInternalError,
     parse_module_text,
 )
-from xdsl_ane.tools.safetensors import write_safetensors
 
 PROGRAM = """\
 func.func @f(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2xf32>) {

@@ -13,7 +13,6 @@ field.
 from __future__ import annotations
 
 import json
-import struct
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,11 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from xdsl_ane.frontend.safetensors import TensorEntry, tensor_entries
 from xdsl_ane.tools.common import XdslAneError
 
 SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
 DTYPES = {"BF16": "bf16", "F16": "fp16", "F32": "fp32"}
+"""The checkpoint dtypes read (safetensors' name -> ours)."""
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -41,25 +42,16 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 @dataclass
-class TensorInfo:
-    file: Path
-    dtype: str
-    shape: tuple[int, ...]
-    offset: int
-    """Byte offset of the data in the file."""
-
-
-@dataclass
 class Checkpoint:
     """A checkpoint directory: its config and where each tensor lives."""
 
     directory: Path
     config: dict[str, Any]
-    tensors: dict[str, TensorInfo] = field(default_factory=dict)
+    tensors: dict[str, TensorEntry] = field(default_factory=dict)
 
     @property
     def dtypes(self) -> set[str]:
-        return {t.dtype for t in self.tensors.values()}
+        return {DTYPES[t.dtype] for t in self.tensors.values()}
 
     def has(self, name: str) -> bool:
         return name in self.tensors
@@ -67,7 +59,7 @@ class Checkpoint:
     def shape(self, name: str) -> tuple[int, ...]:
         return self.info(name).shape
 
-    def info(self, name: str) -> TensorInfo:
+    def info(self, name: str) -> TensorEntry:
         info = self.tensors.get(name)
         if info is None:
             raise XdslAneError(
@@ -84,46 +76,11 @@ class Checkpoint:
                 f"{info.file}: tensor '{name}' has shape {list(info.shape)}, the "
                 f"config needs {list(shape)}"
             )
-        if info.dtype == "bf16":
-            count = int(np.prod(info.shape)) if info.shape else 1
-            raw = np.memmap(info.file, np.uint16, "r", info.offset, (count,))
-            return (raw.astype(np.uint32) << 16).view(np.float32).reshape(info.shape)
-        from safetensors import SafetensorError, safe_open
-
-        try:
-            with safe_open(str(info.file), framework="np") as f:
-                return f.get_tensor(name)
-        except (SafetensorError, OSError) as e:
-            raise XdslAneError(
-                f"{info.file}: cannot read tensor '{name}' ({e})"
-            ) from None
+        return info.read()
 
     def items(self, names: Iterator[str]) -> Iterator[tuple[str, np.ndarray]]:
         for name in names:
             yield name, self.tensor(name)
-
-
-def shard_header(path: Path) -> dict[str, Any]:
-    """The header of a safetensors file, checked by the `safetensors`
-    package; the data offsets are made absolute."""
-    from safetensors import SafetensorError, safe_open
-
-    if not path.is_file():
-        raise XdslAneError(f"{path}: weights file not found")
-    try:
-        with safe_open(str(path), framework="np") as f:
-            names = set(f.keys())
-        with open(path, "rb") as raw:
-            (n,) = struct.unpack("<Q", raw.read(8))
-            header = json.loads(raw.read(n))
-    except (SafetensorError, OSError, ValueError, struct.error) as e:
-        raise XdslAneError(f"{path}: not a valid safetensors file ({e})") from None
-    header.pop("__metadata__", None)
-    if set(header) != names:
-        raise XdslAneError(f"{path}: header does not match its tensors")
-    for info in header.values():
-        info["data_offsets"] = [8 + n + o for o in info["data_offsets"]]
-    return header
 
 
 def read_checkpoint(directory: str | Path) -> Checkpoint:
@@ -149,17 +106,13 @@ def read_checkpoint(directory: str | Path) -> Checkpoint:
         )
     for file in files:
         path = directory / file
-        for name, info in shard_header(path).items():
-            dtype = DTYPES.get(info["dtype"])
-            if dtype is None:
+        for name, entry in tensor_entries(path).items():
+            if entry.dtype not in DTYPES:
                 raise XdslAneError(
-                    f"{path}: tensor '{name}' has dtype {info['dtype']} (supported: "
+                    f"{path}: tensor '{name}' has dtype {entry.dtype} (supported: "
                     "BF16, F16, F32)"
                 )
-            begin, end = info["data_offsets"]
-            checkpoint.tensors[name] = TensorInfo(
-                path, dtype, tuple(info["shape"]), begin
-            )
+            checkpoint.tensors[name] = entry
     if weight_map is not None:
         for name, file in weight_map.items():
             info = checkpoint.tensors.get(name)
