@@ -99,6 +99,7 @@ from xdsl_ane.models.transformer import (
     build_function,
     shape_of,
 )
+from xdsl_ane.passes.gqa_tile import repeat_heads, sum_head_groups
 from xdsl_ane.passes.layouts import Layout, layout_of
 from xdsl_ane.passes.pack_io import packing_of
 from xdsl_ane.passes.pipeline import AnePipelinePass
@@ -200,26 +201,6 @@ def merge_heads(x: SSAValue) -> SSAValue:
     _, count, d, s = shape_of(x)
     x = rlx.ReshapeOp(x, (count * d, s)).result
     return rlx.TransposeOp(x, (1, 0)).result
-
-
-def repeat_heads(x: SSAValue, repeats: int) -> SSAValue:
-    """[1, Hkv, Dh, S] -> [1, Hkv·R, Dh, S], head j at j·R .. j·R + R − 1, so
-    query head h reads key/value head h // R (Hugging Face's repeat_kv)."""
-    _, groups, d, s = shape_of(x)
-    if repeats == 1:
-        return x
-    x = rlx.ReshapeOp(x, (groups, 1, d, s)).result
-    x = rlx.ConcatOp([x] * repeats, axis=1).result
-    return rlx.ReshapeOp(x, (1, groups * repeats, d, s)).result
-
-
-def sum_head_groups(x: SSAValue, groups: int) -> SSAValue:
-    """[1, H, Dh, S] -> [1, Hkv, Dh, S] summing each run of R = H / Hkv
-    heads: the adjoint of `repeat_heads`."""
-    _, count, d, s = shape_of(x)
-    x = rlx.ReshapeOp(x, (groups, count // groups, d, s)).result
-    x = rlx.ReduceSumOp(x, (1,)).result
-    return rlx.ReshapeOp(x, (1, groups, d, s)).result
 
 
 class KernelBuilder:

@@ -22,11 +22,12 @@ H repeated heads is summed back over each group of R:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -39,23 +40,36 @@ from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import shape_of
 from xdsl_ane.locations import location_keeper
 
+Insert = Callable[[Operation], Operation]
 
-def repeat_heads(value: SSAValue, repeats: int, rewriter: PatternRewriter) -> SSAValue:
-    """[B, Hkv, S, D] -> [B, Hkv·R, S, D] with head j at positions j·R .. j·R+R−1."""
-    b, hkv, s, d = shape_of(value)
-    flat = rewriter.insert(rlx.ReshapeOp(value, (b * hkv, 1, s, d))).result
-    tiled = rewriter.insert(rlx.ConcatOp([flat] * repeats, axis=1)).result
-    return rewriter.insert(rlx.ReshapeOp(tiled, (b, hkv * repeats, s, d))).result
+
+def as_built(op: Operation) -> Operation:
+    """The default `insert`: the op stays where its builder put it (inside an
+    `ImplicitBuilder`, at the end of the block being built)."""
+    return op
+
+
+def repeat_heads(value: SSAValue, repeats: int, insert: Insert = as_built) -> SSAValue:
+    """[B, Hkv, X, Y] -> [B, Hkv·R, X, Y] with head j at positions j·R ..
+    j·R + R − 1, so query head h reads key/value head h // R (Hugging Face's
+    repeat_kv): rank 4 throughout, and no axis longer than the input's."""
+    if repeats == 1:
+        return value
+    b, hkv, x, y = shape_of(value)
+    flat = insert(rlx.ReshapeOp(value, (b * hkv, 1, x, y))).results[0]
+    tiled = insert(rlx.ConcatOp([flat] * repeats, axis=1)).results[0]
+    return insert(rlx.ReshapeOp(tiled, (b, hkv * repeats, x, y))).results[0]
 
 
 def sum_head_groups(
-    value: SSAValue, groups: int, rewriter: PatternRewriter
+    value: SSAValue, groups: int, insert: Insert = as_built
 ) -> SSAValue:
-    """[B, H, S, D] -> [B, Hkv, S, D] summing each run of R = H / Hkv heads."""
-    b, h, s, d = shape_of(value)
-    grouped = rewriter.insert(rlx.ReshapeOp(value, (b * groups, h // groups, s, d)))
-    summed = rewriter.insert(rlx.ReduceSumOp(grouped.result, (1,), keep_dims=True))
-    return rewriter.insert(rlx.ReshapeOp(summed.result, (b, groups, s, d))).result
+    """[B, H, X, Y] -> [B, Hkv, X, Y] summing each run of R = H / Hkv heads:
+    the adjoint of `repeat_heads`."""
+    b, h, x, y = shape_of(value)
+    grouped = insert(rlx.ReshapeOp(value, (b * groups, h // groups, x, y)))
+    summed = insert(rlx.ReduceSumOp(grouped.results[0], (1,), keep_dims=True))
+    return insert(rlx.ReshapeOp(summed.results[0], (b, groups, x, y))).results[0]
 
 
 def head_counts(op: rlx.AttentionOp | rlx.AttentionBackwardOp) -> tuple[int, int]:
@@ -70,8 +84,8 @@ class TileGroupedQueryAttention(RewritePattern):
         h, hkv = head_counts(op)
         if hkv == h:
             return
-        k = repeat_heads(op.k, h // hkv, rewriter)
-        v = repeat_heads(op.v, h // hkv, rewriter)
+        k = repeat_heads(op.k, h // hkv, rewriter.insert)
+        v = repeat_heads(op.v, h // hkv, rewriter.insert)
         new = rlx.AttentionOp(
             op.q,
             k,
@@ -94,8 +108,8 @@ class TileGroupedQueryAttentionBackward(RewritePattern):
         h, hkv = head_counts(op)
         if hkv == h:
             return
-        k = repeat_heads(op.k, h // hkv, rewriter)
-        v = repeat_heads(op.v, h // hkv, rewriter)
+        k = repeat_heads(op.k, h // hkv, rewriter.insert)
+        v = repeat_heads(op.v, h // hkv, rewriter.insert)
         wrt = op.wrt.data
         grad = rlx.AttentionBackwardOp(
             op.q,
@@ -111,7 +125,7 @@ class TileGroupedQueryAttentionBackward(RewritePattern):
         if wrt == "query":
             rewriter.replace(op, [], [grad.result])
             return
-        rewriter.replace(op, [], [sum_head_groups(grad.result, hkv, rewriter)])
+        rewriter.replace(op, [], [sum_head_groups(grad.result, hkv, rewriter.insert)])
 
 
 @dataclass(frozen=True)
