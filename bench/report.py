@@ -336,6 +336,13 @@ def markdown(r: dict[str, Any]) -> str:
         "### Against the write limit\n\n" + write_limit_table(r),
         "### Same model, same numbers\n\n" + numerics_table(r),
     ]
+    if "compression" in r:
+        from compression import markdown_table
+
+        sections.append(
+            "### Weight compression vs coremltools' `palettize_weights` / "
+            "`linear_quantize_weights`\n\n" + markdown_table(r["compression"])
+        )
     return "\n\n".join(sections) + "\n"
 
 

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import compression
 import torch_frontend
 
 BENCH = Path(__file__).resolve().parent
@@ -139,6 +140,7 @@ def measure_all(
     largest = max(layer_counts)
     results["numerics"] = runner.run("numerics", largest)
     results["torch_frontend"] = torch_frontend.measure_torch_frontend()  # PyTorch in
+    results["compression"] = compression.measure_compression()  # vs coremltools'
     results.update(comparison(compile_time[f"qwen3_{largest}_layers"], largest))
     return results
 

@@ -314,10 +314,21 @@ ACTIVATION_DERIVATIVES: dict[str, Callable[[Array], Array]] = {
 }
 
 
-def quantization(op: Operation) -> tuple[float, int]:
-    scale = float_prop(op.properties, "scale")
-    assert scale is not None
-    return scale, int_prop(op.properties, "zero_point")
+def quantization(
+    op: Operation, scales: Array | None, dtype: np.dtype
+) -> tuple[float | Array, int]:
+    """The scale (a float, or the `scales` operand repeated over its blocks
+    to the data's shape, in `dtype`) and the zero point of a quantize or
+    dequantize."""
+    zero_point = int_prop(op.properties, "zero_point")
+    if scales is None:
+        scale = float_prop(op.properties, "scale")
+        assert scale is not None
+        return scale, zero_point
+    shape = op.operands[0].type.get_shape()
+    for axis, (d, b) in enumerate(zip(shape, scales.shape)):
+        scales = np.repeat(scales, d // b, axis)
+    return scales.astype(dtype), zero_point
 
 
 # --- the interpreter functions -----------------------------------------------
@@ -510,14 +521,18 @@ class RlxFunctions(InterpreterFunctions):
     # --- quantization ---
 
     @rlx_impl(rlx.QuantizeOp)
-    def run_quantize(self, op: rlx.QuantizeOp, x: Array) -> Array:
+    def run_quantize(
+        self, op: rlx.QuantizeOp, x: Array, scales: Array | None = None
+    ) -> Array:
         """clamp(round_half_even(x / scale) + zp, −128, 127)."""
-        scale, zero_point = quantization(op)
+        scale, zero_point = quantization(op, scales, x.dtype)
         q = np.clip(np.rint(x / scale) + zero_point, -128, 127)
         return np.where(np.isnan(q), zero_point, q).astype(np.int8)
 
     @rlx_impl(rlx.DequantizeOp)
-    def run_dequantize(self, op: rlx.DequantizeOp, q: Array) -> Array:
+    def run_dequantize(
+        self, op: rlx.DequantizeOp, q: Array, scales: Array | None = None
+    ) -> Array:
         """(q − zp) · scale; q − zp is exact in int32 and in the result dtype."""
-        scale, zero_point = quantization(op)
+        scale, zero_point = quantization(op, scales, result_dtype(op))
         return (q.astype(np.int32) - zero_point).astype(result_dtype(op)) * scale

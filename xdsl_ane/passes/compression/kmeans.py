@@ -37,11 +37,11 @@ REACH = 3
 MAX_OPTIMAL_CLUSTERS = 64
 """Up to this many clusters (lut6) step 1 runs; the search for lut8's 256
 clusters starts from the quantiles."""
-TOTAL_ITEMS = 1 << 16
-"""Items of the optimal k-means of 16 clusters, over all rows (fewer for
-more clusters, the cost growing with their number): a row of more values
-than its share (at least 4 per cluster) is cut into that many runs, whose
-optimum `SortedGroups.search` and Lloyd's algorithm then refine on the
+TOTAL_ITEMS = 1 << 15
+"""Items of the optimal k-means: TOTAL_ITEMS over all rows for 16 clusters
+(fewer with more clusters, the cost growing with their number), and at
+least max(10 K, 384) per row. A row of more values is cut into that many runs,
+whose optimum `SortedGroups.search` and Lloyd's algorithm then refine on the
 values themselves; a row of fewer is solved exactly."""
 
 
@@ -245,7 +245,7 @@ def palettize(groups: np.ndarray, nbits: int, lut_dtype=np.float16) -> Palettize
     rows, n = groups.shape
     data = SortedGroups(groups)
     if k <= MAX_OPTIMAL_CLUSTERS:
-        items = min(n, max(4 * k, TOTAL_ITEMS * 16 // (k * rows)))
+        items = min(n, max(10 * k, 384, TOTAL_ITEMS * 16 // (k * rows)))
         points = optimal_on_items(data, k, items)
         step = n // items // 2
     else:  # the optimum's cost grows with k: the search starts at quantiles
@@ -268,8 +268,8 @@ def palettize(groups: np.ndarray, nbits: int, lut_dtype=np.float16) -> Palettize
 
 def cluster_labels(points: np.ndarray, n: int) -> np.ndarray:
     """Run labels [G, n] of sorted positions for split points [G, K+1]."""
-    rows = points.shape[0]
-    starts = np.zeros((rows, n + 1), np.int16)
-    inner = points[:, 1:-1]
-    np.add.at(starts, (np.arange(rows)[:, None], inner), 1)
-    return np.cumsum(starts[:, :n], axis=1).astype(np.uint8)
+    rows, k = points.shape[0], points.shape[1] - 1
+    labels = np.broadcast_to(np.arange(k, dtype=np.uint8), (rows, k))
+    return np.repeat(labels.reshape(-1), np.diff(points, axis=1).reshape(-1)).reshape(
+        rows, n
+    )
