@@ -21,23 +21,17 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import builtin, func
+from xdsl.ir import Attribute
 
 from xdsl_ane.diagnostics import did_you_mean
+from xdsl_ane.dialects.dense import numpy_dtype_of
 from xdsl_ane.interpreter.core import find_function, random_array, run_function
 from xdsl_ane.passes.layouts import Layout, layout_of
 from xdsl_ane.tools.common import XdslAneError
 
-NUMPY = {
-    "f32": np.dtype(np.float32),
-    "f16": np.dtype(np.float16),
-    "i32": np.dtype(np.int32),
-    "i8": np.dtype(np.int8),
-    "i1": np.dtype(np.bool_),
-}
-
 
 def dtype_of(t: Any) -> np.dtype:
-    return NUMPY[str(t.element_type)]
+    return numpy_dtype_of(t.element_type)
 
 
 def note(message: str) -> None:
@@ -83,9 +77,9 @@ class LogicalIO:
             record.get("packing"),
         )
 
-    def arg_dtypes(self) -> list[np.dtype]:
+    def arg_elements(self) -> list[Attribute]:
         """The element type each logical argument is held in."""
-        types = [dtype_of(t) for t in self.function.function_type.inputs.data]
+        types = [t.element_type for t in self.function.function_type.inputs.data]
         if self.packing is None:
             return types[: len(self.arg_layouts)]
         holder = {
@@ -97,18 +91,18 @@ class LogicalIO:
 
     def random(self, seed: int) -> list[np.ndarray]:
         """What `random_inputs` draws for the source program's arguments,
-        in the compiled dtypes."""
+        in the compiled element types."""
         rng = np.random.default_rng(seed)
         return [
-            random_array_of(rng, layout.logical, dtype)
-            for layout, dtype in zip(self.arg_layouts, self.arg_dtypes())
+            random_array(rng, builtin.TensorType(element, layout.logical))
+            for layout, element in zip(self.arg_layouts, self.arg_elements())
         ]
 
     def inputs(
         self, logical: Sequence[np.ndarray], weights: Mapping[str, np.ndarray]
     ) -> list[np.ndarray]:
         """The function's arguments from the logical tensors and weights."""
-        dtypes = self.arg_dtypes()
+        dtypes = [numpy_dtype_of(e) for e in self.arg_elements()]
         args: dict[int, np.ndarray] = {}
         for i, (value, layout, dtype) in enumerate(
             zip(logical, self.arg_layouts, dtypes)
@@ -161,21 +155,6 @@ class LogicalIO:
             layout.to_logical(by_index[i])
             for i, layout in enumerate(self.result_layouts)
         ]
-
-
-def random_array_of(
-    rng: np.random.Generator, shape: Sequence[int], dtype: np.dtype
-) -> np.ndarray:
-    return random_array(rng, builtin.TensorType(ELEMENT[dtype], list(shape)))
-
-
-ELEMENT = {
-    np.dtype(np.float32): builtin.f32,
-    np.dtype(np.float16): builtin.f16,
-    np.dtype(np.int32): builtin.i32,
-    np.dtype(np.int8): builtin.IntegerType(8),
-    np.dtype(np.bool_): builtin.i1,
-}
 
 
 def compiled_function(
