@@ -343,6 +343,13 @@ def markdown(r: dict[str, Any]) -> str:
             "### Weight compression vs coremltools' `palettize_weights` / "
             "`linear_quantize_weights`\n\n" + markdown_table(r["compression"])
         )
+    if "llm" in r:
+        from llm import markdown_table as llm_table
+
+        sections.append(
+            "### LLM inference package vs coremltools' stateful path\n\n"
+            + llm_table(r["llm"])
+        )
     return "\n\n".join(sections) + "\n"
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import compression
+import llm
 import torch_frontend
 
 BENCH = Path(__file__).resolve().parent
@@ -140,6 +141,7 @@ def measure_all(
     largest = max(layer_counts)
     results["numerics"] = runner.run("numerics", largest)
     results["torch_frontend"] = torch_frontend.measure_torch_frontend()  # PyTorch in
+    results["llm"] = llm.measure_llm()  # Qwen3-0.6B package vs coremltools' stateful
     results["compression"] = compression.measure_compression()  # vs coremltools'
     results.update(comparison(compile_time[f"qwen3_{largest}_layers"], largest))
     return results

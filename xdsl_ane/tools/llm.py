@@ -95,6 +95,7 @@ class LlmPackageSet:
         return {"llm": self.manifest_record}
 
     def validate(self) -> None:
+        """coremltools' loader on each package; raises on the first failure."""
         for part in self.parts:
             part.compiled.validate().raise_if_failed()
 
