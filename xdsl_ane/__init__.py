@@ -14,8 +14,8 @@ packages chained by one manifest (`LlmPackageSet`). See `xdsl_ane.tools.llm`.
 __version__ = "0.1.0"
 
 from xdsl_ane.api import CompiledModel, compile  # noqa: E402
+from xdsl_ane.errors import XdslAneError  # noqa: E402
 from xdsl_ane.frontend.torch import TorchImport, from_torch  # noqa: E402
-from xdsl_ane.tools.common import XdslAneError  # noqa: E402
 from xdsl_ane.tools.llm import LlmPackage, LlmPackageSet, compile_llm  # noqa: E402
 
 __all__ = [

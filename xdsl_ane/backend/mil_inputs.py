@@ -50,7 +50,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import numpy_dtype_of
-from xdsl_ane.tools.common import XdslAneError
+from xdsl_ane.errors import XdslAneError
 
 ParamValue = np.ndarray | str
 """A compile-time input: a numpy array of its MIL dtype, or a string."""

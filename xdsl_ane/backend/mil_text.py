@@ -78,7 +78,8 @@ from xdsl_ane.backend.weights import (
     weight_store,
 )
 from xdsl_ane.dialects import mil
-from xdsl_ane.tools.common import XdslAneError, atomic_output
+from xdsl_ane.errors import XdslAneError
+from xdsl_ane.outputs import atomic_output
 
 
 class MilTextError(XdslAneError, DiagnosticException):

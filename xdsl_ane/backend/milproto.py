@@ -103,8 +103,8 @@ from xdsl_ane.backend.weights import (
     weight_store,
 )
 from xdsl_ane.dialects import mil
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interpreter.core import WeightStore
-from xdsl_ane.tools.common import XdslAneError
 
 with quiet_coremltools():
     from coremltools.proto import MIL_pb2, Model_pb2

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from xdsl_ane.backend.weights import WEIGHT_FILE, WEIGHTS_DIR, quiet_coremltools
-from xdsl_ane.tools.common import XdslAneError
+from xdsl_ane.errors import XdslAneError
 
 if TYPE_CHECKING:
     from xdsl_ane.backend.milproto import ProtoResult

@@ -22,7 +22,7 @@ from xdsl_ane.backend.weights import (
 )
 from xdsl_ane.dialects.dense import numpy_dtype_of
 from xdsl_ane.dialects.mil.base import MIL_STORAGE_DTYPES
-from xdsl_ane.tools.common import XdslAneError
+from xdsl_ane.errors import XdslAneError
 
 with quiet_coremltools():
     from coremltools.proto import FeatureTypes_pb2, MIL_pb2, Model_pb2

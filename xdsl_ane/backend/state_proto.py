@@ -30,7 +30,7 @@ from xdsl_ane.backend.proto_values import (
 )
 from xdsl_ane.backend.weights import quiet_coremltools
 from xdsl_ane.dialects import mil
-from xdsl_ane.tools.common import XdslAneError
+from xdsl_ane.errors import XdslAneError
 
 with quiet_coremltools():
     from coremltools.proto import FeatureTypes_pb2, MIL_pb2, Model_pb2

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from xdsl_ane.backend.mil_inputs import OPSET_INTRODUCED, mil_type
 from xdsl_ane.dialects import mil
-from xdsl_ane.tools.common import XdslAneError
+from xdsl_ane.errors import XdslAneError
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from google.protobuf.message import Message
 
 from xdsl_ane.backend.mlpackage import discard_temporary_package
 from xdsl_ane.backend.weights import WEIGHT_FILE, BlobFile, quiet_coremltools
-from xdsl_ane.tools.common import XdslAneError
+from xdsl_ane.errors import XdslAneError
 
 with quiet_coremltools():
     from coremltools.proto import FeatureTypes_pb2, MIL_pb2, Model_pb2

@@ -48,8 +48,8 @@ from xdsl.dialects.builtin import TensorType
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.typing import ints_prop
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interpreter.core import InterpretationError, WeightStore, numpy_dtype
-from xdsl_ane.tools.common import XdslAneError
 
 
 @contextlib.contextmanager

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.safetensors import TensorEntry, tensor_entries
-from xdsl_ane.tools.common import XdslAneError
 
 SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"

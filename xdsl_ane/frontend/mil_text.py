@@ -62,8 +62,8 @@ from xdsl_ane.backend.weights import (
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import tensor
+from xdsl_ane.errors import first_line
 from xdsl_ane.locations import SourceText, record
-from xdsl_ane.tools.common import first_line
 
 MIL_OPS: dict[str, type[mil.MilOp]] = {
     op.name.removeprefix("mil."): op for op in mil.MIL_OPS if op is not mil.ConstOp

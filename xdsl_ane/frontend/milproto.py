@@ -24,8 +24,8 @@ from xdsl.dialects import builtin
 
 from xdsl_ane.backend.mil_text import mil_literal, mil_string, type_text
 from xdsl_ane.backend.weights import quiet_coremltools
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.mil_text import parse_mil_text, read_mil_file
-from xdsl_ane.tools.common import XdslAneError
 
 with quiet_coremltools():
     from coremltools.proto import MIL_pb2, Model_pb2

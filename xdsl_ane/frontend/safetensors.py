@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from xdsl_ane.tools.common import XdslAneError
+from xdsl_ane.errors import XdslAneError
 
 NUMPY_DTYPES = {
     "F64": np.float64,

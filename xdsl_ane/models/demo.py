@@ -22,10 +22,11 @@ import numpy as np
 from xdsl.dialects import func
 
 import xdsl_ane
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interpreter.core import random_inputs, run_function
 from xdsl_ane.models.transformer import QWEN3_0_6B, build_decoder_layer, make_weights
+from xdsl_ane.outputs import atomic_output, save_npz
 from xdsl_ane.passes.layouts import layout_of
-from xdsl_ane.tools.common import XdslAneError, atomic_output, save_npz
 
 
 def main(argv: list[str] | None = None) -> int:

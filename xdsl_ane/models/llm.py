@@ -35,9 +35,9 @@ from xdsl.ir import SSAValue
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import shape_of, tensor
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import Checkpoint
 from xdsl_ane.models.transformer import build_function
-from xdsl_ane.tools.common import XdslAneError
 
 ANE_MAX_DIM = 16384
 """The largest dimension every ANE generation takes (ANE_FACTS.md)."""

@@ -5,12 +5,9 @@ turning every failure into one clean diagnostic line."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import shutil
-import tempfile
 import zipfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,41 +22,22 @@ from xdsl.utils.arg_spec import parse_pipeline as parse_pass_specs
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 
 from xdsl_ane.diagnostics import did_you_mean
+from xdsl_ane.errors import (  # noqa: F401 (the tools' names for them)
+    XdslAneError,
+    XdslAneInternalError,
+    first_line,
+    internal_error,
+    one_line,
+)
 from xdsl_ane.locations import SourceText, location, record
+from xdsl_ane.outputs import (  # noqa: F401 (the tools' names for them)
+    atomic_output,
+    check_output,
+    check_outputs,
+    replace,
+    save_npz,
+)
 from xdsl_ane.progress import NO_PROGRESS, Progress
-
-
-class XdslAneError(Exception):
-    """The one exception type of xdsl-ane's tools and API: a user-facing error
-    whose message names the file, op or value and what is wrong. The message
-    is one line: control characters (a newline in a weight's name) are
-    escaped."""
-
-    def __init__(self, message: str = "", *args: object):
-        super().__init__(one_line(str(message)), *args)
-
-
-def one_line(text: str) -> str:
-    """`text` with its non-printable characters escaped (`\\n`, `\\x00`)."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-class XdslAneInternalError(XdslAneError):
-    """A failure inside xdsl-ane rather than in its input (a bug: please
-    report it). Still an `XdslAneError` with a one-line message, so tools
-    and embedders see one exception type; the original exception is its
-    `__cause__`."""
-
-
-def internal_error(where: str, e: BaseException) -> XdslAneInternalError:
-    """`where: internal error in xdsl-ane (please report): Type: message`."""
-    detail = first_line(e) if str(e).strip() else ""
-    what = f"{type(e).__name__}: {detail}" if detail else type(e).__name__
-    return XdslAneInternalError(
-        f"{where}: internal error in xdsl-ane (please report it): {what}"
-    )
 
 
 @contextmanager
@@ -197,17 +175,6 @@ def one_line_parse_error(e: ParseError, name: str | None = None) -> str:
     return f"{where}: {message}"
 
 
-def first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    # xDSL's verifier messages carry the failing op's text after a header line
-    # "Operation does not verify: ..."; prefer that line when present.
-    for ln in lines:
-        if "does not verify:" in ln:
-            return ln.split("does not verify:", 1)[1].strip()
-    return lines[0] if lines else type(e).__name__
-
-
 def all_passes() -> dict[str, Callable]:
     return dict(Universe.get_multiverse().all_passes)
 
@@ -328,95 +295,3 @@ def load_arrays(path: str | Path, what: str) -> dict[str, np.ndarray]:
         raise XdslAneError(
             f"{path}: cannot read {what} file: {first_line(e)}"
         ) from None
-
-
-def check_output(path: str | Path, force: bool = True) -> Path:
-    """Fails unless `path` can be written: its directory exists and is
-    writable, and it does not exist yet (or `force`)."""
-    path = Path(path)
-    if (path.exists() or path.is_symlink()) and not force:
-        raise XdslAneError(f"{path}: already exists (use --force to replace it)")
-    parent = path.parent
-    if not parent.is_dir():
-        raise XdslAneError(f"{path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise XdslAneError(f"{path}: directory {parent} is not writable")
-    return path
-
-
-def check_outputs(
-    outputs: Sequence[str | Path],
-    force: bool,
-    inputs: Sequence[str | Path | None] = (),
-) -> None:
-    """The one output policy of every command: each output can be written
-    (`check_output`), exists already only with `force`, and is none of the
-    command's `inputs` nor a directory holding one (not even with
-    `force`)."""
-    sources = [(Path(i), Path(i).resolve()) for i in inputs if i is not None]
-    for output in outputs:
-        resolved = Path(output).resolve()
-        for given, source in sources:
-            if resolved == source or resolved in source.parents:
-                what = "is" if resolved == source else "holds"
-                raise XdslAneError(
-                    f"{output}: {what} the input {given} of this command; write "
-                    "the output elsewhere"
-                )
-    for output in outputs:
-        check_output(output, force)
-
-
-@contextmanager
-def atomic_output(path: str | Path, force: bool = True) -> Iterator[Path]:
-    """Yields a temporary path beside `path`; on success it replaces `path`,
-    on failure it is removed and `path` is left untouched."""
-    path = check_output(path, force)
-    parent = path.parent
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
-    tmp.unlink()
-    old = tmp.with_name(tmp.name.removesuffix(".tmp") + ".old")
-    try:
-        try:
-            yield tmp
-        except OSError as e:
-            raise XdslAneError(f"{path}: cannot write: {e.strerror or e}") from None
-        if not tmp.exists() and not tmp.is_symlink():
-            raise XdslAneError(f"{path}: nothing was written")
-        replace(tmp, path, old)
-    finally:
-        for leftover in (tmp, old):
-            if leftover.is_dir() and not leftover.is_symlink():
-                shutil.rmtree(leftover, ignore_errors=True)
-            elif leftover.exists() or leftover.is_symlink():
-                leftover.unlink()
-
-
-def replace(new: Path, path: Path, aside: Path) -> None:
-    """Moves `new` to `path`. A file replaces a file in one step; anything
-    else (a directory output, or a file where a directory was) moves the
-    old output to `aside` first and puts it back if the move fails, so an
-    interruption leaves either the old or the new output."""
-    try:
-        if not (path.exists() or path.is_symlink()):
-            os.replace(new, path)
-            return
-        if path.is_file() and new.is_file() and not path.is_symlink():
-            os.replace(new, path)
-            return
-        os.replace(path, aside)
-        try:
-            os.replace(new, path)
-        except BaseException:
-            os.replace(aside, path)
-            raise
-    except OSError as e:
-        raise XdslAneError(f"{path}: cannot replace: {e.strerror or e}") from None
-
-
-def save_npz(path: str | Path, arrays: Mapping[str, np.ndarray]) -> None:
-    with atomic_output(path) as tmp:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)

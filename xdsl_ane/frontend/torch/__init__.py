@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import builtin
 
-from xdsl_ane.tools.common import XdslAneError
+from xdsl_ane.errors import XdslAneError
 
 INSTALL_HINT = "pip install 'xdsl-ane[torch]'"
 

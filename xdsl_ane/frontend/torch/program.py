@@ -25,7 +25,7 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
-from xdsl_ane.tools.common import XdslAneError
+from xdsl_ane.errors import XdslAneError
 
 aten = torch.ops.aten
 

@@ -36,8 +36,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import element_type_of, tensor
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.torch.program import Signature, identifier
-from xdsl_ane.tools.common import XdslAneError
 
 INLINE_LIMIT = 64
 """Folded tensors of at most this many elements are inline `rlx.constant`s;

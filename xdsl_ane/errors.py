@@ -1,0 +1,48 @@
+"""The one exception type of xdsl-ane and the helpers that keep every
+diagnostic one line (a leaf module: every layer raises these)."""
+
+from __future__ import annotations
+
+
+class XdslAneError(Exception):
+    """The one exception type of xdsl-ane's tools and API: a user-facing error
+    whose message names the file, op or value and what is wrong. The message
+    is one line: control characters (a newline in a weight's name) are
+    escaped."""
+
+    def __init__(self, message: str = "", *args: object):
+        super().__init__(one_line(str(message)), *args)
+
+
+def one_line(text: str) -> str:
+    """`text` with its non-printable characters escaped (`\\n`, `\\x00`)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+class XdslAneInternalError(XdslAneError):
+    """A failure inside xdsl-ane rather than in its input (a bug: please
+    report it). Still an `XdslAneError` with a one-line message, so tools
+    and embedders see one exception type; the original exception is its
+    `__cause__`."""
+
+
+def internal_error(where: str, e: BaseException) -> XdslAneInternalError:
+    """`where: internal error in xdsl-ane (please report): Type: message`."""
+    detail = first_line(e) if str(e).strip() else ""
+    what = f"{type(e).__name__}: {detail}" if detail else type(e).__name__
+    return XdslAneInternalError(
+        f"{where}: internal error in xdsl-ane (please report it): {what}"
+    )
+
+
+def first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    # xDSL's verifier messages carry the failing op's text after a header line
+    # "Operation does not verify: ..."; prefer that line when present.
+    for ln in lines:
+        if "does not verify:" in ln:
+            return ln.split("does not verify:", 1)[1].strip()
+    return lines[0] if lines else type(e).__name__
