@@ -389,3 +389,18 @@ def test_pass_in_a_pipeline_without_weights_names_the_weight():
         match="weight const 'layers.0.mlp.up_proj.weight' needs its data",
     ):
         MilCompressWeightsPass(min_size=1024).apply(Context(), module)
+
+
+def test_compile_model_training_kernels_take_no_compression(tmp_path: Path):
+    """The training kernels' weights are inputs: nothing to compress."""
+    result = cli(
+        "compile-model",
+        "qwen3-0.6b",
+        "--training",
+        "--compress",
+        "lut4",
+        "-o",
+        str(tmp_path / "kernels"),
+    )
+    error_line(result, "--compress lut4: does not apply with --training")
+    assert not any(tmp_path.iterdir())
