@@ -193,3 +193,54 @@ def test_bad_input_writes_nothing(tmp_path, capsys):
         assert err.count("\n") == 1 and message in err
     assert not (tmp_path / "d").exists()
     assert not out.exists() and not (tmp_path / "x.manifest.json").exists()
+
+
+def test_compressed_package_keeps_the_tokens(tmp_path, capsys):
+    """--compress on compile-llm: the linear layers' weights become iOS18
+    constexpr ops (the embedding table stays fp16), the package validates
+    with its states, and it generates what the uncompressed package does."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "qwen3", False, "float32")
+    common = [str(checkpoint), "--context", "32", "--prefill", "4", "--chunk", "128"]
+    plain, packed = tmp_path / "plain.mlpackage", tmp_path / "int8.mlpackage"
+    assert main(["compile-llm", *common, "-o", str(plain)]) == 0
+    assert (
+        main(
+            [
+                "compile-llm",
+                *common,
+                "-o",
+                str(packed),
+                "--compress",
+                "int8",
+                "--validate",
+            ]
+        )
+        == 0
+    )
+    summary = capsys.readouterr().out
+    assert "validated" in summary and "compress" in summary
+    program = read_compiled(packed)
+    ops = {op.name for op in program.module.walk()}
+    assert "mil.constexpr_blockwise_shift_scale" in ops
+    assert (packed / "Data").exists()
+    size = sum(f.stat().st_size for f in packed.rglob("*") if f.is_file())
+    plain_size = sum(f.stat().st_size for f in plain.rglob("*") if f.is_file())
+    assert size < 0.8 * plain_size
+    tokens, logits = PackageRunner(packed).generate(PROMPT, 8)
+    ref_tokens, ref_logits = PackageRunner(plain).generate(PROMPT, 8)
+    assert tokens == ref_tokens
+    for got, ref in zip(logits, ref_logits):
+        scale = np.abs(ref).max()
+        assert np.abs(got.astype(np.float32) - ref).max() <= 5e-2 * scale
+    error = main(
+        [
+            "compile-llm",
+            *common,
+            "-o",
+            str(tmp_path / "x.mlpackage"),
+            "--compress",
+            "int9",
+        ]
+    )
+    assert error == 1 and not (tmp_path / "x.mlpackage").exists()

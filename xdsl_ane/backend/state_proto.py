@@ -19,6 +19,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.ir import SSAValue
 
 from xdsl_ane.backend.proto_values import (
@@ -87,13 +89,16 @@ def update_state_operations(
     return [write, read]
 
 
-def number_state_updates(program: MIL_pb2.Program) -> None:
+def number_state_updates(
+    program: MIL_pb2.Program, order: Sequence[str] | None = None
+) -> None:
     """Names every write_state (and the read_state of the same state right
     after it) `coreml_update_state_{n}[_write_state]`, n counting in the
     order coremltools' loader visits them: functions in the map's iteration
-    order, ops in block order."""
+    order (or `order`), ops in block order."""
     n = 0
-    for function in program.functions.values():
+    names = list(program.functions) if order is None else order
+    for function in (program.functions[name] for name in names):
         for block in function.block_specializations.values():
             ops = block.operations
             for i, op in enumerate(ops):

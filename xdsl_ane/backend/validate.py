@@ -41,6 +41,7 @@ import numpy as np
 from google.protobuf.message import Message
 
 from xdsl_ane.backend.mlpackage import discard_temporary_package
+from xdsl_ane.backend.state_proto import number_state_updates
 from xdsl_ane.backend.weights import WEIGHT_FILE, BlobFile, quiet_coremltools
 from xdsl_ane.errors import XdslAneError
 
@@ -461,7 +462,16 @@ def compare_models(
     ours_blob = _blob_file(weights_dir)
     theirs_blob = _blob_file(Path(model.weights_dir) if model.weights_dir else None)
     differences = ProtoDiff(ours_blob, theirs_blob)
-    differences.compare(spec.mlProgram, theirs.mlProgram, "program")
+    # The loader names each state update `coreml_update_state_{n}`, n
+    # counting through the functions in the order it iterates the function
+    # map, which protobuf does not fix (a copied or re-read spec may iterate
+    # differently): both sides are numbered again, functions by name.
+    ours_program, theirs_program = MIL_pb2.Program(), MIL_pb2.Program()
+    ours_program.CopyFrom(spec.mlProgram)
+    theirs_program.CopyFrom(theirs.mlProgram)
+    for program in (ours_program, theirs_program):
+        number_state_updates(program, sorted(program.functions))
+    differences.compare(ours_program, theirs_program, "program")
     ours_description = Model_pb2.ModelDescription()
     ours_description.CopyFrom(spec.description)
     theirs_description = Model_pb2.ModelDescription()

@@ -32,6 +32,7 @@ weight's relative error ‖w − ŵ‖ / ‖w‖ is reported (`CompressionReport
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 
@@ -245,6 +246,13 @@ def weight_use(const: mil.ConstOp) -> WeightUse | None:
                     )
                 )
     return uses[0] if uses else None
+
+
+def value_name(text: str) -> str:
+    """An SSA name hint from a weight name: characters xDSL does not allow
+    in names (a chunk's `[0:100]`) become `_`."""
+    name = re.sub(r"[^A-Za-z0-9_$.-]", "_", text.replace(".", "_"))
+    return name if name and not name[0].isdigit() else f"w_{name}"
 
 
 def is_head_name(name: str) -> bool:
@@ -489,12 +497,12 @@ def replace_const(
             op = mil.ConstOp.from_weight(source, tensor(array.shape, element_type))
         else:
             op = mil.ConstOp(dense_from_numpy(array, element_type))
-        op.result.name_hint = f"{name}_{input_name}"
+        op.result.name_hint = value_name(f"{name}_{input_name}")
         copy_location(op, const)
         new_ops.append(op)
         values.append(op.result)
     decompressed = compressed.op(*values)
-    decompressed.result.name_hint = const.result.name_hint or name.replace(".", "_")
+    decompressed.result.name_hint = const.result.name_hint or value_name(name)
     copy_location(decompressed, const)
     new_ops.append(decompressed)
     Rewriter.insert_op(new_ops, InsertPoint.before(const))

@@ -26,6 +26,7 @@ import numpy as np
 from xdsl_ane.diagnostics import did_you_mean
 from xdsl_ane.progress import Progress
 from xdsl_ane.tools.common import XdslAneError, first_line, internal_error
+from xdsl_ane.tools.compress_options import add_compress_arguments, compress_options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -151,48 +152,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_llm_commands(commands)
     return parser
-
-
-def add_compress_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--compress MODE[:GRANULARITY[:GROUP]]` and the head and embedding
-    settings (the options of `mil-compress-weights`)."""
-    parser.add_argument(
-        "--compress",
-        metavar="MODE[:GRANULARITY[:GROUP]]",
-        help="compress the weights of matmuls and convs: int8, int4, lut4, lut6 "
-        "or lut8, per-tensor, per-channel, per-grouped-channel (lut) or per-block "
-        "(int) (iOS18)",
-    )
-    parser.add_argument(
-        "--compress-head",
-        default="same",
-        metavar="MODE",
-        help="the LM head's mode with --compress (same, none or a mode)",
-    )
-    parser.add_argument(
-        "--compress-embedding",
-        default="none",
-        metavar="MODE",
-        help="the embedding's mode with --compress (none, same or a mode)",
-    )
-
-
-def compress_options(args: argparse.Namespace) -> dict[str, str | None]:
-    """`compile`'s keyword arguments for the --compress options; the head
-    and embedding settings need --compress."""
-    if args.compress is None:
-        for flag, value, default in (
-            ("--compress-head", args.compress_head, "same"),
-            ("--compress-embedding", args.compress_embedding, "none"),
-        ):
-            if value != default:
-                raise XdslAneError(f"{flag} {value}: applies only with --compress")
-        return {}
-    return {
-        "compress": args.compress,
-        "compress_head": args.compress_head,
-        "compress_embedding": args.compress_embedding,
-    }
 
 
 def command_compile(args: argparse.Namespace) -> int:

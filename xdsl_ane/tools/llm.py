@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from xdsl_ane.tools.common import XdslAneError, atomic_output, check_outputs
+from xdsl_ane.tools.compress_options import add_compress_arguments, compress_options
 
 
 @dataclass
@@ -154,10 +155,16 @@ def compile_llm(
     argmax: bool = False,
     validate: bool = False,
     layers_per_package: int | None = None,
+    compress: str | None = None,
+    compress_head: str = "same",
+    compress_embedding: str = "none",
 ) -> LlmPackage | LlmPackageSet:
     """Compiles a Hugging Face checkpoint directory to a stateful
     multifunction package (`prefill`, `decode`), or with
     `layers_per_package` to a set of them (see the module docstring).
+    `compress` (`MODE[:GRANULARITY[:GROUP]]`) compresses the weights with
+    `mil-compress-weights`, the LM head as `compress_head` and the
+    embedding table as `compress_embedding` (as in `xdsl_ane.compile`).
     Errors are one-line `XdslAneError`s naming the file, tensor or field."""
     import xdsl_ane
     from xdsl_ane.frontend.checkpoint import read_checkpoint
@@ -202,7 +209,13 @@ def compile_llm(
     def compiled_part(part_shape: LlmShape):
         module = build_llm(config, part_shape)
         weights = llm_weights(ck, config, part_shape, module)
-        compiled = xdsl_ane.compile(module, weights=weights)
+        compiled = xdsl_ane.compile(
+            module,
+            weights=weights,
+            compress=compress,
+            compress_head=compress_head,
+            compress_embedding=compress_embedding,
+        )
         if validate:
             compiled.validate().raise_if_failed()
         return compiled, weights
@@ -403,6 +416,7 @@ def add_llm_commands(commands: Any) -> None:
         help="split into packages embed, layers of at most K each, head "
         "(OUT is then a directory)",
     )
+    add_compress_arguments(compile_llm_)
     compile_llm_.add_argument("--force", action="store_true", help="replace OUT")
     compile_llm_.set_defaults(handler=command_compile_llm)
 
@@ -441,6 +455,7 @@ def command_compile_llm(args: Any) -> int:
         argmax=args.argmax,
         validate=args.validate,
         layers_per_package=args.layers_per_package,
+        **compress_options(args),
     )
     package.save(output, force=args.force)
     print(package.summary())

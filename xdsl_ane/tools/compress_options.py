@@ -1,0 +1,50 @@
+"""The `--compress` options shared by `compile`, `compile-model` and
+`compile-llm` (the options of `mil-compress-weights`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from xdsl_ane.errors import XdslAneError
+
+
+def add_compress_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--compress MODE[:GRANULARITY[:GROUP]]` and the head and embedding
+    settings (the options of `mil-compress-weights`)."""
+    parser.add_argument(
+        "--compress",
+        metavar="MODE[:GRANULARITY[:GROUP]]",
+        help="compress the weights of matmuls and convs: int8, int4, lut4, lut6 "
+        "or lut8, per-tensor, per-channel, per-grouped-channel (lut) or per-block "
+        "(int) (iOS18)",
+    )
+    parser.add_argument(
+        "--compress-head",
+        default="same",
+        metavar="MODE",
+        help="the LM head's mode with --compress (same, none or a mode)",
+    )
+    parser.add_argument(
+        "--compress-embedding",
+        default="none",
+        metavar="MODE",
+        help="the embedding's mode with --compress (none, same or a mode)",
+    )
+
+
+def compress_options(args: argparse.Namespace) -> dict[str, str | None]:
+    """`compile`'s keyword arguments for the --compress options; the head
+    and embedding settings need --compress."""
+    if args.compress is None:
+        for flag, value, default in (
+            ("--compress-head", args.compress_head, "same"),
+            ("--compress-embedding", args.compress_embedding, "none"),
+        ):
+            if value != default:
+                raise XdslAneError(f"{flag} {value}: applies only with --compress")
+        return {}
+    return {
+        "compress": args.compress,
+        "compress_head": args.compress_head,
+        "compress_embedding": args.compress_embedding,
+    }
