@@ -323,6 +323,34 @@ def numerics_table(r: dict[str, Any]) -> str:
     )
 
 
+def torch_frontend_table(t: dict[str, Any]) -> str:
+    """Compile-and-save time and non-const ops of each case, ours and
+    coremltools' (with the patches it needed)."""
+    rows = []
+    for case in t["cases"]:
+        ours, theirs = case["ours"], case["theirs"]
+        rows.append(
+            [
+                f"{case['part']}, {case['layers']} layers",
+                seconds(ours["total_s"]),
+                seconds(theirs["total_s"]),
+                f"{case['time_ratio']:.2f}",
+                f"{ours['ops']} / {theirs['ops']}",
+            ]
+        )
+    patches = "; ".join(t.get("coremltools_patches", []))
+    header = [
+        "Qwen3 at 0.6B sizes",
+        "xdsl-ane s",
+        "ct.convert s",
+        "ratio",
+        "ops (ours / theirs)",
+    ]
+    return table(header, rows) + (
+        f"\n\ncoremltools needed: {patches}." if patches else ""
+    )
+
+
 def markdown(r: dict[str, Any]) -> str:
     sections = [
         machine_line(r),
@@ -336,6 +364,11 @@ def markdown(r: dict[str, Any]) -> str:
         "### Against the write limit\n\n" + write_limit_table(r),
         "### Same model, same numbers\n\n" + numerics_table(r),
     ]
+    if "torch_frontend" in r:
+        sections.append(
+            "### The same ExportedProgram through `ct.convert` and xdsl-ane\n\n"
+            + torch_frontend_table(r["torch_frontend"])
+        )
     if "compression" in r:
         from compression import markdown_table
 
