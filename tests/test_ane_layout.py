@@ -237,10 +237,15 @@ def test_weight_used_both_ways_gets_two_arguments():
 
     def body(x, dy):
         w = rlx.ParamOp("w", tensor((16, 32), f32)).result
-        return [rlx.MatmulOp(x, w, transpose_rhs=True).result, rlx.MatmulOp(dy, w).result]
+        return [
+            rlx.MatmulOp(x, w, transpose_rhs=True).result,
+            rlx.MatmulOp(dy, w).result,
+        ]
 
     module = builtin.ModuleOp([build_function("f", types, body, ["x", "dy"])])
-    weights = {"w": np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32)}
+    weights = {
+        "w": np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32)
+    }
     ane = check_layout(module, weights, "dynamic")
     stored = [s for _, _, s in weight_arguments(function_of(ane))]
     assert sorted(stored) == [False, True]

@@ -460,7 +460,9 @@ def test_input_table_matches_coremltools_registry():
             spec_names = list(cls.input_spec.input_types)
             assert [n for n, _ in mil_inputs.SIGNATURES[op_type]] == spec_names
             continue
-        introduced_in = getattr(ct.target, mil_inputs.OPSET_INTRODUCED.get(op_type, "iOS15"))
+        introduced_in = getattr(
+            ct.target, mil_inputs.OPSET_INTRODUCED.get(op_type, "iOS15")
+        )
         for target in (ct.target.iOS17, ct.target.iOS18):
             if target < introduced_in:
                 continue

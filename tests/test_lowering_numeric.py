@@ -634,7 +634,9 @@ def test_all_rlx_ops_covered() -> None:
     from xdsl_ane.dialects.rlx import RLX
 
     seen = {"rlx.quantize", "rlx.dequantize"}
-    seen |= {f"rlx.{n}" for n in ("read_state", "write_state", "slice_update", "argmax")}
+    seen |= {
+        f"rlx.{n}" for n in ("read_state", "write_state", "slice_update", "argmax")
+    }
     for c in CASES:
         module = build_case(c.args, c.body, f32)
         seen |= {op.name for op in module.walk() if op.name.startswith("rlx.")}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import coremltools as ct
 import numpy as np
+import pytest
 from coremltools.proto import Model_pb2
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin, TensorType
@@ -20,9 +21,13 @@ from xdsl.dialects.func import Func
 from xdsl.parser import Parser
 
 from xdsl_ane.backend.milproto import module_to_proto
-from xdsl_ane.backend.mlpackage import discard_temporary_package
+from xdsl_ane.backend.mlpackage import (
+    discard_temporary_package,
+    print_and_save_mlpackage,
+)
 from xdsl_ane.backend.validate import validate
 from xdsl_ane.backend.weights import (
+    BlobStream,
     DeferredWeight,
     WeightBlob,
     quiet_coremltools,
@@ -30,6 +35,7 @@ from xdsl_ane.backend.weights import (
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.mil import MIL
 from xdsl_ane.dialects.typing import ints_prop
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interpreter.core import WeightStore
 
 PROGRAM = """
@@ -174,3 +180,61 @@ def test_package_is_the_one_mlmodel_writes(tmp_path: Path):
     assert loaded.get_spec() == result.spec == spec
     weight_file = ours / "Data" / "com.apple.CoreML" / "weights" / "weight.bin"
     assert validate(spec, weight_file.parent).ok
+
+
+def test_package_printed_while_written_is_the_same_package(tmp_path: Path):
+    """`print_and_save_mlpackage` (the blob written on a thread while the
+    protobuf is printed, as `CompiledModel.save` does) gives the files of
+    printing first and saving after, and the same printed model."""
+    module, result = printed()
+    given = weights()
+    streamed = print_and_save_mlpackage(
+        lambda blob: module_to_proto(module, given, blob=blob),
+        tmp_path / "streamed.mlpackage",
+    )
+    result.save(tmp_path / "after.mlpackage")
+    ours = package_files(tmp_path / "streamed.mlpackage")
+    theirs = package_files(tmp_path / "after.mlpackage")
+    assert manifest_items(ours) == manifest_items(theirs)
+    assert ours == theirs
+    assert streamed.spec == result.spec
+    assert [(e.offset, e.dtype, e.shape) for e in streamed.blob.entries] == [
+        (e.offset, e.dtype, e.shape) for e in result.blob.entries
+    ]
+    assert streamed.blob.sink is not None
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "streamed.mlpackage",
+        "after.mlpackage",
+    }
+
+
+def test_a_failure_while_printing_and_writing_leaves_nothing(tmp_path: Path):
+    """A printer that fails after planning part of the blob, and a blob entry
+    without data: the error reaches the caller, the writer thread has
+    stopped, and nothing is left beside the output."""
+    module, _ = printed()
+    given = weights()
+
+    def fails(blob: WeightBlob):
+        module_to_proto(module, given, blob=blob)
+        raise XdslAneError("printing failed")
+
+    out = tmp_path / "x.mlpackage"
+    with pytest.raises(XdslAneError, match="printing failed"):
+        print_and_save_mlpackage(fails, out)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(XdslAneError, match="printed without weights"):
+        print_and_save_mlpackage(lambda blob: module_to_proto(module, blob=blob), out)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_blob_stream_reports_a_writer_failure(tmp_path: Path):
+    """An entry without data stops the writer; the stream keeps the error
+    for the caller rather than raising it out of the block."""
+    stream = BlobStream(tmp_path / "weight.bin")
+    with stream as blob:
+        blob.add("a", "fp16", (4,), "a", np.ones(4, np.float16))
+        blob.add("b", "fp16", (4,), "b", None)
+        blob.add("c", "fp16", (4,), "c", np.ones(4, np.float16))
+    assert isinstance(stream.error, XdslAneError)
+    assert "no data for weight 'b'" in str(stream.error)

@@ -93,13 +93,18 @@ class CompiledModel:
     def proto(self):
         """The MIL protobuf (`ProtoResult`: `.spec` is coremltools'
         `Model_pb2.Model`, `.blob` the weight blob)."""
+        with self.progress.step("MIL protobuf"):
+            return self.print_proto()
+
+    def print_proto(self, blob=None):
+        """The MIL protobuf, its blob planned into `blob` (see
+        `module_to_proto`)."""
         from xdsl_ane.backend.milproto import module_to_proto
 
-        with (
-            reported(f"{self.source}: MIL protobuf", self.source),
-            self.progress.step("MIL protobuf"),
-        ):
-            return module_to_proto(self.module, self.weights, target=self.target)
+        with reported(f"{self.source}: MIL protobuf", self.source):
+            return module_to_proto(
+                self.module, self.weights, target=self.target, blob=blob
+            )
 
     @property
     def spec(self):
@@ -174,6 +179,23 @@ class CompiledModel:
         # What can fail on the program fails before anything is written.
         with reported(f"{self.source}: manifest", self.source):
             manifest = json.dumps(self.manifest(), indent=2) + "\n"
+        if emit == "mlpackage" and "proto" not in self.__dict__:
+            # Printed and written at once: the blob is written while the
+            # rest of the protobuf is printed (nothing is left if either
+            # fails).
+            from xdsl_ane.backend.mlpackage import print_and_save_mlpackage
+
+            step = f"MIL protobuf, writing {path.name}"
+            with (
+                self.progress.step(step),
+                atomic_output(manifest_path(path, emit)) as tmp,
+            ):
+                tmp.write_text(manifest)
+                with reported(str(path)):
+                    self.__dict__["proto"] = print_and_save_mlpackage(
+                        self.print_proto, path, force=force
+                    )
+            return path
         if emit != "mil-text":
             self.proto  # noqa: B018  (printed before anything is written)
         with reported(str(path)), self.progress.step(f"writing {path.name}"):

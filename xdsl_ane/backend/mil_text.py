@@ -430,7 +430,6 @@ class MilTextPrinter:
             f"[name = {mil_string(name)}];"
         )
 
-
     def update_state_statements(
         self, op: mil.CoremlUpdateStateOp, names: NameTable
     ) -> Iterator[str]:

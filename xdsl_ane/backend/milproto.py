@@ -589,18 +589,21 @@ def module_to_proto(
     *,
     target: str = "iOS18",
     function: str | Sequence[str] | None = None,
+    blob: WeightBlob | None = None,
 ) -> ProtoResult:
     """The module's functions (all, or those named by `function`, a name or
     a list) as one Core ML model for deployment `target` ("iOS18" or
     "iOS17"): a single function becomes `main`, several a multifunction
     model whose default function is the first. `weights` maps weight names
     to arrays; without it, weight consts refer to the blob without data.
+    The blob is planned into `blob` (a `BlobStream`'s, to write it while
+    printing), a new one by default.
     Errors (a weight missing or of the wrong shape or dtype, an op that is
     not a mil op or not in the target's opset) are `XdslAneError`s."""
     deployment = deployment_target(target)
     functions = module_functions(module, function)
     store = weight_store(weights)
-    blob = WeightBlob()
+    blob = WeightBlob() if blob is None else blob
     if len(functions) == 1:
         mil_names = ["main"]
     else:

@@ -13,11 +13,17 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from xdsl_ane.backend.weights import WEIGHT_FILE, WEIGHTS_DIR, quiet_coremltools
+from xdsl_ane.backend.weights import (
+    WEIGHT_FILE,
+    WEIGHTS_DIR,
+    BlobStream,
+    WeightBlob,
+    quiet_coremltools,
+)
 from xdsl_ane.errors import XdslAneError
 
 if TYPE_CHECKING:
@@ -38,44 +44,88 @@ def save_mlpackage(
     directory (MLModel would copy the weights into a temporary package and
     copy that package again). coremltools silently accepts a weights
     directory without `weight.bin`, so its presence is checked here."""
+    path = package_path(path)
+    _require_weight_data(result, path)
+    with _staged(path, force) as (staging, staged):
+        _write_package(result, path, staging, staged, result.write_weights)
+    return path
+
+
+def print_and_save_mlpackage(
+    print_proto: Callable[[WeightBlob], ProtoResult],
+    path: str | Path,
+    *,
+    force: bool = False,
+) -> ProtoResult:
+    """`save_mlpackage` of the model `print_proto` prints into the blob it
+    is given, with the blob written while the model is printed (a
+    `BlobStream` in the staging directory, moved into the package's
+    weights item once the package is made). The printed model is returned;
+    nothing is left at `path` if printing or writing fails."""
+    path = package_path(path)
+    with _staged(path, force) as (staging, staged):
+        stream = BlobStream(staging / WEIGHT_FILE)
+        with stream as blob:
+            result = print_proto(blob)
+        _require_weight_data(result, path)
+        if stream.error is not None:
+            raise stream.error
+
+        def move_weights(weights_dir: Path) -> None:
+            os.replace(stream.path, weights_dir / WEIGHT_FILE)
+
+        _write_package(result, path, staging, staged, move_weights)
+    return result
+
+
+def package_path(path: str | Path) -> Path:
     path = Path(path)
     if path.suffix != PACKAGE_SUFFIX:
         raise XdslAneError(
             f"{path}: an ML program package must end in {PACKAGE_SUFFIX}"
         )
-    _require_weight_data(result, path)
-    with _staged(path, force) as (staging, staged):
-        spec_file = staging / PROTO_FILE
-        spec_file.write_bytes(result.spec.SerializeToString())
-        empty = staging / WEIGHTS_DIR
-        empty.mkdir()
-        with quiet_coremltools():
-            from coremltools.libmodelpackage import ModelPackage
-            from coremltools.models.utils import (
-                _MLPACKAGE_AUTHOR_NAME,
-                _MODEL_FILE_NAME,
-                _WEIGHTS_DIR_NAME,
-            )
-        package = ModelPackage(str(staged))
-        package.setRootModel(
-            str(spec_file),
-            _MODEL_FILE_NAME,
-            _MLPACKAGE_AUTHOR_NAME,
-            "CoreML Model Specification",
-        )
-        package.addItem(
-            str(empty),
-            _WEIGHTS_DIR_NAME,
-            _MLPACKAGE_AUTHOR_NAME,
-            "CoreML Model Weights",
-        )
-        item = package.findItemByNameAuthor(_WEIGHTS_DIR_NAME, _MLPACKAGE_AUTHOR_NAME)
-        weights_dir = Path(item.path())
-        del package, item  # writes Manifest.json
-        result.write_weights(weights_dir)
-        if not (weights_dir / WEIGHT_FILE).is_file():
-            raise XdslAneError(f"{path}: {weights_dir} holds no {WEIGHT_FILE}")
     return path
+
+
+def _write_package(
+    result: ProtoResult,
+    path: Path,
+    staging: Path,
+    staged: Path,
+    write_weights: Callable[[Path], object],
+) -> None:
+    """The package at `staged`: the spec as its root model and a weights
+    item that `write_weights(directory)` fills."""
+    spec_file = staging / PROTO_FILE
+    spec_file.write_bytes(result.spec.SerializeToString())
+    empty = staging / WEIGHTS_DIR
+    empty.mkdir()
+    with quiet_coremltools():
+        from coremltools.libmodelpackage import ModelPackage
+        from coremltools.models.utils import (
+            _MLPACKAGE_AUTHOR_NAME,
+            _MODEL_FILE_NAME,
+            _WEIGHTS_DIR_NAME,
+        )
+    package = ModelPackage(str(staged))
+    package.setRootModel(
+        str(spec_file),
+        _MODEL_FILE_NAME,
+        _MLPACKAGE_AUTHOR_NAME,
+        "CoreML Model Specification",
+    )
+    package.addItem(
+        str(empty),
+        _WEIGHTS_DIR_NAME,
+        _MLPACKAGE_AUTHOR_NAME,
+        "CoreML Model Weights",
+    )
+    item = package.findItemByNameAuthor(_WEIGHTS_DIR_NAME, _MLPACKAGE_AUTHOR_NAME)
+    weights_dir = Path(item.path())
+    del package, item  # writes Manifest.json
+    write_weights(weights_dir)
+    if not (weights_dir / WEIGHT_FILE).is_file():
+        raise XdslAneError(f"{path}: {weights_dir} holds no {WEIGHT_FILE}")
 
 
 def write_proto_dir(

@@ -36,8 +36,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import queue
+import threading
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,11 +203,14 @@ def blob_nbytes(dtype: str, count: int) -> int:
 
 @dataclass
 class WeightBlob:
-    """The plan of one weight.bin: entries in offset order."""
+    """The plan of one weight.bin: entries in offset order. With `sink`,
+    each new entry is also handed to it as it is planned (`BlobStream`
+    writes them while the rest of the model is printed)."""
 
     entries: list[BlobEntry] = field(default_factory=list)
     by_key: dict[object, BlobEntry] = field(default_factory=dict)
     next_offset: int = BLOB_HEADER_SIZE
+    sink: Callable[[BlobEntry], None] | None = field(default=None, repr=False)
 
     def add(
         self,
@@ -225,6 +230,8 @@ class WeightBlob:
         self.next_offset = next_blob_offset(entry.offset, entry.nbytes)
         self.entries.append(entry)
         self.by_key[key] = entry
+        if self.sink is not None:
+            self.sink(entry)
         return entry
 
     @property
@@ -232,41 +239,14 @@ class WeightBlob:
         return all(e.data is not None for e in self.entries)
 
     def write(self, path: str | Path) -> Path:
-        """Writes the blob as `path` with coremltools' MILBlob writer,
-        checking that each tensor lands at its planned offset. Deferred
-        weights are converted one at a time, each straight into one of two
-        buffers that the writer reads as they are: while one tensor is
-        written, the next is converted on a second thread (numpy's cast
-        runs without the GIL), so writing costs the longer of the two
-        rather than their sum."""
+        """Writes the blob as `path` (see `write_entries`)."""
         path = Path(path)
         missing = [e.source for e in self.entries if e.data is None]
         if missing:
             raise XdslAneError(
                 f"{path}: no data for weight '{missing[0]}' (printed without weights)"
             )
-        entries, buffers = self.entries, conversion_buffers(self.entries, count=2)
-        writer = _BlobStorageWriter(str(path))
-        with ThreadPoolExecutor(max_workers=1) as converter:
-
-            def convert(i: int) -> Future[np.ndarray] | None:
-                # Into the buffer of tensor i − 2, already written.
-                if i == len(entries):
-                    return None
-                return converter.submit(blob_data, entries[i], buffers, i % 2)
-
-            converted = convert(0)
-            for i, entry in enumerate(entries):
-                assert converted is not None
-                data = converted.result()
-                converted = convert(i + 1)
-                offset = _write(writer, entry.dtype, data)
-                if offset != entry.offset:
-                    raise XdslAneError(
-                        f"{path}: '{entry.source}' was written at offset {offset}, "
-                        f"planned at {entry.offset}"
-                    )
-        del writer  # closes the file
+        write_entries(path, self.entries)
         return path
 
     def write_weights_dir(self, directory: str | Path) -> Path:
@@ -277,31 +257,106 @@ class WeightBlob:
         return self.write(directory / WEIGHT_FILE)
 
 
-def conversion_buffers(
-    entries: Sequence[BlobEntry], count: int
-) -> dict[np.dtype, list[np.ndarray]]:
-    """`count` flat buffers per dtype of the deferred weights, each as large
-    as the largest of them."""
-    sizes: dict[np.dtype, int] = {}
-    for entry in entries:
-        if isinstance(entry.data, DeferredWeight):
-            dtype = BLOB_NUMPY_DTYPES[entry.dtype]
-            sizes[dtype] = max(sizes.get(dtype, 0), entry.data.size)
-    return {
-        dtype: [np.empty(size, dtype) for _ in range(count)]
-        for dtype, size in sizes.items()
-    }
+def write_entries(path: Path, entries: Iterable[BlobEntry]) -> None:
+    """Writes the blob file `path` of `entries` (in offset order, each with
+    data) with coremltools' MILBlob writer, checking that each tensor lands
+    at its planned offset. Deferred weights are converted one at a time,
+    each straight into one of two buffers that the writer reads as they
+    are: while one tensor is written, the next is converted on a second
+    thread (numpy's cast runs without the GIL), so writing costs the longer
+    of the two rather than their sum. The writer holds the GIL while it
+    writes, so a conversion is first seen under way (in numpy's cast)
+    before the write beside it starts."""
+    buffers = ConversionBuffers()
+    writer = _BlobStorageWriter(str(path))
+    with ThreadPoolExecutor(max_workers=1) as converter:
+
+        def convert(entry: BlobEntry, slot: int) -> Future[np.ndarray]:
+            started = threading.Event()
+
+            def task() -> np.ndarray:
+                started.set()
+                return blob_data(entry, buffers, slot)
+
+            future = converter.submit(task)
+            started.wait()
+            return future
+
+        def write(entry: BlobEntry, data: Future[np.ndarray]) -> None:
+            offset = _write(writer, entry.dtype, data.result())
+            if offset != entry.offset:
+                raise XdslAneError(
+                    f"{path}: '{entry.source}' was written at offset {offset}, "
+                    f"planned at {entry.offset}"
+                )
+
+        pending: tuple[BlobEntry, Future[np.ndarray]] | None = None
+        for i, entry in enumerate(entries):
+            if entry.data is None:
+                raise XdslAneError(
+                    f"{path}: no data for weight '{entry.source}' (printed without "
+                    "weights)"
+                )
+            # Into the buffer of tensor i − 2, already written.
+            converting = (entry, convert(entry, i % 2))
+            if pending is not None:
+                write(*pending)
+            pending = converting
+        if pending is not None:
+            write(*pending)
+    writer = None  # closes the file (the closures above share the name)
 
 
-def blob_data(
-    entry: BlobEntry, buffers: Mapping[np.dtype, list[np.ndarray]], slot: int
-) -> np.ndarray:
+class BlobStream:
+    """Writes the blob file `path` on a thread of its own while the model is
+    printed: `with BlobStream(path) as blob:` gives the `WeightBlob` to
+    print into; each entry is written as soon as the next one is planned
+    (the last when the block ends), so printing, conversion and writing
+    overlap. A failure of the writer is kept in `error` (the block does not
+    raise it: the caller checks the printed model first)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.error: BaseException | None = None
+        self._queue: queue.SimpleQueue[BlobEntry | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> WeightBlob:
+        self._thread.start()
+        return WeightBlob(sink=self._queue.put)
+
+    def __exit__(self, *exc: object) -> None:
+        self._queue.put(None)
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            write_entries(self.path, iter(self._queue.get, None))
+        except BaseException as e:  # reported by the caller, on its thread
+            self.error = e
+
+
+class ConversionBuffers:
+    """Two flat buffers per dtype for the deferred weights, each grown to
+    the largest tensor converted into it."""
+
+    def __init__(self) -> None:
+        self.buffers: dict[tuple[np.dtype, int], np.ndarray] = {}
+
+    def get(self, dtype: np.dtype, slot: int, size: int) -> np.ndarray:
+        buffer = self.buffers.get((dtype, slot))
+        if buffer is None or buffer.size < size:
+            buffer = self.buffers[dtype, slot] = np.empty(size, dtype)
+        return buffer
+
+
+def blob_data(entry: BlobEntry, buffers: ConversionBuffers, slot: int) -> np.ndarray:
     """An entry's data as the flat array to write: a deferred weight
     converted into buffer `slot` of its dtype, an array as it is (in the
     entry's dtype)."""
     dtype = BLOB_NUMPY_DTYPES[entry.dtype]
     if isinstance(entry.data, DeferredWeight):
-        return entry.data.convert_into(buffers[dtype][slot])
+        return entry.data.convert_into(buffers.get(dtype, slot, entry.data.size))
     assert entry.data is not None
     return np.ascontiguousarray(entry.data, dtype).reshape(-1)
 

@@ -52,8 +52,7 @@ class TensorEntry:
             return (raw.astype(np.uint32) << 16).view(np.float32).reshape(self.shape)
         if self.dtype not in NUMPY_DTYPES:
             raise XdslAneError(
-                f"{self.file}: tensor '{self.name}' has unsupported dtype "
-                f"{self.dtype}"
+                f"{self.file}: tensor '{self.name}' has unsupported dtype {self.dtype}"
             )
         from safetensors import SafetensorError, safe_open
 

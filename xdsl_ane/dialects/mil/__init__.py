@@ -85,13 +85,6 @@ from xdsl_ane.dialects.mil.reduction import (
     ReductionOp,
     SoftmaxOp,
 )
-from xdsl_ane.dialects.mil.state import (
-    CoremlUpdateStateOp,
-    ReadStateOp,
-    ReduceArgmaxOp,
-    SliceUpdateOp,
-    StateType,
-)
 from xdsl_ane.dialects.mil.shape import (
     ConcatOp,
     ExpandDimsOp,
@@ -101,6 +94,13 @@ from xdsl_ane.dialects.mil.shape import (
     SqueezeOp,
     TileOp,
     TransposeOp,
+)
+from xdsl_ane.dialects.mil.state import (
+    CoremlUpdateStateOp,
+    ReadStateOp,
+    ReduceArgmaxOp,
+    SliceUpdateOp,
+    StateType,
 )
 
 MIL_OPS: list[type[MilOp]] = [
