@@ -2,7 +2,7 @@
 
 On sorted items (weighted points) the clusters of an optimal k-means are
 contiguous runs, so the optimum is a dynamic program over split points:
-D_k[i] = min_{j<i} D_{k−1}[j] + C(j, i), with C(j, i) the squared error of
+D_m[i] = min_{j<i} D_{m−1}[j] + C(j, i), with C(j, i) the squared error of
 items j..i−1 about their mean (from prefix sums of count, Σx, Σx²). The
 best j is non-decreasing in i (the cost satisfies the quadrangle
 inequality), so each layer is solved by divide and conquer in
@@ -11,14 +11,25 @@ and the halves search only to the left and right of its best j. Here the
 recursion runs level by level for all rows together: the i-ranges of a
 level are the same in every row, their j-ranges differ, and all candidates
 of a level are one flat array reduced per (row, range) segment.
+
+`banded_runs` restricts split m to a window of items per row; with
+windows that cover every item it is the full optimum (`optimal_runs`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-OPT_ELEMENTS = 1 << 24
-"""The most split points (K × rows × items) kept for backtracking at once."""
+
+def prefix_sums(
+    counts: np.ndarray, sums: np.ndarray, squares: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Prefix sums [G, B+1] (from 0) of the items' count, Σx and Σx²."""
+    zero = np.zeros((counts.shape[0], 1))
+    return tuple(
+        np.concatenate([zero, np.cumsum(a, axis=1)], axis=1)
+        for a in (counts, sums, squares)
+    )
 
 
 def optimal_runs(
@@ -26,91 +37,113 @@ def optimal_runs(
 ) -> np.ndarray:
     """The split points [G, k+1] (0, ..., B) of the optimal k runs of the
     items of each row (count, Σx, Σx² per item, [G, B] each, sorted by
-    value). Rows are solved in chunks that bound the memory of the table
-    of best split points."""
+    value)."""
     rows, items = counts.shape
-    chunk = max(1, OPT_ELEMENTS // (k * (items + 1)))
-    parts = [
-        optimal_runs_chunk(
-            counts[r : r + chunk], sums[r : r + chunk], squares[r : r + chunk], k
-        )
-        for r in range(0, rows, chunk)
-    ]
-    return np.concatenate(parts, axis=0)
-
-
-def optimal_runs_chunk(
-    counts: np.ndarray, sums: np.ndarray, squares: np.ndarray, k: int
-) -> np.ndarray:
-    rows, items = counts.shape
-    zero = np.zeros((rows, 1))
-    n = np.concatenate([zero, np.cumsum(counts, axis=1)], axis=1)
-    s = np.concatenate([zero, np.cumsum(sums, axis=1)], axis=1)
-    q = np.concatenate([zero, np.cumsum(squares, axis=1)], axis=1)
-
-    n, s, q = n.reshape(-1), s.reshape(-1), q.reshape(-1)
-    width = items + 1
-
-    def cost(g: np.ndarray, j: np.ndarray, i: np.ndarray) -> np.ndarray:
-        """C(j, i) of row g, on the flat prefix sums."""
-        at_j, at_i = g * width + j, g * width + i
-        total = s[at_i] - s[at_j]
-        return q[at_i] - q[at_j] - total**2 / np.maximum(n[at_i] - n[at_j], 1e-300)
-
     k = min(k, items)
-    every = np.arange(rows)[:, None]
-    positions = np.arange(items + 1)[None, :]
-    every, positions = np.broadcast_arrays(every, positions)
-    previous = np.where(
-        positions > 0, cost(every, np.zeros_like(positions), positions), np.inf
-    )
-    best = np.zeros((k + 1, rows, items + 1), np.int32)
-    for layer in range(2, k + 1):
-        previous, best[layer] = dp_layer(previous, layer, cost)
+    low = np.broadcast_to(np.arange(k + 1), (rows, k + 1)).copy()
+    high = low + (items - k)
+    low[:, k] = items
+    high[:, 0] = 0
+    return banded_runs(*prefix_sums(counts, sums, squares), low, high)
+
+
+def banded_runs(
+    n: np.ndarray, s: np.ndarray, q: np.ndarray, low: np.ndarray, high: np.ndarray
+) -> np.ndarray:
+    """The split points [G, K+1] of the least squared error over the
+    clusterings whose split m lies in [low[:, m], high[:, m]] (split 0 at 0,
+    split K at the row's end), from the prefix sums `n`, `s`, `q` [G, B+1].
+    Every run is non-empty in items."""
+    rows = n.shape[0]
+    k = low.shape[1] - 1
+
+    def window(m: int) -> np.ndarray:
+        """Split m's candidate items [G, T] (a short window repeats its last)."""
+        length = high[:, m] - low[:, m] + 1
+        steps = np.arange(int(length.max()))[None, :]
+        return low[:, m : m + 1] + np.minimum(steps, length[:, None] - 1)
+
+    def at(a: np.ndarray, index: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(a, index, axis=1)
+
+    sources = window(1)
+    count, total = at(n, sources), at(s, sources)
+    previous = at(q, sources) - total * total / np.maximum(count, 1e-300)
+    back: list[tuple[np.ndarray, np.ndarray]] = []
+    for m in range(2, k + 1):
+        targets = window(m)
+        best, previous = dp_layer(previous, sources, targets, n, s, q)
+        back.append((best, sources))
+        sources = targets
     points = np.zeros((rows, k + 1), np.int64)
-    points[:, k] = items
-    row = np.arange(rows)
-    for layer in range(k, 1, -1):
-        points[:, layer - 1] = best[layer][row, points[:, layer]]
+    points[:, k] = high[:, k]
+    slot = np.zeros((rows, 1), np.int64)
+    for m in range(k, 1, -1):
+        best, items = back[m - 2]
+        slot = at(best, slot)
+        points[:, m - 1] = at(items, slot)[:, 0]
     return points
 
 
-def dp_layer(previous: np.ndarray, layer: int, cost) -> tuple[np.ndarray, np.ndarray]:
-    """D_layer and its best split points from D_{layer−1}, [G, B+1] each."""
+def dp_layer(
+    previous: np.ndarray,
+    sources: np.ndarray,
+    targets: np.ndarray,
+    n: np.ndarray,
+    s: np.ndarray,
+    q: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each target item i [G, T]: the best source slot f (item
+    sources[f] < i) and D[i] = previous[f] + C(sources[f], i)."""
     rows, width = previous.shape
-    items = width - 1
-    current = np.full((rows, width), np.inf)
-    best = np.zeros((rows, width), np.int32)
-    low, high = np.array([layer]), np.array([items])
-    j_low = np.full((rows, 1), layer - 1)
-    j_high = np.full((rows, 1), items - 1)
+    t = targets.shape[1]
+
+    def at(a: np.ndarray, index: np.ndarray) -> np.ndarray:
+        return np.take_along_axis(a, index, axis=1)
+
+    # Per source slot, flat: D − Σx² up to it, count and Σx up to it.
+    base = (previous - at(q, sources)).reshape(-1)
+    source_n, source_s = at(n, sources).reshape(-1), at(s, sources).reshape(-1)
+    target_n, target_s, target_q = at(n, targets), at(s, targets), at(q, targets)
+    # The last slot before each target: sources are sorted in each row, and
+    # rows are kept apart by an offset larger than any item.
+    spread = (np.arange(rows) * (n.shape[1] + 1))[:, None]
+    last = (
+        np.searchsorted((sources + spread).reshape(-1), targets + spread)
+        - np.arange(rows)[:, None] * width
+        - 1
+    )
+    current = np.empty((rows, t))
+    best = np.zeros((rows, t), np.int64)
+    offset = (np.arange(rows) * width)[:, None]
+    low, high = np.array([0]), np.array([t - 1])
+    f_low = np.zeros((rows, 1), np.int64)
+    f_high = np.full((rows, 1), width - 1, np.int64)
     while low.size:
         nodes = low.size
         middle = (low + high) // 2
-        top = np.minimum(j_high, middle[None, :] - 1)
-        length = (top - j_low + 1).reshape(-1)
+        top = np.maximum(np.minimum(f_high, last[:, middle]), f_low)
+        length = (top - f_low + 1).reshape(-1)
         starts = np.cumsum(length) - length
-        total = int(length.sum())
-        segment = np.repeat(np.arange(rows * nodes), length)
-        offset = np.arange(total) - np.repeat(starts, length)
-        j = np.repeat(j_low.reshape(-1), length) + offset
-        g = segment // nodes
-        i = middle[segment % nodes]
-        value = previous.reshape(-1)[g * width + j] + cost(g, j, i)
+        size = int(starts[-1] + length[-1])
+        flat = np.arange(size) + np.repeat(
+            (f_low + offset).reshape(-1) - starts, length
+        )
+        count = np.repeat(target_n[:, middle].reshape(-1), length) - source_n[flat]
+        total = np.repeat(target_s[:, middle].reshape(-1), length) - source_s[flat]
+        value = base[flat] - total * total / np.maximum(count, 1e-300)
         minimum = np.minimum.reduceat(value, starts)
         first = np.minimum.reduceat(
-            np.where(value == np.repeat(minimum, length), np.arange(total), total),
-            starts,
+            np.where(value == np.repeat(minimum, length), flat, base.size), starts
         )
-        chosen = j[np.minimum(first, total - 1)].reshape(rows, nodes)
-        row = np.arange(rows)[:, None]
-        current[row, middle[None, :]] = minimum.reshape(rows, nodes)
-        best[row, middle[None, :]] = chosen
-        # Children: [low, middle−1] searches [j_low, chosen], [middle+1,
-        # high] searches [chosen, j_high].
+        chosen = first.reshape(rows, nodes) - offset
+        current[:, middle] = minimum.reshape(rows, nodes) + target_q[:, middle]
+        best[:, middle] = chosen
+        # Children: [low, middle−1] searches [f_low, chosen], [middle+1,
+        # high] searches [chosen, f_high].
         left, right = low <= middle - 1, middle + 1 <= high
         low = np.concatenate([low[left], middle[right] + 1])
         high = np.concatenate([middle[left] - 1, high[right]])
-        j_low = np.concatenate([j_low[:, left], chosen[:, right]], axis=1)
-        j_high = np.concatenate([chosen[:, left], j_high[:, right]], axis=1)
-    return current, best
+        f_low = np.concatenate([f_low[:, left], chosen[:, right]], axis=1)
+        f_high = np.concatenate([chosen[:, left], f_high[:, right]], axis=1)
+    return best, current
