@@ -133,9 +133,9 @@ def dp_layer(
         total = np.repeat(target_s[:, middle].reshape(-1), length) - source_s[flat]
         value = base[flat] - total * total / np.maximum(count, 1e-300)
         minimum = np.minimum.reduceat(value, starts)
-        first = np.minimum.reduceat(
-            np.where(value == np.repeat(minimum, length), flat, base.size), starts
-        )
+        # The first candidate of each segment at its minimum.
+        hits = np.flatnonzero(value == np.repeat(minimum, length))
+        first = flat[hits[np.searchsorted(hits, starts)]]
         chosen = first.reshape(rows, nodes) - offset
         current[:, middle] = minimum.reshape(rows, nodes) + target_q[:, middle]
         best[:, middle] = chosen
