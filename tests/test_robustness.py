@@ -508,10 +508,16 @@ def partial_dir(self, directory, *args, **kwargs):
     (directory / "weight.bin").write_bytes(b"half")
 
 
+def partial_blob(path, entries):
+    Path(path).write_bytes(b"half")
+
+
 WRITERS = {
     # emit: (object, attribute) whose call is made to fail after writing part
-    # the package's manifest and spec are written, then half of its blob
-    "mlpackage": ("xdsl_ane.backend.milproto.ProtoResult.write_weights", partial_dir),
+    # the package's manifest and spec are written, then half of its blob (the
+    # blob writer of both the streamed first save, on its thread, and a save
+    # of a model already printed)
+    "mlpackage": ("xdsl_ane.backend.weights.write_entries", partial_blob),
     "proto": ("xdsl_ane.backend.milproto.ProtoResult.write_weights", partial_dir),
     "mil-text": ("xdsl_ane.backend.weights.WeightBlob.write_weights_dir", partial_dir),
 }
