@@ -238,3 +238,45 @@ def test_blob_stream_reports_a_writer_failure(tmp_path: Path):
         blob.add("c", "fp16", (4,), "c", np.ones(4, np.float16))
     assert isinstance(stream.error, XdslAneError)
     assert "no data for weight 'b'" in str(stream.error)
+
+
+def test_prefetched_fp16_copies_write_the_same_blob(tmp_path: Path):
+    """`xdsl_ane.compile` converts fp32 weights to fp16 on a thread while
+    the passes run (`Fp16Prefetch`); the package is byte for byte the one
+    written without it, the copies are freed once it is saved and the
+    interpreter's switch interval is as it was."""
+    import sys
+
+    import xdsl_ane
+    from xdsl_ane.models.transformer import (
+        QWEN3_0_6B,
+        build_decoder_layer,
+        make_weights,
+    )
+
+    interval = sys.getswitchinterval()
+    config = QWEN3_0_6B.with_(
+        hidden_size=64,
+        num_heads=2,
+        num_kv_heads=1,
+        head_dim=32,
+        ffn_size=128,
+        seq_len=8,
+    )
+    module = build_decoder_layer(config)
+    given = make_weights(module, config, 0)
+    model = xdsl_ane.compile(module, weights=given)
+    assert model.prefetch is not None
+    model.prefetch.thread.join()
+    assert len(model.prefetch.copies) == len(given)
+    model.save(tmp_path / "prefetched.mlpackage")
+    assert model.prefetch is None
+    plain = xdsl_ane.compile(build_decoder_layer(config), weights=given)
+    plain.prefetch.release()
+    plain.prefetch = None
+    plain.save(tmp_path / "plain.mlpackage")
+    ours = package_files(tmp_path / "prefetched.mlpackage")
+    theirs = package_files(tmp_path / "plain.mlpackage")
+    assert manifest_items(ours) == manifest_items(theirs)
+    assert ours == theirs
+    assert sys.getswitchinterval() == interval

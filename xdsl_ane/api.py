@@ -80,6 +80,10 @@ class CompiledModel:
     uncompressed: builtin.ModuleOp | None = field(default=None, repr=False)
     """The module as it was before `mil-compress-weights`, for the output
     error of the compression."""
+    prefetch: Any = field(default=None, repr=False)
+    """fp16 copies of the weights made while the passes ran
+    (`backend.weights.Fp16Prefetch`), used by the first print and freed
+    once the model is saved."""
 
     @cached_property
     def lint(self):
@@ -101,9 +105,15 @@ class CompiledModel:
         `module_to_proto`)."""
         from xdsl_ane.backend.milproto import module_to_proto
 
+        if self.prefetch is not None:
+            self.prefetch.stop()  # what it has not converted yet, the writer does
         with reported(f"{self.source}: MIL protobuf", self.source):
             return module_to_proto(
-                self.module, self.weights, target=self.target, blob=blob
+                self.module,
+                self.weights,
+                target=self.target,
+                blob=blob,
+                prefetch=self.prefetch,
             )
 
     @property
@@ -195,6 +205,7 @@ class CompiledModel:
                     self.__dict__["proto"] = print_and_save_mlpackage(
                         self.print_proto, path, force=force
                     )
+            self.release_prefetch()
             return path
         if emit != "mil-text":
             self.proto  # noqa: B018  (printed before anything is written)
@@ -205,16 +216,23 @@ class CompiledModel:
                 with atomic_output(manifest_path(path, emit)) as tmp:
                     tmp.write_text(manifest)
                     self.proto.save(path, force=force)
-                return path
-            # A directory output is assembled in full (model, weights and
-            # manifest) beside `path`, then moved into place.
-            with atomic_output(path) as tmp:
-                if emit == "proto":
-                    self.proto.write_proto(tmp)
-                else:
-                    write_mil_text_dir(self.module, self.weights, tmp, self.target)
-                manifest_path(tmp, emit).write_text(manifest)
+            else:
+                # A directory output is assembled in full (model, weights
+                # and manifest) beside `path`, then moved into place.
+                with atomic_output(path) as tmp:
+                    if emit == "proto":
+                        self.proto.write_proto(tmp)
+                    else:
+                        write_mil_text_dir(self.module, self.weights, tmp, self.target)
+                    manifest_path(tmp, emit).write_text(manifest)
+        self.release_prefetch()
         return path
+
+    def release_prefetch(self) -> None:
+        """Frees the prefetched fp16 copies (later writes convert again)."""
+        if self.prefetch is not None:
+            self.prefetch.release()
+            self.prefetch = None
 
     def compression_output_error(self, seed: int = 0) -> str:
         """The model's output error from compression: each function run by
@@ -483,9 +501,15 @@ def compile(
     with reported(source, source):
         unused = check_weights(module, all_weights, source)
         compression = PipelineCompression(all_weights)
-        report = run_pipeline(
-            module, spec, source, allow_lint_errors, progress, compression
-        )
+        prefetch = fp16_prefetch(spec, all_weights, compress)
+        try:
+            report = run_pipeline(
+                module, spec, source, allow_lint_errors, progress, compression
+            )
+        except BaseException:
+            if prefetch is not None:
+                prefetch.release()
+            raise
     model = CompiledModel(
         module,
         all_weights,
@@ -496,10 +520,32 @@ def compile(
         progress=progress,
         compression=compression.report,
         uncompressed=compression.uncompressed,
+        prefetch=prefetch,
     )
     if report is not None:
         model.lint = report  # the pipeline's own lint of the final module
     return model
+
+
+def fp16_prefetch(spec: str, weights: dict[str, np.ndarray], compress: str | None):
+    """An `Fp16Prefetch` of the weights while the passes run, when the
+    pipeline makes the program fp16 (`ane-pipeline` with fp16, or
+    `mil-fp16`) and nothing compresses the weights; else None."""
+    from xdsl_ane.backend.weights import Fp16Prefetch
+    from xdsl_ane.passes.fp16 import MilFp16Pass
+    from xdsl_ane.passes.pipeline import AnePipelinePass
+
+    if compress is not None or not weights:
+        return None
+    passes = parse_pipeline(spec).passes
+    if any(p.name == "mil-compress-weights" for p in passes):
+        return None
+    if not any(
+        isinstance(p, MilFp16Pass) or (isinstance(p, AnePipelinePass) and p.fp16)
+        for p in passes
+    ):
+        return None
+    return Fp16Prefetch(weights)
 
 
 def compression_pass(mode: str, head: str, embedding: str, target: str) -> str:

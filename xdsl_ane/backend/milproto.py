@@ -94,6 +94,7 @@ from xdsl_ane.backend.targets import (
     deployment_target,
 )
 from xdsl_ane.backend.weights import (
+    Fp16Prefetch,
     WeightBlob,
     const_value,
     goes_to_blob,
@@ -136,12 +137,14 @@ class FunctionWriter:
         deployment: Deployment,
         store: WeightStore | None,
         blob: WeightBlob,
+        prefetch: Fp16Prefetch | None = None,
     ):
         self.function = function
         self.symbol = f"@{function.sym_name.data}"
         self.deployment = deployment
         self.store = store
         self.blob = blob
+        self.prefetch = prefetch
         self.names = MilNames()
         self.value_names: dict[SSAValue, str] = {}
         self.const_values: dict[mil.ConstOp, MIL_pb2.Value] = {}
@@ -369,7 +372,9 @@ class FunctionWriter:
         size = int(np.prod(shape)) if shape else 1
         to_blob = goes_to_blob(dtype, size, self.deployment.specification_version)
         # A weight for the blob is converted only as the blob is written.
-        data = const_value(op, self.store, where, deferred=to_blob)
+        data = const_value(
+            op, self.store, where, deferred=to_blob, prefetch=self.prefetch
+        )
         if to_blob:
             if op.weight is not None:
                 key = weight_key(op)
@@ -590,6 +595,7 @@ def module_to_proto(
     target: str = "iOS18",
     function: str | Sequence[str] | None = None,
     blob: WeightBlob | None = None,
+    prefetch: Fp16Prefetch | None = None,
 ) -> ProtoResult:
     """The module's functions (all, or those named by `function`, a name or
     a list) as one Core ML model for deployment `target` ("iOS18" or
@@ -597,7 +603,8 @@ def module_to_proto(
     model whose default function is the first. `weights` maps weight names
     to arrays; without it, weight consts refer to the blob without data.
     The blob is planned into `blob` (a `BlobStream`'s, to write it while
-    printing), a new one by default.
+    printing), a new one by default; fp16 weights are written from
+    `prefetch`'s copies where it has made them.
     Errors (a weight missing or of the wrong shape or dtype, an op that is
     not a mil op or not in the target's opset) are `XdslAneError`s."""
     deployment = deployment_target(target)
@@ -618,7 +625,7 @@ def module_to_proto(
     parts: list[FunctionProto] = []
     value_names: dict[SSAValue, str] = {}
     for f, mil_name in zip(functions, mil_names):
-        writer = FunctionWriter(f, deployment, store, blob)
+        writer = FunctionWriter(f, deployment, store, blob, prefetch)
         part = writer.write()
         program.functions[mil_name].CopyFrom(part.function)
         parts.append(part)

@@ -37,6 +37,7 @@ import contextlib
 import logging
 import math
 import queue
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -153,17 +154,31 @@ class DeferredWeight:
     shape: tuple[int, ...]
     perm: tuple[int, ...] | None
     dtype: np.dtype
+    prefetch: Fp16Prefetch | None = None
+    """Where an fp16 copy of `array` may be ready (converted while the
+    passes ran)."""
 
     @property
     def size(self) -> int:
         return math.prod(self.shape)
 
-    def convert_into(self, buffer: np.ndarray) -> np.ndarray:
+    def flat_data(self, buffer: np.ndarray) -> np.ndarray:
+        """The data, flat: the prefetched copy itself where it is ready and
+        needs no transpose, else converted into `buffer` (`convert_into`)."""
+        copy = self.prefetch.copy_of(self.array) if self.prefetch else None
+        if copy is not None and self.perm is None:
+            return copy.reshape(-1)
+        return self.convert_into(buffer, copy)
+
+    def convert_into(
+        self, buffer: np.ndarray, source: np.ndarray | None = None
+    ) -> np.ndarray:
         """The data, flat, in the first `size` elements of the flat `buffer`
-        (of `dtype`): the view is read and cast in a single copy."""
-        source = (
-            self.array if self.perm is None else np.transpose(self.array, self.perm)
-        )
+        (of `dtype`): the view is read and cast in a single copy (from
+        `source`, an fp16 copy of `array`, where given)."""
+        source = self.array if source is None else source
+        if self.perm is not None:
+            source = np.transpose(source, self.perm)
         out = buffer[: self.size]
         np.copyto(out.reshape(source.shape), source, casting="same_kind")
         return out
@@ -171,6 +186,77 @@ class DeferredWeight:
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         value = self.convert_into(np.empty(self.size, self.dtype)).reshape(self.shape)
         return value if dtype is None else value.astype(dtype, copy=False)
+
+
+PREFETCH_BYTES = 1 << 30
+"""The most fp16 copies `Fp16Prefetch` makes."""
+PREFETCH_SWITCH_INTERVAL = 0.0005
+"""The interpreter's thread switch interval (s) while it converts."""
+
+
+_switching = threading.Lock()
+_converting = [0, 0.0]  # conversion threads running, the interval before them
+
+
+@contextlib.contextmanager
+def short_switch_interval() -> Iterator[None]:
+    """`PREFETCH_SWITCH_INTERVAL` while any prefetch converts: each
+    conversion starts and ends holding the GIL, which the passes' thread
+    hands over only every switch interval (5 ms by default), so the
+    converting thread would spend most of its time waiting."""
+    with _switching:
+        if _converting[0] == 0:
+            _converting[1] = sys.getswitchinterval()
+            sys.setswitchinterval(min(_converting[1], PREFETCH_SWITCH_INTERVAL))
+        _converting[0] += 1
+    try:
+        yield
+    finally:
+        with _switching:
+            _converting[0] -= 1
+            if _converting[0] == 0:
+                sys.setswitchinterval(_converting[1])
+
+
+class Fp16Prefetch:
+    """fp16 copies of float32 weights, made on a thread of its own while the
+    passes run (the passes use one core; converting needs no GIL), up to
+    `budget` bytes: the blob writer writes such a weight straight from its
+    copy, with nothing left to convert. `stop` ends the conversions (when
+    printing starts, those not made are converted as they are written);
+    `release` frees the copies once the package is written."""
+
+    def __init__(self, weights: Mapping[str, np.ndarray], budget: int = PREFETCH_BYTES):
+        self.copies: dict[int, np.ndarray] = {}
+        self.arrays = [
+            a
+            for a in weights.values()
+            if isinstance(a, np.ndarray) and a.dtype == np.float32
+        ]
+        self.budget = budget
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        used = 0
+        with short_switch_interval():
+            for array in self.arrays:
+                if self.stopped.is_set() or used + 2 * array.size > self.budget:
+                    return
+                self.copies[id(array)] = array.astype(np.float16)
+                used += 2 * array.size
+
+    def copy_of(self, array: np.ndarray) -> np.ndarray | None:
+        return self.copies.get(id(array))
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+    def release(self) -> None:
+        self.stop()
+        self.thread.join()
+        self.copies.clear()
 
 
 BlobData = np.ndarray | DeferredWeight
@@ -356,7 +442,7 @@ def blob_data(entry: BlobEntry, buffers: ConversionBuffers, slot: int) -> np.nda
     entry's dtype)."""
     dtype = BLOB_NUMPY_DTYPES[entry.dtype]
     if isinstance(entry.data, DeferredWeight):
-        return entry.data.convert_into(buffers.get(dtype, slot, entry.data.size))
+        return entry.data.flat_data(buffers.get(dtype, slot, entry.data.size))
     assert entry.data is not None
     return np.ascontiguousarray(entry.data, dtype).reshape(-1)
 
@@ -426,7 +512,11 @@ def weight_store(weights: Mapping[str, np.ndarray] | None) -> WeightStore | None
 
 
 def const_value(
-    op: mil.ConstOp, store: WeightStore | None, where: str, deferred: bool = False
+    op: mil.ConstOp,
+    store: WeightStore | None,
+    where: str,
+    deferred: bool = False,
+    prefetch: Fp16Prefetch | None = None,
 ) -> BlobData | None:
     """The value of a const as a numpy array of its type: the inline `val`,
     or its weight viewed and converted as the interpreter does — with
@@ -455,6 +545,7 @@ def const_value(
                 tuple(t.get_shape()),
                 None if perm is None else tuple(perm),
                 dtype,
+                prefetch if dtype == np.float16 else None,
             )
         # Anything else is converted now, or reported as WeightStore.get does.
     try:
