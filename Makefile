@@ -38,7 +38,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check xdsl_ane tests bench
 
 demo: $(STAMP)
-	$(BIN)/python -m xdsl_ane.models.demo
+	$(BIN)/python -m xdsl_ane.tools.demo
 
 # `make bench` (not part of `make test`): the test extra plus the bench extra
 # (torch, pinned, for coremltools' PyTorch frontend), behind a stamp of its own;

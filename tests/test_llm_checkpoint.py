@@ -12,7 +12,7 @@ import pytest
 from llm_checkpoints import reference_greedy, write_checkpoint
 
 from xdsl_ane.frontend.checkpoint import read_checkpoint
-from xdsl_ane.interpreter.state import StatefulRuntime
+from xdsl_ane.interpreter.core import StatefulRuntime
 from xdsl_ane.models.llm import LlmShape, build_llm, llm_config, llm_weights
 from xdsl_ane.tools.common import XdslAneError
 

@@ -35,21 +35,13 @@ import numpy as np
 from xdsl.dialects import builtin, func
 
 from xdsl_ane.diagnostics import did_you_mean, prefix_difference
+from xdsl_ane.errors import XdslAneError, first_line, reported
+from xdsl_ane.frontend.arrays import load_arrays
+from xdsl_ane.frontend.mlir import parse_module
 from xdsl_ane.locations import location
+from xdsl_ane.outputs import atomic_output, check_output
+from xdsl_ane.passes.driver import apply_passes, make_context, parse_pipeline, verify
 from xdsl_ane.progress import NO_PROGRESS, Progress
-from xdsl_ane.tools.common import (
-    XdslAneError,
-    apply_passes,
-    atomic_output,
-    check_output,
-    first_line,
-    load_arrays,
-    make_context,
-    parse_module,
-    parse_pipeline,
-    reported,
-    verify,
-)
 
 if TYPE_CHECKING:
     from xdsl_ane.passes.ane_lint import LintReport

@@ -3,6 +3,11 @@ diagnostic one line (a leaf module: every layer raises these)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from xdsl.utils.exceptions import DiagnosticException
+
 
 class XdslAneError(Exception):
     """The one exception type of xdsl-ane's tools and API: a user-facing error
@@ -46,3 +51,22 @@ def first_line(e: BaseException) -> str:
         if "does not verify:" in ln:
             return ln.split("does not verify:", 1)[1].strip()
     return lines[0] if lines else type(e).__name__
+
+
+@contextmanager
+def reported(where: str, source: str | None = None) -> Iterator[None]:
+    """Turns xDSL's diagnostics into an `XdslAneError` named by `where`, and
+    any other exception into an internal error; an `XdslAneError` that does
+    not name `source` (the input file) is prefixed with it."""
+    try:
+        yield
+    except XdslAneError as e:
+        if source is None or source in str(e):
+            raise
+        raise type(e)(f"{source}: {e}") from e.__cause__
+    except DiagnosticException as e:
+        raise XdslAneError(f"{where}: {first_line(e)}") from None
+    except MemoryError:
+        raise XdslAneError(f"{where}: out of memory") from None
+    except Exception as e:
+        raise internal_error(where, e) from e

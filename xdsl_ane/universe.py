@@ -20,10 +20,17 @@ def lazy(path: str):
     return load
 
 
+def mil_dialect():
+    """The mil dialect, with the canonicalization patterns that
+    `xdsl_ane.passes` registers for its ops."""
+    import_module("xdsl_ane.passes")
+    return import_module("xdsl_ane.dialects.mil").MIL
+
+
 XDSL_ANE_UNIVERSE = Universe(
     all_dialects={
         "rlx": lazy("xdsl_ane.dialects.rlx:RLX"),
-        "mil": lazy("xdsl_ane.dialects.mil:MIL"),
+        "mil": mil_dialect,
     },
     all_passes={
         "rlx-gqa-tile": lazy("xdsl_ane.passes.gqa_tile:RlxGqaTilePass"),

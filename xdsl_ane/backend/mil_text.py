@@ -78,6 +78,7 @@ from xdsl_ane.backend.weights import (
     weight_store,
 )
 from xdsl_ane.dialects import mil
+from xdsl_ane.dialects.dtypes import DTYPES
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.outputs import atomic_output
 
@@ -99,13 +100,7 @@ BUILD_INFO: tuple[tuple[str, str], ...] = (
 INDENT = " " * 8
 MODEL_FILE = "model.mil"
 
-NUMPY_TO_MIL: dict[np.dtype, str] = {
-    np.dtype(np.float16): "fp16",
-    np.dtype(np.float32): "fp32",
-    np.dtype(np.int32): "int32",
-    np.dtype(np.int8): "int8",
-    np.dtype(np.bool_): "bool",
-}
+NUMPY_TO_MIL: dict[np.dtype, str] = {d.numpy: d.mil for d in DTYPES if d.computes}
 """The MIL dtype of each numpy dtype of the project's element types."""
 
 RESERVED = frozenset(

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from xdsl_ane.backend.weights import (
     WEIGHT_FILE,
@@ -26,8 +26,20 @@ from xdsl_ane.backend.weights import (
 )
 from xdsl_ane.errors import XdslAneError
 
-if TYPE_CHECKING:
-    from xdsl_ane.backend.milproto import ProtoResult
+
+class ProtoResult(Protocol):
+    """What the writers here need of a printed model
+    (`milproto.ProtoResult`, which calls them)."""
+
+    spec: Any
+    """coremltools' `Model_pb2.Model`."""
+    blob: WeightBlob
+
+    @property
+    def has_weight_data(self) -> bool: ...
+
+    def write_weights(self, weights_dir: str | Path) -> Path: ...
+
 
 PACKAGE_SUFFIX = ".mlpackage"
 PROTO_FILE = "model.mlmodel"

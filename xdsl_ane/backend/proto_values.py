@@ -21,6 +21,7 @@ from xdsl_ane.backend.weights import (
     quiet_coremltools,
 )
 from xdsl_ane.dialects.dense import numpy_dtype_of
+from xdsl_ane.dialects.dtypes import BY_MIL, DTYPES, WHOLE_BYTE
 from xdsl_ane.dialects.mil.base import MIL_STORAGE_DTYPES
 from xdsl_ane.errors import XdslAneError
 
@@ -28,33 +29,13 @@ with quiet_coremltools():
     from coremltools.proto import FeatureTypes_pb2, MIL_pb2, Model_pb2
 
 NUMPY_TO_MIL: dict[np.dtype, str] = {
-    np.dtype(np.float16): "fp16",
-    np.dtype(np.float32): "fp32",
-    np.dtype(np.int8): "int8",
-    np.dtype(np.uint8): "uint8",
-    np.dtype(np.int16): "int16",
-    np.dtype(np.uint16): "uint16",
-    np.dtype(np.int32): "int32",
-    np.dtype(np.uint32): "uint32",
-    np.dtype(np.bool_): "bool",
+    d.numpy: d.mil for d in (*WHOLE_BYTE, BY_MIL["bool"])
 }
+"""The MIL dtype of an array of each numpy dtype (a sub-byte dtype's holder
+is named by the value's type instead)."""
 MIL_DATA_TYPES: dict[str, int] = {
-    "fp16": MIL_pb2.FLOAT16,
-    "fp32": MIL_pb2.FLOAT32,
-    "int8": MIL_pb2.INT8,
-    "uint8": MIL_pb2.UINT8,
-    "int16": MIL_pb2.INT16,
-    "uint16": MIL_pb2.UINT16,
-    "int32": MIL_pb2.INT32,
-    "uint32": MIL_pb2.UINT32,
-    "bool": MIL_pb2.BOOL,
+    **{d.mil: getattr(MIL_pb2, d.proto) for d in DTYPES},
     "string": MIL_pb2.STRING,
-    "int4": MIL_pb2.INT4,
-    "uint1": MIL_pb2.UINT1,
-    "uint2": MIL_pb2.UINT2,
-    "uint3": MIL_pb2.UINT3,
-    "uint4": MIL_pb2.UINT4,
-    "uint6": MIL_pb2.UINT6,
 }
 ARRAY_DATA_TYPES: dict[str, int] = {
     "fp16": FeatureTypes_pb2.ArrayFeatureType.FLOAT16,

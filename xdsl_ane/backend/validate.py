@@ -41,34 +41,19 @@ import numpy as np
 from google.protobuf.message import Message
 
 from xdsl_ane.backend.mlpackage import discard_temporary_package
+from xdsl_ane.backend.proto_values import ARRAY_DATA_TYPES, MIL_DATA_TYPES
 from xdsl_ane.backend.state_proto import number_state_updates
 from xdsl_ane.backend.weights import WEIGHT_FILE, BlobFile, quiet_coremltools
+from xdsl_ane.dialects.dtypes import DTYPES
 from xdsl_ane.errors import XdslAneError
 
 with quiet_coremltools():
     from coremltools.proto import FeatureTypes_pb2, MIL_pb2, Model_pb2
 
 OPSETS = {7: "CoreML6", 8: "CoreML7", 9: "CoreML8", 10: "CoreML9"}
-ARRAY_TYPE_OF_MIL = {
-    MIL_pb2.FLOAT16: FeatureTypes_pb2.ArrayFeatureType.FLOAT16,
-    MIL_pb2.FLOAT32: FeatureTypes_pb2.ArrayFeatureType.FLOAT32,
-    MIL_pb2.INT32: FeatureTypes_pb2.ArrayFeatureType.INT32,
-}
+ARRAY_TYPE_OF_MIL = {MIL_DATA_TYPES[m]: a for m, a in ARRAY_DATA_TYPES.items()}
 BLOB_DTYPE_OF_MIL = {
-    MIL_pb2.FLOAT16: "fp16",
-    MIL_pb2.FLOAT32: "fp32",
-    MIL_pb2.INT8: "int8",
-    MIL_pb2.UINT8: "uint8",
-    MIL_pb2.INT16: "int16",
-    MIL_pb2.UINT16: "uint16",
-    MIL_pb2.INT32: "int32",
-    MIL_pb2.UINT32: "uint32",
-    MIL_pb2.INT4: "int4",
-    MIL_pb2.UINT1: "uint1",
-    MIL_pb2.UINT2: "uint2",
-    MIL_pb2.UINT3: "uint3",
-    MIL_pb2.UINT4: "uint4",
-    MIL_pb2.UINT6: "uint6",
+    getattr(MIL_pb2, d.proto): d.mil for d in DTYPES if d.mil != "bool"
 }
 MAX_DIFFERENCES = 20
 

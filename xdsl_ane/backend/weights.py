@@ -50,6 +50,7 @@ from xdsl.dialects.builtin import TensorType
 
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy
+from xdsl_ane.dialects.dtypes import DTYPES
 from xdsl_ane.dialects.typing import ints_prop
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interpreter.core import InterpretationError, WeightStore, numpy_dtype
@@ -90,34 +91,17 @@ INLINE_LIMIT = 10
 `should_use_weight_file`)."""
 
 BLOB_NUMPY_DTYPES: dict[str, np.dtype] = {
-    "fp16": np.dtype("<f2"),
-    "fp32": np.dtype("<f4"),
-    "int8": np.dtype("i1"),
-    "uint8": np.dtype("u1"),
-    "int16": np.dtype("<i2"),
-    "uint16": np.dtype("<u2"),
-    "int32": np.dtype("<i4"),
-    "uint32": np.dtype("<u4"),
+    d.mil: d.numpy for d in DTYPES if d.mil != "bool"
 }
-"""The MIL dtypes a blob tensor can have (of the whole-byte ones coremltools
-writes), with their little-endian numpy dtypes."""
+"""The MIL dtypes a blob tensor can have (those coremltools' blob writers
+take), with the little-endian numpy dtypes that hold their values."""
 
-SUB_BYTE_BITS: dict[str, int] = {
-    "int4": 4,
-    "uint1": 1,
-    "uint2": 2,
-    "uint3": 3,
-    "uint4": 4,
-    "uint6": 6,
-}
+SUB_BYTE_BITS: dict[str, int] = {d.mil: d.bits for d in DTYPES if d.sub_byte}
 """The sub-byte dtypes of compressed weight data and their widths. The blob
 packs them (coremltools' write_int4_data, write_uint4_data, ...: element i
 in bits [i·w, (i+1)·w), little-endian); numpy holds them unpacked, one value
 per int8 (int4) or uint8 element. coremltools puts them in the blob as it
 does their holding dtype (at least 10 elements), iOS18 only having them."""
-BLOB_NUMPY_DTYPES.update(
-    {name: np.dtype("i1" if name == "int4" else "u1") for name in SUB_BYTE_BITS}
-)
 
 _IOS18_SPECIFICATION_VERSION = 9
 

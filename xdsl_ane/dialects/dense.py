@@ -7,24 +7,10 @@ import numpy as np
 from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
 from xdsl.ir import Attribute
 
-from xdsl_ane.dialects.typing import element_name, tensor
+from xdsl_ane.dialects.dtypes import numpy_dtype_of
+from xdsl_ane.dialects.typing import tensor
 
-NUMPY_DTYPES = {
-    "f32": np.dtype("<f4"),
-    "f16": np.dtype("<f2"),
-    "i32": np.dtype("<i4"),
-    "i8": np.dtype("i1"),
-    "i1": np.dtype(np.bool_),
-    "i4": np.dtype("i1"),
-    **{f"ui{width}": np.dtype("u1") for width in (1, 2, 3, 4, 6, 8)},
-}
-
-
-def numpy_dtype_of(element_type: Attribute) -> np.dtype:
-    name = element_name(element_type)
-    if name not in NUMPY_DTYPES:
-        raise ValueError(f"no numpy dtype for element type {element_type}")
-    return NUMPY_DTYPES[name]
+__all__ = ["dense_from_numpy", "dense_to_numpy", "numpy_dtype_of"]
 
 
 def dense_from_numpy(

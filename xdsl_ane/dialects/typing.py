@@ -23,14 +23,10 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     IntegerType,
-    Signedness,
     StringAttr,
     TensorType,
-    f16,
     f32,
     i1,
-    i8,
-    i32,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -38,23 +34,17 @@ from xdsl.irdl import IRDLOperation, VerificationContext, irdl_to_attr_constrain
 from xdsl.traits import OpTrait
 from xdsl.utils.exceptions import VerifyException
 
+from xdsl_ane.dialects.dtypes import DTYPES
+
 Shape = tuple[int, ...]
 
 ELEMENT_TYPES: dict[str, Attribute] = {
-    "f32": f32,
-    "f16": f16,
-    "i32": i32,
-    "i8": i8,
-    "i1": i1,
+    d.mlir: d.element for d in DTYPES if d.computes and d.element is not None
 }
 """The element types the project supports, by their MLIR spelling."""
 
 STORAGE_ELEMENT_TYPES: dict[str, Attribute] = {
-    "i4": IntegerType(4),
-    **{
-        f"ui{width}": IntegerType(width, Signedness.UNSIGNED)
-        for width in (1, 2, 3, 4, 6, 8)
-    },
+    d.mlir: d.element for d in DTYPES if not d.computes and d.element is not None
 }
 """Element types of compressed weight data only (the data of
 `constexpr_blockwise_shift_scale`, the indices of `constexpr_lut_to_dense`):

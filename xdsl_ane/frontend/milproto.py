@@ -23,26 +23,17 @@ import numpy as np
 from xdsl.dialects import builtin
 
 from xdsl_ane.backend.mil_text import mil_literal, mil_string, type_text
+from xdsl_ane.backend.proto_values import BYTES_DTYPES, MIL_DATA_TYPES
 from xdsl_ane.backend.weights import quiet_coremltools
+from xdsl_ane.dialects.dtypes import BY_MIL
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.mil_text import parse_mil_text, read_mil_file
 
 with quiet_coremltools():
     from coremltools.proto import MIL_pb2, Model_pb2
 
-DTYPE_NAMES = {
-    MIL_pb2.FLOAT16: "fp16",
-    MIL_pb2.FLOAT32: "fp32",
-    MIL_pb2.INT8: "int8",
-    MIL_pb2.UINT8: "uint8",
-    MIL_pb2.INT16: "int16",
-    MIL_pb2.UINT16: "uint16",
-    MIL_pb2.INT32: "int32",
-    MIL_pb2.UINT32: "uint32",
-    MIL_pb2.BOOL: "bool",
-    MIL_pb2.STRING: "string",
-}
-BYTES_NUMPY = {"fp16": np.float16, "int8": np.int8, "uint8": np.uint8}
+DTYPE_NAMES = {number: name for name, number in MIL_DATA_TYPES.items()}
+BYTES_NUMPY = {name: BY_MIL[name].numpy for name in BYTES_DTYPES}
 """Immediate values stored as raw little-endian bytes."""
 
 

@@ -1,9 +1,10 @@
-"""Shared machinery of the numpy interpreter for rlx and mil.
-
-Runtime values are numpy arrays whose dtype matches the tensor's element type
-(f32 -> float32, f16 -> float16, i32 -> int32, i8 -> int8, i1 -> bool); f16
-results are computed in float16. Weights (`rlx.param`, `mil.const weight=`)
-come from a `WeightStore` handed to the interpreter functions.
+"""The runner of the numpy interpreter for rlx and mil: one function of a
+module on numpy inputs (`run_function`), reproducible random inputs, and
+`StatefulRuntime`, which owns one buffer per state name and hands the same
+buffers to every call of every function of a module, so what a `prefill`
+call stores in the KV cache is what the next `decode` call reads, as Core ML
+does with the states of one model. The values and weights it works on are
+those of `interpreter.values` (re-exported here).
 """
 
 from __future__ import annotations
@@ -12,135 +13,47 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    Float16Type,
-    Float32Type,
-    IntegerType,
-    Signedness,
-    TensorType,
-)
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
-from xdsl.ir import Attribute
-from xdsl.utils.exceptions import DiagnosticException
 
-from xdsl_ane.diagnostics import did_you_mean
+from xdsl_ane.dialects.state_type import StateTypeBase, is_state
+from xdsl_ane.interpreter.mil import MilFunctions
+from xdsl_ane.interpreter.rlx import RlxFunctions
+from xdsl_ane.interpreter.state import (
+    StateBuffer,
+    StateFunctions,
+    check_state_argument,
+)
+from xdsl_ane.interpreter.values import (
+    InterpretationError,
+    WeightStore,
+    check_value,
+    dense_to_numpy,
+    find_function,
+    numpy_dtype,
+    random_array,
+    weight_view,
+)
 
-
-class InterpretationError(DiagnosticException):
-    """A runtime failure of the interpreter: missing or mis-shaped input or
-    weight, or an op without an implementation."""
-
-
-def numpy_dtype(element_type: Attribute) -> np.dtype:
-    """The numpy dtype that holds values of an MLIR element type."""
-    if isinstance(element_type, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(element_type, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(element_type, IntegerType):
-        width = element_type.width.data
-        unsigned = element_type.signedness.data == Signedness.UNSIGNED
-        if width == 1 and not unsigned:
-            return np.dtype(np.bool_)
-        if width < 8:  # compressed weight data: int4 in int8, uint1..6 in uint8
-            return np.dtype(np.uint8 if unsigned else np.int8)
-        if width in (8, 16, 32, 64):
-            return np.dtype(f"{'u' if unsigned else ''}int{width}")
-    raise InterpretationError(f"unsupported element type {element_type}")
-
-
-def dense_to_numpy(attr: DenseIntOrFPElementsAttr) -> np.ndarray:
-    """The value of a dense elements attribute as a numpy array of its type."""
-    t = attr.type
-    assert isinstance(t, TensorType)
-    dtype = numpy_dtype(t.element_type)
-    values = attr.get_values()
-    shape = t.get_shape()
-    if len(values) == 1 and len(shape) > 0 and np.prod(shape) != 1:
-        return np.full(shape, values[0], dtype=dtype)
-    return np.asarray(values, dtype=dtype).reshape(shape)
-
-
-def check_value(what: str, value: np.ndarray, t: Attribute) -> np.ndarray:
-    """Checks that a runtime array matches the tensor type `t` exactly."""
-    if not isinstance(t, TensorType):
-        raise InterpretationError(f"{what} has type {t}; only tensors are supported")
-    shape = t.get_shape()
-    dtype = numpy_dtype(t.element_type)
-    if not isinstance(value, np.ndarray):
-        raise InterpretationError(f"{what} is not an array")
-    if tuple(value.shape) != tuple(shape):
-        raise InterpretationError(
-            f"{what} has shape {list(value.shape)}, expected {list(shape)}"
-        )
-    if value.dtype != dtype:
-        raise InterpretationError(f"{what} has dtype {value.dtype}, expected {dtype}")
-    return value
-
-
-class WeightStore:
-    """Named weight tensors for `rlx.param` and `mil.const weight=` ops."""
-
-    def __init__(self, weights: Mapping[str, np.ndarray] | None = None):
-        self.weights = dict(weights or {})
-
-    def get(
-        self,
-        name: str,
-        t: Attribute,
-        op_name: str,
-        file_shape: Sequence[int] | None = None,
-        perm: Sequence[int] | None = None,
-    ) -> np.ndarray:
-        """The weight `name` as a value of type `t`. The file's tensor must
-        have `file_shape` (default: t's shape); it is transposed by `perm`
-        and reshaped to t's shape (see mil.const's weight views)."""
-        if name not in self.weights:
-            raise InterpretationError(
-                f"{op_name}: weight '{name}' is not in the weights file"
-            )
-        value = self.weights[name]
-        assert isinstance(t, TensorType)
-        expected = tuple(t.get_shape() if file_shape is None else file_shape)
-        if tuple(value.shape) != expected:
-            raise InterpretationError(
-                f"{op_name}: weight '{name}' has shape {list(value.shape)}, "
-                f"the IR declares {list(expected)}"
-            )
-        value = weight_view(value, t.get_shape(), perm)
-        dtype = numpy_dtype(t.element_type)
-        if value.dtype != dtype:
-            # A float weight may be stored at another precision (fp32 data for
-            # an f16 program); anything else is a mismatch.
-            if value.dtype.kind == "f" and dtype.kind == "f":
-                return value.astype(dtype)
-            raise InterpretationError(
-                f"{op_name}: weight '{name}' has dtype {value.dtype}, the IR "
-                f"declares {dtype}"
-            )
-        return value
-
-
-def weight_view(
-    value: np.ndarray, shape: Sequence[int], perm: Sequence[int] | None
-) -> np.ndarray:
-    """A weights-file tensor as a const sees it: transposed by `perm`, then
-    reshaped row-major to `shape` (the one definition of weight views, used
-    by the interpreter and the weight writers)."""
-    if perm is not None:
-        value = np.transpose(value, perm)
-    return np.ascontiguousarray(value).reshape(tuple(shape))
+__all__ = [
+    "InterpretationError",
+    "StatefulRuntime",
+    "WeightStore",
+    "check_value",
+    "dense_to_numpy",
+    "find_function",
+    "numpy_dtype",
+    "random_array",
+    "random_inputs",
+    "run_function",
+    "weight_view",
+]
 
 
 def random_inputs(function: func.FuncOp, seed: int) -> list[np.ndarray]:
     """Reproducible random arguments for `function`: floats from N(0, 1),
     integers in [0, 8), booleans uniformly; a state gets a `StateBuffer`
     holding such values."""
-    from xdsl_ane.dialects.state_type import StateTypeBase
-    from xdsl_ane.interpreter.state import StateBuffer
-
     rng = np.random.default_rng(seed)
     out = []
     for t in function.function_type.inputs.data:
@@ -149,36 +62,6 @@ def random_inputs(function: func.FuncOp, seed: int) -> list[np.ndarray]:
         else:
             out.append(random_array(rng, t))
     return out
-
-
-def random_array(rng: np.random.Generator, t: Attribute) -> np.ndarray:
-    if not isinstance(t, TensorType):
-        raise InterpretationError(
-            f"no random value of type {t}; only tensors are supported"
-        )
-    shape = t.get_shape()
-    dtype = numpy_dtype(t.element_type)
-    if dtype.kind == "f":
-        return rng.standard_normal(shape).astype(dtype)
-    if dtype.kind == "b":
-        return rng.random(shape) < 0.5
-    return rng.integers(0, 8, size=shape).astype(dtype)
-
-
-def find_function(module: builtin.ModuleOp, name: str | None) -> func.FuncOp:
-    functions = [op for op in module.walk() if isinstance(op, func.FuncOp)]
-    if not functions:
-        raise InterpretationError("the module has no func.func to run")
-    if name is None:
-        return functions[0]
-    for f in functions:
-        if f.sym_name.data == name:
-            return f
-    known = [f.sym_name.data for f in functions]
-    raise InterpretationError(
-        f"no function named '{name}'{did_you_mean(name, known)} (the module has "
-        f"{', '.join(known)})"
-    )
 
 
 def run_function(
@@ -191,11 +74,6 @@ def run_function(
     results. Inputs must match the argument types exactly; a state
     argument takes a `StateBuffer`, which the call reads and updates
     (`interpreter.state.StatefulRuntime` keeps them across calls)."""
-    from xdsl_ane.dialects.state_type import is_state
-    from xdsl_ane.interpreter.mil import MilFunctions
-    from xdsl_ane.interpreter.rlx import RlxFunctions
-    from xdsl_ane.interpreter.state import StateFunctions, check_state_argument
-
     f = find_function(module, function)
     arg_types = f.function_type.inputs.data
     if len(inputs) != len(arg_types):
@@ -215,3 +93,56 @@ def run_function(
     interpreter.register_implementations(StateFunctions())
     results = interpreter.call_op(f, tuple(inputs))
     return [np.asarray(r) for r in results]
+
+
+class StatefulRuntime:
+    """Runs the functions of one module with states that persist across
+    calls: each state argument, by name, gets one buffer (zeros at first)
+    that every call of every function receives."""
+
+    def __init__(
+        self,
+        module: builtin.ModuleOp,
+        weights: Mapping[str, np.ndarray] | None = None,
+    ):
+        self.module = module
+        self.weights = weights
+        self.states: dict[str, StateBuffer] = {}
+
+    def state(self, name: str, t: StateTypeBase) -> StateBuffer:
+        buffer = self.states.get(name)
+        if buffer is None:
+            buffer = self.states[name] = StateBuffer(t)
+        elif buffer.type.wrapped != t.wrapped:
+            raise InterpretationError(
+                f"state '{name}' is {buffer.type.wrapped} in one function and "
+                f"{t.wrapped} in another"
+            )
+        return buffer
+
+    def reset(self) -> None:
+        """Forgets every state (the next call starts from zeros)."""
+        self.states.clear()
+
+    def call(
+        self, function: str | None, inputs: Sequence[np.ndarray]
+    ) -> list[np.ndarray]:
+        """Calls `function` with `inputs` for its non-state arguments, in
+        order; state arguments get the runtime's buffers."""
+        f = find_function(self.module, function)
+        args: list[object] = []
+        given = list(inputs)
+        for i, arg in enumerate(f.body.block.args):
+            if isinstance(arg.type, StateTypeBase):
+                args.append(self.state(arg.name_hint or f"arg{i}", arg.type))
+            else:
+                if not given:
+                    raise InterpretationError(
+                        f"@{f.sym_name.data}: too few inputs (argument {i} missing)"
+                    )
+                args.append(given.pop(0))
+        if given:
+            raise InterpretationError(
+                f"@{f.sym_name.data}: {len(given)} input(s) more than its arguments"
+            )
+        return run_function(self.module, args, self.weights, f.sym_name.data)

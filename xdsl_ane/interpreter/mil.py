@@ -44,11 +44,6 @@ from xdsl_ane.dialects.typing import (
     ints_prop,
     str_prop,
 )
-from xdsl_ane.interpreter.core import (
-    InterpretationError,
-    WeightStore,
-    dense_to_numpy,
-)
 from xdsl_ane.interpreter.numerics import (
     Array,
     Compute,
@@ -69,6 +64,11 @@ from xdsl_ane.interpreter.numerics import (
     total,
 )
 from xdsl_ane.interpreter.numerics import family_impls as shared_family_impls
+from xdsl_ane.interpreter.values import (
+    InterpretationError,
+    WeightStore,
+    dense_to_numpy,
+)
 
 
 def mil_impl(op_type: type[Operation]) -> Callable[[Compute], Any]:

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.interpreter import Interpreter, PythonValues, impl
 from xdsl.ir import Operation
 
-from xdsl_ane.interpreter.core import check_value, numpy_dtype
+from xdsl_ane.interpreter.values import check_value, numpy_dtype
 
 Array = np.ndarray
 Compute = Callable[..., Any]

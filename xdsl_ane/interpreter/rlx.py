@@ -43,11 +43,6 @@ from xdsl_ane.dialects.typing import (
     ints_prop,
     str_prop,
 )
-from xdsl_ane.interpreter.core import (
-    InterpretationError,
-    WeightStore,
-    dense_to_numpy,
-)
 from xdsl_ane.interpreter.numerics import (
     GELU_TANH_CUBIC,
     SQRT_2_OVER_PI,
@@ -70,6 +65,11 @@ from xdsl_ane.interpreter.numerics import (
 )
 from xdsl_ane.interpreter.numerics import family_impls as shared_family_impls
 from xdsl_ane.interpreter.numerics import result_dtype as numeric_result_dtype
+from xdsl_ane.interpreter.values import (
+    InterpretationError,
+    WeightStore,
+    dense_to_numpy,
+)
 
 
 def rlx_impl(op_type: type[Operation]) -> Callable[[Compute], Any]:

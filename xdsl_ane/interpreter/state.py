@@ -1,12 +1,9 @@
-"""Numpy semantics of the state ops and their companions (rlx and mil), and
-the runtime that keeps states across calls.
+"""Numpy semantics of the state ops and their companions (rlx and mil).
 
 A state argument is passed as a `StateBuffer`, a mutable holder of one
 array: `read_state` returns a copy of what it holds, `write_state` /
-`coreml_update_state` replace it. `StatefulRuntime` owns one buffer per
-state name and hands the same buffers to every call of every function of a
-module, so what a `prefill` call stores in the KV cache is what the next
-`decode` call reads, as Core ML does with the states of one model.
+`coreml_update_state` replace it (`interpreter.core.StatefulRuntime`
+keeps one buffer per state name across calls).
 
 `slice_update` writes `update` at a runtime `begin` (end = begin +
 update's shape); a slice that leaves the input is an `InterpretationError`
@@ -16,23 +13,20 @@ the first index of the largest value, as int32.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 import numpy as np
-from xdsl.dialects import builtin, func
+from xdsl.dialects import func
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.ir import Attribute
 
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.state_type import StateTypeBase
 from xdsl_ane.dialects.typing import bool_prop, int_prop
-from xdsl_ane.interpreter.core import (
+from xdsl_ane.interpreter.numerics import checked_impl
+from xdsl_ane.interpreter.values import (
     InterpretationError,
     check_value,
-    find_function,
     numpy_dtype,
 )
-from xdsl_ane.interpreter.numerics import checked_impl
 
 
 class StateBuffer:
@@ -134,58 +128,3 @@ def state_arguments(function: func.FuncOp) -> dict[str, StateTypeBase]:
         if isinstance(arg.type, StateTypeBase):
             states[arg.name_hint or f"arg{i}"] = arg.type
     return states
-
-
-class StatefulRuntime:
-    """Runs the functions of one module with states that persist across
-    calls: each state argument, by name, gets one buffer (zeros at first)
-    that every call of every function receives."""
-
-    def __init__(
-        self,
-        module: builtin.ModuleOp,
-        weights: Mapping[str, np.ndarray] | None = None,
-    ):
-        self.module = module
-        self.weights = weights
-        self.states: dict[str, StateBuffer] = {}
-
-    def state(self, name: str, t: StateTypeBase) -> StateBuffer:
-        buffer = self.states.get(name)
-        if buffer is None:
-            buffer = self.states[name] = StateBuffer(t)
-        elif buffer.type.wrapped != t.wrapped:
-            raise InterpretationError(
-                f"state '{name}' is {buffer.type.wrapped} in one function and "
-                f"{t.wrapped} in another"
-            )
-        return buffer
-
-    def reset(self) -> None:
-        """Forgets every state (the next call starts from zeros)."""
-        self.states.clear()
-
-    def call(
-        self, function: str | None, inputs: Sequence[np.ndarray]
-    ) -> list[np.ndarray]:
-        """Calls `function` with `inputs` for its non-state arguments, in
-        order; state arguments get the runtime's buffers."""
-        from xdsl_ane.interpreter.core import run_function
-
-        f = find_function(self.module, function)
-        args: list[object] = []
-        given = list(inputs)
-        for i, arg in enumerate(f.body.block.args):
-            if isinstance(arg.type, StateTypeBase):
-                args.append(self.state(arg.name_hint or f"arg{i}", arg.type))
-            else:
-                if not given:
-                    raise InterpretationError(
-                        f"@{f.sym_name.data}: too few inputs (argument {i} missing)"
-                    )
-                args.append(given.pop(0))
-        if given:
-            raise InterpretationError(
-                f"@{f.sym_name.data}: {len(given)} input(s) more than its arguments"
-            )
-        return run_function(self.module, args, self.weights, f.sym_name.data)

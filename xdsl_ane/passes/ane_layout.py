@@ -47,10 +47,18 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy
-from xdsl_ane.dialects.typing import bool_prop, int_prop, ints_attr, ints_prop, tensor
+from xdsl_ane.dialects.mil.builders import const_op
+from xdsl_ane.dialects.typing import (
+    bool_prop,
+    element_type_of,
+    int_prop,
+    ints_attr,
+    ints_prop,
+    shape_of,
+    tensor,
+)
 from xdsl_ane.locations import copy_location, where
 from xdsl_ane.passes.layouts import Layout, LayoutError, layout_of
-from xdsl_ane.passes.rlx_to_mil.emit import const_op, element_type_of, shape_of
 
 UNARY = (
     mil.ReluOp, mil.SigmoidOp, mil.TanhOp, mil.ExpOp, mil.SqrtOp, mil.SinOp,

@@ -1,7 +1,7 @@
 """Canonicalization patterns of the mil dialect, run by xDSL's stock
-`canonicalize` pass. Each mil op family lists its patterns through a
-`HasCanonicalizationPatternsTrait` in `xdsl_ane.dialects.mil`, which imports
-this module when the pass asks (this module imports the dialect).
+`canonicalize` pass. Each mil op family has a canonicalization trait in
+`xdsl_ane.dialects.mil`; this module registers the trait's patterns when it
+is imported (`xdsl_ane.passes` imports it), at the end below.
 
 | pattern                        | rewrite                                              |
 |--------------------------------|------------------------------------------------------|
@@ -37,6 +37,19 @@ from xdsl.utils.exceptions import InterpretationError as XdslInterpretationError
 
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy, dense_to_numpy
+from xdsl_ane.dialects.mil.base import (
+    ConstantFoldingCanonicalization,
+    register_canonicalization,
+)
+from xdsl_ane.dialects.mil.elementwise import (
+    ElementwiseCanonicalization,
+    EpsilonCanonicalization,
+)
+from xdsl_ane.dialects.mil.shape import (
+    ConcatCanonicalization,
+    ReshapeCanonicalization,
+    TransposeCanonicalization,
+)
 from xdsl_ane.dialects.typing import (
     OpTypeError,
     bool_prop,
@@ -508,3 +521,30 @@ class FoldAddIntoEpsilon(RewritePattern):
             new = type(op)(x, epsilon=float(value.reshape(())) + epsilon)
             rewriter.replace(op, new)
             return
+
+
+def register() -> None:
+    """The patterns of each mil canonicalization trait."""
+    register_canonicalization(ConstantFoldingCanonicalization, FoldConstantOp())
+    register_canonicalization(
+        ElementwiseCanonicalization, SinkLayoutThroughElementwise()
+    )
+    register_canonicalization(
+        EpsilonCanonicalization, SinkLayoutThroughElementwise(), FoldAddIntoEpsilon()
+    )
+    register_canonicalization(
+        ReshapeCanonicalization,
+        RemoveIdentityReshape(),
+        ComposeReshapes(),
+        FoldReshapeOfWeight(),
+    )
+    register_canonicalization(
+        TransposeCanonicalization,
+        RemoveIdentityTranspose(),
+        ComposeTransposes(),
+        FoldTransposeOfWeight(),
+    )
+    register_canonicalization(ConcatCanonicalization, ConcatInSourceView())
+
+
+register()

@@ -63,19 +63,21 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy, dense_to_numpy
+from xdsl_ane.dialects.mil.builders import const_op
 from xdsl_ane.dialects.mil.reduction import reduction_axes
 from xdsl_ane.dialects.typing import (
     OpTypeError,
     bool_prop,
+    element_type_of,
     f32_attr,
     float_prop,
     ints_prop,
     product,
+    shape_of,
     tensor,
 )
 from xdsl_ane.locations import copy_location, location_keeper, where
 from xdsl_ane.passes.rlx_to_mil.attention import MASKED
-from xdsl_ane.passes.rlx_to_mil.emit import const_op, element_type_of, shape_of
 
 FP16_MAX = float(np.finfo(np.float16).max)
 """65504, the largest finite fp16 value."""

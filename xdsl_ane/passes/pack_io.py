@@ -50,8 +50,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects import mil
-from xdsl_ane.dialects.typing import tensor
-from xdsl_ane.passes.rlx_to_mil.emit import shape_of
+from xdsl_ane.dialects.typing import shape_of, tensor
 
 PACKING_ATTRIBUTE = "ane.packing"
 

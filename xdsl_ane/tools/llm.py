@@ -166,7 +166,7 @@ def compile_llm(
     `mil-compress-weights`, the LM head as `compress_head` and the
     embedding table as `compress_embedding` (as in `xdsl_ane.compile`).
     Errors are one-line `XdslAneError`s naming the file, tensor or field."""
-    import xdsl_ane
+    from xdsl_ane.api import compile as compile_module
     from xdsl_ane.frontend.checkpoint import read_checkpoint
     from xdsl_ane.models.llm import (
         ANE_MAX_DIM,
@@ -209,7 +209,7 @@ def compile_llm(
     def compiled_part(part_shape: LlmShape):
         module = build_llm(config, part_shape)
         weights = llm_weights(ck, config, part_shape, module)
-        compiled = xdsl_ane.compile(
+        compiled = compile_module(
             module,
             weights=weights,
             compress=compress,
@@ -274,7 +274,7 @@ class PackageRunner:
 
     def __init__(self, path: str | Path):
         from xdsl_ane.frontend.milproto import read_compiled
-        from xdsl_ane.interpreter.state import StatefulRuntime
+        from xdsl_ane.interpreter.core import StatefulRuntime
 
         path = Path(path)
         record = split_record(path)

@@ -30,8 +30,8 @@ from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from xdsl_ane.dialects.dtypes import BY_ELEMENT, DTYPES
 from xdsl_ane.dialects.typing import (
-    STORAGE_ELEMENT_TYPES,
     InferredTypeOp,
     KnownAttributesOnly,
     OpTypeError,
@@ -59,18 +59,13 @@ FLOAT_INT32_BOOL = (f16, f32, i32, i1)
 ANY_TYPE = (f16, f32, i32, i8, i1)
 
 MIL_DTYPES: dict[str, Attribute] = {
-    "fp16": f16,
-    "fp32": f32,
-    "int32": i32,
-    "int8": i8,
-    "bool": i1,
+    d.mil: d.element for d in DTYPES if d.computes and d.element is not None
 }
 """MIL's dtype strings (cast's `dtype`, quantize's `output_dtype`) for the
 element types we support."""
 
 MIL_STORAGE_DTYPES: dict[str, Attribute] = {
-    "int4": STORAGE_ELEMENT_TYPES["i4"],
-    **{f"uint{w}": STORAGE_ELEMENT_TYPES[f"ui{w}"] for w in (1, 2, 3, 4, 6, 8)},
+    d.mil: d.element for d in DTYPES if not d.computes and d.element is not None
 }
 """MIL's dtypes of compressed weight data (consts feeding the iOS18
 constexpr ops), which no computing op takes."""
@@ -79,10 +74,10 @@ constexpr ops), which no computing op takes."""
 def mil_dtype_name(element_type: Attribute) -> str:
     """MIL's dtype string of a supported element type ("fp16", "int32",
     "uint4", ...)."""
-    for name, t in (*MIL_DTYPES.items(), *MIL_STORAGE_DTYPES.items()):
-        if t == element_type:
-            return name
-    raise ValueError(f"no MIL dtype for {element_name(element_type)}")
+    found = BY_ELEMENT.get(element_type)
+    if found is None:
+        raise ValueError(f"no MIL dtype for {element_name(element_type)}")
+    return found.mil
 
 
 def require_element_type(
@@ -156,16 +151,30 @@ def is_compile_time_constant(value: SSAValue) -> bool:
     return True
 
 
-class ConstantFoldingCanonicalization(HasCanonicalizationPatternsTrait):
-    """Every mil op folds into a `mil.const` when its operands are inline
-    consts. The patterns live in `xdsl_ane.passes.canonicalization`, imported
-    when `canonicalize` asks for them (that module imports this dialect)."""
+CANONICALIZATION_PATTERNS: dict[type[HasCanonicalizationPatternsTrait], tuple] = {}
+"""The patterns of each canonicalization trait of the mil ops. They fold
+with the interpreter, a layer above the dialect, so they are registered from
+there: `xdsl_ane.passes.canonicalization` (imported with `xdsl_ane.passes`,
+and by the `mil` dialect's entry in `xdsl_ane.universe`)."""
+
+
+def register_canonicalization(
+    trait: type[HasCanonicalizationPatternsTrait], *patterns: RewritePattern
+) -> None:
+    CANONICALIZATION_PATTERNS[trait] = patterns
+
+
+class MilCanonicalization(HasCanonicalizationPatternsTrait):
+    """A family's canonicalization patterns, as registered for its trait."""
 
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from xdsl_ane.passes.canonicalization import FoldConstantOp
+        return CANONICALIZATION_PATTERNS.get(cls, ())
 
-        return (FoldConstantOp(),)
+
+class ConstantFoldingCanonicalization(MilCanonicalization):
+    """Every mil op folds into a `mil.const` when its operands are inline
+    consts."""
 
 
 class MilOp(InferredTypeOp, ABC):

@@ -25,8 +25,6 @@ from xdsl.irdl import (
     result_def,
     traits_def,
 )
-from xdsl.pattern_rewriter import RewritePattern
-from xdsl.traits import HasCanonicalizationPatternsTrait
 
 from xdsl_ane.dialects.mil.base import (
     ANY_TYPE,
@@ -35,6 +33,7 @@ from xdsl_ane.dialects.mil.base import (
     FLOAT_INT32_BOOL,
     FUNCTIONAL,
     MIL_DTYPES,
+    MilCanonicalization,
     MilOp,
     Value,
     mil_op_definition,
@@ -55,31 +54,15 @@ from xdsl_ane.dialects.typing import (
 )
 
 
-class ElementwiseCanonicalization(HasCanonicalizationPatternsTrait):
+class ElementwiseCanonicalization(MilCanonicalization):
     """Layout ops (transpose, reshape) on the operands of an elementwise op
-    move below it, to cancel with an inverse one
-    (`xdsl_ane.passes.canonicalization`, imported on use)."""
-
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from xdsl_ane.passes.canonicalization import SinkLayoutThroughElementwise
-
-        return (SinkLayoutThroughElementwise(),)
+    move below it, to cancel with an inverse one."""
 
 
-class EpsilonCanonicalization(HasCanonicalizationPatternsTrait):
+class EpsilonCanonicalization(MilCanonicalization):
     """Besides the elementwise patterns, `f(x + c, ε)` with a scalar const c
     becomes `f(x, c + ε)` for the ops that add an epsilon (log, rsqrt,
     inverse)."""
-
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from xdsl_ane.passes.canonicalization import (
-            FoldAddIntoEpsilon,
-            SinkLayoutThroughElementwise,
-        )
-
-        return (SinkLayoutThroughElementwise(), FoldAddIntoEpsilon())
 
 
 # --- unary ---------------------------------------------------------------------

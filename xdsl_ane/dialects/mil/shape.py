@@ -24,13 +24,12 @@ from xdsl.irdl import (
     var_operand_def,
     var_result_def,
 )
-from xdsl.pattern_rewriter import RewritePattern
-from xdsl.traits import HasCanonicalizationPatternsTrait
 
 from xdsl_ane.dialects.mil.base import (
     ANY_TYPE,
     FLOAT_INT32_BOOL,
     FUNCTIONAL,
+    MilCanonicalization,
     MilOp,
     Value,
     mil_op_definition,
@@ -103,45 +102,17 @@ class ShapeOp(MilOp, ABC):
         return x
 
 
-class ReshapeCanonicalization(HasCanonicalizationPatternsTrait):
-    """reshape∘reshape, identity reshapes and reshapes of weight consts
-    (`xdsl_ane.passes.canonicalization`, imported on use)."""
-
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from xdsl_ane.passes.canonicalization import (
-            ComposeReshapes,
-            FoldReshapeOfWeight,
-            RemoveIdentityReshape,
-        )
-
-        return RemoveIdentityReshape(), ComposeReshapes(), FoldReshapeOfWeight()
+class ReshapeCanonicalization(MilCanonicalization):
+    """reshape∘reshape, identity reshapes and reshapes of weight consts."""
 
 
-class TransposeCanonicalization(HasCanonicalizationPatternsTrait):
+class TransposeCanonicalization(MilCanonicalization):
     """transpose∘transpose, identity transposes and transposes of weight
-    consts (`xdsl_ane.passes.canonicalization`, imported on use)."""
-
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from xdsl_ane.passes.canonicalization import (
-            ComposeTransposes,
-            FoldTransposeOfWeight,
-            RemoveIdentityTranspose,
-        )
-
-        return RemoveIdentityTranspose(), ComposeTransposes(), FoldTransposeOfWeight()
+    consts."""
 
 
-class ConcatCanonicalization(HasCanonicalizationPatternsTrait):
-    """A concat of reshapes joined in the sources' view
-    (`xdsl_ane.passes.canonicalization`, imported on use)."""
-
-    @classmethod
-    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
-        from xdsl_ane.passes.canonicalization import ConcatInSourceView
-
-        return (ConcatInSourceView(),)
+class ConcatCanonicalization(MilCanonicalization):
+    """A concat of reshapes joined in the sources' view."""
 
 
 @mil_op_definition

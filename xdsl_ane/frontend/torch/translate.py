@@ -35,6 +35,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
+from xdsl_ane.dialects.dtypes import numpy_dtype_of
 from xdsl_ane.dialects.typing import element_type_of, tensor
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.torch.program import Signature, identifier
@@ -91,8 +92,7 @@ def to_numpy(value: torch.Tensor, element: Attribute, what: str) -> np.ndarray:
     if element == i32 and array.dtype.kind in "iu" and array.size:
         if array.min() < -(2**31) or array.max() >= 2**31:
             raise TranslationError(f"{what} holds integers outside the int32 range")
-    dtypes = {f32: np.float32, f16: np.float16, i32: np.int32, i8: np.int8}
-    return array.astype(dtypes.get(element, np.bool_), copy=False)
+    return array.astype(numpy_dtype_of(element), copy=False)
 
 
 def source_of(node: torch.fx.Node) -> str:

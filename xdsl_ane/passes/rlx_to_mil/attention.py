@@ -18,8 +18,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from xdsl_ane.dialects import mil, rlx
-from xdsl_ane.dialects.typing import str_prop
-from xdsl_ane.passes.rlx_to_mil.emit import Emitter, element_type_of, shape_of
+from xdsl_ane.dialects.mil.builders import Emitter
+from xdsl_ane.dialects.typing import element_type_of, shape_of, str_prop
 
 MASKED = -1.0e4
 """The additive value of a masked score: exp(−1e4 − max) is 0 in fp16 and

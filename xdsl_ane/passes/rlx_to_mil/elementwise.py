@@ -16,7 +16,8 @@ from xdsl.pattern_rewriter import (
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.mil.base import mil_dtype_name
-from xdsl_ane.passes.rlx_to_mil.emit import Emitter, const_op, element_type_of, shape_of
+from xdsl_ane.dialects.mil.builders import Emitter, const_op
+from xdsl_ane.dialects.typing import element_type_of, shape_of
 from xdsl_ane.passes.rlx_to_mil.shape import broadcast_to
 
 # rlx unary op -> a function building the MIL op(s) of the same meaning.

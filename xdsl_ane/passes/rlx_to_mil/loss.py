@@ -12,8 +12,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from xdsl_ane.dialects import mil, rlx
-from xdsl_ane.dialects.typing import is_float
-from xdsl_ane.passes.rlx_to_mil.emit import Emitter, element_type_of, shape_of
+from xdsl_ane.dialects.mil.builders import Emitter
+from xdsl_ane.dialects.typing import element_type_of, is_float, shape_of
 
 
 def one_hot_labels(e: Emitter, logits: SSAValue, labels: SSAValue) -> SSAValue:

@@ -11,8 +11,8 @@ from xdsl.pattern_rewriter import (
 
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.base import is_compile_time_constant
-from xdsl_ane.dialects.typing import str_prop
-from xdsl_ane.passes.rlx_to_mil.emit import Emitter, shape_of
+from xdsl_ane.dialects.mil.builders import Emitter
+from xdsl_ane.dialects.typing import shape_of, str_prop
 
 
 def rms_scale(e: Emitter, x: SSAValue, eps: float) -> SSAValue:

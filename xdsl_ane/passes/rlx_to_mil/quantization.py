@@ -21,8 +21,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from xdsl_ane.dialects import mil, rlx
-from xdsl_ane.dialects.typing import int_prop, shape_of
-from xdsl_ane.passes.rlx_to_mil.emit import Emitter, element_type_of
+from xdsl_ane.dialects.mil.builders import Emitter
+from xdsl_ane.dialects.typing import element_type_of, int_prop, shape_of
 from xdsl_ane.passes.rlx_to_mil.normalization import is_constant
 
 

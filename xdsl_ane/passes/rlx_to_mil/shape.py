@@ -10,8 +10,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from xdsl_ane.dialects import mil, rlx
-from xdsl_ane.dialects.typing import bool_prop, int_prop, ints_prop
-from xdsl_ane.passes.rlx_to_mil.emit import Emitter, shape_of
+from xdsl_ane.dialects.mil.builders import Emitter
+from xdsl_ane.dialects.typing import bool_prop, int_prop, ints_prop, shape_of
 
 
 class LowerMatmul(RewritePattern):

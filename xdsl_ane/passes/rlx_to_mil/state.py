@@ -17,8 +17,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from xdsl_ane.dialects import mil, rlx
-from xdsl_ane.dialects.typing import bool_prop, int_prop
-from xdsl_ane.passes.rlx_to_mil.emit import Emitter, shape_of
+from xdsl_ane.dialects.mil.builders import Emitter
+from xdsl_ane.dialects.typing import bool_prop, int_prop, shape_of
 
 
 def mil_state_type(t):

@@ -7,7 +7,7 @@ compiles it with `ane-pipeline` (fp16, `[1, C, 1, S]`, 1×1 convs) to an
 `.mlpackage`, validates the package with coremltools' MIL loader, runs the
 compiled fp16 program on the same input and prints what it produced.
 
-    python -m xdsl_ane.models.demo [--out DIR] [--seed N]
+    python -m xdsl_ane.tools.demo [--out DIR] [--seed N]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects import func
 
-import xdsl_ane
+from xdsl_ane.api import compile as compile_model
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interpreter.core import random_inputs, run_function
 from xdsl_ane.models.transformer import QWEN3_0_6B, build_decoder_layer, make_weights
@@ -81,7 +81,7 @@ def run_demo(out: Path, seed: int) -> int:
     )
 
     start = time.perf_counter()
-    model = xdsl_ane.compile(mlir_path, weights=weights_path)
+    model = compile_model(mlir_path, weights=weights_path)
     compile_time = time.perf_counter() - start
     package = out / "qwen3_decoder_layer.mlpackage"
     report = model.validate()

@@ -1,5 +1,6 @@
-"""Helpers shared by the rlx -> mil patterns: inserting mil ops before the
-matched op, and building mil consts (the one place consts are made)."""
+"""Building mil ops in rewrites: `Emitter` inserts mil ops before the op
+being rewritten, and mil consts are built here (the one place consts are
+made), for the rlx -> mil lowering and the passes on mil."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy
-from xdsl_ane.dialects.typing import element_type_of, shape_of  # noqa: F401 (re-exported)
+from xdsl_ane.dialects.typing import element_type_of
 
 
 def const_op(
