@@ -116,7 +116,7 @@ func.func @select_mixed(%c: tensor<3xi1>, %x: tensor<3xf32>, %y: tensor<3xi32>) 
 // -----
 
 // cast takes MIL's dtype names; uint8 has no builtin element type here.
-// CHECK: Operation does not verify: mil.cast: property 'dtype' is "uint8", expected one of "fp16", "fp32", "int32", "int8", "bool"
+// CHECK: Operation does not verify: mil.cast: property 'dtype' is "uint8", expected one of "fp32", "fp16", "int32", "int8", "bool"
 func.func @cast_dtype(%x: tensor<3xf32>) {
   %r = mil.cast %x {dtype = "uint8"} : (tensor<3xf32>) -> tensor<3xi8>
   func.return
