@@ -26,6 +26,7 @@ from xdsl_ane.models.transformer import (
     make_weights,
 )
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
+from xdsl_ane.passes.driver import make_context
 from xdsl_ane.passes.layouts import ane_form_problems, layout_of
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
 
@@ -63,7 +64,7 @@ def check_layout(
     ane = lowered(module)
     MilAneLayoutPass(weights=mode).apply(Context(), ane)
     if canonicalize:
-        CanonicalizePass().apply(Context(), ane)
+        CanonicalizePass().apply(make_context(), ane)
     ane.verify()
     assert ane_form_problems(function_of(ane)) == []
     actual = run_ane_form(ane, inputs, weights, [y.shape for y in expected])
@@ -162,7 +163,7 @@ def test_training_head(mode):
     expected = run_function(module, inputs, weights)
     ane = lowered(module)
     MilAneLayoutPass(weights=mode).apply(Context(), ane)
-    CanonicalizePass().apply(Context(), ane)
+    CanonicalizePass().apply(make_context(), ane)
     ane.verify()
     assert ane_form_problems(function_of(ane)) == []
     actual = run_ane_form(ane, inputs, weights, [y.shape for y in expected])

@@ -17,6 +17,7 @@ from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import random_inputs, run_function
 from xdsl_ane.models.transformer import QWEN3_0_6B, BlockBuilder, build_function
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
+from xdsl_ane.passes.driver import make_context
 from xdsl_ane.passes.pack_io import MilPackIoPass, packing_of
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
 
@@ -72,7 +73,7 @@ def test_packed_kernel_matches(mode):
     inputs = random_inputs(function_of(module), 0)
     ConvertRlxToMilPass().apply(Context(), module)
     MilAneLayoutPass(weights=mode).apply(Context(), module)
-    CanonicalizePass().apply(Context(), module)
+    CanonicalizePass().apply(make_context(), module)
     unpacked_args = ane_inputs(function_of(module), inputs, weights)
     expected = run_function(module, unpacked_args, weights)
 

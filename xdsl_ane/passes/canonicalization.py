@@ -12,8 +12,11 @@ is imported (`xdsl_ane.passes` imports it), at the end below.
 | `SinkLayoutThroughElementwise` | f(L(a), L(b), scalar) -> L(f(a, b, scalar)), L one transpose or reshape |
 | `FoldReshapeOfWeight`          | reshape(weight const) -> weight const with that view |
 | `FoldTransposeOfWeight`        | transpose(weight const viewed by a pure transpose) -> weight const |
-| `FoldConstantOp`               | an op of inline consts -> an inline const            |
 | `ConcatInSourceView`           | concat(reshape(a), ...) appending flat data -> reshape(concat(a, ...)) in the sources' view |
+
+Besides the patterns, `canonicalize` folds every mil op of inline consts
+into inline consts through xDSL's folding (`fold_constants`, registered as
+the dialect's `MilFolder`; the dialect materializes the consts).
 
 Layout ops only ever move towards the uses (sinking) or merge (composing),
 so the patterns cannot undo each other and the greedy driver terminates.
@@ -23,6 +26,7 @@ Unused ops are erased by the pass itself: every mil op is `Pure`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -38,8 +42,8 @@ from xdsl.utils.exceptions import InterpretationError as XdslInterpretationError
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy, dense_to_numpy
 from xdsl_ane.dialects.mil.base import (
-    ConstantFoldingCanonicalization,
     register_canonicalization,
+    register_constant_folder,
 )
 from xdsl_ane.dialects.mil.elementwise import (
     ElementwiseCanonicalization,
@@ -447,56 +451,59 @@ class FoldTransposeOfWeight(RewritePattern):
 # --- constant folding --------------------------------------------------------------
 
 
-def evaluate(op: Operation, operands: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
-    """The op's results on the given operand values, by the interpreter's
-    implementation of the op (the one definition of mil semantics)."""
+@cache
+def folding_interpreter() -> Interpreter:
+    """The one interpreter that evaluates folded ops (the interpreter's
+    implementations are the one definition of mil semantics)."""
     interpreter = Interpreter(ModuleOp([]))
     interpreter.register_implementations(MilFunctions())
-    return tuple(interpreter.run_op(op, tuple(operands)))
+    return interpreter
 
 
-class FoldConstantOp(RewritePattern):
-    """op(c1, ..., cn) = c for inline consts ci (never weight consts: their
-    data is not in the IR), evaluated at compile time. Computing ops fold
-    into results of at most MAX_FOLDED_ELEMENTS elements, layout ops (reshape,
-    transpose, expand_dims, squeeze, slice_by_size, cast, tile, concat,
-    split) into results of at most MAX_FOLDED_LAYOUT_ELEMENTS. `constexpr_*`
-    ops stay: they are already MIL consts, stored compressed. An op the
-    interpreter rejects (an integer division by zero, an index out of range)
-    is left for run time to report."""
+def evaluate(op: Operation, operands: Sequence[np.ndarray]) -> tuple[np.ndarray, ...]:
+    """The op's results on the given operand values."""
+    return tuple(folding_interpreter().run_op(op, tuple(operands)))
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: mil.MilOp, rewriter: PatternRewriter, /):
-        if (
-            isinstance(op, mil.ConstOp)
-            or op.name.startswith("mil.constexpr_")
-            or not op.operands
-        ):
-            return
-        consts = [inline_const(v) for v in op.operands]
-        if any(c is None for c in consts):
-            return
-        limit = (
-            MAX_FOLDED_LAYOUT_ELEMENTS
-            if isinstance(op, LAYOUT_OPS)
-            else MAX_FOLDED_ELEMENTS
-        )
-        if sum(product(shape_of(r)) for r in op.results) > limit:
-            return
-        values = []
-        for c in consts:
-            assert c is not None and c.val is not None
-            values.append(dense_to_numpy(c.val))
-        try:
-            results = evaluate(op, values)
-        except (InterpretationError, XdslInterpretationError):
-            return
-        folded = []
-        for value, result in zip(results, op.results):
-            t = result.type
-            assert isinstance(t, TensorType)
-            folded.append(mil.ConstOp(dense_from_numpy(value, t.element_type)))
-        rewriter.replace(op, folded, [c.result for c in folded])
+
+def fold_constants(op: Operation) -> list[Attribute] | None:
+    """The values of op(c1, ..., cn) for inline consts ci (never weight
+    consts: their data is not in the IR), evaluated at compile time, as the
+    dense attributes `canonicalize` materializes as consts (the mil
+    dialect's `MilFolder`); a const is its own value. Computing ops fold
+    into results of at most MAX_FOLDED_ELEMENTS elements, layout ops
+    (reshape, transpose, expand_dims, squeeze, slice_by_size, cast, tile,
+    concat, split) into results of at most MAX_FOLDED_LAYOUT_ELEMENTS.
+    `constexpr_*` ops stay: they are already MIL consts, stored compressed.
+    An op the interpreter rejects (an integer division by zero, an index
+    out of range) is left for run time to report."""
+    if isinstance(op, mil.ConstOp):
+        return None if op.val is None else [op.val]
+    if op.name.startswith("mil.constexpr_") or not op.operands:
+        return None
+    consts = [inline_const(v) for v in op.operands]
+    if any(c is None for c in consts):
+        return None
+    limit = (
+        MAX_FOLDED_LAYOUT_ELEMENTS
+        if isinstance(op, LAYOUT_OPS)
+        else MAX_FOLDED_ELEMENTS
+    )
+    if sum(product(shape_of(r)) for r in op.results) > limit:
+        return None
+    values = []
+    for c in consts:
+        assert c is not None and c.val is not None
+        values.append(dense_to_numpy(c.val))
+    try:
+        results = evaluate(op, values)
+    except (InterpretationError, XdslInterpretationError):
+        return None
+    folded: list[Attribute] = []
+    for value, result in zip(results, op.results):
+        t = result.type
+        assert isinstance(t, TensorType)
+        folded.append(dense_from_numpy(value, t.element_type))
+    return folded
 
 
 class FoldAddIntoEpsilon(RewritePattern):
@@ -525,7 +532,7 @@ class FoldAddIntoEpsilon(RewritePattern):
 
 def register() -> None:
     """The patterns of each mil canonicalization trait."""
-    register_canonicalization(ConstantFoldingCanonicalization, FoldConstantOp())
+    register_constant_folder(fold_constants)
     register_canonicalization(
         ElementwiseCanonicalization, SinkLayoutThroughElementwise()
     )

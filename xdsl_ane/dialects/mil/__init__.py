@@ -15,7 +15,11 @@ Modules: `const`, `elementwise`, `linear` (matmul, linear, conv), `shape`,
 layer_norm), `quantization`; `base` holds the shared machinery.
 """
 
-from xdsl.ir import Dialect
+from xdsl.dialect_interfaces.constant_materialization import (
+    ConstantMaterializationInterface,
+)
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+from xdsl.ir import Attribute, Dialect, Operation
 
 from xdsl_ane.dialects.mil.base import (
     MIL_DTYPES,
@@ -180,7 +184,19 @@ MIL_OPS: list[type[MilOp]] = [
     ReduceArgmaxOp,
 ]
 
-MIL = Dialect("mil", MIL_OPS, [StateType])
+
+class MilConstantMaterialization(ConstantMaterializationInterface):
+    """Folded values become inline `mil.const`s."""
+
+    def materialize_constant(
+        self, value: Attribute, type: Attribute
+    ) -> Operation | None:
+        if isinstance(value, DenseIntOrFPElementsAttr) and value.type == type:
+            return ConstOp(value)
+        return None
+
+
+MIL = Dialect("mil", MIL_OPS, [StateType], [MilConstantMaterialization()])
 
 __all__ = [
     "MIL",

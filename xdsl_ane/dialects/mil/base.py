@@ -10,7 +10,7 @@ opset (``coremltools/converters/mil/mil/ops/defs``); each op's
 from __future__ import annotations
 
 from abc import ABC
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar, TypeVar
 
 from typing_extensions import Self
@@ -27,7 +27,7 @@ from xdsl.irdl import (
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
-from xdsl.traits import HasCanonicalizationPatternsTrait, Pure
+from xdsl.traits import HasCanonicalizationPatternsTrait, HasFolder, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_ane.dialects.dtypes import BY_ELEMENT, DTYPES
@@ -172,9 +172,27 @@ class MilCanonicalization(HasCanonicalizationPatternsTrait):
         return CANONICALIZATION_PATTERNS.get(cls, ())
 
 
-class ConstantFoldingCanonicalization(MilCanonicalization):
-    """Every mil op folds into a `mil.const` when its operands are inline
-    consts."""
+CONSTANT_FOLDER: list[Callable[[Operation], Sequence[Attribute] | None]] = []
+"""The function that folds a mil op of inline consts into the values of its
+results (or None). It evaluates with the interpreter, a layer above the
+dialect, so `xdsl_ane.passes.canonicalization` registers it."""
+
+
+def register_constant_folder(
+    folder: Callable[[Operation], Sequence[Attribute] | None],
+) -> None:
+    CONSTANT_FOLDER[:] = [folder]
+
+
+class MilFolder(HasFolder):
+    """Every mil op folds into `mil.const`s when its operands are inline
+    consts (xDSL's folding: `canonicalize` asks, and the dialect's
+    constant materialization makes the consts); a const folds to its own
+    value."""
+
+    @classmethod
+    def fold(cls, op: Operation) -> Sequence[SSAValue | Attribute] | None:
+        return CONSTANT_FOLDER[0](op) if CONSTANT_FOLDER else None
 
 
 class MilOp(InferredTypeOp, ABC):
@@ -186,9 +204,7 @@ class MilOp(InferredTypeOp, ABC):
     """
 
     irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(
-        Pure(), KnownAttributesOnly(), ConstantFoldingCanonicalization()
-    )
+    traits = traits_def(Pure(), KnownAttributesOnly(), MilFolder())
     CONST_OPERANDS: ClassVar[tuple[str, ...]] = ()
 
     @classmethod

@@ -6,13 +6,15 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, StringAttr, TensorType
 from xdsl.ir import Attribute
-from xdsl.irdl import opt_prop_def, result_def
+from xdsl.irdl import opt_prop_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, Pure
 
-from xdsl_ane.dialects.mil.base import MilOp, mil_op_definition
+from xdsl_ane.dialects.mil.base import MilFolder, MilOp, mil_op_definition
 from xdsl_ane.dialects.typing import (
     I64Array,
+    KnownAttributesOnly,
     OpTypeError,
     fmt_shape,
     ints_attr,
@@ -40,6 +42,7 @@ class ConstOp(MilOp):
     """
 
     name = "mil.const"
+    traits = traits_def(Pure(), KnownAttributesOnly(), ConstantLike(), MilFolder())
     val = opt_prop_def(DenseIntOrFPElementsAttr)
     weight = opt_prop_def(StringAttr)
     weight_shape = opt_prop_def(I64Array)
