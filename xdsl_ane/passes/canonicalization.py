@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from functools import cache
 
 import numpy as np
+from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
@@ -528,6 +529,14 @@ class FoldAddIntoEpsilon(RewritePattern):
             new = type(op)(x, epsilon=float(value.reshape(())) + epsilon)
             rewriter.replace(op, new)
             return
+
+
+def knowing_mil(ctx: Context) -> Context:
+    """`ctx`, with the mil dialect loaded if it lacks it: xDSL's folding
+    materializes folded values through the dialect the context holds."""
+    if ctx.get_optional_dialect(mil.MIL.name) is None:
+        ctx.load_dialect(mil.MIL)
+    return ctx
 
 
 def register() -> None:

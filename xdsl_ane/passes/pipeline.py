@@ -20,6 +20,7 @@ from xdsl.transforms.common_subexpression_elimination import (
 from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
+from xdsl_ane.passes.canonicalization import knowing_mil
 from xdsl_ane.passes.gqa_tile import RlxGqaTilePass
 from xdsl_ane.passes.pack_io import MilPackIoPass
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
@@ -76,5 +77,6 @@ class AnePipelinePass(ModulePass):
         passes = pipeline_passes(
             self.weights, self.fp16, self.pack_io, self.lint, self.strict
         )
+        ctx = knowing_mil(ctx)  # canonicalize folds through the mil dialect
         for p in passes:
             p.apply(ctx, op)
