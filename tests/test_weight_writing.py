@@ -272,8 +272,7 @@ def test_prefetched_fp16_copies_write_the_same_blob(tmp_path: Path):
     model.save(tmp_path / "prefetched.mlpackage")
     assert model.prefetch is None
     plain = xdsl_ane.compile(build_decoder_layer(config), weights=given)
-    plain.prefetch.release()
-    plain.prefetch = None
+    plain.release_prefetch()  # written without the copies
     plain.save(tmp_path / "plain.mlpackage")
     ours = package_files(tmp_path / "prefetched.mlpackage")
     theirs = package_files(tmp_path / "plain.mlpackage")

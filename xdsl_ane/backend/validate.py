@@ -43,8 +43,12 @@ from google.protobuf.message import Message
 from xdsl_ane.backend.mlpackage import discard_temporary_package
 from xdsl_ane.backend.proto_values import ARRAY_DATA_TYPES, MIL_DATA_TYPES
 from xdsl_ane.backend.state_proto import number_state_updates
-from xdsl_ane.backend.weights import WEIGHT_FILE, BlobFile, quiet_coremltools
-from xdsl_ane.dialects.dtypes import DTYPES
+from xdsl_ane.backend.weights import (
+    BLOB_NUMPY_DTYPES,
+    WEIGHT_FILE,
+    BlobFile,
+    quiet_coremltools,
+)
 from xdsl_ane.errors import XdslAneError
 
 with quiet_coremltools():
@@ -52,9 +56,7 @@ with quiet_coremltools():
 
 OPSETS = {7: "CoreML6", 8: "CoreML7", 9: "CoreML8", 10: "CoreML9"}
 ARRAY_TYPE_OF_MIL = {MIL_DATA_TYPES[m]: a for m, a in ARRAY_DATA_TYPES.items()}
-BLOB_DTYPE_OF_MIL = {
-    getattr(MIL_pb2, d.proto): d.mil for d in DTYPES if d.mil != "bool"
-}
+BLOB_DTYPE_OF_MIL = {MIL_DATA_TYPES[name]: name for name in BLOB_NUMPY_DTYPES}
 MAX_DIFFERENCES = 20
 
 

@@ -81,13 +81,3 @@ def dtype_of_element(element_type: Attribute) -> DType:
 def numpy_dtype_of(element_type: Attribute) -> np.dtype:
     """The numpy dtype holding values of an element type."""
     return dtype_of_element(element_type).numpy
-
-
-def mil_name_of_numpy(dtype: np.dtype) -> str:
-    """The MIL dtype of an array of numpy dtype `dtype` (a whole-byte one,
-    or bool); ValueError otherwise."""
-    dtype = np.dtype(dtype).newbyteorder("<") if dtype != np.bool_ else dtype
-    for d in (*WHOLE_BYTE, BY_MIL["bool"]):
-        if d.numpy == dtype:
-            return d.mil
-    raise ValueError(f"no MIL dtype for numpy {dtype}")
