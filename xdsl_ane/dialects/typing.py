@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import TypeVar
 
 from xdsl.dialects.builtin import (
@@ -55,7 +56,15 @@ them accept them (`tensor_of(..., storage=True)`). numpy holds them as int8
 
 def tensor(shape: Sequence[int], element_type: Attribute) -> TensorType:
     """The builtin tensor type of the given static shape and element type."""
-    return TensorType(element_type, list(shape))
+    return _tensor(tuple(shape), element_type)
+
+
+@lru_cache(maxsize=8192)
+def _tensor(shape: tuple[int, ...], element_type: Attribute) -> TensorType:
+    """Types are immutable values, so one instance serves every use of a
+    shape and element type (building one verifies its parameters: a
+    pass's type inference asks for the same few types thousands of times)."""
+    return TensorType(element_type, shape)
 
 
 def shape_of(value: SSAValue) -> Shape:
