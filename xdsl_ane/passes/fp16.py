@@ -240,14 +240,17 @@ class ConvertOneHot(RewritePattern):
 
 
 class ReinferResultTypes(RewritePattern):
-    """Any other mil op whose operands changed type is rebuilt with result
-    types inferred from them."""
+    """Any other mil op whose operands changed type gets the result types
+    inferred from them (its results retyped in place: the op, its operands
+    and properties stay)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, mil.MilOp) or isinstance(op, mil.ConstOp):
             return
-        if inferred_types(op, dict(op.properties)) != [r.type for r in op.results]:
-            rewriter.replace(op, rebuilt(op))
+        types = inferred_types(op, dict(op.properties))
+        for result, new_type in zip(op.results, types, strict=True):
+            if result.type != new_type:
+                rewriter.replace_value_with_new_type(result, new_type)
 
 
 # --- fp16 safety ---------------------------------------------------------------
