@@ -30,7 +30,8 @@ compiled model (and that hand-written ANE kernels copy):
   the blob's 64-byte metadata record; equal tensors share one record
   (`xdsl_ane.backend.weights` plans and writes the blob).
 - Value names come from xDSL name hints (the op type or the weight name when
-  there is none), made unique as `name`, `name_1`, ... The `_N` suffix is the
+  there is none), spelled and made unique as the protobuf's are
+  (`xdsl_ane.backend.names`): `name`, `name_1`, ... The `_N` suffix is the
   one xDSL strips from name hints, so printing an imported program gives the
   same names again.
 """
@@ -38,7 +39,6 @@ compiled model (and that hand-written ANE kernels copy):
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -65,6 +65,7 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.target import Target
 
 from xdsl_ane.backend.mil_inputs import ParamValue, mil_inputs
+from xdsl_ane.backend.names import NameTable
 from xdsl_ane.backend.targets import deployment_target
 from xdsl_ane.backend.weights import (
     BLOB_PATH,
@@ -102,14 +103,6 @@ MODEL_FILE = "model.mil"
 
 NUMPY_TO_MIL: dict[np.dtype, str] = {d.numpy: d.mil for d in DTYPES if d.computes}
 """The MIL dtype of each numpy dtype of the project's element types."""
-
-RESERVED = frozenset(
-    {"program", "func", "const", "tensor", "string", "bool", "BLOBFILE", "dict"}
-    | {"fp16", "fp32", "fp64", "bf16", "int8", "int16", "int32", "int64"}
-    | {"uint8", "uint16", "uint32", "uint64", "true", "false", "inf", "nan"}
-)
-"""Words no value is named, so that no name reads like a type or literal."""
-
 
 # --- MIL spellings ---------------------------------------------------------------
 
@@ -176,55 +169,6 @@ def blobfile(entry: BlobEntry, path: str) -> str:
         f"{type_text(entry.dtype, entry.shape)}(BLOBFILE(path = {mil_string(path)}, "
         f"offset = uint64({entry.offset})))"
     )
-
-
-# --- names -----------------------------------------------------------------------
-
-_SUFFIX = re.compile(r"(_\d+)+$")
-
-
-def mil_identifier(text: str) -> str:
-    """`text` with each character that MIL identifiers lack replaced by `_`."""
-    name = re.sub(r"[^A-Za-z0-9_]", "_", text) or "_"
-    return "_" + name if name[0].isdigit() else name
-
-
-def name_base(hint: str) -> str:
-    """A MIL identifier from a name hint or weight name, without the `_N`
-    suffix that xDSL drops from name hints (so that names survive import)."""
-    base = _SUFFIX.sub("", mil_identifier(hint))
-    if not base.strip("_"):
-        return "var"
-    return base + "_v" if base in RESERVED else base
-
-
-class NameTable:
-    """Unique MIL names within one function: `base`, `base_1`, `base_2`, ..."""
-
-    def __init__(self) -> None:
-        self.used: set[str] = set()
-        self.counters: dict[str, int] = {}
-        self.values: dict[SSAValue, str] = {}
-
-    def fresh(self, hint: str, keep_suffix: bool = False) -> str:
-        """A new name for `hint`; function names (`keep_suffix`) keep a
-        `_N` suffix, as symbol names do not lose it."""
-        base = mil_identifier(hint) if keep_suffix else name_base(hint)
-        name, n = base, self.counters.get(base, 0)
-        while name in self.used:
-            n += 1
-            name = f"{base}_{n}"
-        self.counters[base] = n
-        self.used.add(name)
-        return name
-
-    def define(self, value: SSAValue, default: str) -> str:
-        name = self.fresh(value.name_hint or default)
-        self.values[value] = name
-        return name
-
-    def __getitem__(self, value: SSAValue) -> str:
-        return self.values[value]
 
 
 # --- compile-time properties, read back ------------------------------------------
@@ -295,11 +239,11 @@ class MilTextPrinter:
             f"[buildInfo = dict<string, string>({{{build_info}}})]",
             "{",
         ]
-        function_names = NameTable()
+        function_names = NameTable(strip_suffix=True)
         for i, function in enumerate(functions):
             if i:
                 lines.append("")
-            name = function_names.fresh(function.sym_name.data, keep_suffix=True)
+            name = function_names.claim(function.sym_name.data, keep_suffix=True)
             try:
                 lines.extend(self.print_function(function, name))
             except MilTextError:
@@ -314,7 +258,7 @@ class MilTextPrinter:
         if len(function.body.blocks) != 1:
             raise MilTextError(f"{symbol}: a MIL function has one block of ops")
         block = function.body.block
-        names = NameTable()
+        names = NameTable(strip_suffix=True)
         params = []
         for i, arg in enumerate(block.args):
             if isinstance(arg.type, mil.StateType):  # `state<tensor<...>> name`
@@ -332,7 +276,7 @@ class MilTextPrinter:
                     if value in block.args or output in outputs:
                         # Output names are unique and no input's: a returned
                         # argument, or a value returned twice, is a copy.
-                        output = names.fresh(f"{output}_output")
+                        output = names.claim(f"{output}_output")
                         yield (
                             f"{INDENT}{mil_type(value.type)} {output} = identity("
                             f"x = {names[value]})[name = {mil_string(output)}];"
@@ -409,7 +353,7 @@ class MilTextPrinter:
         # compile-time consts that the printer writes again
         consts.sort(key=lambda item: item[0] not in operands)
         for input_name, value in consts:
-            const = names.fresh(f"{name}_{input_name}")
+            const = names.claim(f"{name}_{input_name}")
             if isinstance(value, str):
                 declared = "string"
             else:
@@ -433,7 +377,7 @@ class MilTextPrinter:
         name = names.define(op.result, "coreml_update_state")
         state, value = names[op.state], names[op.value]
         # named after what it stores, which a re-import keeps
-        write = mil_string(names.fresh(f"{value}_write_state"))
+        write = mil_string(names.claim(f"{value}_write_state"))
         yield f"{INDENT}write_state(data = {value}, input = {state})[name = {write}];"
         if op.result.uses:
             yield (

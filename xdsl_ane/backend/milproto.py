@@ -69,8 +69,8 @@ from xdsl_ane.backend.mil_inputs import (
     mil_inputs,
     mil_type,
 )
+from xdsl_ane.backend.names import NameTable
 from xdsl_ane.backend.proto_values import (
-    MilNames,
     argument,
     blob_file_value,
     const_operation,
@@ -145,7 +145,7 @@ class FunctionWriter:
         self.store = store
         self.blob = blob
         self.prefetch = prefetch
-        self.names = MilNames()
+        self.names = NameTable()
         self.value_names: dict[SSAValue, str] = {}
         self.const_values: dict[mil.ConstOp, MIL_pb2.Value] = {}
         self.operations: list[MIL_pb2.Operation] = []
@@ -619,7 +619,7 @@ def module_to_proto(
                 f"a multifunction model ({len(functions)} functions) needs deployment "
                 f"target iOS18, not {deployment.name}"
             )
-        function_names = MilNames()
+        function_names = NameTable()
         mil_names = [function_names.claim(f.sym_name.data) for f in functions]
     program = MIL_pb2.Program(version=1)
     parts: list[FunctionProto] = []

@@ -1,14 +1,11 @@
 """MIL protobuf values, types and names, as coremltools' exporter writes
 them (`coremltools/converters/mil/backend/mil/helper.py`): tensor types,
-immediate values, blob references, const ops, model description features,
-and value names that coremltools' name sanitizer leaves alone."""
+immediate values, blob references, const ops and model description
+features (value names: `xdsl_ane.backend.names`)."""
 
 from __future__ import annotations
 
-import re
-from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -64,56 +61,6 @@ def tensor_dtype(t: object) -> str:
         return mil_dtype(numpy_dtype_of(t.element_type))
     except ValueError:
         raise XdslAneError(f"{t} has no MIL dtype") from None
-
-
-# --- names -----------------------------------------------------------------------
-
-RESERVED_NAMES = frozenset(
-    "any bool program func tensor list dict tuple true false string bf16 fp16 "
-    "fp32 fp64 int8 int16 int32 int64 uint8 uint16 uint32 uint64 state".split()
-)
-"""Names coremltools' sanitizer renames (NameSanitizer.sanitize_name)."""
-
-
-def mil_identifier(hint: str) -> str:
-    """A name as coremltools' sanitizer leaves it: [A-Za-z_][A-Za-z0-9_]*,
-    other characters replaced by `_`, `var_` before a leading digit,
-    `_workaround` after a reserved word."""
-    name = re.sub(r"[^a-zA-Z0-9_]", "_", hint)
-    if re.match(r"[^a-zA-Z_]", name):
-        name = "var_" + name
-    if name in RESERVED_NAMES:
-        name += "_workaround"
-    return name
-
-
-@dataclass
-class MilNames:
-    """The value names of one function, unique."""
-
-    taken: set[str] = field(default_factory=set)
-    counts: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))
-
-    def claim(self, hint: str) -> str:
-        """`hint` as an identifier, or `hint_1`, `hint_2`, ... when taken."""
-        base = mil_identifier(hint)
-        name, n = base, 0
-        while name in self.taken:
-            n += 1
-            name = f"{base}_{n}"
-        self.taken.add(name)
-        return name
-
-    def fresh(self, base: str) -> str:
-        """`base_0`, `base_1`, ...: coremltools' builder's automatic names
-        (`Builder._get_free_name`) for ops and their parameter consts."""
-        base = mil_identifier(base)
-        while True:
-            name = f"{base}_{self.counts[base]}"
-            self.counts[base] += 1
-            if name not in self.taken:
-                self.taken.add(name)
-                return name
 
 
 # --- values ----------------------------------------------------------------------
