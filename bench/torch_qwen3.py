@@ -17,12 +17,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from xdsl_ane.limits import MASKED
 from xdsl_ane.models.transformer import TransformerConfig
-
-MASKED = -1.0e4
-"""Additive score of a masked key, as the rlx lowering uses: exp(−1e4) is 0
-in fp32 and fp16, and unlike −inf or float32's minimum it stays finite in
-coremltools' fp16 program."""
 
 
 class RMSNorm(nn.Module):

@@ -26,6 +26,7 @@ from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.mil import MIL
 from xdsl_ane.dialects.rlx import RLX
 from xdsl_ane.dialects.typing import tensor
+from xdsl_ane.limits import MAX_OPS
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
     BlockBuilder,
@@ -34,7 +35,6 @@ from xdsl_ane.models.transformer import (
 )
 from xdsl_ane.passes import ane_lint
 from xdsl_ane.passes.ane_lint import (
-    MAX_OPS,
     AneLintPass,
     Finding,
     LintReport,

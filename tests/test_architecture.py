@@ -1,5 +1,5 @@
 """The layers of xdsl_ane depend one way: leaf modules (errors, outputs,
-locations, diagnostics, progress) ← dialects ← interpreter ← passes ←
+locations, diagnostics, progress, limits) ← dialects ← interpreter ← passes ←
 backend and frontend ← models ← api ← tools ← the universe and the
 package's own `__init__`. Checked on the import statements of every module
 (module level, inside functions and under TYPE_CHECKING alike): no import
@@ -20,6 +20,7 @@ LAYERS = {
     "locations": 0,
     "diagnostics": 0,
     "progress": 0,
+    "limits": 0,
     "dialects": 1,
     "interpreter": 2,
     "passes": 3,

@@ -17,9 +17,9 @@ from xdsl.dialects.builtin import Float16Type, f32
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import random_inputs, run_function
+from xdsl_ane.limits import MAX_DIMENSION
 from xdsl_ane.models.runtime import TrainingRuntime, run_kernel
 from xdsl_ane.models.training import (
-    MAX_DIMENSION,
     REFERENCE_OP_COUNTS,
     KernelBuilder,
     build_training_kernels,

@@ -37,12 +37,8 @@ from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import Checkpoint
+from xdsl_ane.limits import MASKED, MAX_DIMENSION
 from xdsl_ane.models.transformer import build_function
-
-ANE_MAX_DIM = 16384
-"""The largest dimension every ANE generation takes (ANE_FACTS.md)."""
-MASKED = -1e9
-"""The additive mask of a hidden key (mil-fp16 makes it −1e4)."""
 
 FAMILIES = {
     "Qwen3ForCausalLM": "qwen3",
@@ -141,9 +137,9 @@ def check_context(config: LlmConfig, context: int, prefill: int, where: str) -> 
             f"{where}: context {context} is beyond the model's sliding_window "
             f"{config.sliding_window} (sliding-window attention is not supported)"
         )
-    if context > ANE_MAX_DIM:
+    if context > MAX_DIMENSION:
         raise XdslAneError(
-            f"{where}: context {context} is beyond the ANE's {ANE_MAX_DIM} per dimension"
+            f"{where}: context {context} is beyond the ANE's {MAX_DIMENSION} per dimension"
         )
     if not 1 <= prefill <= context:
         raise XdslAneError(f"{where}: prefill {prefill} must lie in [1, {context}]")
@@ -199,7 +195,7 @@ class LlmShape:
 
     context: int
     prefill: int
-    chunk: int = ANE_MAX_DIM
+    chunk: int = MAX_DIMENSION
     argmax: bool = False
     layers: tuple[int, int] | None = None
     """[first, end) layers of a part of the stack (None: all)."""

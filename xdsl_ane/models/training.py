@@ -92,6 +92,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import tensor
+from xdsl_ane.limits import MASKED, MAX_DIMENSION
 from xdsl_ane.models.transformer import (
     ROPE_HEAD_TABLES,
     BlockBuilder,
@@ -103,13 +104,6 @@ from xdsl_ane.passes.gqa_tile import repeat_heads, sum_head_groups
 from xdsl_ane.passes.layouts import Layout, layout_of
 from xdsl_ane.passes.pack_io import packing_of
 from xdsl_ane.passes.pipeline import AnePipelinePass
-
-MAX_DIMENSION = 16384
-"""Largest tensor dimension on M1/M2-class ANEs (ANE_FACTS.md)."""
-
-MASKED = -1.0e4
-"""Additive score of a masked key: exp(−1e4 − max) is 0 in fp32 and fp16,
-and the sum stays finite in fp16 (the value the attention lowering uses)."""
 
 CHUNK_WEIGHT = "lm_head.chunk.weight"
 """The classifier kernels' weight: one vocabulary chunk of lm_head.weight."""

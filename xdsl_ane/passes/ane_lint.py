@@ -65,23 +65,17 @@ from xdsl.traits import IsolatedFromAbove
 from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects.mil.base import MilOp
+from xdsl_ane.limits import (
+    MAX_DIMENSION,
+    MAX_DIMENSION_NEWER,
+    MAX_GATHER_TABLE,
+    MAX_OPS,
+    MAX_RANK,
+    PREFERRED_RANK,
+    WEIGHTS_ERROR_BYTES,
+    WEIGHTS_WARNING_BYTES,
+)
 from xdsl_ane.locations import location
-
-PREFERRED_RANK = 4
-MAX_RANK = 5
-"""Core ML supports rank ≤ 5; the ANE prefers rank 4 ([1, C, 1, S])."""
-MAX_DIM_M1 = 16384
-"""Largest dimension on M1/M2-class ANEs."""
-MAX_DIM = 65536
-"""Largest dimension on newer ANEs."""
-MAX_GATHER_TABLE = 32768
-"""Largest embedding table (size of the lookup axis) the ANE gathers from."""
-MAX_OPS = 18000
-"""About the most ops (consts excluded) one program runs on the ANE."""
-WEIGHTS_WARNING_BYTES = 1 << 30
-"""About the most weights per program on iOS."""
-WEIGHTS_ERROR_BYTES = 2 << 30
-"""About the most weights per program on macOS."""
 
 FP16_SUGGESTION = "run mil-fp16 for fp16 compute and I/O"
 
@@ -594,25 +588,24 @@ def type_problems(t: Attribute) -> list[tuple[Severity, str, str]]:
     elif len(shape) > PREFERRED_RANK:
         message = f"rank {len(shape)} {t}; the ANE prefers rank ≤ {PREFERRED_RANK}"
         problems.append((Severity.WARNING, message, to_rank_4))
-    big = [(axis, d) for axis, d in enumerate(shape) if d > MAX_DIM_M1]
+    big = [(axis, d) for axis, d in enumerate(shape) if d > MAX_DIMENSION]
     if big:
         largest = max(d for _, d in big)
         axes = ", ".join(f"axis {a} has size {d}" for a, d in big)
-        if largest > MAX_DIM:
-            severity, limit = Severity.ERROR, f"{MAX_DIM}, the limit even of newer ANEs"
+        if largest > MAX_DIMENSION_NEWER:
+            severity, limit = (
+                Severity.ERROR,
+                f"{MAX_DIMENSION_NEWER}, the limit even of newer ANEs",
+            )
         else:
             severity = Severity.WARNING
-            limit = (
-                f"{MAX_DIM_M1}, the limit of M1/M2-class ANEs ({MAX_DIM} on newer ones)"
-            )
+            limit = f"{MAX_DIMENSION}, the limit of M1/M2-class ANEs ({MAX_DIMENSION_NEWER} on newer ones)"
         if len(big) == 1:
-            split = (
-                f"split axis {big[0][0]} into {math.ceil(largest / MAX_DIM_M1)} chunks"
-            )
+            split = f"split axis {big[0][0]} into {math.ceil(largest / MAX_DIMENSION)} chunks"
         else:
             split = f"split axes {', '.join(str(a) for a, _ in big)} into chunks"
         problems.append(
-            (severity, f"{t}: {axes}, above {limit}", f"{split} of ≤ {MAX_DIM_M1}")
+            (severity, f"{t}: {axes}, above {limit}", f"{split} of ≤ {MAX_DIMENSION}")
         )
     return problems
 

@@ -76,8 +76,8 @@ from xdsl_ane.dialects.typing import (
     shape_of,
     tensor,
 )
+from xdsl_ane.limits import MASKED
 from xdsl_ane.locations import copy_location, location_keeper, where
-from xdsl_ane.passes.rlx_to_mil.attention import MASKED
 
 FP16_MAX = float(np.finfo(np.float16).max)
 """65504, the largest finite fp16 value."""

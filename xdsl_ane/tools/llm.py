@@ -168,8 +168,8 @@ def compile_llm(
     Errors are one-line `XdslAneError`s naming the file, tensor or field."""
     from xdsl_ane.api import compile as compile_module
     from xdsl_ane.frontend.checkpoint import read_checkpoint
+    from xdsl_ane.limits import MAX_DIMENSION
     from xdsl_ane.models.llm import (
-        ANE_MAX_DIM,
         LlmShape,
         build_llm,
         check_context,
@@ -184,9 +184,9 @@ def compile_llm(
     ck = read_checkpoint(checkpoint)
     config = llm_config(ck)
     check_context(config, context, prefill, str(Path(source) / "config.json"))
-    shape = LlmShape(context, prefill, chunk or ANE_MAX_DIM, argmax)
-    if not 1 <= shape.chunk <= ANE_MAX_DIM:
-        raise XdslAneError(f"chunk {shape.chunk} must lie in [1, {ANE_MAX_DIM}]")
+    shape = LlmShape(context, prefill, chunk or MAX_DIMENSION, argmax)
+    if not 1 <= shape.chunk <= MAX_DIMENSION:
+        raise XdslAneError(f"chunk {shape.chunk} must lie in [1, {MAX_DIMENSION}]")
     if layers_per_package is not None and layers_per_package < 1:
         raise XdslAneError(
             f"--layers-per-package {layers_per_package}: must be at least 1"

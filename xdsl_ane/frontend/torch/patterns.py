@@ -26,13 +26,10 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import element_type_of, is_float, shape_of
 from xdsl_ane.frontend.torch.translate import Const, Translator
+from xdsl_ane.limits import MASKED
 
 aten = torch.ops.aten
 Node = torch.fx.Node
-
-MASKED = -1.0e4
-"""Additive score of a masked key, as the rlx lowering uses: exp(−1e4) is 0
-in f32 and f16 and, unlike −inf, it stays finite in fp16 arithmetic."""
 
 IDENTITY = {
     aten.alias.default,

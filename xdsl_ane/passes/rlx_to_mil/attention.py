@@ -20,10 +20,7 @@ from xdsl.pattern_rewriter import (
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.builders import Emitter
 from xdsl_ane.dialects.typing import element_type_of, shape_of, str_prop
-
-MASKED = -1.0e4
-"""The additive value of a masked score: exp(−1e4 − max) is 0 in fp16 and
-fp32, and −1e4 plus any realistic score stays finite in fp16."""
+from xdsl_ane.limits import MASKED
 
 
 def causal_masks(s: int, skv: int) -> tuple[np.ndarray, np.ndarray | None]:
