@@ -142,22 +142,16 @@ def measure_kernels(workdir: Path) -> dict[str, Any]:
     hand-written reference's; then the kernel set compiled stage by stage
     (the passes of `ane-pipeline{weights=dynamic, pack-io}`, the protobuf,
     the `.mlpackage`; times summed over the kernels) and through the API."""
-    try:
-        from xdsl_ane.models import training
-    except ModuleNotFoundError as e:
-        if e.name != "xdsl_ane.models.training":
-            raise
-        return {"available": False, "reason": f"{e.name} does not exist"}
-
     import xdsl_ane
     from xdsl_ane.backend.milproto import module_to_proto
+    from xdsl_ane.models import kernels, training
     from xdsl_ane.models.transformer import QWEN3_0_6B, make_weights
     from xdsl_ane.passes.pipeline import pipeline_passes
 
     preload()
     config = QWEN3_0_6B
-    compiled = training.compile_training_kernels(config, fp16=True)
-    reference = training.REFERENCE_OP_COUNTS
+    compiled = kernels.compile_training_kernels(config, fp16=True)
+    reference = kernels.REFERENCE_OP_COUNTS
     missing = sorted(set(reference) - set(compiled))
     if missing:
         raise RuntimeError(f"compile_training_kernels has no {', '.join(missing)}")

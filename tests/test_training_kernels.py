@@ -18,20 +18,19 @@ from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import random_inputs, run_function
 from xdsl_ane.limits import MAX_DIMENSION
-from xdsl_ane.models.runtime import TrainingRuntime, run_kernel
-from xdsl_ane.models.training import (
+from xdsl_ane.models.kernels import (
     REFERENCE_OP_COUNTS,
-    KernelBuilder,
-    build_training_kernels,
     compile_kernel,
     compile_training_kernels,
+    op_count_table,
+)
+from xdsl_ane.models.runtime import TrainingRuntime, run_kernel
+from xdsl_ane.models.training import (
+    KernelBuilder,
+    build_training_kernels,
     function_of,
     heads,
     merge_heads,
-    op_count_table,
-    repeat_heads,
-    sum_head_groups,
-    vocab_chunks,
 )
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
@@ -43,7 +42,9 @@ from xdsl_ane.models.transformer import (
     rope_tables,
     rope_weights,
 )
+from xdsl_ane.models.vocabulary import vocab_chunks
 from xdsl_ane.passes.ane_lint import lint_module
+from xdsl_ane.passes.gqa_tile import repeat_heads, sum_head_groups
 from xdsl_ane.passes.layouts import ane_form_problems
 
 REAL = QWEN3_0_6B

@@ -30,8 +30,8 @@ from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import run_function
+from xdsl_ane.models.kernels import compile_training_kernels
 from xdsl_ane.models.runtime import TrainingRuntime
-from xdsl_ane.models.training import compile_training_kernels
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
     BlockBuilder,

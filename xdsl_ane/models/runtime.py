@@ -2,7 +2,8 @@
 Qwen3-style decoder composed from compiled kernels, run in the interpreter.
 
 It is the documentation of how to drive the kernels of
-`xdsl_ane/models/training.py`. For each kernel call it
+`xdsl_ane/models/training.py` as `xdsl_ane/models/kernels.py` compiles them.
+For each kernel call it
 
 1. maps each logical input to its `[1, C, 1, S]` form by the layout the
    compiler recorded (`ane.arg_layouts`),
@@ -36,15 +37,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from xdsl_ane.interpreter.core import numpy_dtype, run_function
-from xdsl_ane.models.training import (
+from xdsl_ane.models.kernels import CompiledKernel
+from xdsl_ane.models.training import weight_gradient_name
+from xdsl_ane.models.transformer import TransformerConfig, rope_head_tables
+from xdsl_ane.models.vocabulary import (
     CHUNK_WEIGHT,
-    CompiledKernel,
     classifier_kernel_suffixes,
     row_columns,
     vocab_chunks,
-    weight_gradient_name,
 )
-from xdsl_ane.models.transformer import TransformerConfig, rope_head_tables
 
 Arrays = dict[str, np.ndarray]
 

@@ -60,39 +60,24 @@ channel count the others are packed to, so where the sizes differ the
 input with the fewest channels comes first (`rope_backward`,
 `weight_gradient_*`).
 
-The classifier works on vocabulary chunks (`vocab_chunks`): a `[S, V]`
-logits tensor is beyond the ANE's 16384 limit per dimension, and so is a
-packed input `[1, D, 1, S + V_chunk]` for V_chunk = 16384; the default
-chunk (16064 for Qwen3-0.6B, 10 chunks) keeps every kernel within it, a
-smaller last chunk gets its own `*_last` kernels. The label's logit
-h·W[label] and the one-hot part of the gradient are gathers and scatters of
-S weight rows, done by the runtime like the embedding lookup: no integer
-labels (and no O(S·V) one-hot) in any kernel. Per-row values (lse, d_loss,
-one lse per chunk) travel as `[S, k]` with k padded (`row_columns`) so that
-S·k is a multiple of D and they pack with the `[1, D, 1, S]` activations; a
-kernel reads only the leading columns. Each kernel uses each weight in one
-orientation (x·Wᵀ or dy·W), hence `classifier_projection_backward` apart
-from `classifier_backward`.
+The classifier kernels work on vocabulary chunks
+(`xdsl_ane.models.vocabulary`); `xdsl_ane.models.kernels` compiles the set
+for the runtime.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, StringAttr
 from xdsl.ir import Attribute, SSAValue
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import tensor
-from xdsl_ane.limits import MASKED, MAX_DIMENSION
+from xdsl_ane.limits import MASKED
 from xdsl_ane.models.transformer import (
     ROPE_HEAD_TABLES,
     BlockBuilder,
@@ -100,73 +85,16 @@ from xdsl_ane.models.transformer import (
     build_function,
     shape_of,
 )
+from xdsl_ane.models.vocabulary import (
+    CHUNK_WEIGHT,
+    classifier_kernel_suffixes,
+    row_columns,
+    vocab_chunks,
+)
 from xdsl_ane.passes.gqa_tile import repeat_heads, sum_head_groups
-from xdsl_ane.passes.layouts import Layout, layout_of
-from xdsl_ane.passes.pack_io import packing_of
-from xdsl_ane.passes.pipeline import AnePipelinePass
-
-CHUNK_WEIGHT = "lm_head.chunk.weight"
-"""The classifier kernels' weight: one vocabulary chunk of lm_head.weight."""
-
 
 RESULT_NAMES = "ane.result_names"
 """Function attribute naming a kernel's results, in order."""
-
-REFERENCE_OP_COUNTS = {
-    "attention_forward": 56,
-    "output_projection": 8,
-    "ffn_forward": 28,
-    "ffn_backward_w2": 8,
-    "ffn_backward_w13": 15,
-    "output_projection_backward": 8,
-    "attention_backward_1": 23,
-    "attention_backward_2": 22,
-    "q_projection_backward": 8,
-    "kv_projection_backward": 15,
-}
-"""Ops (consts excluded) of the hand-written Qwen3-0.6B kernels (ANE_FACTS.md)."""
-
-
-# --- vocabulary chunks and per-row values -------------------------------------
-
-
-def row_columns(config: TransformerConfig, values: int) -> int:
-    """Columns k ≥ `values` of a per-row input [S, k] such that S·k is a
-    multiple of the hidden size, so it packs with the [1, D, 1, S] inputs."""
-    step = config.hidden_size // math.gcd(config.seq_len, config.hidden_size)
-    return -(-values // step) * step
-
-
-def default_vocab_chunk(config: TransformerConfig) -> int:
-    """The largest chunk (a multiple of 64) whose kernels keep every packed
-    dimension within 16384: the classifier kernels' input is
-    [1, D, 1, S + V_chunk (+ row stats)]."""
-    row_stats = config.seq_len * row_columns(config, 2) // config.hidden_size
-    return (MAX_DIMENSION - config.seq_len - row_stats) // 64 * 64
-
-
-def vocab_chunks(
-    config: TransformerConfig, chunk: int | None = None
-) -> list[tuple[int, int]]:
-    """(start, size) of each vocabulary chunk: chunks of `chunk` classes
-    (default `default_vocab_chunk`) and a smaller last one."""
-    size = min(chunk or default_vocab_chunk(config), config.vocab_size)
-    return [
-        (start, min(size, config.vocab_size - start))
-        for start in range(0, config.vocab_size, size)
-    ]
-
-
-def classifier_kernel_suffixes(
-    config: TransformerConfig, chunk: int | None = None
-) -> dict[int, str]:
-    """Chunk size -> kernel name suffix: "" for the full chunks, "_last"
-    for a smaller last chunk."""
-    sizes = [size for _, size in vocab_chunks(config, chunk)]
-    suffixes = {sizes[0]: ""}
-    if sizes[-1] != sizes[0]:
-        suffixes[sizes[-1]] = "_last"
-    return suffixes
 
 
 def weight_gradient_name(rows: int, columns: int) -> str:
@@ -709,142 +637,7 @@ def build_training_kernels(
     return {function_of(m).sym_name.data: m for m in kernels}
 
 
-# --- compiled kernels ------------------------------------------------------------
-
-
 def function_of(module: builtin.ModuleOp) -> func.FuncOp:
+    """The one function of a kernel module."""
     (function,) = (op for op in module.ops if isinstance(op, func.FuncOp))
     return function
-
-
-@dataclass(frozen=True)
-class WeightArgument:
-    """A dynamic weight input: the weights file's `name` [Cout, Cin] or
-    [Cin, Cout] (`stored`) fed as argument `arg` of shape [1, Cin, 1, Cout]."""
-
-    name: str
-    arg: int
-    shape: tuple[int, ...]
-    stored_out_in: bool
-
-    def ane_value(self, weight: np.ndarray) -> np.ndarray:
-        """The argument for `weight` as stored: W[o, i] at [0, i, 0, o]."""
-        w = weight.T if self.stored_out_in else weight
-        return np.ascontiguousarray(w).reshape(self.shape)
-
-
-@dataclass
-class CompiledKernel:
-    """One kernel after `ane-pipeline{weights=dynamic, pack-io}` with what a
-    runtime needs to drive it: the names and layouts of its original
-    arguments and results, its dynamic weights and the packing manifest."""
-
-    name: str
-    module: builtin.ModuleOp
-    arg_names: list[str]
-    arg_layouts: list[Layout]
-    result_names: list[str]
-    result_layouts: list[Layout]
-    weight_args: list[WeightArgument]
-    manifest: dict[str, Any]
-
-    @property
-    def function(self) -> func.FuncOp:
-        return function_of(self.module)
-
-    def op_counts(self) -> Counter[str]:
-        """Ops by type, consts excluded."""
-        return Counter(
-            op.name.removeprefix("mil.")
-            for op in self.function.walk()
-            if op.name.startswith("mil.") and op.name != "mil.const"
-        )
-
-    def op_count(self) -> int:
-        return sum(self.op_counts().values())
-
-
-def records(function: func.FuncOp, key: str) -> list[DictionaryAttr]:
-    attr = function.attributes.get(key)
-    if attr is None:
-        return []
-    assert isinstance(attr, ArrayAttr)
-    return [r for r in attr.data if isinstance(r, DictionaryAttr)]
-
-
-def recorded_layouts(function: func.FuncOp, key: str) -> list[Layout]:
-    layouts = []
-    for record in records(function, key):
-        logical = record.data["logical"]
-        layouts.append(layout_of(logical.get_values()))  # type: ignore[attr-defined]
-    return layouts
-
-
-def weight_arguments(function: func.FuncOp) -> list[WeightArgument]:
-    out = []
-    for record in records(function, "ane.weight_args"):
-        name, arg, stored = (record.data[k] for k in ("weight", "arg", "stored"))
-        shape = record.data["shape"]
-        assert isinstance(name, StringAttr) and isinstance(arg, IntegerAttr)
-        assert isinstance(stored, StringAttr)
-        out.append(
-            WeightArgument(
-                name.data,
-                arg.value.data,
-                tuple(shape.get_values()),  # type: ignore[attr-defined]
-                stored.data == "[Cout, Cin]",
-            )
-        )
-    return out
-
-
-def compile_kernel(
-    module: builtin.ModuleOp, fp16: bool = True, lint: bool = True
-) -> CompiledKernel:
-    """Runs `ane-pipeline{weights=dynamic, pack-io}` (lint non-strict) on a
-    clone of a kernel module and collects its records."""
-    compiled = module.clone()
-    source = function_of(module)
-    arg_names = [a.name_hint or f"arg{i}" for i, a in enumerate(source.args)]
-    AnePipelinePass(weights="dynamic", fp16=fp16, pack_io=True, lint=lint).apply(
-        Context(), compiled
-    )
-    function = function_of(compiled)
-    names = function.attributes[RESULT_NAMES]
-    assert isinstance(names, ArrayAttr)
-    manifest = packing_of(function)
-    assert manifest is not None
-    return CompiledKernel(
-        name=function.sym_name.data,
-        module=compiled,
-        arg_names=arg_names,
-        arg_layouts=recorded_layouts(function, "ane.arg_layouts"),
-        result_names=[n.data for n in names.data],  # type: ignore[attr-defined]
-        result_layouts=recorded_layouts(function, "ane.result_layouts"),
-        weight_args=weight_arguments(function),
-        manifest=manifest,
-    )
-
-
-def compile_training_kernels(
-    config: TransformerConfig,
-    fp16: bool = True,
-    vocab_chunk: int | None = None,
-    lint: bool = True,
-) -> dict[str, CompiledKernel]:
-    """`build_training_kernels` compiled for the ANE: dynamic weights, packed
-    I/O, fp16 unless `fp16=False`."""
-    return {
-        name: compile_kernel(module, fp16, lint)
-        for name, module in build_training_kernels(config, 0, vocab_chunk).items()
-    }
-
-
-def op_count_table(kernels: dict[str, CompiledKernel]) -> str:
-    """A markdown table of each kernel's ops (consts excluded), next to the
-    hand-written reference's count where there is one."""
-    lines = ["| kernel | ops | reference |", "|---|---|---|"]
-    for name, kernel in kernels.items():
-        reference = REFERENCE_OP_COUNTS.get(name)
-        lines.append(f"| `{name}` | {kernel.op_count()} | {reference or '–'} |")
-    return "\n".join(lines)

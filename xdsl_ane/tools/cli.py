@@ -245,7 +245,7 @@ def command_compile_model(args: argparse.Namespace) -> int:
     check_outputs([output], args.force)
     progress = Progress()
     if args.training:
-        from xdsl_ane.models.training import compile_training_kernels
+        from xdsl_ane.models.kernels import compile_training_kernels
 
         with progress.step("compiling the training kernels"):
             compiled_kernels = compile_training_kernels(config, lint=False)
