@@ -762,7 +762,7 @@ MALFORMED: dict[str, tuple[str, str]] = {
     ),
     "blob size differs": (
         blob_program(64, shape="[8]"),
-        "4:157: the blob at offset 64 holds 8 bytes, tensor<fp16, [8]> needs 16",
+        "4:157: the blob at offset 64 holds 4 fp16 values, tensor<fp16, [8]> needs 8",
     ),
     "fp16 out of range": (
         GOOD.replace("relu(x = x)", "add(x = x, y = fp16(70000))"),

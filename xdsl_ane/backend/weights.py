@@ -463,26 +463,88 @@ class BlobFile:
 
     def read(self, offset: int, dtype: str, shape: Sequence[int]) -> np.ndarray:
         """The tensor whose metadata record is at `offset`."""
+        return np.asarray(self.flat(offset, dtype)).reshape(tuple(shape))
+
+    def flat(self, offset: int, dtype: str) -> np.ndarray:
+        """The values of the record at `offset`, read as `dtype` (the reader
+        fails unless the record holds that dtype)."""
         if dtype == "fp16":
-            flat = self.reader.read_fp16_data(offset).view(np.float16)
-        else:
-            read = {
-                "fp32": self.reader.read_float_data,
-                "int8": self.reader.read_int8_data,
-                "uint8": self.reader.read_uint8_data,
-                "int16": self.reader.read_int16_data,
-                "uint16": self.reader.read_uint16_data,
-                "int32": self.reader.read_int32_data,
-                "uint32": self.reader.read_uint32_data,
-                "int4": self.reader.read_int4_data,
-                "uint1": self.reader.read_uint1_data,
-                "uint2": self.reader.read_uint2_data,
-                "uint3": self.reader.read_uint3_data,
-                "uint4": self.reader.read_uint4_data,
-                "uint6": self.reader.read_uint6_data,
-            }[dtype]
-            flat = read(offset)
-        return np.asarray(flat).reshape(tuple(shape))
+            return self.reader.read_fp16_data(offset).view(np.float16)
+        return getattr(self.reader, BLOB_READERS[dtype])(offset)
+
+    def read_checked(
+        self, offset: int, dtype: str, shape: Sequence[int], what: str
+    ) -> np.ndarray:
+        """`read`, failing with one line that names the file, the offset and
+        `what` (the const's type) where the record is missing, is not of
+        `dtype` or holds another number of values."""
+        name = self.path.name
+        size = self.path.stat().st_size
+        if size < BLOB_HEADER_SIZE:
+            raise XdslAneError(
+                f"'{self.path}' is not a MILBlob version 2 weight file ({size} bytes)"
+            )
+        try:
+            values = self.flat(offset, dtype)
+        except ValueError:  # past the end of the file
+            raise XdslAneError(
+                f"offset {offset} is outside the blob records of '{name}' ({size} bytes)"
+            ) from None
+        except RuntimeError as e:
+            message = str(e)
+            if "version" in message:
+                raise XdslAneError(
+                    f"'{self.path}' is not a MILBlob version 2 weight file"
+                ) from None
+            if "sentinel" in message:
+                raise XdslAneError(
+                    f"no blob metadata at offset {offset} of '{name}' (the offset "
+                    "must point at a 64-byte metadata record)"
+                ) from None
+            if "data type" in message:
+                raise XdslAneError(
+                    f"the blob at offset {offset} holds {self.held_dtype(offset)}, "
+                    f"the const is {what}"
+                ) from None
+            raise XdslAneError(
+                f"the blob at offset {offset} of '{name}': {message}"
+            ) from None
+        count = math.prod(shape)
+        if values.size != count:
+            raise XdslAneError(
+                f"the blob at offset {offset} holds {values.size} {dtype} values, "
+                f"{what} needs {count}"
+            )
+        return np.asarray(values).reshape(tuple(shape))
+
+    def held_dtype(self, offset: int) -> str:
+        """The dtype of the record at `offset`: the one the reader accepts."""
+        for dtype in BLOB_READERS:
+            try:
+                self.flat(offset, dtype)
+                return dtype
+            except (RuntimeError, ValueError):
+                pass
+        return "a dtype we do not read"
+
+
+BLOB_READERS = {
+    "fp16": "read_fp16_data",
+    "fp32": "read_float_data",
+    "int8": "read_int8_data",
+    "uint8": "read_uint8_data",
+    "int16": "read_int16_data",
+    "uint16": "read_uint16_data",
+    "int32": "read_int32_data",
+    "uint32": "read_uint32_data",
+    "int4": "read_int4_data",
+    "uint1": "read_uint1_data",
+    "uint2": "read_uint2_data",
+    "uint3": "read_uint3_data",
+    "uint4": "read_uint4_data",
+    "uint6": "read_uint6_data",
+}
+"""coremltools' MILBlob reader method of each blob dtype."""
 
 
 # --- the data of mil.const ops ---------------------------------------------------

@@ -52,37 +52,16 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.frontend import Frontend
 
 from xdsl_ane.backend.mil_text import MilTextError, property_kind
-from xdsl_ane.backend.weights import (
-    BLOB_HEADER_SIZE,
-    BLOB_METADATA_SIZE,
-    BLOB_NUMPY_DTYPES,
-    SUB_BYTE_BITS,
-    blob_nbytes,
-)
+from xdsl_ane.backend.weights import BLOB_NUMPY_DTYPES, BlobFile
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import tensor
-from xdsl_ane.errors import first_line
+from xdsl_ane.errors import XdslAneError, first_line
 from xdsl_ane.locations import SourceText, record
 
 MIL_OPS: dict[str, type[mil.MilOp]] = {
     op.name.removeprefix("mil."): op for op in mil.MIL_OPS if op is not mil.ConstOp
 }
-BLOB_SENTINEL = 0xDEADBEEF
-BLOB_DTYPE_CODES = {
-    "fp16": 1,
-    "fp32": 2,
-    "uint8": 3,
-    "int8": 4,
-    "int4": 8,
-    "uint1": 9,
-    "uint2": 10,
-    "uint4": 11,
-    "uint3": 12,
-    "uint6": 13,
-    "int32": 14,
-}
-"""MILBlob's dtype code of each MIL dtype of ours that the blob holds."""
 DTYPES = {**mil.MIL_DTYPES, **mil.MIL_STORAGE_DTYPES}
 """MIL's dtypes we read: those ops compute on and those of compressed data."""
 UNSUPPORTED_DTYPES = {"fp64", "bf16", "int16", "int64", "uint16", "uint32"}
@@ -93,14 +72,6 @@ INT_RANGES = {
     "int4": (-8, 7),
     **{f"uint{w}": (0, 2**w - 1) for w in (1, 2, 3, 4, 6, 8)},
 }
-BLOB_DTYPE_NAMES = {code: name for name, code in BLOB_DTYPE_CODES.items()} | {
-    3: "uint8",
-    5: "bf16",
-    6: "int16",
-    7: "uint16",
-    15: "uint32",
-}
-
 
 # --- lexer -----------------------------------------------------------------------
 
@@ -143,20 +114,6 @@ def tokenize(text: str, fail: Callable[[int, str], NoReturn]) -> list[Token]:
         fail(pos, f"unexpected character '{text[pos]}'")
     tokens.append(Token("eof", "", len(text)))
     return tokens
-
-
-def unpack_bits(
-    packed: np.ndarray, bits: int, count: int, dtype: np.dtype
-) -> np.ndarray:
-    """`count` elements of `bits` bits each, packed from the lowest bit of
-    the first byte up (MILBlob's sub-byte layout), as `dtype` (int8 for
-    int4, sign-extended; else uint8)."""
-    bit_values = np.unpackbits(packed, bitorder="little")[: count * bits]
-    weights = 1 << np.arange(bits, dtype=np.int16)
-    values = (bit_values.reshape(count, bits) * weights).sum(axis=1)
-    if dtype.kind == "i":
-        values = np.where(values >= 1 << (bits - 1), values - (1 << bits), values)
-    return values.astype(dtype)
 
 
 # --- parsed pieces ---------------------------------------------------------------
@@ -243,7 +200,7 @@ class MilTextParser:
         self.weights: dict[str, np.ndarray] = {}
         self.weight_by_blob: dict[tuple[Path, int, MilType], str] = {}
         self.weight_users: dict[str, list[mil.ConstOp]] = {}
-        self.blob_files: dict[Path, bytes] = {}
+        self.blob_files: dict[Path, BlobFile] = {}
 
     # --- diagnostics and token helpers ---
 
@@ -589,7 +546,7 @@ class MilTextParser:
         for required in ("path", "offset"):
             if required not in fields:
                 self.fail(start, f"BLOBFILE is missing '{required}'")
-        if t.dtype not in BLOB_DTYPE_CODES:
+        if t.dtype not in BLOB_NUMPY_DTYPES:
             self.fail(start, f"{t} cannot be stored in a weight blob")
         path = self.resolve_blob_path(fields["path"])
         offset_literal = fields["offset"]
@@ -606,58 +563,20 @@ class MilTextParser:
         else:
             path = Path(text) if Path(text).is_absolute() else self.model_path / text
         if path not in self.blob_files:
-            try:
-                self.blob_files[path] = path.read_bytes()
-            except OSError:
+            if not path.is_file():
                 self.fail(
                     literal.offset, f"blob file '{text}' not found (looked for {path})"
                 )
-            data = self.blob_files[path]
-            header = np.frombuffer(data[:8], "<u4") if len(data) >= 8 else None
-            if len(data) < BLOB_HEADER_SIZE or header is None or header[1] != 2:
-                self.fail(
-                    literal.offset, f"'{path}' is not a MILBlob version 2 weight file"
-                )
+            self.blob_files[path] = BlobFile(path)
         return path
 
     def read_blob(self, path: Path, offset: int, t: MilType, at: int) -> np.ndarray:
-        """The tensor whose metadata record is at `offset`, checked against `t`."""
-        data = self.blob_files[path]
-        if offset < BLOB_HEADER_SIZE or offset + BLOB_METADATA_SIZE > len(data):
-            self.fail(
-                at,
-                f"offset {offset} is outside the blob records of '{path.name}' ({len(data)} bytes)",
-            )
-        sentinel, code = np.frombuffer(data, "<u4", 2, offset)
-        size, data_offset = np.frombuffer(data, "<u8", 2, offset + 8)
-        if sentinel != BLOB_SENTINEL:
-            self.fail(
-                at,
-                f"no blob metadata at offset {offset} of '{path.name}' (the offset must point at a 64-byte metadata record)",
-            )
-        if code != BLOB_DTYPE_CODES[t.dtype]:
-            held = BLOB_DTYPE_NAMES.get(int(code), f"dtype code {code}")
-            self.fail(at, f"the blob at offset {offset} holds {held}, the const is {t}")
-        dtype = BLOB_NUMPY_DTYPES[t.dtype]
-        count = int(np.prod(t.shape))
-        nbytes = blob_nbytes(t.dtype, count)
-        if size != nbytes:
-            self.fail(
-                at,
-                f"the blob at offset {offset} holds {size} bytes, {t} needs {nbytes}",
-            )
-        if data_offset + size > len(data):
-            self.fail(
-                at, f"the blob at offset {offset} runs past the end of '{path.name}'"
-            )
-        if t.dtype in SUB_BYTE_BITS:
-            packed = np.frombuffer(data, np.uint8, nbytes, int(data_offset))
-            return unpack_bits(packed, SUB_BYTE_BITS[t.dtype], count, dtype).reshape(
-                t.shape
-            )
-        return (
-            np.frombuffer(data, dtype, count, int(data_offset)).reshape(t.shape).copy()
-        )
+        """The tensor whose metadata record is at `offset`, read by
+        coremltools' MILBlob reader and checked against `t`."""
+        try:
+            return self.blob_files[path].read_checked(offset, t.dtype, t.shape, str(t))
+        except XdslAneError as e:
+            self.fail(at, str(e))
 
     # --- statements ---
 
