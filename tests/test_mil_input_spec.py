@@ -1,7 +1,7 @@
-"""Every mil op's MIL inputs (names and order, as the printers write them:
-`backend/mil_inputs.SIGNATURES`) against coremltools' own op definition
-(`input_spec`) in each opset that has the op, and the inputs we fill in
-when absent against the ones coremltools makes optional."""
+"""Every mil op's MIL inputs (names and order, as the op class declares them
+in `MIL_INPUTS` and the printers write them) against coremltools' own op
+definition (`input_spec`) in each opset that has the op, and the inputs we
+fill in when absent against the ones coremltools makes optional."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from coremltools.converters.mil._deployment_compatibility import AvailableTarget
 from coremltools.converters.mil.mil.ops.registry import SSAOpRegistry
 
-from xdsl_ane.backend.mil_inputs import OPSET_INTRODUCED, SIGNATURES
 from xdsl_ane.dialects import mil
 
 TARGETS = {
@@ -18,13 +17,11 @@ TARGETS = {
     "iOS17": AvailableTarget.iOS17,
     "iOS18": AvailableTarget.iOS18,
 }
-OPS = sorted(
-    op.name.removeprefix("mil.") for op in mil.MIL_OPS if op is not mil.ConstOp
-)
+OPS = {op.name.removeprefix("mil."): op for op in mil.MIL_OPS if op is not mil.ConstOp}
 
 
 def opsets(op_type: str) -> list[str]:
-    first = list(TARGETS).index(OPSET_INTRODUCED.get(op_type, "iOS15"))
+    first = list(TARGETS).index(OPS[op_type].OPSET)
     return [t for t in list(TARGETS)[first:] if t in ("iOS17", "iOS18")]
 
 
@@ -39,22 +36,20 @@ def coremltools_spec(op_type: str, target: str):
     return op.input_spec.input_types
 
 
-def test_every_mil_op_has_a_signature():
-    assert sorted(SIGNATURES) == OPS
-
-
-@pytest.mark.parametrize("op_type", OPS)
+@pytest.mark.parametrize("op_type", sorted(OPS))
 def test_inputs_are_coremltools_inputs_in_its_order(op_type: str):
-    ours = [name for name, _ in SIGNATURES[op_type]]
+    ours = [d.name for d in OPS[op_type].MIL_INPUTS]
     for target in opsets(op_type):
         theirs = list(coremltools_spec(op_type, target))
         assert ours == theirs, f"{op_type} ({target})"
 
 
-@pytest.mark.parametrize("op_type", OPS)
+@pytest.mark.parametrize("op_type", sorted(OPS))
 def test_inputs_with_a_default_are_optional_in_coremltools(op_type: str):
     for target in opsets(op_type):
         spec = coremltools_spec(op_type, target)
-        for name, default in SIGNATURES[op_type]:
-            if default is not None:
-                assert spec[name].optional, f"{op_type}.{name} ({target})"
+        for declared in OPS[op_type].MIL_INPUTS:
+            if declared.default is not None:
+                assert spec[declared.name].optional, (
+                    f"{op_type}.{declared.name} ({target})"
+                )

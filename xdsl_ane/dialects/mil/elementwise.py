@@ -39,6 +39,7 @@ from xdsl_ane.dialects.mil.base import (
     mil_op_definition,
     require_element_type,
 )
+from xdsl_ane.dialects.mil.inputs import LIKE_X, MilInput
 from xdsl_ane.dialects.typing import (
     F32Attr,
     OpTypeError,
@@ -76,6 +77,7 @@ class UnaryOp(MilOp, ABC):
     result = result_def(T)
     assembly_format = "$x attr-dict `:` type($x)"
     traits = traits_def(ElementwiseCanonicalization())
+    MIL_INPUTS: ClassVar = (MilInput("x"),)
 
     DOMAIN: ClassVar[tuple[Attribute, ...]] = FLOAT
     """The element types MIL accepts for x."""
@@ -191,6 +193,12 @@ class SquareOp(UnaryOp):
     DOMAIN: ClassVar = FLOAT_INT32
 
 
+def x_and_epsilon(default: float) -> tuple[MilInput, ...]:
+    """The inputs of log, rsqrt and inverse: x, and an epsilon of x's dtype
+    defaulting to `default`."""
+    return (MilInput("x"), MilInput("epsilon", default, LIKE_X))
+
+
 class UnaryWithEpsilonOp(UnaryOp, ABC):
     """`y = f(x + epsilon)`; an absent `epsilon` is MIL's default."""
 
@@ -208,6 +216,7 @@ class LogOp(UnaryWithEpsilonOp):
 
     name = "mil.log"
     DEFAULT_EPSILON: ClassVar = 1e-45
+    MIL_INPUTS: ClassVar = x_and_epsilon(DEFAULT_EPSILON)
 
 
 @mil_op_definition
@@ -216,6 +225,7 @@ class RsqrtOp(UnaryWithEpsilonOp):
 
     name = "mil.rsqrt"
     DEFAULT_EPSILON: ClassVar = 1e-12
+    MIL_INPUTS: ClassVar = x_and_epsilon(DEFAULT_EPSILON)
 
 
 @mil_op_definition
@@ -224,6 +234,7 @@ class InverseOp(UnaryWithEpsilonOp):
 
     name = "mil.inverse"
     DEFAULT_EPSILON: ClassVar = 1e-4
+    MIL_INPUTS: ClassVar = x_and_epsilon(DEFAULT_EPSILON)
 
 
 GELU_MODES = ("EXACT", "TANH_APPROXIMATION", "SIGMOID_APPROXIMATION")
@@ -236,6 +247,7 @@ class GeluOp(UnaryOp):
 
     name = "mil.gelu"
     mode = opt_prop_def(StringAttr)
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("mode", "EXACT"))
 
     def __init__(self, x: Value, mode: str | None = None):
         self.init_mil({"x": x}, {"mode": str_attr(mode)})
@@ -253,6 +265,11 @@ class ClipOp(UnaryOp):
     name = "mil.clip"
     alpha = prop_def(F32Attr)
     beta = prop_def(F32Attr)
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("alpha", dtype=LIKE_X),
+        MilInput("beta", dtype=LIKE_X),
+    )
 
     def __init__(self, x: Value, alpha: float, beta: float):
         self.init_mil({"x": x}, {"alpha": f32_attr(alpha), "beta": f32_attr(beta)})
@@ -288,6 +305,7 @@ class BinaryOp(MilOp, ABC):
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
     traits = traits_def(ElementwiseCanonicalization())
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("y"))
 
     def __init__(self, x: Value, y: Value):
         self.init_mil({"x": x, "y": y})
@@ -421,6 +439,7 @@ class SelectOp(MilOp):
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
     traits = traits_def(ElementwiseCanonicalization())
+    MIL_INPUTS: ClassVar = (MilInput("cond"), MilInput("a"), MilInput("b"))
 
     def __init__(self, cond: Value, a: Value, b: Value):
         self.init_mil({"cond": cond, "a": a, "b": b})
@@ -456,6 +475,7 @@ class CastOp(MilOp):
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
     traits = traits_def(ElementwiseCanonicalization())
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("dtype"))
 
     def __init__(self, x: Value, dtype: str):
         self.init_mil({"x": x}, {"dtype": StringAttr(dtype)})

@@ -6,6 +6,8 @@ tensor_operation.one_hot / band_part.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import (
     BoolAttr,
     FloatAttr,
@@ -34,6 +36,7 @@ from xdsl_ane.dialects.mil.base import (
     operand_axis,
     require_element_type,
 )
+from xdsl_ane.dialects.mil.inputs import INT32, MilInput, dtype_of_first_given
 from xdsl_ane.dialects.typing import (
     I64Attr,
     OpTypeError,
@@ -62,6 +65,13 @@ class GatherOp(MilOp):
     validate_indices = opt_prop_def(BoolAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("indices"),
+        MilInput("axis", 0),
+        MilInput("batch_dims", 0),
+        MilInput("validate_indices", False),
+    )
 
     def __init__(
         self,
@@ -138,6 +148,24 @@ class OneHotOp(MilOp):
     off_value = opt_prop_def(FloatAttr | IntegerAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("indices"),
+        MilInput("one_hot_vector_size"),
+        MilInput("axis", -1),
+        # MIL's int32 default would clash with a float value given for the
+        # other: an absent one takes the other's type (int32 when both are
+        # absent, as in MIL).
+        MilInput(
+            "on_value",
+            1,
+            dtype_of_first_given("on_value", "off_value", otherwise=INT32),
+        ),
+        MilInput(
+            "off_value",
+            0,
+            dtype_of_first_given("off_value", "on_value", otherwise=INT32),
+        ),
+    )
 
     def __init__(
         self,
@@ -221,6 +249,11 @@ class BandPartOp(MilOp):
     upper = opt_prop_def(I64Attr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("lower", -1),
+        MilInput("upper", -1),
+    )
 
     def __init__(self, x: Value, lower: int | None = None, upper: int | None = None):
         self.init_mil({"x": x}, {"lower": i64_attr(lower), "upper": i64_attr(upper)})
