@@ -26,9 +26,10 @@ fp16 safety (a second walk):
   1e-5 stay. Adding 1e-7 leaves every normal fp16 value (≥ 6.1e-5) unchanged;
   what changes is log(0) ≈ −16 and rsqrt(0) ≈ 3e3 instead of ∓inf.
 - Masks. An inline const that reaches a `mil.add` (or a `mil.select` branch)
-  through shape-only ops is an additive mask; its entries ≤ −65504/2, which
-  stand for −∞ (−1e9, float32's minimum, −inf, −65504), become MASKED = −1e4,
-  the value the attention lowering uses. Two such masks plus a score then stay
+  through ops that rearrange it unchanged (`RearrangesElements`) is an
+  additive mask; its entries ≤ −65504/2, which stand for −∞ (−1e9, float32's
+  minimum, −inf, −65504), become MASKED = −1e4, the value the attention
+  lowering uses. Two such masks plus a score then stay
   finite, and exp(−1e4 − max) is still 0 in fp16.
 - Logsumexp. log(reduce_sum(exp(z))) over N > 1 reduced elements becomes
   log(reduce_mean(exp(z))) + log N: exact math, and where z = x − max(x) (as
@@ -65,6 +66,7 @@ from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy, dense_to_numpy
 from xdsl_ane.dialects.mil.builders import const_op
 from xdsl_ane.dialects.mil.reduction import reduction_axes
+from xdsl_ane.dialects.mil.traits import RearrangesElements
 from xdsl_ane.dialects.typing import (
     OpTypeError,
     bool_prop,
@@ -91,18 +93,6 @@ two of them would already overflow fp16 when added."""
 
 LAYER_NORM_DEFAULT_EPSILON = 1e-5
 """MIL layer_norm's epsilon when the property is absent."""
-
-SHAPE_OPS = (
-    mil.ReshapeOp,
-    mil.TransposeOp,
-    mil.ExpandDimsOp,
-    mil.SqueezeOp,
-    mil.TileOp,
-    mil.SliceBySizeOp,
-    mil.ConcatOp,
-    mil.SplitOp,
-)
-"""Ops that move values without changing them: a mask stays a mask through them."""
 
 
 def fp16_type(t: Attribute) -> Attribute:
@@ -273,8 +263,9 @@ class RaiseTinyEpsilons(RewritePattern):
 
 
 def reaches_additive_use(value: SSAValue) -> bool:
-    """Whether `value`, passed through shape-only ops, is added (mil.add) or
-    selected as a fill value (a mil.select branch)."""
+    """Whether `value`, passed through ops that rearrange it unchanged
+    (`RearrangesElements`: a mask stays a mask through them), is added
+    (mil.add) or selected as a fill value (a mil.select branch)."""
     stack, seen = [value], set()
     while stack:
         v = stack.pop()
@@ -287,7 +278,7 @@ def reaches_additive_use(value: SSAValue) -> bool:
                 return True
             if isinstance(user, mil.SelectOp) and use.index > 0:
                 return True
-            if isinstance(user, SHAPE_OPS):
+            if user.has_trait(RearrangesElements):
                 stack.extend(user.results)
     return False
 

@@ -40,6 +40,7 @@ from xdsl_ane.dialects.mil.base import (
     require_element_type,
 )
 from xdsl_ane.dialects.mil.inputs import LIKE_X, MilInput
+from xdsl_ane.dialects.mil.traits import CopiesElements, Elementwise
 from xdsl_ane.dialects.typing import (
     F32Attr,
     OpTypeError,
@@ -76,7 +77,7 @@ class UnaryOp(MilOp, ABC):
     x = operand_def(T)
     result = result_def(T)
     assembly_format = "$x attr-dict `:` type($x)"
-    traits = traits_def(ElementwiseCanonicalization())
+    traits = traits_def(Elementwise(), ElementwiseCanonicalization())
     MIL_INPUTS: ClassVar = (MilInput("x"),)
 
     DOMAIN: ClassVar[tuple[Attribute, ...]] = FLOAT
@@ -304,7 +305,7 @@ class BinaryOp(MilOp, ABC):
     y = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
-    traits = traits_def(ElementwiseCanonicalization())
+    traits = traits_def(Elementwise(), ElementwiseCanonicalization())
     MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("y"))
 
     def __init__(self, x: Value, y: Value):
@@ -438,7 +439,7 @@ class SelectOp(MilOp):
     b = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
-    traits = traits_def(ElementwiseCanonicalization())
+    traits = traits_def(Elementwise(), ElementwiseCanonicalization())
     MIL_INPUTS: ClassVar = (MilInput("cond"), MilInput("a"), MilInput("b"))
 
     def __init__(self, cond: Value, a: Value, b: Value):
@@ -474,7 +475,7 @@ class CastOp(MilOp):
     dtype = prop_def(StringAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
-    traits = traits_def(ElementwiseCanonicalization())
+    traits = traits_def(Elementwise(), CopiesElements(), ElementwiseCanonicalization())
     MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("dtype"))
 
     def __init__(self, x: Value, dtype: str):

@@ -38,6 +38,7 @@ from xdsl_ane.dialects.mil.base import (
     require_element_type,
 )
 from xdsl_ane.dialects.mil.inputs import MilInput
+from xdsl_ane.dialects.mil.traits import RearrangesElements
 from xdsl_ane.dialects.typing import (
     I64Array,
     I64Attr,
@@ -91,8 +92,9 @@ def reshape_target(op_name: str, x_shape: Shape, shape: Sequence[int]) -> Shape:
 
 class ShapeOp(MilOp, ABC):
     """Base of the single-input ops below; operand 'x' is checked against
-    `domain`."""
+    `domain`. Each rearranges x's elements."""
 
+    traits = traits_def(RearrangesElements())
     DOMAIN: ClassVar[tuple[Attribute, ...]] = ANY_TYPE
 
     @classmethod
@@ -231,7 +233,7 @@ class ConcatOp(MilOp):
         MilInput("interleave", False),
     )
     assembly_format = FUNCTIONAL
-    traits = traits_def(ConcatCanonicalization())
+    traits = traits_def(RearrangesElements(), ConcatCanonicalization())
 
     def __init__(
         self, values: Sequence[Value], axis: int, interleave: bool | None = None
