@@ -284,7 +284,7 @@ class MilFunctions(InterpreterFunctions):
 
     def unary_with_epsilon(self, op: Operation, x: Array) -> Array:
         assert isinstance(op, mil.UnaryWithEpsilonOp)
-        epsilon = float_prop(op.properties, "epsilon", op.DEFAULT_EPSILON)
+        epsilon = float_prop(op.properties, "epsilon", op.input_default("epsilon"))
         return EPSILON_FUNCTIONS[type(op)](x + x.dtype.type(epsilon))
 
     def binary(self, op: Operation, x: Array, y: Array) -> Array:
@@ -450,7 +450,8 @@ class MilFunctions(InterpreterFunctions):
         assert x is not None
         axes = reduction_axes(op.name, x.shape, op.properties)
         # epsilon is a parameter of the data's dtype
-        epsilon = float(x.dtype.type(float_prop(op.properties, "epsilon", 1e-5)))
+        default = op.input_default("epsilon")
+        epsilon = float(x.dtype.type(float_prop(op.properties, "epsilon", default)))
         kept = [d if i in axes else 1 for i, d in enumerate(x.shape)]
         gamma, beta = (
             None if p is None else p.astype(x.dtype).reshape(kept)

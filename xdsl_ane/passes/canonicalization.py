@@ -513,7 +513,7 @@ class FoldAddIntoEpsilon(RewritePattern):
             value = dense_to_numpy(const.val)
             if value.size != 1:
                 continue
-            epsilon = float_prop(op.properties, "epsilon", op.DEFAULT_EPSILON)
+            epsilon = float_prop(op.properties, "epsilon", op.input_default("epsilon"))
             new = type(op)(x, epsilon=float(value.reshape(())) + epsilon)
             rewriter.replace(op, new)
             return

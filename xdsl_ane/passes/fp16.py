@@ -91,9 +91,6 @@ MASK_THRESHOLD = -FP16_MAX / 2
 """Additive-mask entries at or below this stand for −∞ and become MASKED:
 two of them would already overflow fp16 when added."""
 
-LAYER_NORM_DEFAULT_EPSILON = 1e-5
-"""MIL layer_norm's epsilon when the property is absent."""
-
 
 def fp16_type(t: Attribute) -> Attribute:
     """`t` with an f32 element type replaced by f16 (a state's too: Core ML
@@ -248,15 +245,11 @@ class RaiseTinyEpsilons(RewritePattern):
     MIN_EPSILON (an absent one counts as MIL's default)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if isinstance(op, mil.UnaryWithEpsilonOp):
-            default, x = op.DEFAULT_EPSILON, op.x
-        elif isinstance(op, mil.LayerNormOp):
-            default, x = LAYER_NORM_DEFAULT_EPSILON, op.x
-        else:
+        if not isinstance(op, mil.UnaryWithEpsilonOp | mil.LayerNormOp):
             return
-        epsilon = float_prop(op.properties, "epsilon", default)
+        epsilon = float_prop(op.properties, "epsilon", op.input_default("epsilon"))
         assert epsilon is not None
-        if element_type_of(x) != f16 or epsilon >= MIN_EPSILON:
+        if element_type_of(op.x) != f16 or epsilon >= MIN_EPSILON:
             return
         op.properties["epsilon"] = f32_attr(MIN_EPSILON)
         rewriter.notify_op_modified(op)

@@ -201,11 +201,11 @@ def x_and_epsilon(default: float) -> tuple[MilInput, ...]:
 
 
 class UnaryWithEpsilonOp(UnaryOp, ABC):
-    """`y = f(x + epsilon)`; an absent `epsilon` is MIL's default."""
+    """`y = f(x + epsilon)`; an absent `epsilon` is MIL's default, which each
+    op declares in its `MIL_INPUTS` (`input_default("epsilon")`)."""
 
     traits = traits_def(EpsilonCanonicalization())
     epsilon = opt_prop_def(F32Attr)
-    DEFAULT_EPSILON: ClassVar[float]
 
     def __init__(self, x: Value, epsilon: float | None = None):
         self.init_mil({"x": x}, {"epsilon": f32_attr(epsilon)})
@@ -216,8 +216,7 @@ class LogOp(UnaryWithEpsilonOp):
     """log(x + epsilon), epsilon defaults to 1e-45."""
 
     name = "mil.log"
-    DEFAULT_EPSILON: ClassVar = 1e-45
-    MIL_INPUTS: ClassVar = x_and_epsilon(DEFAULT_EPSILON)
+    MIL_INPUTS: ClassVar = x_and_epsilon(1e-45)
 
 
 @mil_op_definition
@@ -225,8 +224,7 @@ class RsqrtOp(UnaryWithEpsilonOp):
     """1 / sqrt(x + epsilon), epsilon defaults to 1e-12."""
 
     name = "mil.rsqrt"
-    DEFAULT_EPSILON: ClassVar = 1e-12
-    MIL_INPUTS: ClassVar = x_and_epsilon(DEFAULT_EPSILON)
+    MIL_INPUTS: ClassVar = x_and_epsilon(1e-12)
 
 
 @mil_op_definition
@@ -234,8 +232,7 @@ class InverseOp(UnaryWithEpsilonOp):
     """1 / (x + epsilon), epsilon defaults to 1e-4."""
 
     name = "mil.inverse"
-    DEFAULT_EPSILON: ClassVar = 1e-4
-    MIL_INPUTS: ClassVar = x_and_epsilon(DEFAULT_EPSILON)
+    MIL_INPUTS: ClassVar = x_and_epsilon(1e-4)
 
 
 GELU_MODES = ("EXACT", "TANH_APPROXIMATION", "SIGMOID_APPROXIMATION")
