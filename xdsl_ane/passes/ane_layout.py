@@ -400,7 +400,10 @@ class FunctionLayout:
         return Twin(new.results[0], result)
 
     def softmax(self, op: Operation) -> Twin | None:
-        found = self.channel_axis_twin(op, [int_prop(op.properties, "axis", -1)])
+        assert isinstance(op, mil.SoftmaxOp)
+        found = self.channel_axis_twin(
+            op, [int_prop(op.properties, "axis", op.input_default("axis"))]
+        )
         if found is None:
             return None
         twin, result = found

@@ -252,7 +252,12 @@ class GeluOp(UnaryOp):
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):
-        choice(cls.name, "mode", str_prop(properties, "mode", "EXACT"), GELU_MODES)
+        choice(
+            cls.name,
+            "mode",
+            str_prop(properties, "mode", cls.input_default("mode")),
+            GELU_MODES,
+        )
         return super().infer_result_types(operand_types, properties)
 
 

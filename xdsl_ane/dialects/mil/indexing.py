@@ -99,9 +99,12 @@ class GatherOp(MilOp):
         require_element_type(cls.name, "indices", indices, (i32, i8))
         xs, ns = x.get_shape(), indices.get_shape()
         axis = operand_axis(
-            cls.name, "axis", int_prop(properties, "axis", 0), ("x", xs)
+            cls.name,
+            "axis",
+            int_prop(properties, "axis", cls.input_default("axis")),
+            ("x", xs),
         )
-        batch_dims = int_prop(properties, "batch_dims", 0)
+        batch_dims = int_prop(properties, "batch_dims", cls.input_default("batch_dims"))
         if not 0 <= batch_dims <= min(axis, len(ns)):
             raise OpTypeError(
                 cls.name,
@@ -229,7 +232,7 @@ class OneHotOp(MilOp):
         axis = operand_axis(
             cls.name,
             "axis",
-            int_prop(properties, "axis", -1),
+            int_prop(properties, "axis", cls.input_default("axis")),
             ("indices", shape),
             len(shape) + 1,
         )

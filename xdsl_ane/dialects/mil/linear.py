@@ -296,13 +296,13 @@ class ConvOp(TaggedOptionalOperandsOp):
         pad_type = choice(
             cls.name,
             "pad_type",
-            str_prop(properties, "pad_type", "valid"),
+            str_prop(properties, "pad_type", cls.input_default("pad_type")),
             CONV_PAD_TYPES,
         )
         strides = ints_prop(properties, "strides", [1] * spatial)
         dilations = ints_prop(properties, "dilations", [1] * spatial)
         pad = ints_prop(properties, "pad", [0] * 2 * spatial)
-        groups = int_prop(properties, "groups", 1)
+        groups = int_prop(properties, "groups", cls.input_default("groups"))
         assert strides is not None and dilations is not None and pad is not None
         for prop, values, length in (
             ("strides", strides, spatial),

@@ -181,7 +181,10 @@ class SoftmaxOp(MilOp):
         assert x is not None
         require_element_type(cls.name, "x", x, FLOAT)
         operand_axis(
-            cls.name, "axis", int_prop(properties, "axis", -1), ("x", x.get_shape())
+            cls.name,
+            "axis",
+            int_prop(properties, "axis", cls.input_default("axis")),
+            ("x", x.get_shape()),
         )
         return [x]
 

@@ -239,13 +239,16 @@ class ReduceArgmaxOp(MilOp):
         if not shape:
             raise OpTypeError(cls.name, "operand 'x' must have rank ≥ 1")
         axis = operand_axis(
-            cls.name, "axis", int_prop(properties, "axis", -1), ("x", shape)
+            cls.name,
+            "axis",
+            int_prop(properties, "axis", cls.input_default("axis")),
+            ("x", shape),
         )
         keep = bool_prop(properties, "keep_dims")
         choice(
             cls.name,
             "output_dtype",
-            str_prop(properties, "output_dtype", "int32"),
+            str_prop(properties, "output_dtype", cls.input_default("output_dtype")),
             ("int32",),
         )
         return [tensor(reduced_shape(shape, (axis,), keep), i32)]
