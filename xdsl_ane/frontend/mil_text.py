@@ -51,7 +51,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.frontend import Frontend
 
-from xdsl_ane.backend.mil_text import MilTextError, property_kind
+from xdsl_ane.backend.mil_text import MilTextError
 from xdsl_ane.backend.weights import (
     BLOB_HEADER_SIZE,
     BLOB_METADATA_SIZE,
@@ -61,6 +61,7 @@ from xdsl_ane.backend.weights import (
 )
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy
+from xdsl_ane.dialects.mil.inputs import property_kind
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.errors import first_line
 from xdsl_ane.locations import SourceText, record
@@ -979,6 +980,12 @@ class MilTextParser:
         else:
             t, value = arg.type, arg.value
         kind = property_kind(op_type, key)
+        if kind is None:
+            self.fail(
+                arg.offset,
+                f"input '{key}' of {op_type.name.removeprefix('mil.')} has no MIL value",
+            )
+        assert kind is not None
         attr = property_attribute(kind, t, value)
         if attr is None:
             self.fail(

@@ -8,7 +8,8 @@ in when it is absent (`Builder._add_op` writes `default_inputs()`) carries
 that default: a constant, or a rule computing it from the op. The printers
 (`xdsl_ane.backend.mil_inputs`) write an op's inputs from this declaration;
 the interpreter and the passes read an absent parameter's value from it
-(`MilOp.input_default`).
+(`MilOp.input_default`), and the MIL text importer the kind of value each
+property holds (`property_kind`).
 
 Dtypes follow coremltools' typing of each input: integer parameters and
 lists are int32, flags bool, choices strings; a float parameter is fp32
@@ -20,12 +21,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, TensorType
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_to_attr_constraint
 
 from xdsl_ane.dialects.dense import numpy_dtype_of
+from xdsl_ane.dialects.typing import F32Attr, I64Array, I64Attr
 
 ParamValue = np.ndarray | str
 """A compile-time MIL value: a numpy array of its MIL dtype (0-d for a
@@ -148,3 +158,30 @@ def all_axes(op: Operation) -> ParamValue:
     """Every axis of x, the first operand, as an int32 vector (layer_norm's
     axes)."""
     return np.arange(rank_of(op.operands[0]), dtype=INT32)
+
+
+# --- property kinds --------------------------------------------------------------
+
+PROPERTY_KINDS: tuple[tuple[object, str], ...] = (
+    (I64Array, "ints"),
+    (I64Attr, "int"),
+    (BoolAttr, "bool"),
+    (F32Attr, "float"),
+    (StringAttr, "string"),
+    (FloatAttr | IntegerAttr, "scalar"),
+)
+"""The MIL value each declared kind of property holds: an int32 vector, an
+int32 scalar, a bool, an fp16 or fp32 scalar (held as f32), a string, or a
+typed scalar that keeps its own type (one_hot's on_value)."""
+
+
+@cache
+def property_kind(op_type: type[IRDLOperation], name: str) -> str | None:
+    """What MIL value a property of `op_type` holds ("ints", "int", "bool",
+    "float", "string" or "scalar", see PROPERTY_KINDS), read from its
+    declared constraint; None for a property that is no MIL value."""
+    constraint = op_type.get_irdl_definition().properties[name].constr
+    for declared, kind in PROPERTY_KINDS:
+        if constraint == irdl_to_attr_constraint(declared):
+            return kind
+    return None
