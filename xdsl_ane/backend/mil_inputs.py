@@ -14,7 +14,8 @@ Dtypes follow coremltools' typing of each input: integer properties and
 lists are int32 (scalar or vector), flags bool, choices strings; a float
 property has the dtype its `MilInput` declares (x's for log's epsilon and
 clip's bounds, gamma's for layer_norm's epsilon), else its own; one_hot's
-typed on/off values keep their own type.
+typed on/off values keep their own type, and an absent one takes the
+other's.
 
 Inputs absent with no default (conv's bias, squeeze's and the reductions'
 axes, split's num_splits or split_sizes, quantize's zero_point and axis) are

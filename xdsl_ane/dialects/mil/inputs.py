@@ -14,7 +14,7 @@ property holds (`property_kind`).
 Dtypes follow coremltools' typing of each input: integer parameters and
 lists are int32, flags bool, choices strings; a float parameter is fp32
 unless its `MilInput.dtype` says otherwise (log's epsilon takes x's dtype,
-layer_norm's gamma's).
+layer_norm's gamma's, one_hot's absent on_value off_value's).
 """
 
 from __future__ import annotations
@@ -68,8 +68,10 @@ class MilInput:
     input is required, or an absent one is not written (coremltools has no
     default for it)."""
     dtype: np.dtype | DtypeRule | None = None
-    """The MIL dtype of a float parameter's value, given or default, where
-    it is not fp32 (the f32 property's own type)."""
+    """The MIL dtype of the input's value where it is not the value's own:
+    of a float parameter, given or default, that is not fp32 (the f32
+    property's type), and of a constant default of another type than the
+    constant's (one_hot's on/off value, typed like the other)."""
 
     def value_dtype(self, op: Operation) -> np.dtype | None:
         """The declared dtype of the input's value in `op`, if any."""
