@@ -21,7 +21,6 @@ from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import FunctionType, TensorType
 from xdsl.transforms.canonicalize import CanonicalizePass
 
-from xdsl_ane.backend import mil_inputs
 from xdsl_ane.backend.milproto import (
     MilProtoTextTarget,
     ProtoResult,
@@ -448,42 +447,35 @@ REDEFINED_IN_IOS18 = {"constexpr_lut_to_dense": "iOS16"}
 other inputs."""
 
 
-def test_input_table_matches_coremltools_registry():
-    """MIL input names and order per op are coremltools' `input_spec`, every
-    operand and property of the dialect is one, and each op exists in the
-    deployment target we call it introduced in."""
-    for op_type in mil_inputs.SIGNATURES:
-        if op_type == "const":
+def test_declared_inputs_match_coremltools_registry():
+    """MIL input names and order per op (the op class's `MIL_INPUTS`) are
+    coremltools' `input_spec`, every operand and property of the dialect is
+    one, and each op exists in the deployment target its `OPSET` names."""
+    for op in mil.MIL_OPS:
+        if op is mil.ConstOp:
             continue
+        op_type = op.name.removeprefix("mil.")
+        declared = [d.name for d in op.MIL_INPUTS]
         if op_type == "coreml_update_state":  # coremltools' own dialect op
             cls = SSAOpRegistry.dialect_ops[op_type]
-            spec_names = list(cls.input_spec.input_types)
-            assert [n for n, _ in mil_inputs.SIGNATURES[op_type]] == spec_names
+            assert declared == list(cls.input_spec.input_types)
             continue
-        introduced_in = getattr(
-            ct.target, mil_inputs.OPSET_INTRODUCED.get(op_type, "iOS15")
-        )
+        introduced_in = getattr(ct.target, op.OPSET)
         for target in (ct.target.iOS17, ct.target.iOS18):
             if target < introduced_in:
                 continue
             cls = SSAOpRegistry.core_ops[op_type][target]
-            spec_names = list(cls.input_spec.input_types)
-            assert [n for n, _ in mil_inputs.SIGNATURES[op_type]] == spec_names, op_type
-        introduced = mil_inputs.OPSET_INTRODUCED.get(op_type, "iOS15")
+            assert declared == list(cls.input_spec.input_types), op_type
         # ML programs start at iOS15; older ops are registered from iOS13
         first = max(min(SSAOpRegistry.core_ops[op_type]), ct.target.iOS15)
         if op_type in REDEFINED_IN_IOS18:  # we have only the iOS18 form
             assert first.name == REDEFINED_IN_IOS18[op_type], op_type
-            continue
-        assert first.name == introduced, op_type
-    for op in mil.MIL_OPS:
-        if op is mil.ConstOp:
-            continue
+        else:
+            assert first.name == op.OPSET, op_type
         definition = op.get_irdl_definition()
         names = {n for n, _ in definition.operands} | set(definition.properties)
         names.discard("operandSegmentSizes")
-        table = {n for n, _ in mil_inputs.SIGNATURES[mil_inputs.mil_type(op)]}
-        assert names <= table, op.name
+        assert names <= set(declared), op.name
 
 
 def test_proto_equals_coremltools_builder_program(monkeypatch):

@@ -41,7 +41,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import IO, ClassVar
 
@@ -49,19 +48,10 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import (
-    BoolAttr,
-    DenseArrayBase,
-    FloatAttr,
-    IntegerAttr,
-    StringAttr,
     TensorType,
-    f32,
-    i1,
-    i64,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl.constraints import VerificationContext
-from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
 from xdsl_ane.backend.mil_inputs import ParamValue, mil_inputs
@@ -169,40 +159,6 @@ def blobfile(entry: BlobEntry, path: str) -> str:
         f"{type_text(entry.dtype, entry.shape)}(BLOBFILE(path = {mil_string(path)}, "
         f"offset = uint64({entry.offset})))"
     )
-
-
-# --- compile-time properties, read back ------------------------------------------
-
-PROPERTY_SAMPLES: tuple[tuple[str, Attribute], ...] = (
-    ("ints", DenseArrayBase.from_list(i64, [0])),
-    ("int", IntegerAttr(0, i64)),
-    ("bool", BoolAttr(False, i1)),
-    ("float", FloatAttr(0.0, f32)),
-    ("string", StringAttr("")),
-)
-
-
-@cache
-def property_kind(op_type: type[mil.MilOp], name: str) -> str:
-    """What MIL value a mil op's property holds: "ints" (an int32 vector),
-    "int" (an int32 scalar), "bool", "float" (an fp16 or fp32 scalar, held
-    as f32), "string", or "scalar" (a typed scalar that keeps its own type,
-    as one_hot's on_value). Read from the property's constraint; the
-    importer uses it to turn MIL values back into properties (`mil_inputs`
-    is the way there)."""
-    constraint = op_type.get_irdl_definition().properties[name].constr
-    accepted = []
-    for kind, sample in PROPERTY_SAMPLES:
-        try:
-            constraint.verify(sample, VerificationContext())
-            accepted.append(kind)
-        except VerifyException:
-            pass
-    if "int" in accepted and "float" in accepted:
-        return "scalar"
-    if not accepted:
-        raise MilTextError(f"{op_type.name}: property '{name}' has no MIL value")
-    return accepted[0]
 
 
 # --- the printer -----------------------------------------------------------------

@@ -19,7 +19,7 @@ loader reads it back and re-exports it unchanged (`validate.py` checks this):
 - Inputs are `Argument`s of name `Binding`s. Compile-time parameters, and
   every optional input MIL has a default for, are const ops named
   `{op}_{input}_0` just before the op, in MIL's input order
-  (`mil_inputs.py` has the table and the dtypes).
+  (`mil_inputs.py` writes them as each op class declares them).
 - A const of at least 10 elements of a blob dtype (fp16, fp32, int8; int32
   too from iOS18) is a `BlobFileValue` (`@model_path/weights/weight.bin`,
   offset of its metadata record); a smaller one is inline: fp16 and int8 as
@@ -63,12 +63,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.target import Target
 
-from xdsl_ane.backend.mil_inputs import (
-    OPSET_INTRODUCED,
-    ParamValue,
-    mil_inputs,
-    mil_type,
-)
+from xdsl_ane.backend.mil_inputs import ParamValue, mil_inputs, mil_type
 from xdsl_ane.backend.names import NameTable
 from xdsl_ane.backend.proto_values import (
     argument,
@@ -427,7 +422,7 @@ class FunctionWriter:
         name = self.name_results(op)
         proto = MIL_pb2.Operation(type=mil_type(op))
         proto.attributes["name"].CopyFrom(name_attribute(name))
-        as_inputs = OPSET_INTRODUCED.get(mil_type(op)) == "iOS18"
+        as_inputs = op.OPSET == "iOS18"
         for input_name, value in mil_inputs(op):
             if isinstance(value, SSAValue):
                 source = value.owner

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl_ane.backend.mil_inputs import OPSET_INTRODUCED, mil_type
 from xdsl_ane.dialects import mil
 from xdsl_ane.errors import XdslAneError
 
@@ -23,7 +22,7 @@ class Deployment:
 
     def check_available(self, op: mil.MilOp, where: str) -> None:
         """Fails on an op that this target's opset does not have."""
-        introduced = OPSET_INTRODUCED.get(mil_type(op), "iOS15")
+        introduced = op.OPSET
         if TARGET_VERSIONS[introduced] > self.specification_version:
             raise XdslAneError(
                 f"{where}: {op.name} needs deployment target {introduced} or "

@@ -51,10 +51,11 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.frontend import Frontend
 
-from xdsl_ane.backend.mil_text import MilTextError, property_kind
+from xdsl_ane.backend.mil_text import MilTextError
 from xdsl_ane.backend.weights import BLOB_NUMPY_DTYPES, BlobFile
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy
+from xdsl_ane.dialects.mil.inputs import property_kind
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.errors import XdslAneError, first_line
 from xdsl_ane.locations import SourceText, record
@@ -898,6 +899,12 @@ class MilTextParser:
         else:
             t, value = arg.type, arg.value
         kind = property_kind(op_type, key)
+        if kind is None:
+            self.fail(
+                arg.offset,
+                f"input '{key}' of {op_type.name.removeprefix('mil.')} has no MIL value",
+            )
+        assert kind is not None
         attr = property_attribute(kind, t, value)
         if attr is None:
             self.fail(

@@ -284,7 +284,7 @@ class MilFunctions(InterpreterFunctions):
 
     def unary_with_epsilon(self, op: Operation, x: Array) -> Array:
         assert isinstance(op, mil.UnaryWithEpsilonOp)
-        epsilon = float_prop(op.properties, "epsilon", op.DEFAULT_EPSILON)
+        epsilon = float_prop(op.properties, "epsilon", op.input_default("epsilon"))
         return EPSILON_FUNCTIONS[type(op)](x + x.dtype.type(epsilon))
 
     def binary(self, op: Operation, x: Array, y: Array) -> Array:
@@ -299,7 +299,7 @@ class MilFunctions(InterpreterFunctions):
 
     @mil_impl(mil.GeluOp)
     def run_gelu(self, op: mil.GeluOp, x: Array) -> Array:
-        mode = str_prop(op.properties, "mode", "EXACT")
+        mode = str_prop(op.properties, "mode", op.input_default("mode"))
         assert mode is not None
         return GELU_FUNCTIONS[mode](x)
 
@@ -400,7 +400,7 @@ class MilFunctions(InterpreterFunctions):
 
     @mil_impl(mil.GatherOp)
     def run_gather(self, op: mil.GatherOp, x: Array, indices: Array) -> Array:
-        axis = int_prop(op.properties, "axis", 0) % x.ndim
+        axis = int_prop(op.properties, "axis", op.input_default("axis")) % x.ndim
         n = x.shape[axis]
         out_of_range = (indices < 0) | (indices >= n)
         if np.any(out_of_range):
@@ -408,22 +408,30 @@ class MilFunctions(InterpreterFunctions):
                 f"{op.name}: index {indices[out_of_range][0]} is outside [0, {n}) "
                 f"on axis {axis} of operand 'x'"
             )
-        return gather(x, indices, axis, int_prop(op.properties, "batch_dims", 0))
+        batch_dims = int_prop(
+            op.properties, "batch_dims", op.input_default("batch_dims")
+        )
+        return gather(x, indices, axis, batch_dims)
 
     @mil_impl(mil.OneHotOp)
     def run_one_hot(self, op: mil.OneHotOp, indices: Array) -> Array:
         size = int_prop(op.properties, "one_hot_vector_size")
-        axis = int_prop(op.properties, "axis", -1) % (indices.ndim + 1)
+        axis = int_prop(op.properties, "axis", op.input_default("axis"))
+        axis %= indices.ndim + 1
         dtype = result_dtype(op.result.type)
-        on = np.asarray(scalar_value(op.on_value, 1), dtype=dtype)
-        off = np.asarray(scalar_value(op.off_value, 0), dtype=dtype)
+        on = np.asarray(
+            scalar_value(op.on_value, op.input_default("on_value")), dtype=dtype
+        )
+        off = np.asarray(
+            scalar_value(op.off_value, op.input_default("off_value")), dtype=dtype
+        )
         hot = indices[..., None] == np.arange(size)
         return np.where(np.moveaxis(hot, -1, axis), on, off)
 
     @mil_impl(mil.BandPartOp)
     def run_band_part(self, op: mil.BandPartOp, x: Array) -> Array:
-        lower = int_prop(op.properties, "lower", -1)
-        upper = int_prop(op.properties, "upper", -1)
+        lower = int_prop(op.properties, "lower", op.input_default("lower"))
+        upper = int_prop(op.properties, "upper", op.input_default("upper"))
         m = np.arange(x.shape[-2])[:, None]
         n = np.arange(x.shape[-1])[None, :]
         band = ((lower < 0) | (m - n <= lower)) & ((upper < 0) | (n - m <= upper))
@@ -440,7 +448,7 @@ class MilFunctions(InterpreterFunctions):
 
     @mil_impl(mil.SoftmaxOp)
     def run_softmax(self, op: mil.SoftmaxOp, x: Array) -> Array:
-        return softmax(x, int_prop(op.properties, "axis", -1))
+        return softmax(x, int_prop(op.properties, "axis", op.input_default("axis")))
 
     @mil_impl(mil.LayerNormOp)
     def run_layer_norm(self, op: mil.LayerNormOp, *args: Array) -> Array:
@@ -450,7 +458,8 @@ class MilFunctions(InterpreterFunctions):
         assert x is not None
         axes = reduction_axes(op.name, x.shape, op.properties)
         # epsilon is a parameter of the data's dtype
-        epsilon = float(x.dtype.type(float_prop(op.properties, "epsilon", 1e-5)))
+        default = op.input_default("epsilon")
+        epsilon = float(x.dtype.type(float_prop(op.properties, "epsilon", default)))
         kept = [d if i in axes else 1 for i, d in enumerate(x.shape)]
         gamma, beta = (
             None if p is None else p.astype(x.dtype).reshape(kept)

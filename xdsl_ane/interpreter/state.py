@@ -117,7 +117,7 @@ class StateFunctions(InterpreterFunctions):
 
     @checked_impl(mil.ReduceArgmaxOp, convert=False)
     def run_reduce_argmax(self, op, x):
-        axis = int_prop(op.properties, "axis", -1)
+        axis = int_prop(op.properties, "axis", op.input_default("axis"))
         return argmax(x, axis, bool_prop(op.properties, "keep_dims"))
 
 

@@ -48,6 +48,7 @@ from xdsl.utils.exceptions import PassFailedException
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.mil.builders import const_op
+from xdsl_ane.dialects.mil.traits import Elementwise
 from xdsl_ane.dialects.typing import (
     bool_prop,
     element_type_of,
@@ -60,17 +61,6 @@ from xdsl_ane.dialects.typing import (
 from xdsl_ane.locations import copy_location, where
 from xdsl_ane.passes.layouts import Layout, LayoutError, layout_of
 
-UNARY = (
-    mil.ReluOp, mil.SigmoidOp, mil.TanhOp, mil.ExpOp, mil.SqrtOp, mil.SinOp,
-    mil.CosOp, mil.SiluOp, mil.RoundOp, mil.FloorOp, mil.CeilOp, mil.ErfOp,
-    mil.AbsOp, mil.SquareOp, mil.LogOp, mil.RsqrtOp, mil.InverseOp, mil.GeluOp,
-    mil.ClipOp, mil.CastOp,
-)  # fmt: skip
-BINARY = (
-    mil.AddOp, mil.SubOp, mil.MulOp, mil.RealDivOp, mil.MaximumOp, mil.MinimumOp,
-    mil.PowOp, mil.EqualOp, mil.NotEqualOp, mil.LessOp, mil.LessEqualOp,
-    mil.GreaterOp, mil.GreaterEqualOp, mil.SelectOp,
-)  # fmt: skip
 CHANNEL_LAYOUTS = ("c", "sc", "bsc", "scalar", "ane")
 """Layouts whose ANE form is an axis permutation of the logical one (no
 merged axes): broadcasting and channel-axis rules carry over."""
@@ -316,7 +306,7 @@ class FunctionLayout:
             op.operands[i] = self.logical_value(operand, op)
 
     def rule_for(self, op: Operation) -> Callable[[Operation], Twin | None] | None:
-        if isinstance(op, UNARY + BINARY):
+        if op.has_trait(Elementwise):
             return self.elementwise
         if isinstance(
             op, mil.ReduceSumOp | mil.ReduceMeanOp | mil.ReduceMaxOp | mil.ReduceMinOp
@@ -410,7 +400,10 @@ class FunctionLayout:
         return Twin(new.results[0], result)
 
     def softmax(self, op: Operation) -> Twin | None:
-        found = self.channel_axis_twin(op, [int_prop(op.properties, "axis", -1)])
+        assert isinstance(op, mil.SoftmaxOp)
+        found = self.channel_axis_twin(
+            op, [int_prop(op.properties, "axis", op.input_default("axis"))]
+        )
         if found is None:
             return None
         twin, result = found

@@ -55,6 +55,7 @@ from xdsl_ane.dialects.mil.shape import (
     ReshapeCanonicalization,
     TransposeCanonicalization,
 )
+from xdsl_ane.dialects.mil.traits import CopiesElements, Elementwise
 from xdsl_ane.dialects.typing import (
     OpTypeError,
     bool_prop,
@@ -74,20 +75,9 @@ MAX_FOLDED_ELEMENTS = 1024
 """Largest result (in elements) a computing op is folded into."""
 
 MAX_FOLDED_LAYOUT_ELEMENTS = 65536
-"""Largest result a layout op of consts is folded into: re-laying out a
-mask or table costs nothing at compile time and saves an op at run time."""
-
-LAYOUT_OPS: tuple[type[Operation], ...] = (
-    mil.ReshapeOp,
-    mil.TransposeOp,
-    mil.ExpandDimsOp,
-    mil.SqueezeOp,
-    mil.SliceBySizeOp,
-    mil.CastOp,
-    mil.TileOp,
-    mil.ConcatOp,
-    mil.SplitOp,
-)
+"""Largest result an op that only copies elements (`CopiesElements`: a
+layout op or a cast) of consts is folded into: re-laying out a mask or table
+costs nothing at compile time and saves an op at run time."""
 
 
 def normalized_perm(op: mil.TransposeOp) -> tuple[int, ...]:
@@ -217,10 +207,11 @@ def before_layout(key: LayoutKey, shape: Shape) -> Shape | None:
 
 
 class SinkLayoutThroughElementwise(RewritePattern):
-    """f(L(a), L(b), s) = L(f(a, b, s)) for an elementwise f (unary, binary,
-    comparison, select, cast), one layout op L (a transpose with one perm, or
-    a reshape from one source shape to one target shape) and scalar-like
-    operands s (one element, broadcasting the same before and after L).
+    """f(L(a), L(b), s) = L(f(a, b, s)) for an `Elementwise` f (unary,
+    binary, comparison, select, cast), one layout op L (a transpose with one
+    perm, or a reshape from one source shape to one target shape) and
+    scalar-like operands s (one element, broadcasting the same before and
+    after L).
 
     Moving L below f lets it meet, and cancel with, an inverse layout op
     further down (ComposeTransposes, ComposeReshapes). It fires only when f
@@ -228,13 +219,9 @@ class SinkLayoutThroughElementwise(RewritePattern):
     moves layout ops downwards, so it cannot loop.
     """
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self,
-        op: mil.UnaryOp | mil.BinaryOp | mil.SelectOp | mil.CastOp,
-        rewriter: PatternRewriter,
-        /,
-    ):
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if not op.has_trait(Elementwise):
+            return
         keys = [layout_key(v) for v in op.operands]
         # The layout of the first operand with more than one element decides;
         # if every operand has one element, the first layout op's.
@@ -471,9 +458,10 @@ def fold_constants(op: Operation) -> list[Attribute] | None:
     consts: their data is not in the IR), evaluated at compile time, as the
     dense attributes `canonicalize` materializes as consts (the mil
     dialect's `MilFolder`); a const is its own value. Computing ops fold
-    into results of at most MAX_FOLDED_ELEMENTS elements, layout ops
-    (reshape, transpose, expand_dims, squeeze, slice_by_size, cast, tile,
-    concat, split) into results of at most MAX_FOLDED_LAYOUT_ELEMENTS.
+    into results of at most MAX_FOLDED_ELEMENTS elements, ops that only copy
+    elements (`CopiesElements`: reshape, transpose, expand_dims, squeeze,
+    slice_by_size, cast, tile, concat, split) into results of at most
+    MAX_FOLDED_LAYOUT_ELEMENTS.
     `constexpr_*` ops stay: they are already MIL consts, stored compressed.
     An op the interpreter rejects (an integer division by zero, an index
     out of range) is left for run time to report."""
@@ -486,7 +474,7 @@ def fold_constants(op: Operation) -> list[Attribute] | None:
         return None
     limit = (
         MAX_FOLDED_LAYOUT_ELEMENTS
-        if isinstance(op, LAYOUT_OPS)
+        if op.has_trait(CopiesElements)
         else MAX_FOLDED_ELEMENTS
     )
     if sum(product(shape_of(r)) for r in op.results) > limit:
@@ -525,7 +513,7 @@ class FoldAddIntoEpsilon(RewritePattern):
             value = dense_to_numpy(const.val)
             if value.size != 1:
                 continue
-            epsilon = float_prop(op.properties, "epsilon", op.DEFAULT_EPSILON)
+            epsilon = float_prop(op.properties, "epsilon", op.input_default("epsilon"))
             new = type(op)(x, epsilon=float(value.reshape(())) + epsilon)
             rewriter.replace(op, new)
             return

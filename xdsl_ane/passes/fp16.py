@@ -26,9 +26,10 @@ fp16 safety (a second walk):
   1e-5 stay. Adding 1e-7 leaves every normal fp16 value (≥ 6.1e-5) unchanged;
   what changes is log(0) ≈ −16 and rsqrt(0) ≈ 3e3 instead of ∓inf.
 - Masks. An inline const that reaches a `mil.add` (or a `mil.select` branch)
-  through shape-only ops is an additive mask; its entries ≤ −65504/2, which
-  stand for −∞ (−1e9, float32's minimum, −inf, −65504), become MASKED = −1e4,
-  the value the attention lowering uses. Two such masks plus a score then stay
+  through ops that rearrange it unchanged (`RearrangesElements`) is an
+  additive mask; its entries ≤ −65504/2, which stand for −∞ (−1e9, float32's
+  minimum, −inf, −65504), become MASKED = −1e4, the value the attention
+  lowering uses. Two such masks plus a score then stay
   finite, and exp(−1e4 − max) is still 0 in fp16.
 - Logsumexp. log(reduce_sum(exp(z))) over N > 1 reduced elements becomes
   log(reduce_mean(exp(z))) + log N: exact math, and where z = x − max(x) (as
@@ -65,6 +66,7 @@ from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy, dense_to_numpy
 from xdsl_ane.dialects.mil.builders import const_op
 from xdsl_ane.dialects.mil.reduction import reduction_axes
+from xdsl_ane.dialects.mil.traits import RearrangesElements
 from xdsl_ane.dialects.typing import (
     OpTypeError,
     bool_prop,
@@ -88,21 +90,6 @@ MIN_EPSILON = 1e-7
 MASK_THRESHOLD = -FP16_MAX / 2
 """Additive-mask entries at or below this stand for −∞ and become MASKED:
 two of them would already overflow fp16 when added."""
-
-LAYER_NORM_DEFAULT_EPSILON = 1e-5
-"""MIL layer_norm's epsilon when the property is absent."""
-
-SHAPE_OPS = (
-    mil.ReshapeOp,
-    mil.TransposeOp,
-    mil.ExpandDimsOp,
-    mil.SqueezeOp,
-    mil.TileOp,
-    mil.SliceBySizeOp,
-    mil.ConcatOp,
-    mil.SplitOp,
-)
-"""Ops that move values without changing them: a mask stays a mask through them."""
 
 
 def fp16_type(t: Attribute) -> Attribute:
@@ -261,23 +248,20 @@ class RaiseTinyEpsilons(RewritePattern):
     MIN_EPSILON (an absent one counts as MIL's default)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if isinstance(op, mil.UnaryWithEpsilonOp):
-            default, x = op.DEFAULT_EPSILON, op.x
-        elif isinstance(op, mil.LayerNormOp):
-            default, x = LAYER_NORM_DEFAULT_EPSILON, op.x
-        else:
+        if not isinstance(op, mil.UnaryWithEpsilonOp | mil.LayerNormOp):
             return
-        epsilon = float_prop(op.properties, "epsilon", default)
+        epsilon = float_prop(op.properties, "epsilon", op.input_default("epsilon"))
         assert epsilon is not None
-        if element_type_of(x) != f16 or epsilon >= MIN_EPSILON:
+        if element_type_of(op.x) != f16 or epsilon >= MIN_EPSILON:
             return
         op.properties["epsilon"] = f32_attr(MIN_EPSILON)
         rewriter.notify_op_modified(op)
 
 
 def reaches_additive_use(value: SSAValue) -> bool:
-    """Whether `value`, passed through shape-only ops, is added (mil.add) or
-    selected as a fill value (a mil.select branch)."""
+    """Whether `value`, passed through ops that rearrange it unchanged
+    (`RearrangesElements`: a mask stays a mask through them), is added
+    (mil.add) or selected as a fill value (a mil.select branch)."""
     stack, seen = [value], set()
     while stack:
         v = stack.pop()
@@ -290,7 +274,7 @@ def reaches_additive_use(value: SSAValue) -> bool:
                 return True
             if isinstance(user, mil.SelectOp) and use.index > 0:
                 return True
-            if isinstance(user, SHAPE_OPS):
+            if user.has_trait(RearrangesElements):
                 stack.extend(user.results)
     return False
 

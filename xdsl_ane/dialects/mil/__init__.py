@@ -10,9 +10,14 @@ with MIL's typing rules (the iOS18 opset as implemented by coremltools 9.0);
 builders take only operands and properties, and verifiers recompute the types
 and compare. Numpy semantics live in `xdsl_ane.interpreter.mil`.
 
+Each op class also states what MIL says of the op: its inputs in
+coremltools' order with their defaults (`MIL_INPUTS`, see `inputs`) and the
+opset that introduced it (`OPSET`).
+
 Modules: `const`, `elementwise`, `linear` (matmul, linear, conv), `shape`,
 `indexing` (gather, one_hot, band_part), `reduction` (reduce_*, softmax,
-layer_norm), `quantization`; `base` holds the shared machinery.
+layer_norm), `quantization`, `state`; `base` holds the shared machinery,
+`inputs` the declaration of MIL inputs.
 """
 
 from xdsl.dialect_interfaces.constant_materialization import (

@@ -31,6 +31,7 @@ from xdsl.traits import HasCanonicalizationPatternsTrait, HasFolder, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_ane.dialects.dtypes import BY_ELEMENT, DTYPES
+from xdsl_ane.dialects.mil.inputs import MilInput, Scalar
 from xdsl_ane.dialects.typing import (
     InferredTypeOp,
     KnownAttributesOnly,
@@ -198,14 +199,39 @@ class MilFolder(HasFolder):
 class MilOp(InferredTypeOp, ABC):
     """Base of every mil op.
 
-    Operands and properties carry MIL's parameter names. ``CONST_OPERANDS``
-    names the tensor inputs MIL requires to be compile-time constants; the
-    verifier checks them after the type rules.
+    Operands and properties carry MIL's parameter names. ``MIL_INPUTS``
+    lists MIL's inputs of the op in coremltools' order with their defaults
+    (`xdsl_ane.dialects.mil.inputs`); every op written as a MIL operation
+    declares it. ``OPSET`` is the deployment target whose opset introduced
+    the op. ``CONST_OPERANDS`` names the tensor inputs MIL requires to be
+    compile-time constants; the verifier checks them after the type rules.
     """
 
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), KnownAttributesOnly(), MilFolder())
+    MIL_INPUTS: ClassVar[tuple[MilInput, ...]]
+    """MIL's inputs in coremltools' `input_spec` order, operands and
+    properties alike, each with the value written when it is absent."""
+    OPSET: ClassVar[str] = "iOS15"
+    """The deployment target that introduced the op (ML programs start at
+    iOS15)."""
     CONST_OPERANDS: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def mil_input(cls, name: str) -> MilInput:
+        """The declaration of the MIL input `name`."""
+        for declared in cls.MIL_INPUTS:
+            if declared.name == name:
+                return declared
+        raise KeyError(f"{cls.name} has no MIL input '{name}'")
+
+    @classmethod
+    def input_default(cls, name: str) -> Scalar:
+        """MIL's constant default of the input `name` (an epsilon, an axis,
+        a mode), which an absent property means."""
+        default = cls.mil_input(name).default
+        assert default is not None and not callable(default), (cls.name, name)
+        return default
 
     @classmethod
     def named_operand_types(

@@ -39,6 +39,8 @@ from xdsl_ane.dialects.mil.base import (
     mil_op_definition,
     require_element_type,
 )
+from xdsl_ane.dialects.mil.inputs import LIKE_X, MilInput
+from xdsl_ane.dialects.mil.traits import CopiesElements, Elementwise
 from xdsl_ane.dialects.typing import (
     F32Attr,
     OpTypeError,
@@ -75,7 +77,8 @@ class UnaryOp(MilOp, ABC):
     x = operand_def(T)
     result = result_def(T)
     assembly_format = "$x attr-dict `:` type($x)"
-    traits = traits_def(ElementwiseCanonicalization())
+    traits = traits_def(Elementwise(), ElementwiseCanonicalization())
+    MIL_INPUTS: ClassVar = (MilInput("x"),)
 
     DOMAIN: ClassVar[tuple[Attribute, ...]] = FLOAT
     """The element types MIL accepts for x."""
@@ -191,12 +194,18 @@ class SquareOp(UnaryOp):
     DOMAIN: ClassVar = FLOAT_INT32
 
 
+def x_and_epsilon(default: float) -> tuple[MilInput, ...]:
+    """The inputs of log, rsqrt and inverse: x, and an epsilon of x's dtype
+    defaulting to `default`."""
+    return (MilInput("x"), MilInput("epsilon", default, LIKE_X))
+
+
 class UnaryWithEpsilonOp(UnaryOp, ABC):
-    """`y = f(x + epsilon)`; an absent `epsilon` is MIL's default."""
+    """`y = f(x + epsilon)`; an absent `epsilon` is MIL's default, which each
+    op declares in its `MIL_INPUTS` (`input_default("epsilon")`)."""
 
     traits = traits_def(EpsilonCanonicalization())
     epsilon = opt_prop_def(F32Attr)
-    DEFAULT_EPSILON: ClassVar[float]
 
     def __init__(self, x: Value, epsilon: float | None = None):
         self.init_mil({"x": x}, {"epsilon": f32_attr(epsilon)})
@@ -207,7 +216,7 @@ class LogOp(UnaryWithEpsilonOp):
     """log(x + epsilon), epsilon defaults to 1e-45."""
 
     name = "mil.log"
-    DEFAULT_EPSILON: ClassVar = 1e-45
+    MIL_INPUTS: ClassVar = x_and_epsilon(1e-45)
 
 
 @mil_op_definition
@@ -215,7 +224,7 @@ class RsqrtOp(UnaryWithEpsilonOp):
     """1 / sqrt(x + epsilon), epsilon defaults to 1e-12."""
 
     name = "mil.rsqrt"
-    DEFAULT_EPSILON: ClassVar = 1e-12
+    MIL_INPUTS: ClassVar = x_and_epsilon(1e-12)
 
 
 @mil_op_definition
@@ -223,7 +232,7 @@ class InverseOp(UnaryWithEpsilonOp):
     """1 / (x + epsilon), epsilon defaults to 1e-4."""
 
     name = "mil.inverse"
-    DEFAULT_EPSILON: ClassVar = 1e-4
+    MIL_INPUTS: ClassVar = x_and_epsilon(1e-4)
 
 
 GELU_MODES = ("EXACT", "TANH_APPROXIMATION", "SIGMOID_APPROXIMATION")
@@ -236,13 +245,19 @@ class GeluOp(UnaryOp):
 
     name = "mil.gelu"
     mode = opt_prop_def(StringAttr)
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("mode", "EXACT"))
 
     def __init__(self, x: Value, mode: str | None = None):
         self.init_mil({"x": x}, {"mode": str_attr(mode)})
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):
-        choice(cls.name, "mode", str_prop(properties, "mode", "EXACT"), GELU_MODES)
+        choice(
+            cls.name,
+            "mode",
+            str_prop(properties, "mode", cls.input_default("mode")),
+            GELU_MODES,
+        )
         return super().infer_result_types(operand_types, properties)
 
 
@@ -253,6 +268,11 @@ class ClipOp(UnaryOp):
     name = "mil.clip"
     alpha = prop_def(F32Attr)
     beta = prop_def(F32Attr)
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("alpha", dtype=LIKE_X),
+        MilInput("beta", dtype=LIKE_X),
+    )
 
     def __init__(self, x: Value, alpha: float, beta: float):
         self.init_mil({"x": x}, {"alpha": f32_attr(alpha), "beta": f32_attr(beta)})
@@ -287,7 +307,8 @@ class BinaryOp(MilOp, ABC):
     y = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
-    traits = traits_def(ElementwiseCanonicalization())
+    traits = traits_def(Elementwise(), ElementwiseCanonicalization())
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("y"))
 
     def __init__(self, x: Value, y: Value):
         self.init_mil({"x": x, "y": y})
@@ -420,7 +441,8 @@ class SelectOp(MilOp):
     b = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
-    traits = traits_def(ElementwiseCanonicalization())
+    traits = traits_def(Elementwise(), ElementwiseCanonicalization())
+    MIL_INPUTS: ClassVar = (MilInput("cond"), MilInput("a"), MilInput("b"))
 
     def __init__(self, cond: Value, a: Value, b: Value):
         self.init_mil({"cond": cond, "a": a, "b": b})
@@ -455,7 +477,8 @@ class CastOp(MilOp):
     dtype = prop_def(StringAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
-    traits = traits_def(ElementwiseCanonicalization())
+    traits = traits_def(Elementwise(), CopiesElements(), ElementwiseCanonicalization())
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("dtype"))
 
     def __init__(self, x: Value, dtype: str):
         self.init_mil({"x": x}, {"dtype": StringAttr(dtype)})

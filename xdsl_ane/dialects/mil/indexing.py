@@ -6,6 +6,8 @@ tensor_operation.one_hot / band_part.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import (
     BoolAttr,
     FloatAttr,
@@ -34,6 +36,7 @@ from xdsl_ane.dialects.mil.base import (
     operand_axis,
     require_element_type,
 )
+from xdsl_ane.dialects.mil.inputs import INT32, MilInput, dtype_of_first_given
 from xdsl_ane.dialects.typing import (
     I64Attr,
     OpTypeError,
@@ -62,6 +65,13 @@ class GatherOp(MilOp):
     validate_indices = opt_prop_def(BoolAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("indices"),
+        MilInput("axis", 0),
+        MilInput("batch_dims", 0),
+        MilInput("validate_indices", False),
+    )
 
     def __init__(
         self,
@@ -89,9 +99,12 @@ class GatherOp(MilOp):
         require_element_type(cls.name, "indices", indices, (i32, i8))
         xs, ns = x.get_shape(), indices.get_shape()
         axis = operand_axis(
-            cls.name, "axis", int_prop(properties, "axis", 0), ("x", xs)
+            cls.name,
+            "axis",
+            int_prop(properties, "axis", cls.input_default("axis")),
+            ("x", xs),
         )
-        batch_dims = int_prop(properties, "batch_dims", 0)
+        batch_dims = int_prop(properties, "batch_dims", cls.input_default("batch_dims"))
         if not 0 <= batch_dims <= min(axis, len(ns)):
             raise OpTypeError(
                 cls.name,
@@ -138,6 +151,24 @@ class OneHotOp(MilOp):
     off_value = opt_prop_def(FloatAttr | IntegerAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("indices"),
+        MilInput("one_hot_vector_size"),
+        MilInput("axis", -1),
+        # MIL's int32 default would clash with a float value given for the
+        # other: an absent one takes the other's type (int32 when both are
+        # absent, as in MIL).
+        MilInput(
+            "on_value",
+            1,
+            dtype_of_first_given("on_value", "off_value", otherwise=INT32),
+        ),
+        MilInput(
+            "off_value",
+            0,
+            dtype_of_first_given("off_value", "on_value", otherwise=INT32),
+        ),
+    )
 
     def __init__(
         self,
@@ -201,7 +232,7 @@ class OneHotOp(MilOp):
         axis = operand_axis(
             cls.name,
             "axis",
-            int_prop(properties, "axis", -1),
+            int_prop(properties, "axis", cls.input_default("axis")),
             ("indices", shape),
             len(shape) + 1,
         )
@@ -221,6 +252,11 @@ class BandPartOp(MilOp):
     upper = opt_prop_def(I64Attr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("lower", -1),
+        MilInput("upper", -1),
+    )
 
     def __init__(self, x: Value, lower: int | None = None, upper: int | None = None):
         self.init_mil({"x": x}, {"lower": i64_attr(lower), "upper": i64_attr(upper)})

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
+import numpy as np
 from xdsl.dialects.builtin import (
     BoolAttr,
     StringAttr,
@@ -35,6 +36,12 @@ from xdsl_ane.dialects.mil.base import (
     mil_op_definition,
     require_element_type,
 )
+from xdsl_ane.dialects.mil.inputs import (
+    MilInput,
+    ParamValue,
+    element_dtype,
+    per_spatial_axis,
+)
 from xdsl_ane.dialects.typing import (
     I64Array,
     I64Attr,
@@ -50,6 +57,7 @@ from xdsl_ane.dialects.typing import (
     ints_prop,
     require_rank,
     require_same_element_type,
+    shape_of,
     str_attr,
     str_prop,
     tensor,
@@ -69,6 +77,12 @@ class MatmulOp(MilOp):
     transpose_y = opt_prop_def(BoolAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("y"),
+        MilInput("transpose_x", False),
+        MilInput("transpose_y", False),
+    )
 
     def __init__(
         self,
@@ -133,6 +147,11 @@ class MatmulOp(MilOp):
         return [tensor([*batch, xs[-2], ys[-1]], element)]
 
 
+def zero_bias(op: LinearOp) -> ParamValue:
+    """linear's absent bias: zeros [D_out] of weight's dtype."""
+    return np.zeros(shape_of(op.weight)[0], element_dtype(op.weight))
+
+
 @mil_op_definition
 class LinearOp(TaggedOptionalOperandsOp):
     """x · weightᵀ + bias, with const weight [D_out, D_in] and bias [D_out];
@@ -144,6 +163,11 @@ class LinearOp(TaggedOptionalOperandsOp):
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
     result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("weight"),
+        MilInput("bias", zero_bias),
+    )
     CONST_OPERANDS: ClassVar = ("weight", "bias")
 
     def __init__(self, x: Value, weight: Value, bias: Value | None = None):
@@ -228,6 +252,16 @@ class ConvOp(TaggedOptionalOperandsOp):
     dilations = opt_prop_def(I64Array)
     groups = opt_prop_def(I64Attr)
     result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("weight"),
+        MilInput("bias"),
+        MilInput("strides", per_spatial_axis(1)),
+        MilInput("pad_type", "valid"),
+        MilInput("pad", per_spatial_axis(0, per_axis=2)),
+        MilInput("dilations", per_spatial_axis(1)),
+        MilInput("groups", 1),
+    )
 
     def __init__(
         self,
@@ -262,13 +296,13 @@ class ConvOp(TaggedOptionalOperandsOp):
         pad_type = choice(
             cls.name,
             "pad_type",
-            str_prop(properties, "pad_type", "valid"),
+            str_prop(properties, "pad_type", cls.input_default("pad_type")),
             CONV_PAD_TYPES,
         )
         strides = ints_prop(properties, "strides", [1] * spatial)
         dilations = ints_prop(properties, "dilations", [1] * spatial)
         pad = ints_prop(properties, "pad", [0] * 2 * spatial)
-        groups = int_prop(properties, "groups", 1)
+        groups = int_prop(properties, "groups", cls.input_default("groups"))
         assert strides is not None and dilations is not None and pad is not None
         for prop, values, length in (
             ("strides", strides, spatial),

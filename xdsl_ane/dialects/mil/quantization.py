@@ -39,6 +39,7 @@ from xdsl_ane.dialects.mil.base import (
     operand_axis,
     require_element_type,
 )
+from xdsl_ane.dialects.mil.inputs import MilInput
 from xdsl_ane.dialects.typing import (
     STORAGE_ELEMENT_TYPES,
     I64Attr,
@@ -130,6 +131,14 @@ class QuantizeOp(TaggedOptionalOperandsOp):
     axis = opt_prop_def(I64Attr)
     output_dtype = prop_def(StringAttr)
     result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (
+        MilInput("input"),
+        MilInput("zero_point"),
+        MilInput("scale"),
+        MilInput("axis"),
+        MilInput("output_dtype"),
+    )
+    OPSET: ClassVar = "iOS17"
     CONST_OPERANDS: ClassVar = ("zero_point", "scale")
 
     def __init__(
@@ -181,6 +190,13 @@ class DequantizeOp(TaggedOptionalOperandsOp):
     scale = operand_def(TensorType)
     axis = opt_prop_def(I64Attr)
     result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (
+        MilInput("input"),
+        MilInput("zero_point"),
+        MilInput("scale"),
+        MilInput("axis"),
+    )
+    OPSET: ClassVar = "iOS17"
     CONST_OPERANDS: ClassVar = ("zero_point", "scale")
 
     def __init__(
@@ -229,6 +245,13 @@ class ConstexprAffineDequantizeOp(MilOp):
     axis = prop_def(I64Attr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("quantized_data"),
+        MilInput("zero_point"),
+        MilInput("scale"),
+        MilInput("axis"),
+    )
+    OPSET: ClassVar = "iOS16"
     CONST_OPERANDS: ClassVar = ("quantized_data", "zero_point", "scale")
 
     def __init__(
@@ -326,6 +349,8 @@ class ConstexprBlockwiseShiftScaleOp(TaggedOptionalOperandsOp):
     scale = operand_def(TensorType)
     offset = opt_operand_def(TensorType)
     result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (MilInput("data"), MilInput("scale"), MilInput("offset"))
+    OPSET: ClassVar = "iOS18"
     CONST_OPERANDS: ClassVar = ("data", "scale", "offset")
 
     def __init__(self, data: Value, scale: Value, offset: Value | None = None):
@@ -382,6 +407,13 @@ class ConstexprLutToDenseOp(MilOp):
     vector_axis = opt_prop_def(I64Attr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("indices"),
+        MilInput("lut"),
+        MilInput("vector_axis"),
+    )
+    OPSET: ClassVar = "iOS18"
+    """The iOS18 form; iOS16 has an op of this name with other inputs."""
     CONST_OPERANDS: ClassVar = ("indices", "lut")
 
     def __init__(self, indices: Value, lut: Value, vector_axis: int | None = None):

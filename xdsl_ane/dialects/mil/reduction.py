@@ -10,6 +10,7 @@ from abc import ABC
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
+import numpy as np
 from xdsl.dialects.builtin import (
     BoolAttr,
     TensorType,
@@ -38,6 +39,13 @@ from xdsl_ane.dialects.mil.base import (
     operand_axis,
     require_element_type,
 )
+from xdsl_ane.dialects.mil.inputs import (
+    MilInput,
+    ParamValue,
+    all_axes,
+    dtype_of_first_given,
+    element_dtype,
+)
 from xdsl_ane.dialects.typing import (
     F32Attr,
     I64Array,
@@ -53,6 +61,7 @@ from xdsl_ane.dialects.typing import (
     ints_prop,
     reduced_shape,
     require_same_element_type,
+    shape_of,
     tensor,
 )
 
@@ -82,6 +91,11 @@ class ReductionOp(MilOp, ABC):
     keep_dims = opt_prop_def(BoolAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("axes"),
+        MilInput("keep_dims", False),
+    )
 
     def __init__(
         self,
@@ -156,6 +170,7 @@ class SoftmaxOp(MilOp):
     axis = opt_prop_def(I64Attr)
     result = result_def(T)
     assembly_format = "$x attr-dict `:` type($x)"
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("axis", -1))
 
     def __init__(self, x: Value, axis: int | None = None):
         self.init_mil({"x": x}, {"axis": i64_attr(axis)})
@@ -166,9 +181,23 @@ class SoftmaxOp(MilOp):
         assert x is not None
         require_element_type(cls.name, "x", x, FLOAT)
         operand_axis(
-            cls.name, "axis", int_prop(properties, "axis", -1), ("x", x.get_shape())
+            cls.name,
+            "axis",
+            int_prop(properties, "axis", cls.input_default("axis")),
+            ("x", x.get_shape()),
         )
         return [x]
+
+
+def gamma_beside_beta(op: LayerNormOp) -> ParamValue | None:
+    """layer_norm's absent gamma is written as ones (its default, 1, over the
+    normalized shape in beta's dtype) when beta is given: coremltools'
+    layer_norm type inference checks beta against `self.gamma.shape`
+    (iOS15 normalization.py) and fails on an absent gamma. Without beta it
+    is not written, as in coremltools."""
+    if op.gamma is not None or op.beta is None:
+        return None
+    return np.ones(shape_of(op.beta), element_dtype(op.beta))
 
 
 @mil_op_definition
@@ -187,6 +216,15 @@ class LayerNormOp(TaggedOptionalOperandsOp):
     epsilon = opt_prop_def(F32Attr)
     result = result_def(TensorType)
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("axes", all_axes),
+        MilInput("gamma", gamma_beside_beta),
+        MilInput("beta"),
+        # MIL types gamma, beta and epsilon alike; fp32 without them (the
+        # default 1e-5 is a Python float to coremltools).
+        MilInput("epsilon", 1e-5, dtype_of_first_given("gamma", "beta")),
+    )
     CONST_OPERANDS: ClassVar = ("gamma", "beta")
 
     def __init__(

@@ -37,6 +37,8 @@ from xdsl_ane.dialects.mil.base import (
     operand_axis,
     require_element_type,
 )
+from xdsl_ane.dialects.mil.inputs import MilInput
+from xdsl_ane.dialects.mil.traits import RearrangesElements
 from xdsl_ane.dialects.typing import (
     I64Array,
     I64Attr,
@@ -90,8 +92,9 @@ def reshape_target(op_name: str, x_shape: Shape, shape: Sequence[int]) -> Shape:
 
 class ShapeOp(MilOp, ABC):
     """Base of the single-input ops below; operand 'x' is checked against
-    `domain`."""
+    `domain`. Each rearranges x's elements."""
 
+    traits = traits_def(RearrangesElements())
     DOMAIN: ClassVar[tuple[Attribute, ...]] = ANY_TYPE
 
     @classmethod
@@ -124,6 +127,7 @@ class ReshapeOp(ShapeOp):
     x = operand_def(TensorType)
     shape = prop_def(I64Array)
     result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("shape"))
     assembly_format = FUNCTIONAL
     traits = traits_def(ReshapeCanonicalization())
 
@@ -146,6 +150,7 @@ class TransposeOp(ShapeOp):
     x = operand_def(TensorType)
     perm = prop_def(I64Array)
     result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("perm"))
     assembly_format = FUNCTIONAL
     traits = traits_def(TransposeCanonicalization())
 
@@ -178,6 +183,7 @@ class SliceBySizeOp(ShapeOp):
     begin = prop_def(I64Array)
     size = prop_def(I64Array)
     result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("begin"), MilInput("size"))
     assembly_format = FUNCTIONAL
 
     def __init__(self, x: Value, begin: Sequence[int], size: Sequence[int]):
@@ -221,8 +227,13 @@ class ConcatOp(MilOp):
     axis = prop_def(I64Attr)
     interleave = opt_prop_def(BoolAttr)
     result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (
+        MilInput("values"),
+        MilInput("axis"),
+        MilInput("interleave", False),
+    )
     assembly_format = FUNCTIONAL
-    traits = traits_def(ConcatCanonicalization())
+    traits = traits_def(RearrangesElements(), ConcatCanonicalization())
 
     def __init__(
         self, values: Sequence[Value], axis: int, interleave: bool | None = None
@@ -291,6 +302,7 @@ class TileOp(ShapeOp):
     x = operand_def(TensorType)
     reps = prop_def(I64Array)
     result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("reps"))
     assembly_format = FUNCTIONAL
     DOMAIN: ClassVar = FLOAT_INT32_BOOL
 
@@ -321,6 +333,7 @@ class ExpandDimsOp(ShapeOp):
     x = operand_def(TensorType)
     axes = prop_def(I64Array)
     result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("axes"))
     assembly_format = FUNCTIONAL
 
     def __init__(self, x: Value, axes: Sequence[int]):
@@ -348,6 +361,7 @@ class SqueezeOp(ShapeOp):
     x = operand_def(TensorType)
     axes = opt_prop_def(I64Array)
     result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("axes"))
     assembly_format = FUNCTIONAL
 
     def __init__(self, x: Value, axes: Sequence[int] | None = None):
@@ -384,6 +398,12 @@ class SplitOp(ShapeOp):
     split_sizes = opt_prop_def(I64Array)
     axis = prop_def(I64Attr)
     outputs = var_result_def(TensorType)
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("num_splits"),
+        MilInput("split_sizes"),
+        MilInput("axis"),
+    )
     assembly_format = FUNCTIONAL
     DOMAIN: ClassVar = FLOAT_INT32_BOOL
 

@@ -17,6 +17,8 @@ store.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import BoolAttr, StringAttr, TensorType, i1, i8, i32
 from xdsl.irdl import (
     irdl_attr_definition,
@@ -37,6 +39,7 @@ from xdsl_ane.dialects.mil.base import (
     operand_axis,
     require_element_type,
 )
+from xdsl_ane.dialects.mil.inputs import MilInput
 from xdsl_ane.dialects.state_type import StateTypeBase, wrapped_type
 from xdsl_ane.dialects.typing import (
     I64Attr,
@@ -75,6 +78,8 @@ class ReadStateOp(MilOp):
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
     traits = traits_def(MemoryReadEffect(), KnownAttributesOnly())
+    MIL_INPUTS: ClassVar = (MilInput("input"),)
+    OPSET: ClassVar = "iOS18"
 
     def __init__(self, input: Value):
         self.init_mil({"input": input})
@@ -94,6 +99,8 @@ class CoremlUpdateStateOp(MilOp):
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
     traits = traits_def(MemoryWriteEffect(), KnownAttributesOnly())
+    MIL_INPUTS: ClassVar = (MilInput("state"), MilInput("value"))
+    OPSET: ClassVar = "iOS18"
 
     def __init__(self, state: Value, value: Value):
         self.init_mil({"state": state, "value": value})
@@ -126,6 +133,17 @@ class SliceUpdateOp(MilOp):
     end = operand_def(TensorType)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("update"),
+        MilInput("begin"),
+        MilInput("end"),
+        MilInput("stride"),
+        MilInput("begin_mask"),
+        MilInput("end_mask"),
+        MilInput("squeeze_mask"),
+    )
+    OPSET: ClassVar = "iOS18"
 
     def __init__(self, x: Value, update: Value, begin: Value, end: Value):
         self.init_mil({"x": x, "update": update, "begin": begin, "end": end})
@@ -198,6 +216,12 @@ class ReduceArgmaxOp(MilOp):
     output_dtype = opt_prop_def(StringAttr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("axis", -1),
+        MilInput("keep_dims", False),
+        MilInput("output_dtype", "int32"),
+    )
 
     def __init__(
         self, x: Value, axis: int | None = None, keep_dims: bool | None = None
@@ -215,13 +239,16 @@ class ReduceArgmaxOp(MilOp):
         if not shape:
             raise OpTypeError(cls.name, "operand 'x' must have rank ≥ 1")
         axis = operand_axis(
-            cls.name, "axis", int_prop(properties, "axis", -1), ("x", shape)
+            cls.name,
+            "axis",
+            int_prop(properties, "axis", cls.input_default("axis")),
+            ("x", shape),
         )
         keep = bool_prop(properties, "keep_dims")
         choice(
             cls.name,
             "output_dtype",
-            str_prop(properties, "output_dtype", "int32"),
+            str_prop(properties, "output_dtype", cls.input_default("output_dtype")),
             ("int32",),
         )
         return [tensor(reduced_shape(shape, (axis,), keep), i32)]

@@ -54,9 +54,10 @@ COMPARE = {
     "ge": mil.GreaterEqualOp,
 }
 
-# The smallest epsilon MIL's log and rsqrt accept without changing results
-# beyond rounding: they compute log(x + ε) and 1/sqrt(x + ε).
-TINY_EPSILON = 1e-45
+TINY_EPSILON = mil.LogOp.input_default("epsilon")
+"""A negligible ε for MIL's log(x + ε) and 1/sqrt(x + ε): MIL log's own
+default, 1e-45 (fp32's smallest subnormal once rounded), which changes no
+normal value beyond rounding."""
 
 
 class LowerConstant(RewritePattern):

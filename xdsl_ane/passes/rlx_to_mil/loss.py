@@ -14,6 +14,7 @@ from xdsl.pattern_rewriter import (
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.builders import Emitter
 from xdsl_ane.dialects.typing import element_type_of, is_float, shape_of
+from xdsl_ane.passes.rlx_to_mil.elementwise import TINY_EPSILON
 
 
 def one_hot_labels(e: Emitter, logits: SSAValue, labels: SSAValue) -> SSAValue:
@@ -38,7 +39,7 @@ class LowerSoftmaxCrossEntropy(RewritePattern):
         m = e(mil.ReduceMaxOp(x, [-1], keep_dims=True))
         exp = e(mil.ExpOp(e(mil.SubOp(x, m))))
         total = e(mil.ReduceSumOp(exp, [-1], keep_dims=True))
-        logsumexp = e(mil.AddOp(e(mil.LogOp(total, epsilon=1e-45)), m))
+        logsumexp = e(mil.AddOp(e(mil.LogOp(total, epsilon=TINY_EPSILON)), m))
         picked = e(
             mil.ReduceSumOp(
                 e(mil.MulOp(x, one_hot_labels(e, x, op.labels))), [-1], keep_dims=True

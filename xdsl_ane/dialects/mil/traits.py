@@ -1,0 +1,34 @@
+"""Traits saying what the passes may rely on about the values of a mil op.
+
+The passes ask for a trait (`op.has_trait(Elementwise)`) rather than list op
+classes, so an op added to a family, or given the trait, is handled
+everywhere the property matters.
+"""
+
+from __future__ import annotations
+
+from xdsl.traits import OpTrait
+
+
+class Elementwise(OpTrait):
+    """Each result element is computed from the operands' elements at the
+    same position, under numpy broadcasting, and the op's properties alone:
+    the op commutes with a layout change (a transpose or reshape) applied to
+    all its operands alike. Unary math and activations, binary arithmetic and
+    comparisons, select and cast. `mil-ane-layout` computes such ops in ANE
+    form; canonicalization sinks layout ops below them."""
+
+
+class CopiesElements(OpTrait):
+    """Each result element is one operand element, at most converted to the
+    result's dtype, taken from a position that the shapes and properties fix:
+    no arithmetic combines values. Folding such an op is a copy however
+    large the result, so canonicalization folds larger results of it."""
+
+
+class RearrangesElements(CopiesElements):
+    """Each result element is an operand element, unchanged: the op reshapes,
+    permutes, slices, repeats, joins or splits (reshape, transpose,
+    expand_dims, squeeze, slice_by_size, tile, concat, split). A value that
+    means something element by element, such as an additive mask, means the
+    same after it (`mil-fp16` follows masks through these ops)."""
