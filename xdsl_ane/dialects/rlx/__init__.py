@@ -5,7 +5,7 @@ negative axes count from the end. Every op infers its result type from its
 operands and properties (``infer_result_types``), so builders take only
 operands and properties, and verifiers recompute the type and compare.
 The op table in DESIGN.md is the specification; the ops live by family in
-elementwise.py, shape.py, nn.py and training.py.
+elementwise.py, shape.py, reduction.py, nn.py, training.py and state.py.
 """
 
 from xdsl.ir import Dialect
@@ -53,18 +53,21 @@ from xdsl_ane.dialects.rlx.nn import (
     AttentionOp,
     LayerNormOp,
     NormOp,
+    RmsNormOp,
+    RopeBackwardOp,
+    RopeOp,
+    attention_scale,
+    check_attention,
+    check_rope,
+)
+from xdsl_ane.dialects.rlx.reduction import (
+    ArgmaxOp,
     ReduceMaxOp,
     ReduceMeanOp,
     ReduceMinOp,
     ReduceOp,
     ReduceSumOp,
-    RmsNormOp,
-    RopeBackwardOp,
-    RopeOp,
     SoftmaxOp,
-    attention_scale,
-    check_attention,
-    check_rope,
 )
 from xdsl_ane.dialects.rlx.shape import (
     ConcatOp,
@@ -77,7 +80,6 @@ from xdsl_ane.dialects.rlx.shape import (
     TransposeOp,
 )
 from xdsl_ane.dialects.rlx.state import (
-    ArgmaxOp,
     ReadStateOp,
     SliceUpdateOp,
     StateType,

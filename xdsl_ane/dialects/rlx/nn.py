@@ -1,4 +1,4 @@
-"""rlx reductions, softmax, normalization, rotary embedding and attention."""
+"""rlx normalization, rotary embedding and attention."""
 
 from __future__ import annotations
 
@@ -8,15 +8,11 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
-    BoolAttr,
     StringAttr,
     TensorType,
-    i1,
 )
 from xdsl.ir import Attribute
 from xdsl.irdl import (
-    BaseAttr,
-    VarConstraint,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -33,22 +29,11 @@ from xdsl_ane.dialects.rlx.base import (
 )
 from xdsl_ane.dialects.typing import (
     F32Attr,
-    I64Array,
-    I64Attr,
     OpTypeError,
-    bool_attr,
-    bool_prop,
     choice,
     f32_attr,
     float_prop,
     fmt_shape,
-    i64_attr,
-    int_prop,
-    ints_attr,
-    ints_prop,
-    normalize_axes,
-    normalize_axis,
-    reduced_shape,
     require_float,
     require_rank,
     require_same_element_type,
@@ -58,82 +43,7 @@ from xdsl_ane.dialects.typing import (
     tensor_of,
 )
 
-# --- reductions and normalization -------------------------------------------
-
-
-class ReduceOp(RlxOp, ABC):
-    """Reduces `axes`; `keep_dims` keeps them as size 1."""
-
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-    axes = prop_def(I64Array)
-    keep_dims = opt_prop_def(BoolAttr)
-    assembly_format = FUNCTIONAL
-
-    def __init__(
-        self, input: Value, axes: Sequence[int], keep_dims: bool | None = None
-    ):
-        self.init_inferred(
-            [input], {"axes": ints_attr(axes), "keep_dims": bool_attr(keep_dims)}
-        )
-
-    @classmethod
-    def infer_result_types(cls, operand_types, properties):
-        t = tensor_of(cls.name, "input", operand_types[0])
-        if t.element_type == i1:
-            raise OpTypeError(cls.name, "operand 'input' must not be i1")
-        shape = t.get_shape()
-        axes = ints_prop(properties, "axes")
-        assert axes is not None
-        if not axes:
-            raise OpTypeError(cls.name, "axes must not be empty")
-        normalized = normalize_axes(cls.name, "axes", axes, len(shape))
-        keep = bool_prop(properties, "keep_dims")
-        return [tensor(reduced_shape(shape, normalized, keep), t.element_type)]
-
-
-@irdl_op_definition
-class ReduceSumOp(ReduceOp):
-    name = "rlx.reduce_sum"
-
-
-@irdl_op_definition
-class ReduceMeanOp(ReduceOp):
-    name = "rlx.reduce_mean"
-
-
-@irdl_op_definition
-class ReduceMaxOp(ReduceOp):
-    name = "rlx.reduce_max"
-
-
-@irdl_op_definition
-class ReduceMinOp(ReduceOp):
-    name = "rlx.reduce_min"
-
-
-@irdl_op_definition
-class SoftmaxOp(RlxOp):
-    """exp(x - max) / sum(exp(x - max)) along `axis` (default -1)."""
-
-    name = "rlx.softmax"
-    T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
-    input = operand_def(T)
-    result = result_def(T)
-    axis = opt_prop_def(I64Attr)
-    assembly_format = "$input attr-dict `:` type($input)"
-
-    def __init__(self, input: Value, axis: int | None = None):
-        self.init_inferred([input], {"axis": i64_attr(axis)})
-
-    @classmethod
-    def infer_result_types(cls, operand_types, properties):
-        t = tensor_of(cls.name, "input", operand_types[0])
-        require_float(cls.name, "input", t)
-        normalize_axis(
-            cls.name, "axis", int_prop(properties, "axis", -1), t.get_num_dims()
-        )
-        return [t]
+# --- normalization -----------------------------------------------------------
 
 
 class NormOp(RlxOp, ABC):

@@ -2,10 +2,11 @@
 (iOS18 opset).
 
 One pattern per rlx op, grouped by family: elementwise.py (sources,
-elementwise, compare, where, cast), shape.py (matmul, shape ops,
-reductions, softmax), normalization.py (RMSNorm, LayerNorm, RoPE),
-attention.py, loss.py (softmax cross-entropy), training.py (backward ops),
-quantization.py and state.py (states, slice_update, argmax). Grouped-query
+elementwise, compare, where, cast), shape.py (matmul, shape ops),
+reduction.py (reductions, softmax, argmax), normalization.py (RMSNorm,
+LayerNorm, RoPE), attention.py, loss.py (softmax cross-entropy),
+training.py (backward ops), quantization.py and state.py (states,
+slice_update). Grouped-query
 attention is first tiled to H key/value heads with the `rlx-gqa-tile`
 patterns. An rlx op left over afterwards is
 reported as a diagnostic naming it."""
@@ -28,6 +29,7 @@ from xdsl_ane.passes.rlx_to_mil import (
     loss,
     normalization,
     quantization,
+    reduction,
     shape,
     state,
     training,
@@ -36,6 +38,7 @@ from xdsl_ane.passes.rlx_to_mil import (
 PATTERNS = (
     *elementwise.PATTERNS,
     *shape.PATTERNS,
+    *reduction.PATTERNS,
     *normalization.PATTERNS,
     *attention.PATTERNS,
     *loss.PATTERNS,
