@@ -5,7 +5,8 @@ negative axes count from the end. Every op infers its result type from its
 operands and properties (``infer_result_types``), so builders take only
 operands and properties, and verifiers recompute the type and compare.
 The op table in DESIGN.md is the specification; the ops live by family in
-elementwise.py, shape.py, reduction.py, nn.py, training.py and state.py.
+elementwise.py, shape.py, reduction.py, normalization.py, nn.py, training.py
+and state.py.
 """
 
 from xdsl.ir import Dialect
@@ -51,15 +52,13 @@ from xdsl_ane.dialects.rlx.nn import (
     AttentionBackwardOp,
     AttentionBase,
     AttentionOp,
-    LayerNormOp,
-    NormOp,
-    RmsNormOp,
     RopeBackwardOp,
     RopeOp,
     attention_scale,
     check_attention,
     check_rope,
 )
+from xdsl_ane.dialects.rlx.normalization import LayerNormOp, NormOp, RmsNormOp
 from xdsl_ane.dialects.rlx.reduction import (
     ArgmaxOp,
     ReduceMaxOp,

@@ -1,16 +1,12 @@
-"""rlx normalization, rotary embedding and attention."""
+"""rlx rotary embedding and attention."""
 
 from __future__ import annotations
 
 import math
 from abc import ABC
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
 
-from xdsl.dialects.builtin import (
-    StringAttr,
-    TensorType,
-)
+from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import (
     irdl_op_definition,
@@ -21,12 +17,7 @@ from xdsl.irdl import (
     result_def,
 )
 
-from xdsl_ane.dialects.rlx.base import (
-    FUNCTIONAL,
-    RlxOp,
-    Value,
-    check_last_axis_param,
-)
+from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
 from xdsl_ane.dialects.typing import (
     F32Attr,
     OpTypeError,
@@ -42,57 +33,6 @@ from xdsl_ane.dialects.typing import (
     tensor,
     tensor_of,
 )
-
-# --- normalization -----------------------------------------------------------
-
-
-class NormOp(RlxOp, ABC):
-    """Normalization over the last axis with parameters of shape [D]."""
-
-    PARAMS: ClassVar[tuple[str, ...]] = ()
-    eps = prop_def(F32Attr)
-    result = result_def(TensorType)
-    assembly_format = FUNCTIONAL
-
-    @classmethod
-    def infer_result_types(cls, operand_types, properties):
-        t = tensor_of(cls.name, "input", operand_types[0])
-        require_float(cls.name, "input", t)
-        named = [("input", t)]
-        for pname, pt in zip(cls.PARAMS, operand_types[1:]):
-            p = tensor_of(cls.name, pname, pt)
-            check_last_axis_param(cls.name, pname, p, t)
-            named.append((pname, p))
-        require_same_element_type(cls.name, named)
-        return [t]
-
-
-@irdl_op_definition
-class RmsNormOp(NormOp):
-    """x · rsqrt(mean(x², last axis) + eps) · gamma."""
-
-    name = "rlx.rms_norm"
-    PARAMS: ClassVar[tuple[str, ...]] = ("gamma",)
-    input = operand_def(TensorType)
-    gamma = operand_def(TensorType)
-
-    def __init__(self, input: Value, gamma: Value, eps: float):
-        self.init_inferred([input, gamma], {"eps": f32_attr(eps)})
-
-
-@irdl_op_definition
-class LayerNormOp(NormOp):
-    """(x − mean) · rsqrt(var + eps) · gamma + beta over the last axis."""
-
-    name = "rlx.layer_norm"
-    PARAMS: ClassVar[tuple[str, ...]] = ("gamma", "beta")
-    input = operand_def(TensorType)
-    gamma = operand_def(TensorType)
-    beta = operand_def(TensorType)
-
-    def __init__(self, input: Value, gamma: Value, beta: Value, eps: float):
-        self.init_inferred([input, gamma, beta], {"eps": f32_attr(eps)})
-
 
 # --- rotary embedding --------------------------------------------------------
 
