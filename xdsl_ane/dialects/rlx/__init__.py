@@ -5,12 +5,25 @@ negative axes count from the end. Every op infers its result type from its
 operands and properties (``infer_result_types``), so builders take only
 operands and properties, and verifiers recompute the type and compare.
 The op table in DESIGN.md is the specification; the ops live by family in
-elementwise.py, shape.py, reduction.py, normalization.py, nn.py, training.py
-and state.py.
+elementwise.py, shape.py, reduction.py, normalization.py, attention.py,
+training.py and state.py.
 """
 
 from xdsl.ir import Dialect
 
+from xdsl_ane.dialects.rlx.attention import (
+    ATTENTION_WRT,
+    MASKS,
+    ROPE_STYLES,
+    AttentionBackwardOp,
+    AttentionBase,
+    AttentionOp,
+    RopeBackwardOp,
+    RopeOp,
+    attention_scale,
+    check_attention,
+    check_rope,
+)
 from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
 from xdsl_ane.dialects.rlx.elementwise import (
     COMPARE_PREDICATES,
@@ -44,19 +57,6 @@ from xdsl_ane.dialects.rlx.elementwise import (
     TanhOp,
     UnaryOp,
     WhereOp,
-)
-from xdsl_ane.dialects.rlx.nn import (
-    ATTENTION_WRT,
-    MASKS,
-    ROPE_STYLES,
-    AttentionBackwardOp,
-    AttentionBase,
-    AttentionOp,
-    RopeBackwardOp,
-    RopeOp,
-    attention_scale,
-    check_attention,
-    check_rope,
 )
 from xdsl_ane.dialects.rlx.normalization import LayerNormOp, NormOp, RmsNormOp
 from xdsl_ane.dialects.rlx.reduction import (

@@ -4,9 +4,9 @@
 One pattern per rlx op, grouped by family: elementwise.py (sources,
 elementwise, compare, where, cast), shape.py (matmul, shape ops),
 reduction.py (reductions, softmax, argmax), normalization.py (RMSNorm,
-LayerNorm, RoPE), attention.py, loss.py (softmax cross-entropy),
-training.py (backward ops), quantization.py and state.py (states,
-slice_update). Grouped-query
+LayerNorm), attention.py (RoPE, attention and their backward ops), loss.py
+(softmax cross-entropy), training.py (RMSNorm and activation backward),
+quantization.py and state.py (states, slice_update). Grouped-query
 attention is first tiled to H key/value heads with the `rlx-gqa-tile`
 patterns. An rlx op left over afterwards is
 reported as a diagnostic naming it."""

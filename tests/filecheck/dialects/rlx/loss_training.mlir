@@ -3,9 +3,7 @@
 // RUN: xdsl-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 
 // Loss and training ops: softmax cross-entropy (i32 and float labels) and
-// its gradient, attention_backward for each wrt (including grouped-query
-// attention, where key/value gradients have Hkv heads), the rms_norm, rope
-// and activation gradients.
+// its gradient, the rms_norm and activation gradients.
 
 // CHECK-LABEL: func.func @cross_entropy(
 // GENERIC-LABEL: "func.func"() <{sym_name = "cross_entropy"
@@ -34,39 +32,6 @@ func.func @cross_entropy_backward(%logits: tensor<6x100xf32>, %labels: tensor<6x
   func.return
 }
 
-// CHECK-LABEL: func.func @attention_backward(
-// GENERIC-LABEL: "func.func"() <{sym_name = "attention_backward"
-func.func @attention_backward(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>, %dy: tensor<1x4x5x16xf32>, %bias: tensor<1x1x5x5xf32>) {
-  // CHECK-NEXT: %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
-  // GENERIC: %dq = "rlx.attention_backward"(%q, %k, %v, %dy) <{wrt = "query"}> : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
-  %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
-  // CHECK-NEXT: %dk = rlx.attention_backward %q, %k, %v, %dy {wrt = "key", mask = "causal"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
-  // GENERIC-NEXT: %dk = "rlx.attention_backward"(%q, %k, %v, %dy) <{wrt = "key", mask = "causal"}> : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
-  %dk = rlx.attention_backward %q, %k, %v, %dy {wrt = "key", mask = "causal"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
-  // CHECK-NEXT: %dv = rlx.attention_backward %q, %k, %v, %dy {wrt = "value", mask = "none", scale = 2.500000e-01 : f32} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
-  // GENERIC-NEXT: %dv = "rlx.attention_backward"(%q, %k, %v, %dy) <{wrt = "value", mask = "none", scale = 2.500000e-01 : f32}> : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
-  %dv = rlx.attention_backward %q, %k, %v, %dy {wrt = "value", mask = "none", scale = 2.500000e-01 : f32} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
-  // CHECK-NEXT: %dqb = rlx.attention_backward %q, %k, %v, %dy, %bias {wrt = "query", mask = "bias"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x1x5x5xf32>) -> tensor<1x4x5x16xf32>
-  // GENERIC-NEXT: %dqb = "rlx.attention_backward"(%q, %k, %v, %dy, %bias) <{wrt = "query", mask = "bias"}> : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x1x5x5xf32>) -> tensor<1x4x5x16xf32>
-  %dqb = rlx.attention_backward %q, %k, %v, %dy, %bias {wrt = "query", mask = "bias"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x1x5x5xf32>) -> tensor<1x4x5x16xf32>
-  func.return
-}
-
-// CHECK-LABEL: func.func @attention_backward_gqa(
-// GENERIC-LABEL: "func.func"() <{sym_name = "attention_backward_gqa"
-func.func @attention_backward_gqa(%q: tensor<2x6x3x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %dy: tensor<2x6x3x8xf32>) {
-  // CHECK-NEXT: %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x6x3x8xf32>
-  // GENERIC: %dq = "rlx.attention_backward"(%q, %k, %v, %dy) <{wrt = "query", mask = "causal"}> : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x6x3x8xf32>
-  %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x6x3x8xf32>
-  // CHECK-NEXT: %dk = rlx.attention_backward %q, %k, %v, %dy {wrt = "key", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
-  // GENERIC-NEXT: %dk = "rlx.attention_backward"(%q, %k, %v, %dy) <{wrt = "key", mask = "causal"}> : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
-  %dk = rlx.attention_backward %q, %k, %v, %dy {wrt = "key", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
-  // CHECK-NEXT: %dv = rlx.attention_backward %q, %k, %v, %dy {wrt = "value", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
-  // GENERIC-NEXT: %dv = "rlx.attention_backward"(%q, %k, %v, %dy) <{wrt = "value", mask = "causal"}> : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
-  %dv = rlx.attention_backward %q, %k, %v, %dy {wrt = "value", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
-  func.return
-}
-
 // CHECK-LABEL: func.func @rms_norm_backward(
 // GENERIC-LABEL: "func.func"() <{sym_name = "rms_norm_backward"
 func.func @rms_norm_backward(%x: tensor<2x5x64xf32>, %g: tensor<64xf32>, %dy: tensor<2x5x64xf32>) {
@@ -76,18 +41,6 @@ func.func @rms_norm_backward(%x: tensor<2x5x64xf32>, %g: tensor<64xf32>, %dy: te
   // CHECK-NEXT: %dg = rlx.rms_norm_backward_gamma %x, %dy {eps = 1.000000e-06 : f32} : (tensor<2x5x64xf32>, tensor<2x5x64xf32>) -> tensor<64xf32>
   // GENERIC-NEXT: %dg = "rlx.rms_norm_backward_gamma"(%x, %dy) <{eps = 1.000000e-06 : f32}> : (tensor<2x5x64xf32>, tensor<2x5x64xf32>) -> tensor<64xf32>
   %dg = rlx.rms_norm_backward_gamma %x, %dy {eps = 1.000000e-06 : f32} : (tensor<2x5x64xf32>, tensor<2x5x64xf32>) -> tensor<64xf32>
-  func.return
-}
-
-// CHECK-LABEL: func.func @rope_backward(
-// GENERIC-LABEL: "func.func"() <{sym_name = "rope_backward"
-func.func @rope_backward(%dy: tensor<1x8x16x64xf32>, %cos: tensor<16x32xf32>, %sin: tensor<16x32xf32>) {
-  // CHECK-NEXT: %half = rlx.rope_backward %dy, %cos, %sin {style = "half"} : (tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<1x8x16x64xf32>
-  // GENERIC: %half = "rlx.rope_backward"(%dy, %cos, %sin) <{style = "half"}> : (tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<1x8x16x64xf32>
-  %half = rlx.rope_backward %dy, %cos, %sin {style = "half"} : (tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<1x8x16x64xf32>
-  // CHECK-NEXT: %inter = rlx.rope_backward %dy, %cos, %sin {style = "interleaved"} : (tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<1x8x16x64xf32>
-  // GENERIC-NEXT: %inter = "rlx.rope_backward"(%dy, %cos, %sin) <{style = "interleaved"}> : (tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<1x8x16x64xf32>
-  %inter = rlx.rope_backward %dy, %cos, %sin {style = "interleaved"} : (tensor<1x8x16x64xf32>, tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<1x8x16x64xf32>
   func.return
 }
 

@@ -1,4 +1,5 @@
-"""rlx rotary embedding and attention."""
+"""rlx rotary embedding and attention: rlx.rope and rlx.attention, and their
+gradients rlx.rope_backward and rlx.attention_backward."""
 
 from __future__ import annotations
 
