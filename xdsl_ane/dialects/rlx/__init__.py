@@ -6,7 +6,7 @@ operands and properties (``infer_result_types``), so builders take only
 operands and properties, and verifiers recompute the type and compare.
 The op table in DESIGN.md is the specification; the ops live by family in
 elementwise.py, shape.py, reduction.py, normalization.py, attention.py,
-training.py and state.py.
+training.py, quantization.py and state.py.
 """
 
 from xdsl.ir import Dialect
@@ -59,6 +59,11 @@ from xdsl_ane.dialects.rlx.elementwise import (
     WhereOp,
 )
 from xdsl_ane.dialects.rlx.normalization import LayerNormOp, NormOp, RmsNormOp
+from xdsl_ane.dialects.rlx.quantization import (
+    DequantizeOp,
+    QuantizeOp,
+    check_quantization,
+)
 from xdsl_ane.dialects.rlx.reduction import (
     ArgmaxOp,
     ReduceMaxOp,
@@ -87,14 +92,11 @@ from xdsl_ane.dialects.rlx.state import (
 from xdsl_ane.dialects.rlx.training import (
     ACTIVATION_KINDS,
     ActivationBackwardOp,
-    DequantizeOp,
-    QuantizeOp,
     RmsNormBackwardGammaOp,
     RmsNormBackwardInputOp,
     SoftmaxCrossEntropyBackwardOp,
     SoftmaxCrossEntropyOp,
     check_cross_entropy,
-    check_quantization,
 )
 
 RLX = Dialect(
