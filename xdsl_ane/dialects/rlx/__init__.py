@@ -6,7 +6,7 @@ operands and properties (``infer_result_types``), so builders take only
 operands and properties, and verifiers recompute the type and compare.
 The op table in DESIGN.md is the specification; the ops live by family in
 elementwise.py, shape.py, reduction.py, normalization.py, attention.py,
-training.py, quantization.py and state.py.
+loss.py, training.py, quantization.py and state.py.
 """
 
 from xdsl.ir import Dialect
@@ -58,6 +58,11 @@ from xdsl_ane.dialects.rlx.elementwise import (
     UnaryOp,
     WhereOp,
 )
+from xdsl_ane.dialects.rlx.loss import (
+    SoftmaxCrossEntropyBackwardOp,
+    SoftmaxCrossEntropyOp,
+    check_cross_entropy,
+)
 from xdsl_ane.dialects.rlx.normalization import LayerNormOp, NormOp, RmsNormOp
 from xdsl_ane.dialects.rlx.quantization import (
     DequantizeOp,
@@ -94,9 +99,6 @@ from xdsl_ane.dialects.rlx.training import (
     ActivationBackwardOp,
     RmsNormBackwardGammaOp,
     RmsNormBackwardInputOp,
-    SoftmaxCrossEntropyBackwardOp,
-    SoftmaxCrossEntropyOp,
-    check_cross_entropy,
 )
 
 RLX = Dialect(
