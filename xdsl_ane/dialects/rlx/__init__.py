@@ -4,12 +4,44 @@ Semantics are row-major and numpy-like; binary ops broadcast like numpy and
 negative axes count from the end. Every op infers its result type from its
 operands and properties (``infer_result_types``), so builders take only
 operands and properties, and verifiers recompute the type and compare.
-The op table in DESIGN.md is the specification; the ops live by family in
-elementwise.py, shape.py, nn.py and training.py.
+The op table in DESIGN.md is the specification. The ops live by family, one
+module each:
+
+- elementwise.py: the sources (constant, param), unary and binary ops,
+  compare, where, cast
+- shape.py: matmul, reshape, expand, transpose, narrow, concat, gather
+- reduction.py: reduce_sum/mean/max/min, softmax, argmax
+- normalization.py: rms_norm, layer_norm
+- attention.py: rope, rope_backward, attention, attention_backward
+- loss.py: softmax_cross_entropy and its backward
+- training.py: rms_norm_backward_input/gamma, activation_backward
+- quantization.py: quantize, dequantize
+- state.py: the state type, read_state, write_state, slice_update
+
+A family has the same name where its ops are lowered
+(xdsl_ane/passes/rlx_to_mil/<family>.py) and tested
+(tests/filecheck/dialects/rlx/<family>.mlir and <family>_invalid.mlir,
+tests/filecheck/passes/convert-rlx-to-mil/<family>.mlir). base.py holds
+what every family shares: the op base class and operand checks; the lit
+cases of the rules shared by all families (property spelling and types)
+are in properties_invalid.mlir.
 """
 
 from xdsl.ir import Dialect
 
+from xdsl_ane.dialects.rlx.attention import (
+    ATTENTION_WRT,
+    MASKS,
+    ROPE_STYLES,
+    AttentionBackwardOp,
+    AttentionBase,
+    AttentionOp,
+    RopeBackwardOp,
+    RopeOp,
+    attention_scale,
+    check_attention,
+    check_rope,
+)
 from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
 from xdsl_ane.dialects.rlx.elementwise import (
     COMPARE_PREDICATES,
@@ -44,27 +76,25 @@ from xdsl_ane.dialects.rlx.elementwise import (
     UnaryOp,
     WhereOp,
 )
-from xdsl_ane.dialects.rlx.nn import (
-    ATTENTION_WRT,
-    MASKS,
-    ROPE_STYLES,
-    AttentionBackwardOp,
-    AttentionBase,
-    AttentionOp,
-    LayerNormOp,
-    NormOp,
+from xdsl_ane.dialects.rlx.loss import (
+    SoftmaxCrossEntropyBackwardOp,
+    SoftmaxCrossEntropyOp,
+    check_cross_entropy,
+)
+from xdsl_ane.dialects.rlx.normalization import LayerNormOp, NormOp, RmsNormOp
+from xdsl_ane.dialects.rlx.quantization import (
+    DequantizeOp,
+    QuantizeOp,
+    check_quantization,
+)
+from xdsl_ane.dialects.rlx.reduction import (
+    ArgmaxOp,
     ReduceMaxOp,
     ReduceMeanOp,
     ReduceMinOp,
     ReduceOp,
     ReduceSumOp,
-    RmsNormOp,
-    RopeBackwardOp,
-    RopeOp,
     SoftmaxOp,
-    attention_scale,
-    check_attention,
-    check_rope,
 )
 from xdsl_ane.dialects.rlx.shape import (
     ConcatOp,
@@ -77,7 +107,6 @@ from xdsl_ane.dialects.rlx.shape import (
     TransposeOp,
 )
 from xdsl_ane.dialects.rlx.state import (
-    ArgmaxOp,
     ReadStateOp,
     SliceUpdateOp,
     StateType,
@@ -86,14 +115,8 @@ from xdsl_ane.dialects.rlx.state import (
 from xdsl_ane.dialects.rlx.training import (
     ACTIVATION_KINDS,
     ActivationBackwardOp,
-    DequantizeOp,
-    QuantizeOp,
     RmsNormBackwardGammaOp,
     RmsNormBackwardInputOp,
-    SoftmaxCrossEntropyBackwardOp,
-    SoftmaxCrossEntropyOp,
-    check_cross_entropy,
-    check_quantization,
 )
 
 RLX = Dialect(

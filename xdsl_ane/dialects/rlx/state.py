@@ -1,22 +1,21 @@
-"""rlx state, update and argmax ops (DESIGN.md, "State, update and argmax ops").
+"""rlx state and update ops (DESIGN.md, "State, update and argmax ops";
+rlx.argmax is a reduction, in reduction.py).
 
 `!rlx.state<T>` is a tensor T held across calls (a function argument
 only). `rlx.read_state` gives its current value and `rlx.write_state`
 stores a new one; the two carry memory effects (read, write), so CSE
 merges reads only where no write lies between and nothing drops a write.
 `rlx.slice_update` writes `update` into `input` at a runtime `begin`
-(the KV cache write at the current position) and `rlx.argmax` gives the
-index of the largest value (greedy decoding in the model).
+(the KV cache write at the current position).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import BoolAttr, TensorType, i1, i32
+from xdsl.dialects.builtin import TensorType, i32
 from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
-    opt_prop_def,
     result_def,
     traits_def,
 )
@@ -25,20 +24,12 @@ from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
 from xdsl_ane.dialects.state_type import StateTypeBase, wrapped_type
 from xdsl_ane.dialects.typing import (
-    I64Attr,
     InferredTypeOp,
     KnownAttributesOnly,
     OpTypeError,
-    bool_attr,
-    bool_prop,
     element_name,
     fmt_shape,
     fmt_type,
-    i64_attr,
-    int_prop,
-    normalize_axis,
-    reduced_shape,
-    tensor,
     tensor_of,
 )
 
@@ -150,35 +141,3 @@ def check_slice_update(
             op_name,
             f"operand '{begin_name}' must be i32 [{len(xs)}], got {fmt_type(begin)}",
         )
-
-
-@irdl_op_definition
-class ArgmaxOp(RlxOp):
-    """The index (i32) of the largest value along `axis` (the first one on
-    ties); `keep_dims` keeps the axis as size 1."""
-
-    name = "rlx.argmax"
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-    axis = opt_prop_def(I64Attr)
-    keep_dims = opt_prop_def(BoolAttr)
-    assembly_format = FUNCTIONAL
-
-    def __init__(self, input: Value, axis: int = -1, keep_dims: bool | None = None):
-        self.init_inferred(
-            [input], {"axis": i64_attr(axis), "keep_dims": bool_attr(keep_dims)}
-        )
-
-    @classmethod
-    def infer_result_types(cls, operand_types, properties):
-        x = tensor_of(cls.name, "input", operand_types[0])
-        if x.element_type == i1:
-            raise OpTypeError(cls.name, "operand 'input' must not be i1")
-        shape = x.get_shape()
-        if not shape:
-            raise OpTypeError(cls.name, "operand 'input' must have rank ≥ 1")
-        axis = normalize_axis(
-            cls.name, "axis", int_prop(properties, "axis", -1), len(shape)
-        )
-        keep = bool_prop(properties, "keep_dims")
-        return [tensor(reduced_shape(shape, (axis,), keep), i32)]

@@ -1,24 +1,14 @@
-"""rlx loss, backward and quantization ops: softmax cross-entropy and its
-backward, RMSNorm/RoPE/activation backward, quantize and dequantize."""
+"""rlx backward ops for training: the RMSNorm gradients (with respect to the
+input and to gamma) and the activation gradients. The other gradients are
+in the family of their forward op: rope_backward and attention_backward in
+attention.py, softmax_cross_entropy_backward in loss.py."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
-
-from xdsl.dialects.builtin import (
-    StringAttr,
-    TensorType,
-    f32,
-    i8,
-    i32,
-)
-from xdsl.ir import Attribute, SSAValue
+from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
-    opt_operand_def,
-    opt_prop_def,
     prop_def,
     result_def,
 )
@@ -32,100 +22,16 @@ from xdsl_ane.dialects.rlx.base import (
 )
 from xdsl_ane.dialects.typing import (
     F32Attr,
-    I64Attr,
     OpTypeError,
     choice,
-    element_name,
     f32_attr,
-    float_prop,
-    fmt_shape,
-    i64_attr,
-    int_prop,
-    is_float,
     require_float,
-    require_rank,
     require_same_element_type,
     str_attr,
     str_prop,
     tensor,
     tensor_of,
 )
-
-# --- loss --------------------------------------------------------------------
-
-
-def check_cross_entropy(
-    op_name: str, logits: Attribute, labels: Attribute
-) -> TensorType:
-    """logits [N, C] float; labels [N] i32, or float holding class indices."""
-    lt = tensor_of(op_name, "logits", logits)
-    require_float(op_name, "logits", lt)
-    n, _ = require_rank(op_name, "logits", lt, 2)
-    yt = tensor_of(op_name, "labels", labels)
-    if yt.get_shape() != (n,):
-        raise OpTypeError(
-            op_name,
-            f"operand 'labels' {fmt_shape(yt.get_shape())} must be [{n}] for operand "
-            f"'logits' {fmt_shape(lt.get_shape())}",
-        )
-    if yt.element_type != i32 and not is_float(yt.element_type):
-        raise OpTypeError(
-            op_name,
-            "operand 'labels' must be i32 or a float type holding class indices, "
-            f"got {element_name(yt.element_type)}",
-        )
-    return lt
-
-
-@irdl_op_definition
-class SoftmaxCrossEntropyOp(RlxOp):
-    """Per-row loss logsumexp(logits) − logits[label]."""
-
-    name = "rlx.softmax_cross_entropy"
-    logits = operand_def(TensorType)
-    labels = operand_def(TensorType)
-    result = result_def(TensorType)
-    assembly_format = FUNCTIONAL
-
-    def __init__(self, logits: Value, labels: Value):
-        self.init_inferred([logits, labels])
-
-    @classmethod
-    def infer_result_types(cls, operand_types, properties):
-        lt = check_cross_entropy(cls.name, operand_types[0], operand_types[1])
-        return [tensor(lt.get_shape()[:1], lt.element_type)]
-
-
-@irdl_op_definition
-class SoftmaxCrossEntropyBackwardOp(RlxOp):
-    """d_logits = (softmax(logits) − onehot(labels)) · d_loss[:, None]."""
-
-    name = "rlx.softmax_cross_entropy_backward"
-    logits = operand_def(TensorType)
-    labels = operand_def(TensorType)
-    d_loss = operand_def(TensorType)
-    result = result_def(TensorType)
-    assembly_format = FUNCTIONAL
-
-    def __init__(self, logits: Value, labels: Value, d_loss: Value):
-        self.init_inferred([logits, labels, d_loss])
-
-    @classmethod
-    def infer_result_types(cls, operand_types, properties):
-        lt = check_cross_entropy(cls.name, operand_types[0], operand_types[1])
-        dt = tensor_of(cls.name, "d_loss", operand_types[2])
-        if dt.get_shape() != lt.get_shape()[:1]:
-            raise OpTypeError(
-                cls.name,
-                f"operand 'd_loss' {fmt_shape(dt.get_shape())} must be "
-                f"{fmt_shape(lt.get_shape()[:1])} for operand 'logits' "
-                f"{fmt_shape(lt.get_shape())}",
-            )
-        require_same_element_type(cls.name, [("logits", lt), ("d_loss", dt)])
-        return [lt]
-
-
-# --- training ----------------------------------------------------------------
 
 
 @irdl_op_definition
@@ -208,139 +114,3 @@ class ActivationBackwardOp(RlxOp):
         check_same_shape(cls.name, "d_out", dy, "input", x)
         require_same_element_type(cls.name, [("input", x), ("d_out", dy)])
         return [x]
-
-
-# --- quantization ------------------------------------------------------------
-
-
-QUANTIZATION_FORMAT = (
-    "$input (`scales` $scales^)? attr-dict `:` functional-type(operands, results)"
-)
-
-
-@irdl_op_definition
-class QuantizeOp(RlxOp):
-    """q = clamp(round(x / scale) + zero_point, −128, 127) as i8 (round half to
-    even). The scale is the property `scale` (per tensor) or the operand
-    `scales`, a float tensor of x's rank repeated over blocks of
-    x.shape[i] / scales.shape[i] along each axis: per channel ([C, 1]) or
-    per block of input channels ([C, I / b]). `zero_point` is one int8 for
-    the tensor."""
-
-    name = "rlx.quantize"
-    input = operand_def(TensorType)
-    scales = opt_operand_def(TensorType)
-    result = result_def(TensorType)
-    scale = opt_prop_def(F32Attr)
-    zero_point = prop_def(I64Attr)
-    assembly_format = QUANTIZATION_FORMAT
-
-    def __init__(
-        self,
-        input: Value,
-        scale: float | None = None,
-        zero_point: int = 0,
-        scales: Value | None = None,
-    ):
-        self.init_inferred(
-            [input, [] if scales is None else [scales]],
-            {
-                "scale": None if scale is None else f32_attr(scale),
-                "zero_point": i64_attr(zero_point),
-            },
-        )
-
-    @classmethod
-    def infer_result_types(cls, operand_types, properties):
-        t = tensor_of(cls.name, "input", operand_types[0])
-        require_float(cls.name, "input", t)
-        check_quantization(cls.name, properties, t, operand_types[1:])
-        return [tensor(t.get_shape(), i8)]
-
-
-def check_quantization(
-    op_name: str,
-    properties: Mapping[str, Attribute],
-    data: TensorType,
-    scales: Sequence[Attribute] = (),
-) -> None:
-    """One of `scale` (positive, finite) and `scales` (a float tensor of the
-    data's rank whose every dimension divides the data's); zero_point int8."""
-    scale = float_prop(properties, "scale")
-    if (scale is None) == (not scales):
-        raise OpTypeError(
-            op_name,
-            "exactly one of the property 'scale' (per tensor) and the operand "
-            "'scales' (per channel or block) is required",
-        )
-    if scale is not None and (not scale > 0 or not math.isfinite(scale)):
-        raise OpTypeError(op_name, f"scale {scale} must be a positive finite number")
-    if scales:
-        st = tensor_of(op_name, "scales", scales[0])
-        require_float(op_name, "scales", st)
-        shape, blocks = data.get_shape(), st.get_shape()
-        if len(blocks) != len(shape) or any(
-            b == 0 or d % b for d, b in zip(shape, blocks)
-        ):
-            raise OpTypeError(
-                op_name,
-                f"operand 'scales' {fmt_shape(blocks)} must have the rank of the "
-                f"data {fmt_shape(shape)} and dimensions that divide it",
-            )
-    zp = int_prop(properties, "zero_point")
-    if not -128 <= zp <= 127:
-        raise OpTypeError(op_name, f"zero_point {zp} is outside the int8 range")
-
-
-@irdl_op_definition
-class DequantizeOp(RlxOp):
-    """x = (q − zero_point) · scale; the result type picks f16 or f32. The
-    scale is per tensor (`scale`) or per block (`scales`), as for
-    rlx.quantize."""
-
-    name = "rlx.dequantize"
-    input = operand_def(TensorType)
-    scales = opt_operand_def(TensorType)
-    result = result_def(TensorType)
-    scale = opt_prop_def(F32Attr)
-    zero_point = prop_def(I64Attr)
-    assembly_format = QUANTIZATION_FORMAT
-
-    def __init__(
-        self,
-        input: Value,
-        scale: float | None = None,
-        zero_point: int = 0,
-        element_type: Attribute | None = None,
-        scales: Value | None = None,
-    ):
-        t = SSAValue.get(input).type
-        assert isinstance(t, TensorType)
-        RlxOp.__init__(
-            self,
-            operands=[input, [] if scales is None else [scales]],
-            result_types=[tensor(t.get_shape(), element_type or f32)],
-            properties={"zero_point": i64_attr(zero_point)}
-            | ({} if scale is None else {"scale": f32_attr(scale)}),
-        )
-
-    @classmethod
-    def infer_result_types(cls, operand_types, properties):
-        raise NotImplementedError
-
-    def verify_(self) -> None:
-        t = tensor_of(self.name, "input", self.input.type)
-        if t.element_type != i8:
-            raise OpTypeError(
-                self.name,
-                f"operand 'input' must be i8, got {element_name(t.element_type)}",
-            )
-        scales = [] if self.scales is None else [self.scales.type]
-        check_quantization(self.name, self.properties, t, scales)
-        r = tensor_of(self.name, "result", self.result.type, what="result")
-        if not is_float(r.element_type) or r.get_shape() != t.get_shape():
-            raise OpTypeError(
-                self.name,
-                f"result type {r} must be an f16 or f32 tensor of shape "
-                f"{fmt_shape(t.get_shape())}",
-            )

@@ -1,14 +1,17 @@
 """`convert-rlx-to-mil`: lowers every rlx op to ops of the mil dialect
 (iOS18 opset).
 
-One pattern per rlx op, grouped by family: elementwise.py (sources,
-elementwise, compare, where, cast), shape.py (matmul, shape ops,
-reductions, softmax), normalization.py (RMSNorm, LayerNorm, RoPE),
-attention.py, loss.py (softmax cross-entropy), training.py (backward ops),
-quantization.py and state.py (states, slice_update, argmax). Grouped-query
+One pattern per rlx op, in a module named after the op's family in
+xdsl_ane.dialects.rlx: elementwise.py (sources, elementwise, compare,
+where, cast), shape.py (matmul, shape ops), reduction.py (reductions,
+softmax, argmax), normalization.py (RMSNorm, LayerNorm), attention.py
+(RoPE, attention and their backward ops), loss.py (softmax cross-entropy),
+training.py (RMSNorm and activation backward), quantization.py and
+state.py (states, slice_update); each family's lit test is
+tests/filecheck/passes/convert-rlx-to-mil/<family>.mlir. Grouped-query
 attention is first tiled to H key/value heads with the `rlx-gqa-tile`
-patterns. An rlx op left over afterwards is
-reported as a diagnostic naming it."""
+patterns. An rlx op left over afterwards is reported as a diagnostic
+naming it."""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from xdsl_ane.passes.rlx_to_mil import (
     loss,
     normalization,
     quantization,
+    reduction,
     shape,
     state,
     training,
@@ -36,6 +40,7 @@ from xdsl_ane.passes.rlx_to_mil import (
 PATTERNS = (
     *elementwise.PATTERNS,
     *shape.PATTERNS,
+    *reduction.PATTERNS,
     *normalization.PATTERNS,
     *attention.PATTERNS,
     *loss.PATTERNS,

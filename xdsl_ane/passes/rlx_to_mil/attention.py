@@ -1,11 +1,16 @@
-"""Lowering of rlx attention and its backward to MIL, decomposed into matmul,
-scale, mask, softmax and matmul (not MIL's scaled_dot_product_attention,
-whose mask the ANE has been seen to ignore).
+"""Lowering of rlx rotary embedding, attention and their backward ops to MIL.
 
-Both expect as many key/value heads as query heads: the conversion pass runs
-the `rlx-gqa-tile` patterns first. Masks are additive constants that stay
-finite in fp16. A query row that sees no key at all (causal with S > Skv) is
-zeroed by a constant row mask, matching the rlx semantics of such rows."""
+RoPE and its gradient rotate pairs of the head dimension: slices (of a view
+as pairs for the interleaved style), four muls, a sub, an add and a concat.
+Attention is decomposed into matmul, scale,
+mask, softmax and matmul (not MIL's scaled_dot_product_attention, whose
+mask the ANE has been seen to ignore).
+
+Both attention ops expect as many key/value heads as query heads: the
+conversion pass runs the `rlx-gqa-tile` patterns first. Masks are additive
+constants that stay finite in fp16. A query row that sees no key at all
+(causal with S > Skv) is zeroed by a constant row mask, matching the rlx
+semantics of such rows."""
 
 from __future__ import annotations
 
@@ -100,4 +105,72 @@ class LowerAttentionBackward(RewritePattern):
         rewriter.replace(op, mil.MulOp(grad, scale))
 
 
-PATTERNS = (LowerAttention(), LowerAttentionBackward())
+def rotate_pairs(
+    e: Emitter, a: SSAValue, b: SSAValue, cos: SSAValue, sin: SSAValue, inverse: bool
+) -> tuple[SSAValue, SSAValue]:
+    """(a, b) rotated by θ: (a·cos − b·sin, a·sin + b·cos); by −θ when
+    `inverse`: (a·cos + b·sin, b·cos − a·sin)."""
+    a_cos, b_sin = e(mil.MulOp(a, cos)), e(mil.MulOp(b, sin))
+    a_sin, b_cos = e(mil.MulOp(a, sin)), e(mil.MulOp(b, cos))
+    if inverse:
+        return e(mil.AddOp(a_cos, b_sin)), e(mil.SubOp(b_cos, a_sin))
+    return e(mil.SubOp(a_cos, b_sin)), e(mil.AddOp(a_sin, b_cos))
+
+
+def lower_rope(
+    e: Emitter, x: SSAValue, cos: SSAValue, sin: SSAValue, style: str, inverse: bool
+) -> SSAValue:
+    """Rotary embedding of x [B, H, S, D] with cos, sin [S, D/2].
+
+    "half" pairs (i, i + D/2): slice the two halves, rotate, concat.
+    "interleaved" pairs (2i, 2i + 1): view x as [B·H, S, D/2, 2], slice the
+    even and odd lanes, rotate against cos, sin viewed as [S, D/2, 1],
+    concat the lanes back and restore [B, H, S, D]."""
+    b, h, s, d = shape_of(x)
+    half = d // 2
+    if style == "half":
+        lo = e(mil.SliceBySizeOp(x, [0, 0, 0, 0], [-1, -1, -1, half]))
+        hi = e(mil.SliceBySizeOp(x, [0, 0, 0, half], [-1, -1, -1, half]))
+        lo, hi = rotate_pairs(e, lo, hi, cos, sin, inverse)
+        return e(mil.ConcatOp([lo, hi], -1, interleave=False))
+    pairs = e(mil.ReshapeOp(x, (b * h, s, half, 2)))
+    even = e(mil.SliceBySizeOp(pairs, [0, 0, 0, 0], [-1, -1, -1, 1]))
+    odd = e(mil.SliceBySizeOp(pairs, [0, 0, 0, 1], [-1, -1, -1, 1]))
+    cos = e(mil.ReshapeOp(cos, (s, half, 1)))
+    sin = e(mil.ReshapeOp(sin, (s, half, 1)))
+    even, odd = rotate_pairs(e, even, odd, cos, sin, inverse)
+    rotated = e(mil.ConcatOp([even, odd], -1, interleave=False))
+    return e(mil.ReshapeOp(rotated, (b, h, s, d)))
+
+
+class LowerRope(RewritePattern):
+    """rope(x, cos, sin): each pair (a, b) -> (a·cos − b·sin, a·sin + b·cos)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.RopeOp, rewriter: PatternRewriter) -> None:
+        style = str_prop(op.properties, "style")
+        y = lower_rope(
+            Emitter(rewriter), op.input, op.cos, op.sin, style, inverse=False
+        )
+        rewriter.replace(op, [], [y])
+
+
+class LowerRopeBackward(RewritePattern):
+    """rope_backward(dy): the transpose of a rotation is the rotation by −θ,
+    (a, b) -> (a·cos + b·sin, b·cos − a·sin)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: rlx.RopeBackwardOp, rewriter: PatternRewriter
+    ) -> None:
+        style = str_prop(op.properties, "style")
+        y = lower_rope(Emitter(rewriter), op.d_out, op.cos, op.sin, style, inverse=True)
+        rewriter.replace(op, [], [y])
+
+
+PATTERNS = (
+    LowerAttention(),
+    LowerAttentionBackward(),
+    LowerRope(),
+    LowerRopeBackward(),
+)

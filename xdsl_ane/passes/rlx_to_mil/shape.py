@@ -1,8 +1,8 @@
-"""Lowering of rlx linear algebra, shape ops and reductions to MIL."""
+"""Lowering of rlx linear algebra and shape ops to MIL."""
 
 from __future__ import annotations
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
     RewritePattern,
@@ -107,36 +107,6 @@ class LowerGather(RewritePattern):
         rewriter.replace(op, new)
 
 
-REDUCTIONS = {
-    rlx.ReduceSumOp: mil.ReduceSumOp,
-    rlx.ReduceMeanOp: mil.ReduceMeanOp,
-    rlx.ReduceMaxOp: mil.ReduceMaxOp,
-    rlx.ReduceMinOp: mil.ReduceMinOp,
-}
-
-
-class LowerReduction(RewritePattern):
-    """reduce_{sum,mean,max,min}(axes, keep_dims) -> the MIL op of that name."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        build = REDUCTIONS.get(type(op))
-        if build is None:
-            return
-        axes = ints_prop(op.properties, "axes")
-        keep = bool_prop(op.properties, "keep_dims")
-        rewriter.replace(op, build(op.operands[0], axes, keep))
-
-
-class LowerSoftmax(RewritePattern):
-    """softmax(x, axis) -> MIL softmax(axis)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: rlx.SoftmaxOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace(
-            op, mil.SoftmaxOp(op.input, int_prop(op.properties, "axis", -1))
-        )
-
-
 PATTERNS = (
     LowerMatmul(),
     LowerReshape(),
@@ -145,6 +115,4 @@ PATTERNS = (
     LowerConcat(),
     LowerExpand(),
     LowerGather(),
-    LowerReduction(),
-    LowerSoftmax(),
 )

@@ -1,4 +1,4 @@
-"""Lowering of rlx states, slice_update and argmax to MIL (iOS18).
+"""Lowering of rlx states and slice_update to MIL (iOS18).
 
 A function's `!rlx.state<T>` arguments become `!mil.state<T>`; the state
 ops map one to one, rlx's write (no result) to MIL's
@@ -18,7 +18,7 @@ from xdsl.pattern_rewriter import (
 
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.builders import Emitter
-from xdsl_ane.dialects.typing import bool_prop, int_prop, shape_of
+from xdsl_ane.dialects.typing import shape_of
 
 
 def mil_state_type(t):
@@ -76,22 +76,9 @@ class LowerSliceUpdate(RewritePattern):
         rewriter.replace(op, mil.SliceUpdateOp(op.input, op.update, op.begin, end))
 
 
-class LowerArgmax(RewritePattern):
-    """argmax(axis, keep_dims) -> MIL reduce_argmax(axis, keep_dims)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: rlx.ArgmaxOp, rewriter: PatternRewriter) -> None:
-        keep = bool_prop(op.properties, "keep_dims")
-        new = mil.ReduceArgmaxOp(
-            op.input, int_prop(op.properties, "axis", -1), keep or None
-        )
-        rewriter.replace(op, new)
-
-
 PATTERNS = (
     ConvertStateArguments(),
     LowerReadState(),
     LowerWriteState(),
     LowerSliceUpdate(),
-    LowerArgmax(),
 )

@@ -1,6 +1,7 @@
 // RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
 
-// Verifier errors of rlx.rope and rlx.attention.
+// Verifier errors of rlx.rope, rlx.rope_backward, rlx.attention and
+// rlx.attention_backward.
 
 // Rotary embedding rotates pairs, so the head dimension D must be even.
 // CHECK: Operation does not verify: rlx.rope: operand 'input' [1, 2, 4, 7] needs an even head dimension
@@ -55,6 +56,30 @@ func.func @rope_rank3(%x: tensor<2x4x8xf32>, %cos: tensor<4x4xf32>, %sin: tensor
 // CHECK: Operation does not verify: rlx.rope: operands 'input' (f16) and 'cos' (f32) must have the same element type
 func.func @rope_table_element(%x: tensor<1x2x4x8xf16>, %cos: tensor<4x4xf32>, %sin: tensor<4x4xf32>) {
   %y = rlx.rope %x, %cos, %sin {style = "half"} : (tensor<1x2x4x8xf16>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x8xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.rope_backward: property 'style' is "rotate_half", expected one of "half", "interleaved"
+func.func @rope_backward_bad_style(%dy: tensor<1x2x4x8xf32>, %cos: tensor<4x4xf32>, %sin: tensor<4x4xf32>) {
+  %dx = rlx.rope_backward %dy, %cos, %sin {style = "rotate_half"} : (tensor<1x2x4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.rope_backward: operand 'cos' [4, 8] must be [4, 4] for operand 'd_out' [1, 2, 4, 8]
+func.func @rope_backward_cos_shape(%dy: tensor<1x2x4x8xf32>, %cos: tensor<4x8xf32>, %sin: tensor<4x8xf32>) {
+  %dx = rlx.rope_backward %dy, %cos, %sin {style = "half"} : (tensor<1x2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<1x2x4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.rope_backward: operand 'd_out' [1, 2, 4, 5] needs an even head dimension
+func.func @rope_backward_odd_head_dim(%dy: tensor<1x2x4x5xf32>, %cos: tensor<4x2xf32>, %sin: tensor<4x2xf32>) {
+  %dx = rlx.rope_backward %dy, %cos, %sin {style = "interleaved"} : (tensor<1x2x4x5xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<1x2x4x5xf32>
   func.return
 }
 
@@ -171,5 +196,72 @@ func.func @attention_element(%q: tensor<1x4x5x16xf16>, %k: tensor<1x4x5x16xf32>,
 // CHECK: Operation does not verify: rlx.attention: operand 'q' has a dynamic shape tensor<1x4x?x16xf32>; only static shapes are supported
 func.func @attention_dynamic(%q: tensor<1x4x?x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>) {
   %y = rlx.attention %q, %k, %v : (tensor<1x4x?x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x?x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention_backward: property 'wrt' is "q", expected one of "query", "key", "value"
+func.func @attention_backward_bad_wrt(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>, %dy: tensor<1x4x5x16xf32>) {
+  %g = rlx.attention_backward %q, %k, %v, %dy {wrt = "q"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: property 'wrt' expected in operation 'rlx.attention_backward'
+func.func @attention_backward_missing_wrt(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>, %dy: tensor<1x4x5x16xf32>) {
+  %g = rlx.attention_backward %q, %k, %v, %dy : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// Under grouped-query attention the key gradient has the key's Hkv = 2 heads,
+// summed over the query heads that share each key head.
+// CHECK: Operation does not verify: rlx.attention_backward: result type [2, 6, 4, 8] f32 does not match the inferred type [2, 2, 4, 8] f32
+func.func @attention_backward_gqa_key_result(%q: tensor<2x6x3x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %dy: tensor<2x6x3x8xf32>) {
+  %dk = rlx.attention_backward %q, %k, %v, %dy {wrt = "key", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x6x4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention_backward: result type [2, 2, 4, 8] f32 does not match the inferred type [2, 6, 3, 8] f32
+func.func @attention_backward_gqa_query_result(%q: tensor<2x6x3x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %dy: tensor<2x6x3x8xf32>) {
+  %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
+  func.return
+}
+
+// -----
+
+// d_out has the attention output's shape [B, H, S, Dv].
+// CHECK: Operation does not verify: rlx.attention_backward: operand 'd_out' [2, 2, 3, 8] must be [2, 6, 3, 8], the attention output shape
+func.func @attention_backward_d_out(%q: tensor<2x6x3x8xf32>, %k: tensor<2x2x4x8xf32>, %v: tensor<2x2x4x8xf32>, %dy: tensor<2x2x3x8xf32>) {
+  %dv = rlx.attention_backward %q, %k, %v, %dy {wrt = "value"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x3x8xf32>) -> tensor<2x2x4x8xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention_backward: query heads (6, operand 'q') must be a multiple of key/value heads (4, operand 'k') for grouped-query attention
+func.func @attention_backward_heads(%q: tensor<1x6x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>, %dy: tensor<1x6x5x16xf32>) {
+  %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query"} : (tensor<1x6x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x6x5x16xf32>) -> tensor<1x6x5x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention_backward: mask "bias" needs the operand 'bias'
+func.func @attention_backward_bias_missing(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>, %dy: tensor<1x4x5x16xf32>) {
+  %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query", mask = "bias"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.attention_backward: property 'mask' is "Causal", expected one of "none", "causal", "bias"
+func.func @attention_backward_bad_mask(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x5x16xf32>, %v: tensor<1x4x5x16xf32>, %dy: tensor<1x4x5x16xf32>) {
+  %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query", mask = "Causal"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
   func.return
 }

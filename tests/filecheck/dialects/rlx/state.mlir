@@ -3,8 +3,8 @@
 // RUN: xdsl-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 // RUN: xdsl-opt %s -p cse,canonicalize | filecheck %s --check-prefix=KEPT
 
-// States, slice_update and argmax: a KV cache write at a runtime position
-// and a greedy token pick.
+// States and slice_update: a KV cache write at a runtime position and
+// a greedy token pick (rlx.argmax, whose own cases are in reduction.mlir).
 
 // CHECK-LABEL: func.func @cache_step(
 // CHECK-SAME: %cache: !rlx.state<tensor<2x4x8xf32>>
@@ -42,11 +42,4 @@ func.func @effects(%s: !rlx.state<tensor<4xf32>>, %x: tensor<4xf32>) -> tensor<4
   %b = rlx.read_state %s : (!rlx.state<tensor<4xf32>>) -> tensor<4xf32>
   %sum = rlx.add %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return %sum : tensor<4xf32>
-}
-
-// CHECK-LABEL: func.func @argmax_keep(
-func.func @argmax_keep(%x: tensor<3x5xf16>) -> tensor<1x5xi32> {
-  // CHECK-NEXT: %i = rlx.argmax %x {axis = 0 : i64, keep_dims = true} : (tensor<3x5xf16>) -> tensor<1x5xi32>
-  %i = rlx.argmax %x {axis = 0 : i64, keep_dims = true} : (tensor<3x5xf16>) -> tensor<1x5xi32>
-  func.return %i : tensor<1x5xi32>
 }

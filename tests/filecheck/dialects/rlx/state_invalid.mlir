@@ -1,6 +1,6 @@
 // RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
 
-// Verifier errors of the state ops, slice_update and argmax.
+// Verifier errors of the state ops and slice_update.
 
 // CHECK: Operation does not verify: rlx.write_state: operand 'value' [4] f16 must have the type the state holds, [4] f32
 func.func @write_other_type(%s: !rlx.state<tensor<4xf32>>, %x: tensor<4xf16>) {
@@ -37,14 +37,6 @@ func.func @begin_rank(%x: tensor<2x4x8xf32>, %u: tensor<1x4x2xf32>, %b: tensor<2
 // CHECK: Operation does not verify: rlx.slice_update: operand 'update' (f16) must have the element type of operand 'input' (f32)
 func.func @update_dtype(%x: tensor<2x4x8xf32>, %u: tensor<1x4x2xf16>, %b: tensor<3xi32>) {
   %r = rlx.slice_update %x, %u, %b : (tensor<2x4x8xf32>, tensor<1x4x2xf16>, tensor<3xi32>) -> tensor<2x4x8xf32>
-  func.return
-}
-
-// -----
-
-// CHECK: Operation does not verify: rlx.argmax: axis 2 is out of range for rank 2
-func.func @argmax_axis(%x: tensor<3x5xf32>) {
-  %i = rlx.argmax %x {axis = 2 : i64} : (tensor<3x5xf32>) -> tensor<3xi32>
   func.return
 }
 

@@ -1,9 +1,9 @@
 // RUN: xdsl-opt %s -p convert-rlx-to-mil | filecheck %s
 // RUN: xdsl-opt %s -p convert-rlx-to-mil | filecheck %s --check-prefix=NO-RLX
 
-// convert-rlx-to-mil, linear algebra, shape and reduction family
+// convert-rlx-to-mil, linear algebra and shape family
 // (passes/rlx_to_mil/shape.py): matmul, reshape, transpose, narrow, concat,
-// expand, gather, the four reductions and softmax.
+// expand and gather.
 
 // NO-RLX-NOT: rlx.
 
@@ -166,54 +166,4 @@ func.func @gather(%table: tensor<5x3xf32>, %ids: tensor<2xi32>) -> tensor<2x3xf3
 func.func @gather_negative_axis(%x: tensor<2x5xf16>, %ids: tensor<3xi32>) -> tensor<2x3xf16> {
   %y = rlx.gather %x, %ids {axis = -1 : i64} : (tensor<2x5xf16>, tensor<3xi32>) -> tensor<2x3xf16>
   func.return %y : tensor<2x3xf16>
-}
-
-// reduce_* -> the MIL reduction of that name; keep_dims defaults to false.
-// CHECK-LABEL: func.func @reduce_sum(
-// CHECK-NEXT:  [[REDUCE_SUM:%.+]] = mil.reduce_sum %x {axes = array<i64: 1>, keep_dims = false} : (tensor<2x3xf32>) -> tensor<2xf32>
-// CHECK-NEXT:  func.return [[REDUCE_SUM]] : tensor<2xf32>
-func.func @reduce_sum(%x: tensor<2x3xf32>) -> tensor<2xf32> {
-  %y = rlx.reduce_sum %x {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
-  func.return %y : tensor<2xf32>
-}
-
-// CHECK-LABEL: func.func @reduce_mean(
-// CHECK-NEXT:  [[REDUCE_MEAN:%.+]] = mil.reduce_mean %x {axes = array<i64: -1>, keep_dims = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
-// CHECK-NEXT:  func.return [[REDUCE_MEAN]] : tensor<2x1xf32>
-func.func @reduce_mean(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
-  %y = rlx.reduce_mean %x {axes = array<i64: -1>, keep_dims = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
-  func.return %y : tensor<2x1xf32>
-}
-
-// CHECK-LABEL: func.func @reduce_max(
-// CHECK-NEXT:  [[REDUCE_MAX:%.+]] = mil.reduce_max %x {axes = array<i64: 0, 2>, keep_dims = false} : (tensor<2x3x4xf32>) -> tensor<3xf32>
-// CHECK-NEXT:  func.return [[REDUCE_MAX]] : tensor<3xf32>
-func.func @reduce_max(%x: tensor<2x3x4xf32>) -> tensor<3xf32> {
-  %y = rlx.reduce_max %x {axes = array<i64: 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3xf32>
-  func.return %y : tensor<3xf32>
-}
-
-// CHECK-LABEL: func.func @reduce_min(
-// CHECK-NEXT:  [[REDUCE_MIN:%.+]] = mil.reduce_min %x {axes = array<i64: 0>, keep_dims = true} : (tensor<2x3xf32>) -> tensor<1x3xf32>
-// CHECK-NEXT:  func.return [[REDUCE_MIN]] : tensor<1x3xf32>
-func.func @reduce_min(%x: tensor<2x3xf32>) -> tensor<1x3xf32> {
-  %y = rlx.reduce_min %x {axes = array<i64: 0>, keep_dims = true} : (tensor<2x3xf32>) -> tensor<1x3xf32>
-  func.return %y : tensor<1x3xf32>
-}
-
-// softmax -> MIL softmax; the axis defaults to -1.
-// CHECK-LABEL: func.func @softmax(
-// CHECK-NEXT:  [[SOFTMAX:%.+]] = mil.softmax %x {axis = -1 : i64} : tensor<2x3xf32>
-// CHECK-NEXT:  func.return [[SOFTMAX]] : tensor<2x3xf32>
-func.func @softmax(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  %y = rlx.softmax %x : tensor<2x3xf32>
-  func.return %y : tensor<2x3xf32>
-}
-
-// CHECK-LABEL: func.func @softmax_axis(
-// CHECK-NEXT:  [[SOFTMAX:%.+]] = mil.softmax %x {axis = 0 : i64} : tensor<2x3xf32>
-// CHECK-NEXT:  func.return [[SOFTMAX]] : tensor<2x3xf32>
-func.func @softmax_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  %y = rlx.softmax %x {axis = 0 : i64} : tensor<2x3xf32>
-  func.return %y : tensor<2x3xf32>
 }

@@ -4,7 +4,8 @@
 
 // convert-rlx-to-mil, state family (passes/rlx_to_mil/state.py): states
 // become !mil.state, the write a coreml_update_state whose result is unused,
-// slice_update gets end = begin + shape(update), argmax is reduce_argmax.
+// slice_update gets end = begin + shape(update); the argmax that ends the
+// kernel (reduction family, passes/rlx_to_mil/reduction.py) is reduce_argmax.
 
 // NO-RLX-NOT: rlx.
 

@@ -2,8 +2,8 @@
 // RUN: xdsl-opt %s -p convert-rlx-to-mil | filecheck %s --check-prefix=NO-RLX
 
 // convert-rlx-to-mil, training family (passes/rlx_to_mil/training.py):
-// rms_norm gradients and activation gradients. rope_backward lowers in
-// normalization.py and is tested in normalization.mlir.
+// rms_norm gradients and activation gradients. rope_backward and
+// attention_backward belong to the attention family (attention.mlir).
 
 // NO-RLX-NOT: rlx.
 

@@ -1,22 +1,15 @@
-"""rlx reductions, softmax, normalization, rotary embedding and attention."""
+"""rlx rotary embedding and attention: rlx.rope and rlx.attention, and their
+gradients rlx.rope_backward and rlx.attention_backward."""
 
 from __future__ import annotations
 
 import math
 from abc import ABC
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
 
-from xdsl.dialects.builtin import (
-    BoolAttr,
-    StringAttr,
-    TensorType,
-    i1,
-)
+from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import (
-    BaseAttr,
-    VarConstraint,
     irdl_op_definition,
     operand_def,
     opt_operand_def,
@@ -25,30 +18,14 @@ from xdsl.irdl import (
     result_def,
 )
 
-from xdsl_ane.dialects.rlx.base import (
-    FUNCTIONAL,
-    RlxOp,
-    Value,
-    check_last_axis_param,
-)
+from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
 from xdsl_ane.dialects.typing import (
     F32Attr,
-    I64Array,
-    I64Attr,
     OpTypeError,
-    bool_attr,
-    bool_prop,
     choice,
     f32_attr,
     float_prop,
     fmt_shape,
-    i64_attr,
-    int_prop,
-    ints_attr,
-    ints_prop,
-    normalize_axes,
-    normalize_axis,
-    reduced_shape,
     require_float,
     require_rank,
     require_same_element_type,
@@ -57,132 +34,6 @@ from xdsl_ane.dialects.typing import (
     tensor,
     tensor_of,
 )
-
-# --- reductions and normalization -------------------------------------------
-
-
-class ReduceOp(RlxOp, ABC):
-    """Reduces `axes`; `keep_dims` keeps them as size 1."""
-
-    input = operand_def(TensorType)
-    result = result_def(TensorType)
-    axes = prop_def(I64Array)
-    keep_dims = opt_prop_def(BoolAttr)
-    assembly_format = FUNCTIONAL
-
-    def __init__(
-        self, input: Value, axes: Sequence[int], keep_dims: bool | None = None
-    ):
-        self.init_inferred(
-            [input], {"axes": ints_attr(axes), "keep_dims": bool_attr(keep_dims)}
-        )
-
-    @classmethod
-    def infer_result_types(cls, operand_types, properties):
-        t = tensor_of(cls.name, "input", operand_types[0])
-        if t.element_type == i1:
-            raise OpTypeError(cls.name, "operand 'input' must not be i1")
-        shape = t.get_shape()
-        axes = ints_prop(properties, "axes")
-        assert axes is not None
-        if not axes:
-            raise OpTypeError(cls.name, "axes must not be empty")
-        normalized = normalize_axes(cls.name, "axes", axes, len(shape))
-        keep = bool_prop(properties, "keep_dims")
-        return [tensor(reduced_shape(shape, normalized, keep), t.element_type)]
-
-
-@irdl_op_definition
-class ReduceSumOp(ReduceOp):
-    name = "rlx.reduce_sum"
-
-
-@irdl_op_definition
-class ReduceMeanOp(ReduceOp):
-    name = "rlx.reduce_mean"
-
-
-@irdl_op_definition
-class ReduceMaxOp(ReduceOp):
-    name = "rlx.reduce_max"
-
-
-@irdl_op_definition
-class ReduceMinOp(ReduceOp):
-    name = "rlx.reduce_min"
-
-
-@irdl_op_definition
-class SoftmaxOp(RlxOp):
-    """exp(x - max) / sum(exp(x - max)) along `axis` (default -1)."""
-
-    name = "rlx.softmax"
-    T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
-    input = operand_def(T)
-    result = result_def(T)
-    axis = opt_prop_def(I64Attr)
-    assembly_format = "$input attr-dict `:` type($input)"
-
-    def __init__(self, input: Value, axis: int | None = None):
-        self.init_inferred([input], {"axis": i64_attr(axis)})
-
-    @classmethod
-    def infer_result_types(cls, operand_types, properties):
-        t = tensor_of(cls.name, "input", operand_types[0])
-        require_float(cls.name, "input", t)
-        normalize_axis(
-            cls.name, "axis", int_prop(properties, "axis", -1), t.get_num_dims()
-        )
-        return [t]
-
-
-class NormOp(RlxOp, ABC):
-    """Normalization over the last axis with parameters of shape [D]."""
-
-    PARAMS: ClassVar[tuple[str, ...]] = ()
-    eps = prop_def(F32Attr)
-    result = result_def(TensorType)
-    assembly_format = FUNCTIONAL
-
-    @classmethod
-    def infer_result_types(cls, operand_types, properties):
-        t = tensor_of(cls.name, "input", operand_types[0])
-        require_float(cls.name, "input", t)
-        named = [("input", t)]
-        for pname, pt in zip(cls.PARAMS, operand_types[1:]):
-            p = tensor_of(cls.name, pname, pt)
-            check_last_axis_param(cls.name, pname, p, t)
-            named.append((pname, p))
-        require_same_element_type(cls.name, named)
-        return [t]
-
-
-@irdl_op_definition
-class RmsNormOp(NormOp):
-    """x · rsqrt(mean(x², last axis) + eps) · gamma."""
-
-    name = "rlx.rms_norm"
-    PARAMS: ClassVar[tuple[str, ...]] = ("gamma",)
-    input = operand_def(TensorType)
-    gamma = operand_def(TensorType)
-
-    def __init__(self, input: Value, gamma: Value, eps: float):
-        self.init_inferred([input, gamma], {"eps": f32_attr(eps)})
-
-
-@irdl_op_definition
-class LayerNormOp(NormOp):
-    """(x − mean) · rsqrt(var + eps) · gamma + beta over the last axis."""
-
-    name = "rlx.layer_norm"
-    PARAMS: ClassVar[tuple[str, ...]] = ("gamma", "beta")
-    input = operand_def(TensorType)
-    gamma = operand_def(TensorType)
-    beta = operand_def(TensorType)
-
-    def __init__(self, input: Value, gamma: Value, beta: Value, eps: float):
-        self.init_inferred([input, gamma, beta], {"eps": f32_attr(eps)})
-
 
 # --- rotary embedding --------------------------------------------------------
 

@@ -1,0 +1,146 @@
+"""rlx reductions: reduce_sum, reduce_mean, reduce_max and reduce_min over
+`axes`, softmax along one axis, and argmax (the index of the largest value
+along one axis, greedy decoding in the model)."""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import BoolAttr, TensorType, i1, i32
+from xdsl.irdl import (
+    BaseAttr,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+)
+
+from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
+from xdsl_ane.dialects.typing import (
+    I64Array,
+    I64Attr,
+    OpTypeError,
+    bool_attr,
+    bool_prop,
+    i64_attr,
+    int_prop,
+    ints_attr,
+    ints_prop,
+    normalize_axes,
+    normalize_axis,
+    reduced_shape,
+    require_float,
+    tensor,
+    tensor_of,
+)
+
+
+class ReduceOp(RlxOp, ABC):
+    """Reduces `axes`; `keep_dims` keeps them as size 1."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axes = prop_def(I64Array)
+    keep_dims = opt_prop_def(BoolAttr)
+    assembly_format = FUNCTIONAL
+
+    def __init__(
+        self, input: Value, axes: Sequence[int], keep_dims: bool | None = None
+    ):
+        self.init_inferred(
+            [input], {"axes": ints_attr(axes), "keep_dims": bool_attr(keep_dims)}
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        t = tensor_of(cls.name, "input", operand_types[0])
+        if t.element_type == i1:
+            raise OpTypeError(cls.name, "operand 'input' must not be i1")
+        shape = t.get_shape()
+        axes = ints_prop(properties, "axes")
+        assert axes is not None
+        if not axes:
+            raise OpTypeError(cls.name, "axes must not be empty")
+        normalized = normalize_axes(cls.name, "axes", axes, len(shape))
+        keep = bool_prop(properties, "keep_dims")
+        return [tensor(reduced_shape(shape, normalized, keep), t.element_type)]
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    name = "rlx.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    name = "rlx.reduce_mean"
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    name = "rlx.reduce_max"
+
+
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    name = "rlx.reduce_min"
+
+
+@irdl_op_definition
+class SoftmaxOp(RlxOp):
+    """exp(x - max) / sum(exp(x - max)) along `axis` (default -1)."""
+
+    name = "rlx.softmax"
+    T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
+    input = operand_def(T)
+    result = result_def(T)
+    axis = opt_prop_def(I64Attr)
+    assembly_format = "$input attr-dict `:` type($input)"
+
+    def __init__(self, input: Value, axis: int | None = None):
+        self.init_inferred([input], {"axis": i64_attr(axis)})
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        t = tensor_of(cls.name, "input", operand_types[0])
+        require_float(cls.name, "input", t)
+        normalize_axis(
+            cls.name, "axis", int_prop(properties, "axis", -1), t.get_num_dims()
+        )
+        return [t]
+
+
+@irdl_op_definition
+class ArgmaxOp(RlxOp):
+    """The index (i32) of the largest value along `axis` (the first one on
+    ties); `keep_dims` keeps the axis as size 1."""
+
+    name = "rlx.argmax"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = opt_prop_def(I64Attr)
+    keep_dims = opt_prop_def(BoolAttr)
+    assembly_format = FUNCTIONAL
+
+    def __init__(self, input: Value, axis: int = -1, keep_dims: bool | None = None):
+        self.init_inferred(
+            [input], {"axis": i64_attr(axis), "keep_dims": bool_attr(keep_dims)}
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        x = tensor_of(cls.name, "input", operand_types[0])
+        if x.element_type == i1:
+            raise OpTypeError(cls.name, "operand 'input' must not be i1")
+        shape = x.get_shape()
+        if not shape:
+            raise OpTypeError(cls.name, "operand 'input' must have rank ≥ 1")
+        axis = normalize_axis(
+            cls.name, "axis", int_prop(properties, "axis", -1), len(shape)
+        )
+        keep = bool_prop(properties, "keep_dims")
+        return [tensor(reduced_shape(shape, (axis,), keep), i32)]

@@ -1,0 +1,58 @@
+"""Lowering of rlx reductions to MIL: reduce_{sum,mean,max,min}, softmax and
+argmax, each the MIL op of that meaning."""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from xdsl_ane.dialects import mil, rlx
+from xdsl_ane.dialects.typing import bool_prop, int_prop, ints_prop
+
+REDUCTIONS = {
+    rlx.ReduceSumOp: mil.ReduceSumOp,
+    rlx.ReduceMeanOp: mil.ReduceMeanOp,
+    rlx.ReduceMaxOp: mil.ReduceMaxOp,
+    rlx.ReduceMinOp: mil.ReduceMinOp,
+}
+
+
+class LowerReduction(RewritePattern):
+    """reduce_{sum,mean,max,min}(axes, keep_dims) -> the MIL op of that name."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        build = REDUCTIONS.get(type(op))
+        if build is None:
+            return
+        axes = ints_prop(op.properties, "axes")
+        keep = bool_prop(op.properties, "keep_dims")
+        rewriter.replace(op, build(op.operands[0], axes, keep))
+
+
+class LowerSoftmax(RewritePattern):
+    """softmax(x, axis) -> MIL softmax(axis)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.SoftmaxOp, rewriter: PatternRewriter) -> None:
+        rewriter.replace(
+            op, mil.SoftmaxOp(op.input, int_prop(op.properties, "axis", -1))
+        )
+
+
+class LowerArgmax(RewritePattern):
+    """argmax(axis, keep_dims) -> MIL reduce_argmax(axis, keep_dims)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.ArgmaxOp, rewriter: PatternRewriter) -> None:
+        keep = bool_prop(op.properties, "keep_dims")
+        new = mil.ReduceArgmaxOp(
+            op.input, int_prop(op.properties, "axis", -1), keep or None
+        )
+        rewriter.replace(op, new)
+
+
+PATTERNS = (LowerReduction(), LowerSoftmax(), LowerArgmax())
