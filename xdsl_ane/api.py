@@ -480,6 +480,33 @@ def compile(
             raise type(e)(message) from e.__cause__
         model.source = imported.source
         return model
+    with collection_paused():
+        return _compile_module(
+            module_or_path,
+            weights,
+            pipeline,
+            target,
+            allow_lint_errors,
+            progress,
+            compress,
+            compress_head,
+            compress_embedding,
+        )
+
+
+def _compile_module(
+    module_or_path: builtin.ModuleOp | str | Path,
+    weights: Mapping[str, np.ndarray] | str | Path | None,
+    pipeline: str | None,
+    target: str,
+    allow_lint_errors: bool,
+    progress: Progress,
+    compress: str | None,
+    compress_head: str,
+    compress_embedding: str,
+) -> CompiledModel:
+    """`compile` of a module or file (not a torch input), with the garbage
+    collector paused by the caller."""
     where = (
         "<module>"
         if isinstance(module_or_path, builtin.ModuleOp)
@@ -500,10 +527,9 @@ def compile(
         compression = PipelineCompression(all_weights)
         prefetch = fp16_prefetch(spec, all_weights, compress)
         try:
-            with collection_paused():
-                report = run_pipeline(
-                    module, spec, source, allow_lint_errors, progress, compression
-                )
+            report = run_pipeline(
+                module, spec, source, allow_lint_errors, progress, compression
+            )
         except BaseException:
             if prefetch is not None:
                 prefetch.release()
