@@ -204,20 +204,75 @@ def broadcast_shapes(op_name: str, named: Sequence[tuple[str, Shape]]) -> Shape:
     return tuple(result)
 
 
-def normalize_axis(op_name: str, prop: str, axis: int, rank: int) -> int:
-    """Maps a possibly negative axis into [0, rank); raises when out of range."""
+def normalize_axis(
+    op_name: str,
+    prop: str,
+    axis: int,
+    rank: int,
+    operand: tuple[str, Sequence[int]] | None = None,
+) -> int:
+    """Maps a possibly negative axis of a tensor of `rank` into [0, rank),
+    the one rule of both dialects; out of range, the error names the
+    property and, where given, the operand (name, shape) it indexes."""
     if not -rank <= axis < rank:
-        raise OpTypeError(op_name, f"{prop} {axis} is out of range for rank {rank}")
+        where = (
+            f"for operand '{operand[0]}' {fmt_shape(operand[1])}"
+            if operand is not None
+            else f"(rank {rank})"
+        )
+        raise OpTypeError(
+            op_name,
+            f"property '{prop}' value {axis} is out of range [{-rank}, {rank}) {where}",
+        )
     return axis % rank
 
 
 def normalize_axes(
-    op_name: str, prop: str, axes: Sequence[int], rank: int
+    op_name: str,
+    prop: str,
+    axes: Sequence[int],
+    rank: int,
+    operand: tuple[str, Sequence[int]] | None = None,
 ) -> tuple[int, ...]:
-    normalized = [normalize_axis(op_name, prop, a, rank) for a in axes]
+    """`normalize_axis` of each entry; a repeated axis is an error."""
+    normalized = tuple(normalize_axis(op_name, prop, a, rank, operand) for a in axes)
     if len(set(normalized)) != len(normalized):
-        raise OpTypeError(op_name, f"{prop} {list(axes)} repeat an axis")
-    return tuple(normalized)
+        of = (
+            f" of operand '{operand[0]}' {fmt_shape(operand[1])}"
+            if operand is not None
+            else ""
+        )
+        raise OpTypeError(
+            op_name, f"property '{prop}' {list(axes)} repeats an axis{of}"
+        )
+    return normalized
+
+
+def concatenated_shape(
+    op_name: str,
+    named: Sequence[tuple[str, Shape]],
+    axis: int,
+    same_shape: bool = False,
+) -> Shape:
+    """The shape of the operands `named` (name, shape; at least one) joined
+    along `axis` (normalized): each must match the first in every dimension
+    but the axis (in its whole shape with `same_shape`, as interleaving
+    needs); the error names both operands."""
+    first_name, first = named[0]
+    total = 0
+    for name, shape in named:
+        mismatch = len(shape) != len(first) or any(
+            a != b for i, (a, b) in enumerate(zip(shape, first)) if i != axis
+        )
+        if mismatch or (same_shape and shape != first):
+            what = "the shape" if same_shape else "all dimensions but the axis"
+            raise OpTypeError(
+                op_name,
+                f"operand '{name}' {fmt_shape(shape)} must match operand "
+                f"'{first_name}' {fmt_shape(first)} in {what} (axis {axis})",
+            )
+        total += shape[axis]
+    return tuple(total if i == axis else d for i, d in enumerate(first))
 
 
 def reduced_shape(shape: Shape, axes: Sequence[int], keep_dims: bool) -> Shape:

@@ -38,7 +38,8 @@ from xdsl_ane.dialects.typing import (
     OpTypeError,
     checks_property_types,
     element_name,
-    fmt_shape,
+    normalize_axes,
+    normalize_axis,
     tensor_of,
 )
 
@@ -101,18 +102,11 @@ def operand_axis(
     operand: tuple[str, Sequence[int]],
     rank: int | None = None,
 ) -> int:
-    """Maps a possibly negative axis into [0, rank), rank defaulting to the
-    operand's (expand_dims and one_hot index their larger result); the error
-    names the operand and its shape."""
-    name, shape = operand
-    rank = len(shape) if rank is None else rank
-    if not -rank <= axis < rank:
-        raise OpTypeError(
-            op_name,
-            f"property '{prop}' value {axis} is out of range [{-rank}, {rank}) for "
-            f"operand '{name}' {fmt_shape(shape)}",
-        )
-    return axis % rank
+    """`normalize_axis` of an axis of `operand` (name, shape), rank
+    defaulting to the operand's (expand_dims and one_hot index their larger
+    result)."""
+    rank = len(operand[1]) if rank is None else rank
+    return normalize_axis(op_name, prop, axis, rank, operand)
 
 
 def operand_axes(
@@ -122,16 +116,9 @@ def operand_axes(
     operand: tuple[str, Sequence[int]],
     rank: int | None = None,
 ) -> tuple[int, ...]:
-    """`operand_axis` of each entry; repeated axes are an error."""
-    normalized = tuple(operand_axis(op_name, prop, a, operand, rank) for a in axes)
-    if len(set(normalized)) != len(normalized):
-        name, shape = operand
-        raise OpTypeError(
-            op_name,
-            f"property '{prop}' {list(axes)} repeats an axis of operand '{name}' "
-            f"{fmt_shape(shape)}",
-        )
-    return normalized
+    """`normalize_axes` of axes of `operand`, as `operand_axis`."""
+    rank = len(operand[1]) if rank is None else rank
+    return normalize_axes(op_name, prop, axes, rank, operand)
 
 
 def is_compile_time_constant(value: SSAValue) -> bool:

@@ -46,6 +46,7 @@ from xdsl_ane.dialects.typing import (
     Shape,
     bool_attr,
     bool_prop,
+    concatenated_shape,
     fmt_shape,
     i64_attr,
     int_prop,
@@ -275,22 +276,8 @@ class ConcatOp(MilOp):
         axis = operand_axis(
             cls.name, "axis", int_prop(properties, "axis"), ("values[0]", first)
         )
-        total = 0
-        for name, t in named:
-            shape = t.get_shape()
-            mismatch = len(shape) != len(first) or any(
-                a != b for i, (a, b) in enumerate(zip(shape, first)) if i != axis
-            )
-            if mismatch or (interleave and shape != first):
-                what = "the shape" if interleave else "all dimensions but the axis"
-                raise OpTypeError(
-                    cls.name,
-                    f"operand '{name}' {fmt_shape(shape)} must match operand "
-                    f"'values[0]' {fmt_shape(first)} in {what} (axis {axis})",
-                )
-            total += shape[axis]
-        out = list(first)
-        out[axis] = total
+        shapes = [(name, t.get_shape()) for name, t in named]
+        out = concatenated_shape(cls.name, shapes, axis, same_shape=interleave)
         return [tensor(out, element)]
 
 

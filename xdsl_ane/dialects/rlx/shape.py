@@ -35,6 +35,7 @@ from xdsl_ane.dialects.typing import (
     bool_attr,
     bool_prop,
     broadcast_shapes,
+    concatenated_shape,
     element_name,
     fmt_shape,
     i64_attr,
@@ -282,24 +283,14 @@ class ConcatOp(RlxOp):
         )
         first = ts[0].get_shape()
         axis = normalize_axis(
-            cls.name, "axis", int_prop(properties, "axis"), len(first)
+            cls.name,
+            "axis",
+            int_prop(properties, "axis"),
+            len(first),
+            ("inputs#0", first),
         )
-        total = 0
-        for i, t in enumerate(ts):
-            shape = t.get_shape()
-            same = len(shape) == len(first) and all(
-                a == b for j, (a, b) in enumerate(zip(shape, first)) if j != axis
-            )
-            if not same:
-                raise OpTypeError(
-                    cls.name,
-                    f"operand 'inputs#{i}' {fmt_shape(shape)} does not match "
-                    f"'inputs#0' {fmt_shape(first)} off axis {axis}",
-                )
-            total += shape[axis]
-        result = list(first)
-        result[axis] = total
-        return [tensor(result, element)]
+        shapes = [(f"inputs#{i}", t.get_shape()) for i, t in enumerate(ts)]
+        return [tensor(concatenated_shape(cls.name, shapes, axis), element)]
 
 
 @irdl_op_definition

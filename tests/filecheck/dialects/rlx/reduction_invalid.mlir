@@ -2,7 +2,7 @@
 
 // Verifier errors of the reductions, softmax and argmax.
 
-// CHECK: Operation does not verify: rlx.reduce_sum: axes 3 is out of range for rank 3
+// CHECK: Operation does not verify: rlx.reduce_sum: property 'axes' value 3 is out of range [-3, 3) (rank 3)
 func.func @reduce_sum_axis_range(%x: tensor<2x3x4xf32>) {
   %y = rlx.reduce_sum %x {axes = array<i64: 3>} : (tensor<2x3x4xf32>) -> tensor<2x3xf32>
   func.return
@@ -11,7 +11,7 @@ func.func @reduce_sum_axis_range(%x: tensor<2x3x4xf32>) {
 // -----
 
 // Axes 1 and -2 name the same axis of a rank-3 input.
-// CHECK: Operation does not verify: rlx.reduce_mean: axes [1, -2] repeat an axis
+// CHECK: Operation does not verify: rlx.reduce_mean: property 'axes' [1, -2] repeats an axis
 func.func @reduce_mean_repeated_axis(%x: tensor<2x3x4xf32>) {
   %y = rlx.reduce_mean %x {axes = array<i64: 1, -2>} : (tensor<2x3x4xf32>) -> tensor<2x4xf32>
   func.return
@@ -60,7 +60,7 @@ func.func @reduce_max_dynamic(%x: tensor<?x3xf32>) {
 
 // -----
 
-// CHECK: Operation does not verify: rlx.softmax: axis -3 is out of range for rank 2
+// CHECK: Operation does not verify: rlx.softmax: property 'axis' value -3 is out of range [-2, 2) (rank 2)
 func.func @softmax_axis_range(%x: tensor<2x8xf32>) {
   %y = rlx.softmax %x {axis = -3 : i64} : tensor<2x8xf32>
   func.return
@@ -85,7 +85,7 @@ func.func @softmax_result(%x: tensor<2x8xf32>) {
 
 // -----
 
-// CHECK: Operation does not verify: rlx.argmax: axis 2 is out of range for rank 2
+// CHECK: Operation does not verify: rlx.argmax: property 'axis' value 2 is out of range [-2, 2) (rank 2)
 func.func @argmax_axis(%x: tensor<3x5xf32>) {
   %i = rlx.argmax %x {axis = 2 : i64} : (tensor<3x5xf32>) -> tensor<3xi32>
   func.return

@@ -126,7 +126,7 @@ func.func @narrow_negative_start(%x: tensor<2x10xf32>) {
 
 // -----
 
-// CHECK: Operation does not verify: rlx.narrow: axis -3 is out of range for rank 2
+// CHECK: Operation does not verify: rlx.narrow: property 'axis' value -3 is out of range [-2, 2) (rank 2)
 func.func @narrow_axis(%x: tensor<2x10xf32>) {
   %y = rlx.narrow %x {axis = -3 : i64, start = 0 : i64, length = 1 : i64} : (tensor<2x10xf32>) -> tensor<1x10xf32>
   func.return
@@ -151,7 +151,7 @@ func.func @narrow_missing_length(%x: tensor<2x10xf32>) {
 // -----
 
 // Concatenation along axis 1 needs equal sizes on axis 0.
-// CHECK: Operation does not verify: rlx.concat: operand 'inputs#1' [4, 5] does not match 'inputs#0' [2, 3] off axis 1
+// CHECK: Operation does not verify: rlx.concat: operand 'inputs#1' [4, 5] must match operand 'inputs#0' [2, 3] in all dimensions but the axis (axis 1)
 func.func @concat_off_axis(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
   %y = rlx.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x8xf32>
   func.return
@@ -159,7 +159,7 @@ func.func @concat_off_axis(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
 
 // -----
 
-// CHECK: Operation does not verify: rlx.concat: operand 'inputs#1' [2, 3, 1] does not match 'inputs#0' [2, 3] off axis 0
+// CHECK: Operation does not verify: rlx.concat: operand 'inputs#1' [2, 3, 1] must match operand 'inputs#0' [2, 3] in all dimensions but the axis (axis 0)
 func.func @concat_rank(%a: tensor<2x3xf32>, %b: tensor<2x3x1xf32>) {
   %y = rlx.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x3x1xf32>) -> tensor<4x3xf32>
   func.return
@@ -175,7 +175,7 @@ func.func @concat_element(%a: tensor<2x3xf32>, %b: tensor<2x3xf16>) {
 
 // -----
 
-// CHECK: Operation does not verify: rlx.concat: axis 2 is out of range for rank 2
+// CHECK: Operation does not verify: rlx.concat: property 'axis' value 2 is out of range [-2, 2) for operand 'inputs#0' [2, 3]
 func.func @concat_axis(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) {
   %y = rlx.concat %a, %b {axis = 2 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x6xf32>
   func.return
@@ -248,7 +248,7 @@ func.func @gather_result(%table: tensor<32000x2048xf32>, %ids: tensor<4xi32>) {
 
 // -----
 
-// CHECK: Operation does not verify: rlx.gather: axis 2 is out of range for rank 2
+// CHECK: Operation does not verify: rlx.gather: property 'axis' value 2 is out of range [-2, 2) (rank 2)
 func.func @gather_axis(%table: tensor<4x2048xf32>, %ids: tensor<3xi32>) {
   %y = rlx.gather %table, %ids {axis = 2 : i64} : (tensor<4x2048xf32>, tensor<3xi32>) -> tensor<4x2048x3xf32>
   func.return
