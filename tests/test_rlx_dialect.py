@@ -327,12 +327,12 @@ def test_matmul_transpose_flags_are_optional_properties():
 def test_matmul_rejects_contraction_mismatch():
     rejected(
         lambda: rlx.MatmulOp(v([4, 16]), v([8, 32])),
-        r"rlx\.matmul: contraction dimensions differ: 'lhs' \[4, 16\] and 'rhs' "
+        r"rlx\.matmul: contraction dimensions differ: operand 'lhs' \[4, 16\] and operand 'rhs' "
         r"\[8, 32\]",
     )
     rejected(
         lambda: rlx.MatmulOp(v([4, 16]), v([16, 32]), transpose_rhs=True),
-        r"rlx\.matmul: contraction dimensions differ: 'lhs' \[4, 16\] and 'rhs' "
+        r"rlx\.matmul: contraction dimensions differ: operand 'lhs' \[4, 16\] and operand 'rhs' "
         r"\[16, 32\] \(after transposes \[4, 16\] x \[32, 16\]\)",
     )
     rejected(

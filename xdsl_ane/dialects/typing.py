@@ -275,6 +275,43 @@ def concatenated_shape(
     return tuple(total if i == axis else d for i, d in enumerate(first))
 
 
+def matmul_shape(
+    op_name: str, lhs: tuple[str, Shape, bool], rhs: tuple[str, Shape, bool]
+) -> Shape:
+    """The result shape of a batched matrix product of `lhs` and `rhs`
+    (each: name, shape of rank ≥ 2, transposed): the last axis of lhs
+    contracts with the second-to-last of rhs after the transposes, and the
+    batch dimensions broadcast like numpy's."""
+    (lhs_name, lhs_shape, lhs_t), (rhs_name, rhs_shape, rhs_t) = lhs, rhs
+    a, b = list(lhs_shape), list(rhs_shape)
+    if lhs_t:
+        a[-2], a[-1] = a[-1], a[-2]
+    if rhs_t:
+        b[-2], b[-1] = b[-1], b[-2]
+    operands = (
+        f"operand '{lhs_name}' {fmt_shape(lhs_shape)} and operand '{rhs_name}' "
+        f"{fmt_shape(rhs_shape)}"
+    )
+    if a[-1] != b[-2]:
+        raise OpTypeError(
+            op_name,
+            f"contraction dimensions differ: {operands} (after transposes "
+            f"{fmt_shape(a)} x {fmt_shape(b)})",
+        )
+    try:
+        batch = broadcast_shapes(
+            op_name, [(lhs_name, tuple(a[:-2])), (rhs_name, tuple(b[:-2]))]
+        )
+    except OpTypeError:
+        raise OpTypeError(
+            op_name,
+            f"batch dimensions {fmt_shape(a[:-2])} of operand '{lhs_name}' "
+            f"{fmt_shape(lhs_shape)} and {fmt_shape(b[:-2])} of operand "
+            f"'{rhs_name}' {fmt_shape(rhs_shape)} do not broadcast",
+        ) from None
+    return (*batch, a[-2], b[-1])
+
+
 def reduced_shape(shape: Shape, axes: Sequence[int], keep_dims: bool) -> Shape:
     if keep_dims:
         return tuple(1 if i in axes else d for i, d in enumerate(shape))

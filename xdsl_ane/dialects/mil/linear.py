@@ -48,13 +48,13 @@ from xdsl_ane.dialects.typing import (
     OpTypeError,
     bool_attr,
     bool_prop,
-    broadcast_shapes,
     choice,
     fmt_shape,
     i64_attr,
     int_prop,
     ints_attr,
     ints_prop,
+    matmul_shape,
     require_rank,
     require_same_element_type,
     shape_of,
@@ -117,34 +117,26 @@ class MatmulOp(MilOp):
                 f"operand 'x' {fmt_shape(xs)} must have rank >= 2, or rank 1 against "
                 f"a rank-2 'y' (got {fmt_shape(ys)})",
             )
-        if bool_prop(properties, "transpose_x"):
-            if len(xs) == 1:
+        transpose_x = bool_prop(properties, "transpose_x")
+        transpose_y = bool_prop(properties, "transpose_y")
+        if len(xs) == 1:  # a vector times a matrix
+            if transpose_x:
                 raise OpTypeError(
                     cls.name, "transpose_x is not allowed with a rank-1 operand 'x'"
                 )
-            xs[-2], xs[-1] = xs[-1], xs[-2]
-        if bool_prop(properties, "transpose_y"):
-            ys[-2], ys[-1] = ys[-1], ys[-2]
-        if xs[-1] != ys[-2]:
-            raise OpTypeError(
-                cls.name,
-                f"contraction dimensions differ: operand 'x' {fmt_shape(x.get_shape())} "
-                f"and operand 'y' {fmt_shape(y.get_shape())} (after transposes "
-                f"{xs[-1]} vs {ys[-2]})",
-            )
-        if len(xs) == 1:
-            return [tensor([ys[-1]], element)]
-        try:
-            batch = broadcast_shapes(
-                cls.name, [("x", tuple(xs[:-2])), ("y", tuple(ys[:-2]))]
-            )
-        except OpTypeError:
-            raise OpTypeError(
-                cls.name,
-                f"batch dimensions of operand 'x' {fmt_shape(x.get_shape())} and "
-                f"operand 'y' {fmt_shape(y.get_shape())} do not broadcast",
-            ) from None
-        return [tensor([*batch, xs[-2], ys[-1]], element)]
+            k, n = (ys[1], ys[0]) if transpose_y else (ys[0], ys[1])
+            if xs[0] != k:
+                raise OpTypeError(
+                    cls.name,
+                    f"contraction dimensions differ: operand 'x' {fmt_shape(xs)} and "
+                    f"operand 'y' {fmt_shape(ys)} (after transposes {fmt_shape(xs)} "
+                    f"x {fmt_shape([k, n])})",
+                )
+            return [tensor([n], element)]
+        shape = matmul_shape(
+            cls.name, ("x", tuple(xs), transpose_x), ("y", tuple(ys), transpose_y)
+        )
+        return [tensor(shape, element)]
 
 
 def zero_bias(op: LinearOp) -> ParamValue:

@@ -34,7 +34,6 @@ from xdsl_ane.dialects.typing import (
     Shape,
     bool_attr,
     bool_prop,
-    broadcast_shapes,
     concatenated_shape,
     element_name,
     fmt_shape,
@@ -42,6 +41,7 @@ from xdsl_ane.dialects.typing import (
     int_prop,
     ints_attr,
     ints_prop,
+    matmul_shape,
     normalize_axis,
     product,
     require_same_element_type,
@@ -95,29 +95,12 @@ class MatmulOp(RlxOp):
                     f"operand '{operand}' must have rank >= 2, got shape "
                     f"{fmt_shape(shape)}",
                 )
-        if bool_prop(properties, "transpose_lhs"):
-            a[-2], a[-1] = a[-1], a[-2]
-        if bool_prop(properties, "transpose_rhs"):
-            b[-2], b[-1] = b[-1], b[-2]
-        if a[-1] != b[-2]:
-            raise OpTypeError(
-                cls.name,
-                f"contraction dimensions differ: 'lhs' {fmt_shape(lhs.get_shape())} "
-                f"and 'rhs' {fmt_shape(rhs.get_shape())} (after transposes "
-                f"{fmt_shape(a)} x {fmt_shape(b)})",
-            )
-        try:
-            batch = broadcast_shapes(
-                cls.name, [("lhs", tuple(a[:-2])), ("rhs", tuple(b[:-2]))]
-            )
-        except OpTypeError:
-            raise OpTypeError(
-                cls.name,
-                f"batch dimensions {fmt_shape(a[:-2])} of operand 'lhs' "
-                f"{fmt_shape(lhs.get_shape())} and {fmt_shape(b[:-2])} of operand "
-                f"'rhs' {fmt_shape(rhs.get_shape())} do not broadcast",
-            ) from None
-        return [tensor((*batch, a[-2], b[-1]), element)]
+        shape = matmul_shape(
+            cls.name,
+            ("lhs", tuple(a), bool_prop(properties, "transpose_lhs")),
+            ("rhs", tuple(b), bool_prop(properties, "transpose_rhs")),
+        )
+        return [tensor(shape, element)]
 
 
 class DeclaredShapeOp(RlxOp, ABC):

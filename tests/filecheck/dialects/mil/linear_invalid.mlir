@@ -2,7 +2,7 @@
 
 // Verifier errors of matmul, linear and conv.
 
-// CHECK: Operation does not verify: mil.matmul: contraction dimensions differ: operand 'x' [2, 3] and operand 'y' [4, 5] (after transposes 3 vs 4)
+// CHECK: Operation does not verify: mil.matmul: contraction dimensions differ: operand 'x' [2, 3] and operand 'y' [4, 5] (after transposes [2, 3] x [4, 5])
 func.func @matmul_contraction(%x: tensor<2x3xf32>, %y: tensor<4x5xf32>) {
   %r = mil.matmul %x, %y : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
   func.return
@@ -11,7 +11,7 @@ func.func @matmul_contraction(%x: tensor<2x3xf32>, %y: tensor<4x5xf32>) {
 // -----
 
 // The transposes apply before the contraction check.
-// CHECK: Operation does not verify: mil.matmul: contraction dimensions differ: operand 'x' [2, 3] and operand 'y' [3, 5] (after transposes 3 vs 5)
+// CHECK: Operation does not verify: mil.matmul: contraction dimensions differ: operand 'x' [2, 3] and operand 'y' [3, 5] (after transposes [2, 3] x [5, 3])
 func.func @matmul_transpose(%x: tensor<2x3xf32>, %y: tensor<3x5xf32>) {
   %r = mil.matmul %x, %y {transpose_y = true} : (tensor<2x3xf32>, tensor<3x5xf32>) -> tensor<2x3xf32>
   func.return
@@ -19,7 +19,7 @@ func.func @matmul_transpose(%x: tensor<2x3xf32>, %y: tensor<3x5xf32>) {
 
 // -----
 
-// CHECK: Operation does not verify: mil.matmul: batch dimensions of operand 'x' [2, 4, 3] and operand 'y' [5, 3, 4] do not broadcast
+// CHECK: Operation does not verify: mil.matmul: batch dimensions [2] of operand 'x' [2, 4, 3] and [5] of operand 'y' [5, 3, 4] do not broadcast
 func.func @matmul_batch(%x: tensor<2x4x3xf32>, %y: tensor<5x3x4xf32>) {
   %r = mil.matmul %x, %y : (tensor<2x4x3xf32>, tensor<5x3x4xf32>) -> tensor<5x4x4xf32>
   func.return

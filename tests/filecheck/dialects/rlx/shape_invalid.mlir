@@ -3,7 +3,7 @@
 // Verifier errors of matmul and the shape ops.
 
 // [4, 16] x [8, 32]: the contraction dimensions 16 and 8 differ.
-// CHECK: Operation does not verify: rlx.matmul: contraction dimensions differ: 'lhs' [4, 16] and 'rhs' [8, 32] (after transposes [4, 16] x [8, 32])
+// CHECK: Operation does not verify: rlx.matmul: contraction dimensions differ: operand 'lhs' [4, 16] and operand 'rhs' [8, 32] (after transposes [4, 16] x [8, 32])
 func.func @matmul_contraction(%x: tensor<4x16xf32>, %w: tensor<8x32xf32>) {
   %y = rlx.matmul %x, %w : (tensor<4x16xf32>, tensor<8x32xf32>) -> tensor<4x32xf32>
   func.return
@@ -12,7 +12,7 @@ func.func @matmul_contraction(%x: tensor<4x16xf32>, %w: tensor<8x32xf32>) {
 // -----
 
 // With transpose_rhs the weight must be [N, K]: [32, 16], not [16, 32].
-// CHECK: Operation does not verify: rlx.matmul: contraction dimensions differ: 'lhs' [4, 16] and 'rhs' [16, 32] (after transposes [4, 16] x [32, 16])
+// CHECK: Operation does not verify: rlx.matmul: contraction dimensions differ: operand 'lhs' [4, 16] and operand 'rhs' [16, 32] (after transposes [4, 16] x [32, 16])
 func.func @matmul_transposed_rhs(%x: tensor<4x16xf32>, %w: tensor<16x32xf32>) {
   %y = rlx.matmul %x, %w {transpose_rhs = true} : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<4x32xf32>
   func.return
@@ -20,7 +20,7 @@ func.func @matmul_transposed_rhs(%x: tensor<4x16xf32>, %w: tensor<16x32xf32>) {
 
 // -----
 
-// CHECK: Operation does not verify: rlx.matmul: contraction dimensions differ: 'lhs' [4, 16] and 'rhs' [16, 32] (after transposes [16, 4] x [16, 32])
+// CHECK: Operation does not verify: rlx.matmul: contraction dimensions differ: operand 'lhs' [4, 16] and operand 'rhs' [16, 32] (after transposes [16, 4] x [16, 32])
 func.func @matmul_transposed_lhs(%x: tensor<4x16xf32>, %w: tensor<16x32xf32>) {
   %y = rlx.matmul %x, %w {transpose_lhs = true} : (tensor<4x16xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
   func.return
