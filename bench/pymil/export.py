@@ -85,6 +85,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -96,7 +97,9 @@ from xdsl.dialects import builtin, func  # noqa: E402
 from xdsl.dialects.builtin import TensorType  # noqa: E402
 from xdsl.ir import SSAValue  # noqa: E402
 
+from xdsl_ane.backend.mlpackage import write_package  # noqa: E402
 from xdsl_ane.backend.weights import (  # noqa: E402
+    WEIGHT_FILE,
     DeferredWeight,
     const_value,
     quiet_coremltools,
@@ -109,16 +112,10 @@ with quiet_coremltools():
     from coremltools.converters.mil.frontend.milproto.load import load as proto_load
     from coremltools.converters.mil.mil import Builder as mb
     from coremltools.converters.mil.mil import Function, Program, types
-    from coremltools.libmodelpackage import ModelPackage
-    from coremltools.models.utils import (
-        _MLPACKAGE_AUTHOR_NAME,
-        _MODEL_FILE_NAME,
-        _WEIGHTS_DIR_NAME,
-        _create_mlpackage,
-    )
+    from coremltools.models.utils import _create_mlpackage
 
 import xdsl_ane  # noqa: E402
-import xdsl_ane.api  # noqa: E402
+from xdsl_ane.api import collection_paused  # noqa: E402
 from xdsl_ane.backend.mil_inputs import mil_inputs, mil_type  # noqa: E402
 from xdsl_ane.backend.names import NameTable  # noqa: E402
 from xdsl_ane.dialects import mil  # noqa: E402
@@ -398,36 +395,23 @@ def route_backend_in_place(
     weights item, as our writer does (`backend/mlpackage.py`)."""
     staging = Path(tempfile.mkdtemp(prefix=".staging.", dir=path.parent))
     try:
-        weights_dir = staging / "weights"
+        weights_dir = staging / "exported"
         weights_dir.mkdir()
         with stage(record, "export"):
             spec = backend_load(
                 program, str(weights_dir), specification_version=SPECIFICATION_VERSION
             )
         with stage(record, "package"):
-            spec_file = staging / _MODEL_FILE_NAME
-            spec_file.write_bytes(spec.SerializeToString())
-            empty = staging / "empty"
-            empty.mkdir()
-            package = ModelPackage(str(path))
-            package.setRootModel(
-                str(spec_file),
-                _MODEL_FILE_NAME,
-                _MLPACKAGE_AUTHOR_NAME,
-                "CoreML Model Specification",
+            # Our writer's packaging, the exported blob moved into the item.
+            write_package(
+                SimpleNamespace(spec=spec),
+                path,
+                staging,
+                path,
+                lambda item: os.replace(
+                    weights_dir / WEIGHT_FILE, Path(item) / WEIGHT_FILE
+                ),
             )
-            package.addItem(
-                str(empty),
-                _WEIGHTS_DIR_NAME,
-                _MLPACKAGE_AUTHOR_NAME,
-                "CoreML Model Weights",
-            )
-            item = package.findItemByNameAuthor(
-                _WEIGHTS_DIR_NAME, _MLPACKAGE_AUTHOR_NAME
-            )
-            item_dir = Path(item.path())
-            del package, item  # writes Manifest.json
-            os.replace(weights_dir / "weight.bin", item_dir / "weight.bin")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -505,20 +489,6 @@ def without_consts(counts: Counter[str]) -> Counter[str]:
 
 
 # --- the measurement ---------------------------------------------------------------------
-
-
-@contextmanager
-def collection_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused, as `xdsl_ane.compile` and
-    `CompiledModel.save` run (where this version of them does): the
-    coremltools side is built and serialised under the same policy.
-    (`ct.convert` still calls `gc.collect()` itself.)"""
-    paused = getattr(xdsl_ane.api, "collection_paused", None)
-    if paused is None:
-        yield
-        return
-    with paused():
-        yield
 
 
 def compile_stack(
@@ -623,7 +593,6 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "layers": args.layers,
         "xdsl_ane": str(Path(xdsl_ane.__file__).parent),
-        "gc_paused_in_compile_and_save": hasattr(xdsl_ane.api, "collection_paused"),
         "reps": args.reps,
         "ours_ops": sum(ours_types.values()),
         "ours_non_const_ops": sum(without_consts(ours_types).values()),

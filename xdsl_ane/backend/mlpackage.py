@@ -59,7 +59,7 @@ def save_mlpackage(
     path = package_path(path)
     _require_weight_data(result, path)
     with _staged(path, force) as (staging, staged):
-        _write_package(result, path, staging, staged, result.write_weights)
+        write_package(result, path, staging, staged, result.write_weights)
     return path
 
 
@@ -86,7 +86,7 @@ def print_and_save_mlpackage(
         def move_weights(weights_dir: Path) -> None:
             os.replace(stream.path, weights_dir / WEIGHT_FILE)
 
-        _write_package(result, path, staging, staged, move_weights)
+        write_package(result, path, staging, staged, move_weights)
     return result
 
 
@@ -99,7 +99,7 @@ def package_path(path: str | Path) -> Path:
     return path
 
 
-def _write_package(
+def write_package(
     result: ProtoResult,
     path: Path,
     staging: Path,
