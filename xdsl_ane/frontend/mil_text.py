@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, ClassVar, NamedTuple, NoReturn
+from typing import IO, ClassVar, NoReturn
 
 import numpy as np
 from xdsl.context import Context
@@ -58,6 +58,7 @@ from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.mil.inputs import property_kind
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.errors import XdslAneError, first_line
+from xdsl_ane.frontend.mil_lexer import Token, tokenize
 from xdsl_ane.locations import SourceText, record
 
 MIL_OPS: dict[str, type[mil.MilOp]] = {
@@ -73,49 +74,6 @@ INT_RANGES = {
     "int4": (-8, 7),
     **{f"uint{w}": (0, 2**w - 1) for w in (1, 2, 3, 4, 6, 8)},
 }
-
-# --- lexer -----------------------------------------------------------------------
-
-TOKEN = re.compile(
-    r"""
-    (?P<space>\s+|//[^\n]*)
-  | (?P<string>"(?:[^"\\\n]|\\.)*")
-  | (?P<number>[-+]?(?:0[xX][0-9a-fA-F]*(?:\.[0-9a-fA-F]*)?[pP][-+]?\d+
-                      |(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?))
-  | (?P<ident>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<punct>->|[()\[\]{}<>,=;?+-])
-    """,
-    re.VERBOSE,
-)
-
-
-class Token(NamedTuple):
-    kind: str  # "string", "number", "ident", "punct" or "eof"
-    text: str
-    offset: int
-
-    def describe(self) -> str:
-        return "end of input" if self.kind == "eof" else f"'{self.text}'"
-
-
-def tokenize(text: str, fail: Callable[[int, str], NoReturn]) -> list[Token]:
-    tokens: list[Token] = []
-    pos = 0
-    for m in TOKEN.finditer(text):
-        if m.start() != pos:  # a character no token starts with
-            break
-        kind = m.lastgroup
-        assert kind is not None
-        if kind != "space":
-            tokens.append(Token(kind, m.group(), pos))
-        pos = m.end()
-    if pos < len(text):
-        if text[pos] == '"':
-            fail(pos, "unterminated string")
-        fail(pos, f"unexpected character '{text[pos]}'")
-    tokens.append(Token("eof", "", len(text)))
-    return tokens
-
 
 # --- parsed pieces ---------------------------------------------------------------
 
