@@ -14,6 +14,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import tensor
+from xdsl_ane.frontend.mlir import parse_module_text
 from xdsl_ane.interpreter.core import random_inputs, run_function
 from xdsl_ane.models.transformer import QWEN3_0_6B, BlockBuilder, build_function
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
@@ -92,6 +93,11 @@ def test_packed_kernel_matches(mode):
     actual = run_function(module, pack_inputs(manifest, unpacked_args), weights)
     for a, e in zip(unpack_outputs(manifest, actual), expected):
         np.testing.assert_array_equal(a, e)
+    # The record is typed IR (no JSON in a string): it prints and parses back
+    # with the module.
+    assert isinstance(function.attributes["ane.packing"], builtin.DictionaryAttr)
+    reparsed = parse_module_text(str(module), "packed")
+    assert packing_of(function_of(reparsed)) == manifest
 
 
 def test_groups_by_channel_count():

@@ -145,6 +145,7 @@ class CompiledModel:
         """What a runtime needs to drive each function: the `[1, C, 1, S]`
         layout of every argument and result, dynamic weight arguments and
         the packing of inputs and outputs."""
+        from xdsl_ane.dialects.records import record_value
         from xdsl_ane.passes.pack_io import packing_of
 
         functions = {}
@@ -152,9 +153,7 @@ class CompiledModel:
             entry: dict[str, Any] = {}
             for key in ("ane.arg_layouts", "ane.result_layouts", "ane.weight_args"):
                 if key in f.attributes:
-                    entry[key.removeprefix("ane.")] = attribute_to_json(
-                        f.attributes[key]
-                    )
+                    entry[key.removeprefix("ane.")] = record_value(f.attributes[key])
             packing = packing_of(f)
             if packing is not None:
                 entry["packing"] = packing
@@ -298,29 +297,6 @@ def manifest_path(path: Path, emit: str) -> Path:
     if emit == "mlpackage":
         return path.with_name(path.stem + ".manifest.json")
     return path / "manifest.json"
-
-
-def attribute_to_json(attr: Any) -> Any:
-    """Plain JSON of the builtin attributes used in `ane.*` function records."""
-    from xdsl.dialects.builtin import (
-        ArrayAttr,
-        DenseArrayBase,
-        DictionaryAttr,
-        IntegerAttr,
-        StringAttr,
-    )
-
-    if isinstance(attr, ArrayAttr):
-        return [attribute_to_json(a) for a in attr.data]
-    if isinstance(attr, DictionaryAttr):
-        return {k: attribute_to_json(v) for k, v in attr.data.items()}
-    if isinstance(attr, DenseArrayBase):
-        return list(attr.get_values())
-    if isinstance(attr, IntegerAttr):
-        return attr.value.data
-    if isinstance(attr, StringAttr):
-        return attr.data
-    return str(attr)
 
 
 def load_weights(

@@ -16,8 +16,9 @@ becomes [1, C'·S'/S, 1, S] before the concat. So the kernels of a training
 step, whose tensors have different channel counts, still take one input and
 give one output. A tensor that divides neither way forms its own group.
 
-The layout is recorded on the function as `ane.packing` (a JSON string)
-and, by the tools, as a manifest next to the compiled kernel. For every
+The layout is recorded on the function as `ane.packing` (builtin
+attributes: `xdsl_ane.dialects.records`) and, by the tools, as a manifest
+next to the compiled kernel. For every
 packed tensor: its original shape, the axis it is packed along (3 for
 inputs, 1 for outputs), its offset and length there, and, when it is
 packed through a view, the view's shape:
@@ -36,20 +37,20 @@ packed through a view, the view's shape:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects import mil
+from xdsl_ane.dialects.records import record_attribute, record_value
 from xdsl_ane.dialects.typing import shape_of, tensor
 
 PACKING_ATTRIBUTE = "ane.packing"
@@ -90,7 +91,7 @@ def pack_function(function: func.FuncOp) -> dict[str, Any]:
         [a.type for a in block.args],
         [o.type for o in block.last_op.operands],  # type: ignore[union-attr]
     )
-    function.attributes[PACKING_ATTRIBUTE] = StringAttr(json.dumps(manifest))
+    function.attributes[PACKING_ATTRIBUTE] = record_attribute(manifest)
     return manifest
 
 
@@ -209,7 +210,7 @@ def pack_results(block: Block) -> list[dict[str, Any]]:
 def packing_of(function: func.FuncOp) -> dict[str, Any] | None:
     """The manifest recorded by `mil-pack-io` on `function`, if any."""
     attr = function.attributes.get(PACKING_ATTRIBUTE)
-    return json.loads(attr.data) if isinstance(attr, StringAttr) else None
+    return None if attr is None else record_value(attr)
 
 
 @dataclass(frozen=True)
