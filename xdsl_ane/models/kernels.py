@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr
 
+from xdsl_ane.dialects.records import record_value
 from xdsl_ane.models.training import RESULT_NAMES, build_training_kernels, function_of
 from xdsl_ane.models.transformer import TransformerConfig
 from xdsl_ane.passes.layouts import Layout, layout_of
@@ -82,38 +82,26 @@ class CompiledKernel:
         return sum(self.op_counts().values())
 
 
-def records(function: func.FuncOp, key: str) -> list[DictionaryAttr]:
+def records(function: func.FuncOp, key: str) -> list[dict[str, Any]]:
+    """The `ane.*` records under `key` as plain values (none if absent)."""
     attr = function.attributes.get(key)
-    if attr is None:
-        return []
-    assert isinstance(attr, ArrayAttr)
-    return [r for r in attr.data if isinstance(r, DictionaryAttr)]
+    return [] if attr is None else record_value(attr)
 
 
 def recorded_layouts(function: func.FuncOp, key: str) -> list[Layout]:
-    layouts = []
-    for record in records(function, key):
-        logical = record.data["logical"]
-        layouts.append(layout_of(logical.get_values()))  # type: ignore[attr-defined]
-    return layouts
+    return [layout_of(record["logical"]) for record in records(function, key)]
 
 
 def weight_arguments(function: func.FuncOp) -> list[WeightArgument]:
-    out = []
-    for record in records(function, "ane.weight_args"):
-        name, arg, stored = (record.data[k] for k in ("weight", "arg", "stored"))
-        shape = record.data["shape"]
-        assert isinstance(name, StringAttr) and isinstance(arg, IntegerAttr)
-        assert isinstance(stored, StringAttr)
-        out.append(
-            WeightArgument(
-                name.data,
-                arg.value.data,
-                tuple(shape.get_values()),  # type: ignore[attr-defined]
-                stored.data == "[Cout, Cin]",
-            )
+    return [
+        WeightArgument(
+            record["weight"],
+            record["arg"],
+            tuple(record["shape"]),
+            record["stored"] == "[Cout, Cin]",
         )
-    return out
+        for record in records(function, "ane.weight_args")
+    ]
 
 
 def compile_kernel(
@@ -128,8 +116,6 @@ def compile_kernel(
         Context(), compiled
     )
     function = function_of(compiled)
-    names = function.attributes[RESULT_NAMES]
-    assert isinstance(names, ArrayAttr)
     manifest = packing_of(function)
     assert manifest is not None
     return CompiledKernel(
@@ -137,7 +123,7 @@ def compile_kernel(
         module=compiled,
         arg_names=arg_names,
         arg_layouts=recorded_layouts(function, "ane.arg_layouts"),
-        result_names=[n.data for n in names.data],  # type: ignore[attr-defined]
+        result_names=record_value(function.attributes[RESULT_NAMES]),
         result_layouts=recorded_layouts(function, "ane.result_layouts"),
         weight_args=weight_arguments(function),
         manifest=manifest,

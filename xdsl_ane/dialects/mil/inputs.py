@@ -29,13 +29,18 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     StringAttr,
-    TensorType,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_to_attr_constraint
 
 from xdsl_ane.dialects.dense import numpy_dtype_of
-from xdsl_ane.dialects.typing import F32Attr, I64Array, I64Attr
+from xdsl_ane.dialects.typing import (
+    F32Attr,
+    I64Array,
+    I64Attr,
+    element_type_of,
+    shape_of,
+)
 
 ParamValue = np.ndarray | str
 """A compile-time MIL value: a numpy array of its MIL dtype (0-d for a
@@ -104,15 +109,7 @@ def scalar_dtype(value: bool | int | float) -> np.dtype:
 
 def element_dtype(value: SSAValue) -> np.dtype:
     """The numpy dtype of a tensor value's elements."""
-    t = value.type
-    assert isinstance(t, TensorType)
-    return numpy_dtype_of(t.element_type)
-
-
-def rank_of(value: SSAValue) -> int:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return len(t.get_shape())
+    return numpy_dtype_of(element_type_of(value))
 
 
 def attribute_dtype(attr: Attribute) -> np.dtype:
@@ -150,7 +147,7 @@ def per_spatial_axis(value: int, per_axis: int = 1) -> DefaultRule:
     entries each), as an int32 vector: conv's strides, pad and dilations."""
 
     def rule(op: Operation) -> ParamValue:
-        spatial = rank_of(op.operands[0]) - 2
+        spatial = len(shape_of(op.operands[0])) - 2
         return np.full(per_axis * spatial, value, INT32)
 
     return rule
@@ -159,7 +156,7 @@ def per_spatial_axis(value: int, per_axis: int = 1) -> DefaultRule:
 def all_axes(op: Operation) -> ParamValue:
     """Every axis of x, the first operand, as an int32 vector (layer_norm's
     axes)."""
-    return np.arange(rank_of(op.operands[0]), dtype=INT32)
+    return np.arange(len(shape_of(op.operands[0])), dtype=INT32)
 
 
 # --- property kinds --------------------------------------------------------------
