@@ -1,6 +1,7 @@
 """The `ane.*` function records (layouts, dynamic weights, I/O packing) as
 builtin attributes, and back: plain values (dicts, lists, ints, strings)
-map to `DictionaryAttr`, `ArrayAttr` (a list of ints: `array<i64: ...>`),
+map to `DictionaryAttr`, `ArrayAttr` (a list of ints, or an empty list:
+`array<i64: ...>`),
 `IntegerAttr` (i64) and `StringAttr`, so a record is typed IR, printed and
 parsed with the module, never JSON inside a string."""
 
@@ -23,9 +24,9 @@ def record_attribute(value: Any) -> Attribute:
     """A plain value as builtin attributes (bools and floats are not record
     values)."""
     if isinstance(value, dict):
-        return DictionaryAttr({k: record_attribute(v) for k, v in value.items()})
+        return record_dict(value)
     if isinstance(value, list | tuple):
-        if value and all(type(v) is int for v in value):
+        if all(type(v) is int for v in value):
             return DenseArrayBase.from_list(i64, list(value))
         return ArrayAttr([record_attribute(v) for v in value])
     if type(value) is int:
@@ -33,6 +34,11 @@ def record_attribute(value: Any) -> Attribute:
     if isinstance(value, str):
         return StringAttr(value)
     raise TypeError(f"{value!r} is not a record value")
+
+
+def record_dict(value: dict[str, Any]) -> DictionaryAttr:
+    """`record_attribute` of a dict."""
+    return DictionaryAttr({k: record_attribute(v) for k, v in value.items()})
 
 
 def record_value(attr: Attribute) -> Any:

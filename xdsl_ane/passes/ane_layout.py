@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, StringAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -49,11 +49,11 @@ from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.mil.builders import const_op
 from xdsl_ane.dialects.mil.traits import Elementwise
+from xdsl_ane.dialects.records import record_dict
 from xdsl_ane.dialects.typing import (
     bool_prop,
     element_type_of,
     int_prop,
-    ints_attr,
     ints_prop,
     shape_of,
     tensor,
@@ -551,15 +551,13 @@ class FunctionLayout:
         arg.name_hint = sanitize(name)
         self.weight_args[name, transposed] = arg
         self.weight_records.append(
-            DictionaryAttr(
+            record_dict(
                 {
-                    "weight": StringAttr(name),
-                    "arg": builtin.IntegerAttr(arg.index, 64),
-                    "shape": ints_attr((1, c_in, 1, c_out)),
-                    "stored": StringAttr(
-                        "[Cout, Cin]" if transposed else "[Cin, Cout]"
-                    ),
-                    "layout": StringAttr("W[o, i] at [0, i, 0, o]"),
+                    "weight": name,
+                    "arg": arg.index,
+                    "shape": [1, c_in, 1, c_out],
+                    "stored": "[Cout, Cin]" if transposed else "[Cin, Cout]",
+                    "layout": "W[o, i] at [0, i, 0, o]",
                 }
             )
         )
@@ -620,25 +618,25 @@ def sanitize(name: str) -> str:
 
 
 def layout_record(layout: Layout) -> DictionaryAttr:
-    return DictionaryAttr(
+    return record_dict(
         {
-            "layout": StringAttr(layout.name),
-            "logical": ints_attr(layout.logical),
-            "ane": ints_attr(layout.ane),
-            "map": StringAttr(layout.describe()),
+            "layout": layout.name,
+            "logical": [int(d) for d in layout.logical],
+            "ane": [int(d) for d in layout.ane],
+            "map": layout.describe(),
         }
     )
 
 
 def state_record(t: mil.StateType) -> DictionaryAttr:
     """The layout record of a state argument: held as declared."""
-    shape = t.wrapped.get_shape()
-    return DictionaryAttr(
+    shape = list(t.wrapped.get_shape())
+    return record_dict(
         {
-            "layout": StringAttr("state"),
-            "logical": ints_attr(shape),
-            "ane": ints_attr(shape),
-            "map": StringAttr("state, held in its own shape"),
+            "layout": "state",
+            "logical": shape,
+            "ane": shape,
+            "map": "state, held in its own shape",
         }
     )
 
