@@ -334,15 +334,15 @@ class ConcatInSourceView(RewritePattern):
         if appends_data(op) is None or len(op.values) < 2:
             return
         sources: list[SSAValue] = []
-        removable = 0
+        removable: list[bool] = []
         for value in op.values:
             layout = defining_op(value)
             if isinstance(layout, mil.ReshapeOp):
                 sources.append(layout.x)
-                if all(use.operation is op for use in value.uses):
-                    removable += 1
+                removable.append(all(use.operation is op for use in value.uses))
             else:
                 sources.append(value)
+                removable.append(False)
         best: tuple[int, int, list[Shape]] | None = None
         for tail in self.candidate_tails(sources):
             size = product(tail)
@@ -353,8 +353,14 @@ class ConcatInSourceView(RewritePattern):
                 + (product(shape_of(v)) // size, *tail)
                 for v in sources
             ]
-            added = sum(reshape_to(v, t, op) is None for v, t in zip(sources, views))
-            saved = removable - added - 1
+            reused = [reshape_to(v, t, op) for v, t in zip(sources, views)]
+            added = sum(r is None for r in reused)
+            # A reshape operand is removed unless it is itself the view kept.
+            removed = sum(
+                drop and r is not value
+                for drop, r, value in zip(removable, reused, op.values)
+            )
+            saved = removed - added - 1
             if saved > 0 and (best is None or saved > best[0]):
                 best = (saved, MAX_VIEW_RANK - 1 - len(tail), views)
         if best is None:
