@@ -373,6 +373,16 @@ case(
     lambda dt, x, g: rlx.RmsNormOp(x, g, 1e-2),
 )
 case(
+    "rms_norm_axis_per_head_gamma",
+    [normal(1, 3, 8, 5), positive(1, 3, 8, 1)],
+    lambda dt, x, g: rlx.RmsNormOp(x, g, 1e-6, axis=2),
+)
+case(
+    "rms_norm_axis_0",
+    [normal(6, 4), positive(6, 1)],
+    lambda dt, x, g: rlx.RmsNormOp(x, g, 1e-6, axis=0),
+)
+case(
     "layer_norm",
     [normal(2, 5, 16), positive(16), normal(16)],
     lambda dt, x, g, b: rlx.LayerNormOp(x, g, b, 1e-5),
@@ -431,6 +441,15 @@ def rope_table(fn: Callable[[np.ndarray], np.ndarray]) -> Callable:
     return gen
 
 
+def constant_tables(dtype: Attribute) -> tuple[rlx.ConstantOp, rlx.ConstantOp]:
+    """Arbitrary (non-rotation) cos and sin [5, 4] as rlx.constant ops."""
+    rng = np.random.default_rng(7)
+    return tuple(
+        rlx.ConstantOp(dense_from_numpy(rng.standard_normal((5, 4)), dtype))
+        for _ in range(2)
+    )
+
+
 for style in rlx.ROPE_STYLES:
     tables = [Arg((5, 4), gen=rope_table(np.cos)), Arg((5, 4), gen=rope_table(np.sin))]
     case(
@@ -454,6 +473,22 @@ for style in rlx.ROPE_STYLES:
         [normal(1, 2, 3, 6), normal(3, 3), normal(3, 3)],
         lambda dt, x, c, s, style=style: rlx.RopeBackwardOp(x, c, s, style),
     )
+    # The head dimension before the sequence, tables given at run time.
+    for op in (rlx.RopeOp, rlx.RopeBackwardOp):
+        case(
+            f"{op.name[4:]}_{style}_bhds_random_tables",
+            [normal(1, 2, 6, 3), normal(3, 3), normal(3, 3)],
+            lambda dt, x, c, s, style=style, op=op: op(x, c, s, style, layout="bhds"),
+        )
+        # Inline constant tables: the lowering folds them into x·C ± swap(x)·S̃.
+        for layout, shape in (("bhsd", (2, 3, 5, 8)), ("bhds", (2, 3, 8, 5))):
+            case(
+                f"{op.name[4:]}_{style}_{layout}_constant_tables",
+                [normal(*shape)],
+                lambda dt, x, style=style, op=op, layout=layout: op(
+                    x, *constant_tables(dt), style, layout=layout
+                ),
+            )
 
 # --- attention ----------------------------------------------------------------
 
@@ -471,15 +506,17 @@ class Attn:
     mask: str | None = None
     scale: float | None = None
     bias_shape: tuple[int, ...] | None = None
+    layout: str | None = None
 
     def args(self, with_d_out: bool) -> list[Arg]:
+        layout = self.layout or "bhsd"
         out = [
-            normal(self.b, self.h, self.s, self.d),
-            normal(self.b, self.hkv, self.skv, self.d),
-            normal(self.b, self.hkv, self.skv, self.dv),
+            normal(*rlx.in_layout(self.b, self.h, self.s, self.d, layout)),
+            normal(*rlx.in_layout(self.b, self.hkv, self.skv, self.d, layout)),
+            normal(*rlx.in_layout(self.b, self.hkv, self.skv, self.dv, layout)),
         ]
         if with_d_out:
-            out.append(normal(self.b, self.h, self.s, self.dv))
+            out.append(normal(*rlx.in_layout(self.b, self.h, self.s, self.dv, layout)))
         if self.bias_shape is not None:
             out.append(normal(*self.bias_shape))
         return out
@@ -498,13 +535,23 @@ ATTENTIONS = [
     Attn("gqa_16_8_causal", 1, 16, 8, 6, 6, 8, 8, mask="causal"),
     Attn("gqa_16_8_none", 1, 16, 8, 4, 6, 8, 8),
     Attn("gqa_4_1_causal_s_gt_skv", 1, 4, 1, 5, 3, 8, 8, mask="causal"),
+    Attn("bhds_none_dv", 1, 2, 2, 4, 6, 8, 5, layout="bhds"),
+    Attn("bhds_causal_gqa", 1, 4, 2, 6, 6, 8, 8, mask="causal", layout="bhds"),
+    Attn("bhds_causal_s_gt_skv", 1, 2, 2, 7, 3, 8, 8, mask="causal", layout="bhds"),
+    Attn("bhds_bias_scale", 2, 2, 2, 4, 5, 8, 8, "bias", 0.3, (4, 5), "bhds"),
 ]
 
 
 def attention_body(a: Attn) -> Callable[..., object]:
     def body(dt, q, k, v, *bias):
         return rlx.AttentionOp(
-            q, k, v, bias=bias[0] if bias else None, mask=a.mask, scale=a.scale
+            q,
+            k,
+            v,
+            bias=bias[0] if bias else None,
+            mask=a.mask,
+            scale=a.scale,
+            layout=a.layout,
         )
 
     return body
@@ -520,6 +567,9 @@ ATTENTION_BACKWARDS = [
     Attn("causal_s_gt_skv_gqa", 1, 4, 2, 6, 3, 8, 8, mask="causal"),
     Attn("bias_scale_gqa", 1, 4, 2, 4, 5, 8, 8, "bias", 0.3, (1, 4, 4, 5)),
     Attn("gqa_16_8_causal", 1, 16, 8, 4, 4, 8, 8, mask="causal", scale=0.2),
+    Attn("bhds_none_dv", 2, 2, 2, 4, 5, 8, 6, layout="bhds"),
+    Attn("bhds_causal_gqa", 1, 4, 2, 5, 5, 8, 8, mask="causal", layout="bhds"),
+    Attn("bhds_bias_s_lt_skv", 1, 2, 2, 3, 6, 8, 8, "bias", 0.4, (3, 6), "bhds"),
 ]
 
 
@@ -534,6 +584,7 @@ def attention_backward_body(a: Attn, wrt: str) -> Callable[..., object]:
             bias=bias[0] if bias else None,
             mask=a.mask,
             scale=a.scale,
+            layout=a.layout,
         )
 
     return body
@@ -577,6 +628,26 @@ case(
     "rms_norm_backward_gamma",
     [normal(2, 5, 16), normal(2, 5, 16)],
     lambda dt, x, dy: rlx.RmsNormBackwardGammaOp(x, dy, 1e-6),
+)
+# QK-norm over the D of [1, H, D, S] heads with a γ per head.
+case(
+    "rms_norm_backward_input_axis_per_head_gamma",
+    [normal(1, 3, 8, 5), positive(1, 3, 8, 1), normal(1, 3, 8, 5)],
+    lambda dt, x, g, dy: rlx.RmsNormBackwardInputOp(x, g, dy, 1e-6, axis=2),
+)
+case(
+    "rms_norm_backward_gamma_axis_per_head_gamma",
+    [normal(1, 3, 8, 5), normal(1, 3, 8, 5)],
+    lambda dt, x, dy: rlx.RmsNormBackwardGammaOp(
+        x, dy, 1e-6, axis=2, gamma_shape=(1, 3, 8, 1)
+    ),
+)
+case(
+    "rms_norm_backward_gamma_axis_shared_gamma",
+    [normal(2, 3, 8, 5), normal(2, 3, 8, 5)],
+    lambda dt, x, dy: rlx.RmsNormBackwardGammaOp(
+        x, dy, 1e-6, axis=2, gamma_shape=(1, 1, 8, 1)
+    ),
 )
 case(
     "rms_norm_backward_gamma_rank1",

@@ -356,6 +356,54 @@ def test_rope_backward_is_the_vjp_of_rope(style, rng):
     check_f32(roundtrip, f64(x))
 
 
+@pytest.mark.parametrize("style", ["half", "interleaved"])
+def test_rope_bhds_is_rope_of_the_transpose(style, rng):
+    """layout "bhds": x [B, H, D, S] rotated as its transpose [B, H, S, D]
+    (the same tables [S, D/2]); the gradient is the vjp of that forward."""
+    x = normal(rng, (1, 2, 8, 5))
+    theta = rng.uniform(-math.pi, math.pi, (5, 4))
+    cos, sin = np.cos(theta).astype(np.float32), np.sin(theta).astype(np.float32)
+
+    def forward64(v: np.ndarray) -> np.ndarray:
+        return np.swapaxes(rope64(np.swapaxes(v, 2, 3), cos, sin, style), 2, 3)
+
+    y = run(lambda *a: rlx.RopeOp(*a, style, layout="bhds"), x, cos, sin)
+    check_f32(y, forward64(x))
+    d_out = normal(rng, x.shape)
+    dx = run(lambda *a: rlx.RopeBackwardOp(*a, style, layout="bhds"), d_out, cos, sin)
+    check_f32(dx, numeric_vjp(forward64, x, f64(d_out)))
+
+
+@pytest.mark.parametrize("wrt", [None, "query", "key", "value"])
+def test_attention_bhds_is_attention_of_the_transposes(wrt, rng):
+    """layout "bhds": q, k, v and the output have D before S; the same
+    attention (and gradients) as "bhsd" on the transposes, grouped-query
+    and causal included."""
+    q, k, v = attention_inputs(rng, h=4, hkv=2, s=5, skv=6, d=8, dv=3)
+    t = [np.ascontiguousarray(np.swapaxes(a, 2, 3)) for a in (q, k, v)]
+    if wrt is None:
+        y = run(lambda *a: rlx.AttentionOp(*a, mask="causal", layout="bhds"), *t)
+        check_f32(np.swapaxes(y, 2, 3), attention64(q, k, v, "causal"))
+        return
+    d_out = normal(rng, (1, 4, 5, 3))
+    d_out_t = np.ascontiguousarray(np.swapaxes(d_out, 2, 3))
+    grad = run(
+        lambda *a: rlx.AttentionBackwardOp(*a, wrt, mask="causal", layout="bhds"),
+        *t,
+        d_out_t,
+    )
+    index = {"query": 0, "key": 1, "value": 2}[wrt]
+    inputs = [q, k, v]
+
+    def forward(x: np.ndarray) -> np.ndarray:
+        args = list(inputs)
+        args[index] = x
+        return attention64(*args, "causal")
+
+    expected = numeric_vjp(forward, inputs[index], f64(d_out))
+    check_f32(np.swapaxes(grad, 2, 3), expected)
+
+
 # --- RMSNorm ----------------------------------------------------------------------
 
 EPS = 1e-5
@@ -376,6 +424,32 @@ def test_rms_norm_backward_gamma_sums_leading_axes(rng):
     x, gamma, d_out = normal(rng, (2, 3, 6)), normal(rng, (6,)), normal(rng, (2, 3, 6))
     y = run(lambda *a: rlx.RmsNormBackwardGammaOp(*a, EPS), x, d_out)
     check_f32(y, numeric_vjp(lambda g: rms_norm64(x, g), gamma, f64(d_out)))
+
+
+def rms_norm_axis64(x: np.ndarray, gamma: np.ndarray, axis: int) -> np.ndarray:
+    x = f64(x)
+    return x / np.sqrt(np.mean(x**2, axis=axis, keepdims=True) + EPS) * f64(gamma)
+
+
+@pytest.mark.parametrize("gamma_shape", [(1, 3, 6, 1), (1, 1, 6, 1), (2, 3, 6, 1)])
+def test_rms_norm_over_axis_with_broadcast_gamma(gamma_shape, rng):
+    """RMSNorm over axis 2 of [B, H, D, S] with γ per head ([1, H, D, 1]),
+    shared ([1, 1, D, 1]) or per batch and head: forward against float64,
+    both gradients against finite differences (dγ in γ's own shape)."""
+    x, d_out = normal(rng, (2, 3, 6, 4)), normal(rng, (2, 3, 6, 4))
+    gamma = normal(rng, gamma_shape)
+    y = run(lambda *a: rlx.RmsNormOp(*a, EPS, axis=2), x, gamma)
+    check_f32(y, rms_norm_axis64(x, gamma, 2))
+    dx = run(lambda *a: rlx.RmsNormBackwardInputOp(*a, EPS, axis=2), x, gamma, d_out)
+    check_f32(dx, numeric_vjp(lambda v: rms_norm_axis64(v, gamma, 2), x, f64(d_out)))
+    d_gamma = run(
+        lambda *a: rlx.RmsNormBackwardGammaOp(*a, EPS, axis=2, gamma_shape=gamma_shape),
+        x,
+        d_out,
+    )
+    assert d_gamma.shape == gamma_shape
+    expected = numeric_vjp(lambda g: rms_norm_axis64(x, g, 2), gamma, f64(d_out))
+    check_f32(d_gamma, expected)
 
 
 # --- activations ------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import Float16Type, f32
 
@@ -24,7 +25,7 @@ from xdsl_ane.models.kernels import (
     compile_training_kernels,
     op_count_table,
 )
-from xdsl_ane.models.runtime import TrainingRuntime, run_kernel
+from xdsl_ane.models.runtime import run_kernel
 from xdsl_ane.models.training import (
     KernelBuilder,
     build_training_kernels,
@@ -34,11 +35,8 @@ from xdsl_ane.models.training import (
 )
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
-    ROPE_HEAD_TABLES,
     TransformerConfig,
     build_function,
-    make_weights,
-    rope_head_tables,
     rope_tables,
     rope_weights,
 )
@@ -46,6 +44,7 @@ from xdsl_ane.models.vocabulary import vocab_chunks
 from xdsl_ane.passes.ane_lint import lint_module
 from xdsl_ane.passes.gqa_tile import repeat_heads, sum_head_groups
 from xdsl_ane.passes.layouts import ane_form_problems
+from xdsl_ane.passes.pipeline import AnePipelinePass
 
 REAL = QWEN3_0_6B
 
@@ -217,8 +216,10 @@ def run_rlx(types, body, inputs, weights=None):
 @pytest.mark.parametrize("style", ["half", "interleaved"])
 @pytest.mark.parametrize("inverse", [False, True], ids=["rope", "rope_backward"])
 def test_rope_on_head_form_is_rlx_rope(style, inverse):
-    """KernelBuilder.rope on [1, H, Dh, S] is rlx.rope (or rlx.rope_backward)
-    on the standard [1, H, S, Dh]."""
+    """KernelBuilder.rope on [1, H, Dh, S] ("bhds", the config's tables baked)
+    is rlx.rope (or rlx.rope_backward) on the standard [1, H, S, Dh] with
+    the tables rope.cos / rope.sin of the config, before and after the
+    pipeline (fp32)."""
     c = SMALL.with_(rope_style=style)
     b = KernelBuilder(c)
     cos, sin = rope_tables(c)
@@ -241,55 +242,26 @@ def test_rope_on_head_form_is_rlx_rope(style, inverse):
 
     types = [tensor((c.seq_len, c.q_dim), f32)]
     weights = {"rope.cos": cos, "rope.sin": sin}
-    (a,) = run_rlx(types, ours, [x], rope_head_tables(cos, sin, style))
+    (a,) = run_rlx(types, ours, [x])
     (e,) = run_rlx(types, theirs, [x], weights)
     np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
+    module = builtin.ModuleOp([build_function("f", types, ours)])
+    AnePipelinePass(fp16=False, lint=False).apply(Context(), module)
+    (compiled,) = run_function(module, [x.T.reshape(1, c.q_dim, 1, c.seq_len)])
+    np.testing.assert_allclose(
+        compiled.reshape(c.q_dim, c.seq_len).T, e, rtol=1e-5, atol=1e-6
+    )
 
 
-@pytest.mark.parametrize("style", ["half", "interleaved"])
-def test_rope_head_tables(style):
-    """The head-form tables [Dh, S]: C[d, s] is the cosine of d's pair at s;
-    S̃[d, s] its sine, negative at the pair's first element (the one that
-    rotates towards −sin) — elementwise from rope.cos / rope.sin."""
-    c = SMALL.with_(rope_style=style)
-    cos, sin = rope_tables(c)
-    tables = rope_head_tables(cos, sin, style)
-    assert list(tables) == list(ROPE_HEAD_TABLES)
-    table_cos, signed_sin = tables.values()
-    half = c.head_dim // 2
-    for d in range(c.head_dim):
-        if style == "half":
-            pair, first = d % half, d < half
-        else:
-            pair, first = d // 2, d % 2 == 0
-        np.testing.assert_array_equal(table_cos[d], cos[:, pair])
-        np.testing.assert_array_equal(
-            signed_sin[d], -sin[:, pair] if first else sin[:, pair]
-        )
-
-
-def test_baked_tables_are_the_runtimes():
-    """The tables the kernels hold are computed by the runtime from the
-    rope.cos / rope.sin it is given (not from the config: any tables given
-    are the ones rotated by), and make_weights — which `xdsl-ane
-    compile-model` bakes — fills the kernels' table consts with the same."""
+def test_kernels_need_no_rope_weights():
+    """The kernels hold the config's RoPE tables as constants: no kernel
+    reads a rope.* weight, so the runtime is given none."""
     c = SMALL
-    cos, sin = rope_tables(c)
-    rng = np.random.default_rng(0)
-    given = {
-        "rope.cos": cos + rng.standard_normal(cos.shape).astype(np.float32),
-        "rope.sin": sin,
-        "embed_tokens.weight": np.zeros((c.vocab_size, c.hidden_size), np.float32),
-    }
-    kernels = compile_training_kernels(c, fp16=False, vocab_chunk=384, lint=False)
-    runtime = TrainingRuntime(c, given, kernels)
-    expected = rope_head_tables(given["rope.cos"], given["rope.sin"], c.rope_style)
-    for name, table in expected.items():
-        np.testing.assert_array_equal(runtime.weights[name], table)
-    module = kernels["attention_forward"].module
-    baked = make_weights(module, c)
-    for name, table in rope_head_tables(cos, sin, c.rope_style).items():
-        np.testing.assert_array_equal(baked[name], table)
+    for name, module in build_training_kernels(c).items():
+        params = {
+            op.param_name.data for op in module.walk() if isinstance(op, rlx.ParamOp)
+        }
+        assert not {p for p in params if p.startswith("rope.")}, name
 
 
 def test_grouped_query_head_order():

@@ -143,39 +143,54 @@ REDUCE_FUNCTIONS: dict[
 }
 
 
-def rms_scale(x: Array, eps: float) -> Array:
-    """r = rsqrt(mean(x², last axis) + eps), keeping the last axis as 1; the
-    callers below accumulate in float32."""
-    return 1 / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)
+def rms_scale(x: Array, eps: float, axis: int = -1) -> Array:
+    """r = rsqrt(mean(x², axis) + eps), keeping the axis as 1; the callers
+    below accumulate in float32."""
+    return 1 / np.sqrt(np.mean(x * x, axis=axis, keepdims=True) + eps)
 
 
 @accumulates_in_float32
-def rms_norm(x: Array, gamma: Array, eps: float) -> Array:
-    return x * rms_scale(x, eps) * gamma
+def rms_norm(x: Array, gamma: Array, eps: float, axis: int = -1) -> Array:
+    return x * rms_scale(x, eps, axis) * gamma
 
 
 @accumulates_in_float32
-def rms_norm_backward_input(x: Array, gamma: Array, d_out: Array, eps: float) -> Array:
+def rms_norm_backward_input(
+    x: Array, gamma: Array, d_out: Array, eps: float, axis: int = -1
+) -> Array:
     """d_x = r·(γ·d_y) − x·r³·mean(x·γ·d_y), r = rsqrt(mean(x²) + eps),
     computed as r·(g − n·mean(n·g)) with n = x·r, g = γ·d_y: the same value
     without r³, which would overflow f16 for rows near zero."""
-    r = rms_scale(x, eps)
+    r = rms_scale(x, eps, axis)
     g = gamma * d_out
     n = x * r
-    return r * (g - n * np.mean(n * g, axis=-1, keepdims=True))
+    return r * (g - n * np.mean(n * g, axis=axis, keepdims=True))
 
 
 @accumulates_in_float32
-def rms_norm_backward_gamma(x: Array, d_out: Array, eps: float) -> Array:
-    """d_γ = Σ over every leading axis of d_y · x · r."""
-    leading = tuple(range(x.ndim - 1))
-    return np.sum(d_out * x * rms_scale(x, eps), axis=leading)
+def rms_norm_backward_gamma(
+    x: Array,
+    d_out: Array,
+    eps: float,
+    axis: int = -1,
+    gamma_shape: tuple[int, ...] | None = None,
+) -> Array:
+    """d_γ = Σ of d_y · x · r over the axes γ broadcasts along: every axis
+    but the last for γ [D], else those where `gamma_shape` is 1."""
+    contribution = d_out * x * rms_scale(x, eps, axis)
+    if gamma_shape is None:
+        return np.sum(contribution, axis=tuple(range(x.ndim - 1)))
+    summed = tuple(i for i, n in enumerate(gamma_shape) if n == 1)
+    return np.sum(contribution, axis=summed, keepdims=True).reshape(gamma_shape)
 
 
-def rope(x: Array, cos: Array, sin: Array, style: str) -> Array:
-    """Rotates each pair (a, b) of the last axis by θ: (a·cos − b·sin,
+def rope(x: Array, cos: Array, sin: Array, style: str, layout: str = "bhsd") -> Array:
+    """Rotates each pair (a, b) of the head dimension by θ: (a·cos − b·sin,
     a·sin + b·cos); "half" pairs (i, i + D/2), "interleaved" (2i, 2i + 1).
-    cos and sin are [S, D/2] and broadcast over [B, H]."""
+    cos and sin are [S, D/2] and broadcast over [B, H]; in "bhds" x is
+    [B, H, D, S]."""
+    if layout == "bhds":
+        return np.swapaxes(rope(np.swapaxes(x, 2, 3), cos, sin, style), 2, 3)
     if style == "half":
         half = x.shape[-1] // 2
         a, b = x[..., :half], x[..., half:]
@@ -220,7 +235,7 @@ def attention_probabilities(
     s, skv = scores.shape[-2:]
     visible = np.ones(scores.shape, dtype=bool)
     if mask == "causal":
-        visible = visible & (np.arange(skv) <= np.arange(s)[:, None] + (skv - s))
+        visible = visible & rlx.causal_visible(s, skv)
     elif mask == "bias":
         assert bias is not None
         scores = scores + bias
@@ -230,11 +245,18 @@ def attention_probabilities(
 def attention_parts(
     op: rlx.AttentionOp | rlx.AttentionBackwardOp, values: tuple[Array, ...], count: int
 ) -> tuple[list[Array], Array | None, str, float]:
-    """The first `count` operands, the optional bias, the mask and the scale."""
+    """The first `count` operands in "bhsd" (swapped from "bhds"), the
+    optional bias, the mask and the scale."""
     bias = values[count] if len(values) > count else None
     mask = str_prop(op.properties, "mask", "none")
     assert mask is not None
-    return list(values[:count]), bias, mask, rlx.attention_scale(op)
+    operands = [in_bhsd(v, op.layout_name) for v in values[:count]]
+    return operands, bias, mask, rlx.attention_scale(op)
+
+
+def in_bhsd(x: Array, layout: str) -> Array:
+    """A rank-4 array in `layout` as [B, H, S, D], or back (its own inverse)."""
+    return x if layout == "bhsd" else np.swapaxes(x, 2, 3)
 
 
 def attention_gradient(
@@ -438,7 +460,9 @@ class RlxFunctions(InterpreterFunctions):
 
     @rlx_impl(rlx.RmsNormOp)
     def run_rms_norm(self, op: rlx.RmsNormOp, x: Array, gamma: Array) -> Array:
-        return rms_norm(x, gamma, op.eps.value.data)
+        return rms_norm(
+            x, gamma, op.eps.value.data, int_prop(op.properties, "axis", -1)
+        )
 
     @rlx_impl(rlx.LayerNormOp)
     def run_layer_norm(
@@ -449,7 +473,7 @@ class RlxFunctions(InterpreterFunctions):
 
     @rlx_impl(rlx.RopeOp)
     def run_rope(self, op: rlx.RopeOp, x: Array, cos: Array, sin: Array) -> Array:
-        return rope(x, cos, sin, op.style.data)
+        return rope(x, cos, sin, op.style.data, op.layout_name)
 
     # --- attention ---
 
@@ -457,14 +481,16 @@ class RlxFunctions(InterpreterFunctions):
     def run_attention(self, op: rlx.AttentionOp, *values: Array) -> Array:
         (q, k, v), bias, mask, scale = attention_parts(op, values, 3)
         p = attention_probabilities(q, k, bias, mask, scale)
-        return matmul(p, repeat_heads(v, q.shape[1] // k.shape[1]))
+        out = matmul(p, repeat_heads(v, q.shape[1] // k.shape[1]))
+        return in_bhsd(out, op.layout_name)
 
     @rlx_impl(rlx.AttentionBackwardOp)
     def run_attention_backward(
         self, op: rlx.AttentionBackwardOp, *values: Array
     ) -> Array:
         (q, k, v, d_out), bias, mask, scale = attention_parts(op, values, 4)
-        return attention_gradient(q, k, v, d_out, bias, mask, scale, op.wrt.data)
+        grad = attention_gradient(q, k, v, d_out, bias, mask, scale, op.wrt.data)
+        return in_bhsd(grad, op.layout_name)
 
     # --- loss ---
 
@@ -497,20 +523,29 @@ class RlxFunctions(InterpreterFunctions):
     def run_rms_norm_backward_input(
         self, op: rlx.RmsNormBackwardInputOp, x: Array, gamma: Array, d_out: Array
     ) -> Array:
-        return rms_norm_backward_input(x, gamma, d_out, op.eps.value.data)
+        return rms_norm_backward_input(
+            x, gamma, d_out, op.eps.value.data, int_prop(op.properties, "axis", -1)
+        )
 
     @rlx_impl(rlx.RmsNormBackwardGammaOp)
     def run_rms_norm_backward_gamma(
         self, op: rlx.RmsNormBackwardGammaOp, x: Array, d_out: Array
     ) -> Array:
-        return rms_norm_backward_gamma(x, d_out, op.eps.value.data)
+        gamma_shape = ints_prop(op.properties, "gamma_shape")
+        return rms_norm_backward_gamma(
+            x,
+            d_out,
+            op.eps.value.data,
+            int_prop(op.properties, "axis", -1),
+            gamma_shape,
+        )
 
     @rlx_impl(rlx.RopeBackwardOp)
     def run_rope_backward(
         self, op: rlx.RopeBackwardOp, d_out: Array, cos: Array, sin: Array
     ) -> Array:
         """A rotation's transpose is the rotation by −θ: sin → −sin."""
-        return rope(d_out, cos, -sin, op.style.data)
+        return rope(d_out, cos, -sin, op.style.data, op.layout_name)
 
     @rlx_impl(rlx.ActivationBackwardOp)
     def run_activation_backward(

@@ -39,7 +39,7 @@ import numpy as np
 from xdsl_ane.interpreter.core import numpy_dtype, run_function
 from xdsl_ane.models.kernels import CompiledKernel
 from xdsl_ane.models.training import weight_gradient_name
-from xdsl_ane.models.transformer import TransformerConfig, rope_head_tables
+from xdsl_ane.models.transformer import TransformerConfig
 from xdsl_ane.models.vocabulary import (
     CHUNK_WEIGHT,
     classifier_kernel_suffixes,
@@ -130,9 +130,9 @@ class LayerActivations:
 class TrainingRuntime:
     """One training step (forward, loss, backward) of a decoder with
     `config`'s shape and the Hugging Face-named `weights`
-    (`embed_tokens.weight`, `layers.{l}.…`, `norm.weight`, `lm_head.weight`,
-    `rope.cos`, `rope.sin`; the head-form RoPE tables are derived from these),
-    composed from `kernels`
+    (`embed_tokens.weight`, `layers.{l}.…`, `norm.weight`, `lm_head.weight`;
+    the kernels hold the RoPE tables of the config as constants), composed
+    from `kernels`
     (`compile_training_kernels(config, …)`). Without `lm_head.weight` the
     classifier is the embedding (tied, as in Qwen3-0.6B's checkpoint).
 
@@ -150,7 +150,6 @@ class TrainingRuntime:
     ):
         self.config = config
         self.weights = {name: np.asarray(w, np.float32) for name, w in weights.items()}
-        self.weights |= self.baked_tables()
         self.kernels = kernels
         self.loss_scale = loss_scale
         self.classifier = (
@@ -159,14 +158,6 @@ class TrainingRuntime:
         (chunk_weight,) = kernels["classifier_forward"].weight_args
         self.chunks = vocab_chunks(config, chunk_weight.shape[3])
         self.suffixes = classifier_kernel_suffixes(config, chunk_weight.shape[3])
-
-    def baked_tables(self) -> Arrays:
-        """The tables the kernels hold as consts beyond the weights: the
-        RoPE tables in head form, the cos table duplicated over each pair
-        and the sin table signed (`rope_head_tables`), derived from the
-        given `rope.cos` and `rope.sin`."""
-        w = self.weights
-        return rope_head_tables(w["rope.cos"], w["rope.sin"], self.config.rope_style)
 
     # --- calls ---------------------------------------------------------------
 

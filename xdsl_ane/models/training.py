@@ -13,13 +13,22 @@ kernel, attention heads are `[1, H, Dh, S]` (`heads`): the head dimension
 before the sequence, which is a pure reshape of the ANE form
 `[1, H·Dh, 1, S]`, so the head split costs one reshape and every attention
 product is a matmul with transpose flags; the standard `[1, H, S, Dh]`
-would cost a transpose per tensor each way. RoPE and QK-norm work on that
-form too (the math of rlx.rope / rlx.rms_norm, checked against them).
+would cost a transpose per tensor each way. The kernels are built from
+the rlx ops that take this form: rlx.rope / rlx.rope_backward and
+rlx.attention with `layout = "bhds"`, and the QK-norm as rlx.rms_norm (and
+its gradients) over axis 2 with a per-head γ [1, H, Dh, 1]; the lowering
+that serves every other program serves them. The kernel boundaries of the
+reference cut the attention backward at the probabilities P and their
+gradient dP, which no rlx op yields, so `attention_backward_1` and
+`attention_backward_2` write its two halves with rlx.attention's rules
+(`rlx.causal_visible`, the D^-½ scale).
 Matmul weights are `rlx.param`s named as in Hugging Face checkpoints
 (`layers.0.self_attn.q_proj.weight`, stored `[out, in]`): forward products
 are x·Wᵀ, backward products dy·W. Trainable weights that are not matmul
 weights (RMSNorm γ, QK-norm γ) are kernel inputs, since the pipeline bakes
-every other param as a const; the RoPE tables are such baked params.
+every other param as a const. The RoPE tables [S, Dh/2] of the config are
+constants of the kernels, which the lowering folds into the head-form
+tables (`rotation_tables`).
 
 The kernel boundaries of the attention and FFN are those of the hand-written
 Qwen3 reference (ANE_FACTS.md); the rest, which that reference left on the
@@ -79,10 +88,10 @@ from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.limits import MASKED
 from xdsl_ane.models.transformer import (
-    ROPE_HEAD_TABLES,
     BlockBuilder,
     TransformerConfig,
     build_function,
+    rope_tables,
     shape_of,
 )
 from xdsl_ane.models.vocabulary import (
@@ -145,16 +154,13 @@ class KernelBuilder:
         w = self.weight(name, (shape_of(dy)[-1], in_features))
         return rlx.MatmulOp(dy, w).result
 
-    def rms_scale(self, x: SSAValue, axis: int = -1) -> SSAValue:
-        """r = rsqrt(mean(x², axis) + eps), the axis kept as 1."""
-        mean_square = rlx.ReduceMeanOp(rlx.MulOp(x, x).result, (axis,), True).result
-        eps = np.full((1,) * len(shape_of(x)), self.config.rms_eps)
-        total = rlx.AddOp(mean_square, constant(eps, self.dtype)).result
-        return rlx.RsqrtOp(total).result
-
     def head_gamma(self, tiled: SSAValue, count: int) -> SSAValue:
-        """A per-head-tiled γ [H·Dh] as [1, H, Dh, 1], to scale [1, H, Dh, S]."""
-        return rlx.ReshapeOp(tiled, (1, count, self.config.head_dim, 1)).result
+        """A per-head-tiled γ [H·Dh] as [1, H, Dh, 1], the γ of an RMSNorm
+        over the Dh of [1, H, Dh, S] heads."""
+        return rlx.ReshapeOp(tiled, self.head_gamma_shape(count)).result
+
+    def head_gamma_shape(self, count: int) -> tuple[int, ...]:
+        return (1, count, self.config.head_dim, 1)
 
     def head_rms_norm(self, x: SSAValue, tiled_gamma: SSAValue) -> SSAValue:
         """QK-norm: RMSNorm over each head's Dh of x [1, H, Dh, S], then γ.
@@ -168,64 +174,46 @@ class KernelBuilder:
         each RoPE pair shares) does γ commute with the rotation, so that
         q's and k's γ could meet in one multiply before q·kᵀ; Qwen3's γ
         are trained freely, so not here."""
-        normalized = rlx.MulOp(x, self.rms_scale(x, 2)).result
         gamma = self.head_gamma(tiled_gamma, shape_of(x)[1])
-        return rlx.MulOp(normalized, gamma).result
+        return rlx.RmsNormOp(x, gamma, self.config.rms_eps, axis=2).result
 
     def head_rms_norm_backward(
         self, x: SSAValue, tiled_gamma: SSAValue, dy: SSAValue
     ) -> tuple[SSAValue, SSAValue]:
-        """For y = n·γ, n = x·r over each head's Dh of x [1, H, Dh, S]:
-        dn = dy·γ, dx = r·(dn − n·mean(n·dn)), and dγ per head = Σ_S n·dy,
-        returned tiled [H·Dh]."""
-        _, count, d, _ = shape_of(x)
-        r = self.rms_scale(x, 2)
-        n = rlx.MulOp(x, r).result
-        dn = rlx.MulOp(dy, self.head_gamma(tiled_gamma, count)).result
-        mean = rlx.ReduceMeanOp(rlx.MulOp(n, dn).result, (2,), True).result
-        dx = rlx.MulOp(r, rlx.SubOp(dn, rlx.MulOp(n, mean).result).result).result
-        d_gamma = rlx.ReduceSumOp(rlx.MulOp(n, dy).result, (3,)).result
-        return dx, rlx.ReshapeOp(d_gamma, (count * d,)).result
+        """The gradients of `head_rms_norm`: dx, and dγ per head (summed
+        over the sequence only), returned tiled [H·Dh]."""
+        count, eps = shape_of(x)[1], self.config.rms_eps
+        gamma = self.head_gamma(tiled_gamma, count)
+        dx = rlx.RmsNormBackwardInputOp(x, gamma, dy, eps, axis=2).result
+        d_gamma = rlx.RmsNormBackwardGammaOp(
+            x, dy, eps, axis=2, gamma_shape=self.head_gamma_shape(count)
+        ).result
+        return dx, rlx.ReshapeOp(d_gamma, (count * self.config.head_dim,)).result
+
+    def rope_tables(self) -> tuple[SSAValue, SSAValue]:
+        """cos and sin [S, D/2] of the config, baked into the kernel as
+        constants: the lowering folds them into the head-form tables, so
+        RoPE costs a swap, two muls and an add."""
+        cos, sin = rope_tables(self.config)
+        return constant(cos, self.dtype), constant(sin, self.dtype)
 
     def rope(self, x: SSAValue, inverse: bool = False) -> SSAValue:
-        """Rotary embedding of x [1, H, Dh, S] (rlx.rope's math on this form;
-        the rotation by −θ, rlx.rope_backward, when `inverse`):
-        x·C ± swap(x)·S̃ with the head-form tables of `rope_head_tables`
-        [Dh, S] (the runtime derives them from rope.cos and rope.sin), in
-        which the duplication over each pair and the rotation's sign are
-        folded, so the kernel only swaps the pair partners."""
-        _, _, d, s = shape_of(x)
-        cos, signed_sin = (
-            self.block.param(name, (d, s), False) for name in ROPE_HEAD_TABLES
-        )
-        rotated = rlx.MulOp(self.swap_pairs(x), signed_sin).result
-        combine = rlx.SubOp if inverse else rlx.AddOp
-        return combine(rlx.MulOp(x, cos).result, rotated).result
-
-    def swap_pairs(self, x: SSAValue) -> SSAValue:
-        """x [1, H, Dh, S] with the partners of each RoPE pair exchanged:
-        "half" pairs (i, i + Dh/2), [hi; lo]; "interleaved" pairs
-        (2i, 2i + 1), Dh viewed as [Dh/2, 2] and its two columns swapped."""
-        _, count, d, s = shape_of(x)
-        half = d // 2
-        if self.config.rope_style == "half":
-            lo = rlx.NarrowOp(x, 2, 0, half).result
-            hi = rlx.NarrowOp(x, 2, half, half).result
-            return rlx.ConcatOp([hi, lo], axis=2).result
-        pairs = rlx.ReshapeOp(x, (count, half, 2, s)).result
-        even = rlx.NarrowOp(pairs, 2, 0, 1).result
-        odd = rlx.NarrowOp(pairs, 2, 1, 1).result
-        swapped = rlx.ConcatOp([odd, even], axis=2).result
-        return rlx.ReshapeOp(swapped, (1, count, d, s)).result
+        """rlx.rope of x [1, H, Dh, S] (layout "bhds"); rlx.rope_backward,
+        the rotation by −θ, when `inverse`."""
+        op = rlx.RopeBackwardOp if inverse else rlx.RopeOp
+        cos, sin = self.rope_tables()
+        return op(x, cos, sin, self.config.rope_style, layout="bhds").result
 
     def causal_probabilities(self, q: SSAValue, k: SSAValue) -> SSAValue:
         """P = softmax(q·kᵀ·Dh^-½ + causal mask) [1, H, S, S] for q, k
-        [1, H, Dh, S]; query i (rows) sees key j (columns) iff j ≤ i."""
+        [1, H, Dh, S], as rlx.attention's lowering computes it: the first
+        half of the attention backward, which the kernel boundaries cut at
+        P (no rlx op yields P itself)."""
         s = self.config.seq_len
         scores = rlx.MatmulOp(q, k, transpose_lhs=True).result
         scale = constant(np.full((1, 1, 1, 1), self.config.head_dim**-0.5), self.dtype)
         scores = rlx.MulOp(scores, scale).result
-        mask = np.where(np.tril(np.ones((s, s), dtype=bool)), 0.0, MASKED)
+        mask = np.where(rlx.causal_visible(s, s), 0.0, MASKED)
         scores = rlx.AddOp(scores, constant(mask[None, None], self.dtype)).result
         return rlx.SoftmaxOp(scores, -1).result
 
@@ -302,8 +290,7 @@ class KernelBuilder:
             q = self.rope(q)
             k = repeat_heads(self.rope(k), repeats)
             v = repeat_heads(v, repeats)
-            probs = self.causal_probabilities(q, k)
-            attn = rlx.MatmulOp(v, probs, transpose_rhs=True).result  # (P·V)ᵀ
+            attn = rlx.AttentionOp(q, k, v, mask="causal", layout="bhds").result
             results = {
                 "attn": merge_heads(attn),
                 "q_rot": merge_heads(q),

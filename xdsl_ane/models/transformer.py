@@ -3,9 +3,8 @@
 Weights are `rlx.param`s named as in Hugging Face checkpoints
 (`layers.{i}.self_attn.q_proj.weight`, stored [out, in] and applied as
 x·Wᵀ), so a real checkpoint's tensors drop in by name. The RoPE tables are
-params too (`rope.cos`, `rope.sin`, [S, D/2], and the head forms of
-`rope_head_tables`); `make_weights` computes them from the config and draws
-the learned weights from a seeded generator.
+params too (`rope.cos`, `rope.sin`, [S, D/2]); `make_weights` computes them
+from the config and draws the learned weights from a seeded generator.
 """
 
 from __future__ import annotations
@@ -201,41 +200,11 @@ def rope_tables(config: TransformerConfig) -> tuple[np.ndarray, np.ndarray]:
     return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
 
 
-ROPE_HEAD_TABLES = ("rope.heads.cos", "rope.heads.signed_sin")
-"""Names of the RoPE tables in head form (`rope_head_tables`)."""
-
-
-def rope_head_tables(
-    cos: np.ndarray, sin: np.ndarray, style: str
-) -> dict[str, np.ndarray]:
-    """The RoPE tables [S, D/2] in the form that rotates heads laid out
-    [.., D, S] without any sign or duplication at run time: C and S̃ [D, S],
-    C[d] the cosine of d's pair and S̃[d] its sine signed for d's place in
-    the pair — "half" pairs (i, i + D/2): C = [cos; cos]ᵀ, S̃ = [−sin; sin]ᵀ;
-    "interleaved" pairs (2i, 2i + 1): C[2i] = C[2i+1] = cos_i,
-    S̃[2i] = −sin_i, S̃[2i+1] = sin_i. With swap(x) exchanging the partners
-    of each pair, x rotated by θ is x·C + swap(x)·S̃, and by −θ
-    x·C − swap(x)·S̃."""
-    if style == "half":
-        c = np.concatenate([cos, cos], axis=1)
-        s = np.concatenate([-sin, sin], axis=1)
-    elif style == "interleaved":
-        c = np.repeat(cos, 2, axis=1)
-        s = np.stack([-sin, sin], axis=2).reshape(sin.shape[0], -1)
-    else:
-        raise ValueError(f"unknown RoPE style {style!r}")
-    return {
-        name: np.ascontiguousarray(t.T) for name, t in zip(ROPE_HEAD_TABLES, (c, s))
-    }
-
-
 def rope_weights(config: TransformerConfig) -> dict[str, np.ndarray]:
-    """Every RoPE table of the config by weight name: `rope.cos`,
-    `rope.sin` [S, D/2] and their head forms."""
+    """The RoPE tables of the config by weight name: `rope.cos`, `rope.sin`
+    [S, D/2]."""
     cos, sin = rope_tables(config)
-    return {"rope.cos": cos, "rope.sin": sin} | rope_head_tables(
-        cos, sin, config.rope_style
-    )
+    return {"rope.cos": cos, "rope.sin": sin}
 
 
 def make_weights(

@@ -86,14 +86,7 @@ class TileGroupedQueryAttention(RewritePattern):
             return
         k = repeat_heads(op.k, h // hkv, rewriter.insert)
         v = repeat_heads(op.v, h // hkv, rewriter.insert)
-        new = rlx.AttentionOp(
-            op.q,
-            k,
-            v,
-            bias=op.bias,
-            mask=op.mask.data if op.mask else None,
-            scale=op.scale.value.data if op.scale else None,
-        )
+        new = rlx.AttentionOp(op.q, k, v, bias=op.bias, **op.builder_properties())
         rewriter.replace(op, new)
 
 
@@ -112,14 +105,7 @@ class TileGroupedQueryAttentionBackward(RewritePattern):
         v = repeat_heads(op.v, h // hkv, rewriter.insert)
         wrt = op.wrt.data
         grad = rlx.AttentionBackwardOp(
-            op.q,
-            k,
-            v,
-            op.d_out,
-            wrt,
-            bias=op.bias,
-            mask=op.mask.data if op.mask else None,
-            scale=op.scale.value.data if op.scale else None,
+            op.q, k, v, op.d_out, wrt, bias=op.bias, **op.builder_properties()
         )
         rewriter.insert(grad)
         if wrt == "query":

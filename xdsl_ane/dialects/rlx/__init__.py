@@ -31,6 +31,7 @@ from xdsl.ir import Dialect
 
 from xdsl_ane.dialects.rlx.attention import (
     ATTENTION_WRT,
+    LAYOUTS,
     MASKS,
     ROPE_STYLES,
     AttentionBackwardOp,
@@ -39,8 +40,12 @@ from xdsl_ane.dialects.rlx.attention import (
     RopeBackwardOp,
     RopeOp,
     attention_scale,
+    causal_visible,
     check_attention,
     check_rope,
+    in_layout,
+    layout_of,
+    sequence_and_head,
 )
 from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
 from xdsl_ane.dialects.rlx.elementwise import (
@@ -258,9 +263,14 @@ __all__ = [
     "Value",
     "WhereOp",
     "WriteStateOp",
+    "LAYOUTS",
     "attention_scale",
+    "causal_visible",
     "check_attention",
     "check_cross_entropy",
     "check_quantization",
     "check_rope",
+    "in_layout",
+    "layout_of",
+    "sequence_and_head",
 ]

@@ -1,5 +1,12 @@
 """rlx rotary embedding and attention: rlx.rope and rlx.attention, and their
-gradients rlx.rope_backward and rlx.attention_backward."""
+gradients rlx.rope_backward and rlx.attention_backward.
+
+Every one of them takes a `layout` property saying where the sequence and
+the head dimension are in its rank-4 operands: "bhsd" (the default,
+[B, H, S, D], as in PyTorch) or "bhds" ([B, H, D, S], the head dimension
+before the sequence: a pure reshape of the ANE form [1, H·D, 1, S], in
+which every attention product is a matmul with transpose flags). The RoPE
+tables are [S, D/2] in both layouts."""
 
 from __future__ import annotations
 
@@ -7,6 +14,7 @@ import math
 from abc import ABC
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import (
@@ -35,6 +43,50 @@ from xdsl_ane.dialects.typing import (
     tensor_of,
 )
 
+# --- layouts -----------------------------------------------------------------
+
+LAYOUTS = ("bhsd", "bhds")
+"""Where the sequence (S) and head (D) dimensions are in a rank-4 operand."""
+
+
+def layout_of(op_name: str, properties: Mapping[str, Attribute]) -> str:
+    """The checked `layout` property ("bhsd" when absent)."""
+    return choice(op_name, "layout", str_prop(properties, "layout", "bhsd"), LAYOUTS)
+
+
+def sequence_and_head(shape: Sequence[int], layout: str) -> tuple[int, int]:
+    """(S, D) of a rank-4 shape in `layout`."""
+    return (shape[2], shape[3]) if layout == "bhsd" else (shape[3], shape[2])
+
+
+def in_layout(batch: int, heads: int, s: int, d: int, layout: str) -> tuple[int, ...]:
+    """The rank-4 shape with these sizes in `layout`."""
+    return (batch, heads, s, d) if layout == "bhsd" else (batch, heads, d, s)
+
+
+def layout_text(batch: object, heads: object, s: object, d: object, layout: str) -> str:
+    """A shape in `layout` for a message, sizes or names: `[1, Hkv, Skv, 64]`."""
+    dims = (batch, heads, s, d) if layout == "bhsd" else (batch, heads, d, s)
+    return "[" + ", ".join(map(str, dims)) + "]"
+
+
+def causal_visible(s: int, skv: int) -> np.ndarray:
+    """[S, Skv] bools: query i sees key j iff j ≤ i + (Skv − S), the
+    keys of a causal mask (the S queries being the last of Skv positions)."""
+    return np.arange(skv)[None, :] <= np.arange(s)[:, None] + (skv - s)
+
+
+class LayoutOp(RlxOp, ABC):
+    """An op with the `layout` property."""
+
+    layout = opt_prop_def(StringAttr)
+
+    @property
+    def layout_name(self) -> str:
+        """The `layout` property, "bhsd" when absent."""
+        return self.layout.data if self.layout is not None else "bhsd"
+
+
 # --- rotary embedding --------------------------------------------------------
 
 ROPE_STYLES = ("half", "interleaved")
@@ -48,11 +100,13 @@ def check_rope(
     sin: Attribute,
     properties: Mapping[str, Attribute],
 ) -> TensorType:
-    """x [B, H, S, D] with cos, sin [S, D/2] of x's element type."""
+    """x [B, H, S, D] ("bhsd") or [B, H, D, S] ("bhds") with cos, sin
+    [S, D/2] of x's element type."""
     choice(op_name, "style", str_prop(properties, "style"), ROPE_STYLES)
+    layout = layout_of(op_name, properties)
     t = tensor_of(op_name, operand, x)
     require_float(op_name, operand, t)
-    _, _, s, d = require_rank(op_name, operand, t, 4)
+    s, d = sequence_and_head(require_rank(op_name, operand, t, 4), layout)
     if d % 2:
         raise OpTypeError(
             op_name,
@@ -73,10 +127,11 @@ def check_rope(
 
 
 @irdl_op_definition
-class RopeOp(RlxOp):
+class RopeOp(LayoutOp):
     """Rotary embedding: each pair (a, b) of the head dimension becomes
     (a·cos − b·sin, a·sin + b·cos); "half" pairs (i, i + D/2), "interleaved"
-    pairs (2i, 2i + 1)."""
+    pairs (2i, 2i + 1); pair i at sequence position s turns by the angle of
+    cos[s, i], sin[s, i]."""
 
     name = "rlx.rope"
     input = operand_def(TensorType)
@@ -86,8 +141,17 @@ class RopeOp(RlxOp):
     style = prop_def(StringAttr)
     assembly_format = FUNCTIONAL
 
-    def __init__(self, input: Value, cos: Value, sin: Value, style: str = "half"):
-        self.init_inferred([input, cos, sin], {"style": str_attr(style)})
+    def __init__(
+        self,
+        input: Value,
+        cos: Value,
+        sin: Value,
+        style: str = "half",
+        layout: str | None = None,
+    ):
+        self.init_inferred(
+            [input, cos, sin], {"style": str_attr(style), "layout": str_attr(layout)}
+        )
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):
@@ -95,7 +159,7 @@ class RopeOp(RlxOp):
 
 
 @irdl_op_definition
-class RopeBackwardOp(RlxOp):
+class RopeBackwardOp(LayoutOp):
     """Gradient of rlx.rope: the rotation by −θ applied to d_out."""
 
     name = "rlx.rope_backward"
@@ -106,8 +170,17 @@ class RopeBackwardOp(RlxOp):
     style = prop_def(StringAttr)
     assembly_format = FUNCTIONAL
 
-    def __init__(self, d_out: Value, cos: Value, sin: Value, style: str = "half"):
-        self.init_inferred([d_out, cos, sin], {"style": str_attr(style)})
+    def __init__(
+        self,
+        d_out: Value,
+        cos: Value,
+        sin: Value,
+        style: str = "half",
+        layout: str | None = None,
+    ):
+        self.init_inferred(
+            [d_out, cos, sin], {"style": str_attr(style), "layout": str_attr(layout)}
+        )
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):
@@ -127,8 +200,10 @@ def check_attention(
     with_d_out: bool,
 ) -> tuple[TensorType, TensorType, TensorType]:
     """Checks q [B,H,S,D], k [B,Hkv,Skv,D], v [B,Hkv,Skv,Dv], (d_out
-    [B,H,S,Dv]), optional bias broadcastable to [B,H,S,Skv]; H % Hkv == 0."""
+    [B,H,S,Dv]) in "bhsd" (S and D exchanged in "bhds"), optional bias
+    broadcastable to the scores [B,H,S,Skv]; H % Hkv == 0."""
     mask = choice(op_name, "mask", str_prop(properties, "mask", "none"), MASKS)
+    layout = layout_of(op_name, properties)
     names = ["q", "k", "v"] + (["d_out"] if with_d_out else [])
     ts = [tensor_of(op_name, n, t) for n, t in zip(names, operand_types)]
     for n, t in zip(names, ts):
@@ -136,19 +211,24 @@ def check_attention(
         require_rank(op_name, n, t, 4)
     require_same_element_type(op_name, list(zip(names, ts)))
     q, k, v = ts[:3]
-    b, h, s, d = q.get_shape()
-    kb, hkv, skv, kd = k.get_shape()
+    b, h = q.get_shape()[:2]
+    s, d = sequence_and_head(q.get_shape(), layout)
+    kb, hkv = k.get_shape()[:2]
+    skv, kd = sequence_and_head(k.get_shape(), layout)
     if kb != b or kd != d:
+        expected = layout_text(b, "Hkv", "Skv", d, layout)
         raise OpTypeError(
             op_name,
-            f"operand 'k' {fmt_shape(k.get_shape())} must be [{b}, Hkv, Skv, {d}] "
+            f"operand 'k' {fmt_shape(k.get_shape())} must be {expected} "
             f"for operand 'q' {fmt_shape(q.get_shape())}",
         )
-    vb, vh, vs, dv = v.get_shape()
+    vb, vh = v.get_shape()[:2]
+    vs, dv = sequence_and_head(v.get_shape(), layout)
     if (vb, vh, vs) != (b, hkv, skv):
+        expected = layout_text(b, hkv, skv, "Dv", layout)
         raise OpTypeError(
             op_name,
-            f"operand 'v' {fmt_shape(v.get_shape())} must be [{b}, {hkv}, {skv}, Dv] "
+            f"operand 'v' {fmt_shape(v.get_shape())} must be {expected} "
             f"for operand 'k' {fmt_shape(k.get_shape())}",
         )
     if hkv == 0 or h % hkv:
@@ -157,11 +237,12 @@ def check_attention(
             f"query heads ({h}, operand 'q') must be a multiple of key/value heads "
             f"({hkv}, operand 'k') for grouped-query attention",
         )
-    if with_d_out and ts[3].get_shape() != (b, h, s, dv):
+    out = in_layout(b, h, s, dv, layout)
+    if with_d_out and ts[3].get_shape() != out:
         raise OpTypeError(
             op_name,
             f"operand 'd_out' {fmt_shape(ts[3].get_shape())} must be "
-            f"{fmt_shape((b, h, s, dv))}, the attention output shape",
+            f"{fmt_shape(out)}, the attention output shape",
         )
     extra = operand_types[len(names) :]
     if mask == "bias":
@@ -194,21 +275,32 @@ def attention_scale(op: AttentionOp | AttentionBackwardOp) -> float:
         return scale
     q = op.q.type
     assert isinstance(q, TensorType)
-    return 1.0 / math.sqrt(q.get_shape()[-1])
+    _, d = sequence_and_head(q.get_shape(), op.layout_name)
+    return 1.0 / math.sqrt(d)
 
 
-class AttentionBase(RlxOp, ABC):
+class AttentionBase(LayoutOp, ABC):
     # Operands are declared on each op: xDSL orders operand definitions of a
     # subclass before inherited ones, and the operand order is the contract.
     result = result_def(TensorType)
     mask = opt_prop_def(StringAttr)
     scale = opt_prop_def(F32Attr)
 
+    def builder_properties(self) -> dict[str, str | float | None]:
+        """mask, scale and layout as builder arguments, to rebuild the op."""
+        return {
+            "mask": self.mask.data if self.mask is not None else None,
+            "scale": self.scale.value.data if self.scale is not None else None,
+            "layout": self.layout.data if self.layout is not None else None,
+        }
+
 
 @irdl_op_definition
 class AttentionOp(AttentionBase):
     """softmax(q·kᵀ·scale + mask)·v with query head h reading key/value head
-    h // (H/Hkv); "causal" lets query i see key j iff j ≤ i + (Skv − S)."""
+    h // (H/Hkv); "causal" lets query i see key j iff j ≤ i + (Skv − S)
+    (`causal_visible`). In "bhds" every operand and the result have D
+    before S."""
 
     name = "rlx.attention"
     q = operand_def(TensorType)
@@ -225,18 +317,27 @@ class AttentionOp(AttentionBase):
         bias: Value | None = None,
         mask: str | None = None,
         scale: float | None = None,
+        layout: str | None = None,
     ):
         if bias is not None and mask is None:
             mask = "bias"
         self.init_inferred(
             [q, k, v, [bias] if bias is not None else []],
-            {"mask": str_attr(mask), "scale": f32_attr(scale)},
+            {
+                "mask": str_attr(mask),
+                "scale": f32_attr(scale),
+                "layout": str_attr(layout),
+            },
         )
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):
         q, _, v = check_attention(cls.name, operand_types, properties, False)
-        return [tensor((*q.get_shape()[:3], v.get_shape()[3]), q.element_type)]
+        layout = layout_of(cls.name, properties)
+        b, h = q.get_shape()[:2]
+        s, _ = sequence_and_head(q.get_shape(), layout)
+        _, dv = sequence_and_head(v.get_shape(), layout)
+        return [tensor(in_layout(b, h, s, dv, layout), q.element_type)]
 
 
 @irdl_op_definition
@@ -267,12 +368,18 @@ class AttentionBackwardOp(AttentionBase):
         bias: Value | None = None,
         mask: str | None = None,
         scale: float | None = None,
+        layout: str | None = None,
     ):
         if bias is not None and mask is None:
             mask = "bias"
         self.init_inferred(
             [q, k, v, d_out, [bias] if bias is not None else []],
-            {"wrt": str_attr(wrt), "mask": str_attr(mask), "scale": f32_attr(scale)},
+            {
+                "wrt": str_attr(wrt),
+                "mask": str_attr(mask),
+                "scale": f32_attr(scale),
+                "layout": str_attr(layout),
+            },
         )
 
     @classmethod

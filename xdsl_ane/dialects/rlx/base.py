@@ -32,6 +32,34 @@ class RlxOp(InferredTypeOp, ABC):
     traits = traits_def(Pure(), KnownAttributesOnly())
 
 
+def check_norm_param(
+    op_name: str,
+    operand: str,
+    param: TensorType,
+    input: TensorType,
+    axis: int,
+    kind: str = "operand",
+) -> None:
+    """A norm parameter of an input normalized over `axis`: [D] when that is
+    the last axis (`check_last_axis_param`); for another axis, of the
+    input's rank with D on `axis` and each other dimension 1 or the input's
+    (a γ [1, H, D, 1] per head of [1, H, D, S])."""
+    shape, p = input.get_shape(), param.get_shape()
+    if axis == len(shape) - 1:
+        check_last_axis_param(op_name, operand, param, input)
+        return
+    fits = len(p) == len(shape) and all(
+        n == d if i == axis else n in (1, d) for i, (n, d) in enumerate(zip(p, shape))
+    )
+    if not fits:
+        raise OpTypeError(
+            op_name,
+            f"{kind} '{operand}' {fmt_shape(p)} must have rank {len(shape)}, "
+            f"{shape[axis]} on axis {axis} and 1 or the input's size elsewhere, "
+            f"for operand 'input' {fmt_shape(shape)}",
+        )
+
+
 def check_last_axis_param(
     op_name: str, operand: str, param: TensorType, input: TensorType
 ) -> None:

@@ -12,13 +12,19 @@ from xdsl.pattern_rewriter import (
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.base import is_compile_time_constant
 from xdsl_ane.dialects.mil.builders import Emitter
+from xdsl_ane.dialects.typing import int_prop
 
 
-def rms_scale(e: Emitter, x: SSAValue, eps: float) -> SSAValue:
-    """r = rsqrt(mean(x², last axis) + eps), keeping the last axis as 1. MIL's
-    rsqrt adds its epsilon under the root, which is exactly the + eps."""
-    mean_square = e(mil.ReduceMeanOp(e(mil.SquareOp(x)), [-1], keep_dims=True))
+def rms_scale(e: Emitter, x: SSAValue, eps: float, axis: int = -1) -> SSAValue:
+    """r = rsqrt(mean(x², axis) + eps), keeping the axis as 1. MIL's rsqrt
+    adds its epsilon under the root, which is exactly the + eps."""
+    mean_square = e(mil.ReduceMeanOp(e(mil.SquareOp(x)), [axis], keep_dims=True))
     return e(mil.RsqrtOp(mean_square, epsilon=eps))
+
+
+def norm_axis(op: rlx.RmsNormOp | rlx.RmsNormBackwardInputOp) -> int:
+    """The normalized axis of an RMSNorm op, −1 (the last) when absent."""
+    return int_prop(op.properties, "axis", -1)
 
 
 class LowerRmsNorm(RewritePattern):
@@ -27,7 +33,8 @@ class LowerRmsNorm(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.RmsNormOp, rewriter: PatternRewriter) -> None:
         e = Emitter(rewriter)
-        normalized = e(mil.MulOp(op.input, rms_scale(e, op.input, op.eps.value.data)))
+        r = rms_scale(e, op.input, op.eps.value.data, norm_axis(op))
+        normalized = e(mil.MulOp(op.input, r))
         rewriter.replace(op, mil.MulOp(normalized, op.gamma))
 
 

@@ -13,8 +13,8 @@ from xdsl.pattern_rewriter import (
 
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.builders import Emitter
-from xdsl_ane.dialects.typing import shape_of
-from xdsl_ane.passes.rlx_to_mil.normalization import rms_scale
+from xdsl_ane.dialects.typing import ints_prop, shape_of
+from xdsl_ane.passes.rlx_to_mil.normalization import norm_axis, rms_scale
 
 
 class LowerRmsNormBackwardInput(RewritePattern):
@@ -27,16 +27,19 @@ class LowerRmsNormBackwardInput(RewritePattern):
         self, op: rlx.RmsNormBackwardInputOp, rewriter: PatternRewriter
     ) -> None:
         e = Emitter(rewriter)
-        r = rms_scale(e, op.input, op.eps.value.data)
+        axis = norm_axis(op)
+        r = rms_scale(e, op.input, op.eps.value.data, axis)
         n = e(mil.MulOp(op.input, r))
         g = e(mil.MulOp(op.gamma, op.d_out))
-        mean_ng = e(mil.ReduceMeanOp(e(mil.MulOp(n, g)), [-1], keep_dims=True))
+        mean_ng = e(mil.ReduceMeanOp(e(mil.MulOp(n, g)), [axis], keep_dims=True))
         correction = e(mil.MulOp(n, mean_ng))
         rewriter.replace(op, mil.MulOp(r, e(mil.SubOp(g, correction))))
 
 
 class LowerRmsNormBackwardGamma(RewritePattern):
-    """dγ = Σ over all leading axes of dy · x · rsqrt(mean(x²) + eps)."""
+    """dγ = Σ of dy · x · rsqrt(mean(x², axis) + eps) over the axes γ
+    broadcasts along: the leading axes for γ [D] (dropped), those where
+    `gamma_shape` is 1 otherwise (kept)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
@@ -44,13 +47,19 @@ class LowerRmsNormBackwardGamma(RewritePattern):
     ) -> None:
         e = Emitter(rewriter)
         x = op.input
-        normalized = e(mil.MulOp(x, rms_scale(e, x, op.eps.value.data)))
-        contribution = e(mil.MulOp(normalized, op.d_out))
-        leading = list(range(len(shape_of(x)) - 1))
-        if not leading:
+        r = rms_scale(e, x, op.eps.value.data, norm_axis(op))
+        contribution = e(mil.MulOp(e(mil.MulOp(x, r)), op.d_out))
+        shape = shape_of(x)
+        gamma_shape = ints_prop(op.properties, "gamma_shape")
+        if gamma_shape is None:
+            summed, keep = list(range(len(shape) - 1)), False
+        else:
+            summed = [i for i, n in enumerate(gamma_shape) if n == 1 and shape[i] != 1]
+            keep = True
+        if not summed:
             rewriter.replace(op, [], [contribution])
             return
-        rewriter.replace(op, mil.ReduceSumOp(contribution, leading, keep_dims=False))
+        rewriter.replace(op, mil.ReduceSumOp(contribution, summed, keep_dims=keep))
 
 
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)

@@ -99,3 +99,22 @@ func.func @attention_backward_gqa(%q: tensor<2x6x3x8xf32>, %k: tensor<2x2x4x8xf3
   %dv = rlx.attention_backward %q, %k, %v, %dy {wrt = "value", mask = "causal"} : (tensor<2x6x3x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x6x3x8xf32>) -> tensor<2x2x4x8xf32>
   func.return
 }
+
+// layout = "bhds": the head dimension before the sequence, [B, H, D, S]; the RoPE tables stay [S, D/2].
+// CHECK-LABEL: func.func @bhds(
+// GENERIC-LABEL: "func.func"() <{sym_name = "bhds"
+func.func @bhds(%x: tensor<1x2x8x3xf32>, %g: tensor<1x2x8x1xf32>, %dy: tensor<1x2x8x3xf32>, %cos: tensor<3x4xf32>, %sin: tensor<3x4xf32>, %v: tensor<1x2x5x3xf32>) {
+  // CHECK-NEXT: %r = rlx.rope %x, %cos, %sin {style = "half", layout = "bhds"} : (tensor<1x2x8x3xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<1x2x8x3xf32>
+  // GENERIC: %r = "rlx.rope"(%x, %cos, %sin) <{style = "half", layout = "bhds"}> : (tensor<1x2x8x3xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<1x2x8x3xf32>
+  %r = rlx.rope %x, %cos, %sin {style = "half", layout = "bhds"} : (tensor<1x2x8x3xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<1x2x8x3xf32>
+  // CHECK-NEXT: %rb = rlx.rope_backward %x, %cos, %sin {style = "interleaved", layout = "bhds"} : (tensor<1x2x8x3xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<1x2x8x3xf32>
+  // GENERIC-NEXT: %rb = "rlx.rope_backward"(%x, %cos, %sin) <{style = "interleaved", layout = "bhds"}> : (tensor<1x2x8x3xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<1x2x8x3xf32>
+  %rb = rlx.rope_backward %x, %cos, %sin {style = "interleaved", layout = "bhds"} : (tensor<1x2x8x3xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<1x2x8x3xf32>
+  // CHECK-NEXT: %a = rlx.attention %x, %x, %v {layout = "bhds", mask = "causal"} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x5x3xf32>) -> tensor<1x2x5x3xf32>
+  // GENERIC-NEXT: %a = "rlx.attention"(%x, %x, %v) <{layout = "bhds", mask = "causal"}> : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x5x3xf32>) -> tensor<1x2x5x3xf32>
+  %a = rlx.attention %x, %x, %v {layout = "bhds", mask = "causal"} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x5x3xf32>) -> tensor<1x2x5x3xf32>
+  // CHECK-NEXT: %ab = rlx.attention_backward %x, %x, %v, %a {layout = "bhds", wrt = "key"} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x5x3xf32>, tensor<1x2x5x3xf32>) -> tensor<1x2x8x3xf32>
+  // GENERIC-NEXT: %ab = "rlx.attention_backward"(%x, %x, %v, %a) <{layout = "bhds", wrt = "key"}> : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x5x3xf32>, tensor<1x2x5x3xf32>) -> tensor<1x2x8x3xf32>
+  %ab = rlx.attention_backward %x, %x, %v, %a {layout = "bhds", wrt = "key"} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x5x3xf32>, tensor<1x2x5x3xf32>) -> tensor<1x2x8x3xf32>
+  func.return
+}

@@ -265,3 +265,33 @@ func.func @attention_backward_bad_mask(%q: tensor<1x4x5x16xf32>, %k: tensor<1x4x
   %dq = rlx.attention_backward %q, %k, %v, %dy {wrt = "query", mask = "Causal"} : (tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>, tensor<1x4x5x16xf32>) -> tensor<1x4x5x16xf32>
   func.return
 }
+
+// -----
+
+// The layout is "bhsd" or "bhds".
+// CHECK: Operation does not verify: rlx.rope: property 'layout' is "bshd", expected one of "bhsd", "bhds"
+func.func @rope_bad_layout(%x: tensor<1x2x4x8xf32>, %cos: tensor<4x4xf32>, %sin: tensor<4x4xf32>) {
+  %y = rlx.rope %x, %cos, %sin {style = "half", layout = "bshd"} : (tensor<1x2x4x8xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x8xf32>
+  func.return
+}
+
+
+// -----
+
+// In "bhds" the input is [B, H, D, S]; the tables stay [S, D/2].
+// CHECK: Operation does not verify: rlx.rope: operand 'cos' [8, 2] must be [4, 4] for operand 'input' [1, 2, 8, 4]
+func.func @rope_bhds_tables(%x: tensor<1x2x8x4xf32>, %cos: tensor<8x2xf32>, %sin: tensor<8x2xf32>) {
+  %y = rlx.rope %x, %cos, %sin {style = "half", layout = "bhds"} : (tensor<1x2x8x4xf32>, tensor<8x2xf32>, tensor<8x2xf32>) -> tensor<1x2x8x4xf32>
+  func.return
+}
+
+
+// -----
+
+// In "bhds" k is [B, Hkv, D, Skv]: its D must be q's (axis 2).
+// CHECK: Operation does not verify: rlx.attention: operand 'k' [1, 2, 4, 8] must be [1, Hkv, 8, Skv] for operand 'q' [1, 2, 8, 4]
+func.func @attention_bhds_k(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x4x8xf32>, %v: tensor<1x2x8x4xf32>) {
+  %y = rlx.attention %q, %k, %v {layout = "bhds"} : (tensor<1x2x8x4xf32>, tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  func.return
+}
+

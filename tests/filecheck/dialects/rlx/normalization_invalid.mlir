@@ -64,3 +64,23 @@ func.func @layer_norm_result(%x: tensor<4x32xf32>, %g: tensor<32xf32>, %b: tenso
   %y = rlx.layer_norm %x, %g, %b {eps = 1.0e-05 : f32} : (tensor<4x32xf32>, tensor<32xf32>, tensor<32xf32>) -> tensor<4x32xf16>
   func.return
 }
+
+// -----
+
+// Over an axis other than the last, gamma has the input's rank (a gamma per head [1, H, D, 1]).
+// CHECK: Operation does not verify: rlx.rms_norm: operand 'gamma' [8] must have rank 4, 8 on axis 2 and 1 or the input's size elsewhere, for operand 'input' [1, 2, 8, 3]
+func.func @rms_norm_axis_gamma(%x: tensor<1x2x8x3xf32>, %g: tensor<8xf32>) {
+  %y = rlx.rms_norm %x, %g {eps = 1.0e-06 : f32, axis = 2 : i64} : (tensor<1x2x8x3xf32>, tensor<8xf32>) -> tensor<1x2x8x3xf32>
+  func.return
+}
+
+
+// -----
+
+// The axis must index the input.
+// CHECK: Operation does not verify: rlx.rms_norm: property 'axis' value 4 is out of range [-4, 4) for operand 'input' [1, 2, 8, 3]
+func.func @rms_norm_axis_range(%x: tensor<1x2x8x3xf32>, %g: tensor<3xf32>) {
+  %y = rlx.rms_norm %x, %g {eps = 1.0e-06 : f32, axis = 4 : i64} : (tensor<1x2x8x3xf32>, tensor<3xf32>) -> tensor<1x2x8x3xf32>
+  func.return
+}
+

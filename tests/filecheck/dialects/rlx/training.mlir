@@ -39,3 +39,16 @@ func.func @activation_backward(%x: tensor<4x32xf32>, %dy: tensor<4x32xf32>, %h: 
   %tanh = rlx.activation_backward %h, %dh {kind = "tanh"} : (tensor<2x8xf16>, tensor<2x8xf16>) -> tensor<2x8xf16>
   func.return
 }
+
+// The RMSNorm gradients over axis 2; gamma_shape gives the per-head gradient.
+// CHECK-LABEL: func.func @rms_norm_backward_axis(
+// GENERIC-LABEL: "func.func"() <{sym_name = "rms_norm_backward_axis"
+func.func @rms_norm_backward_axis(%x: tensor<1x2x8x3xf32>, %g: tensor<1x2x8x1xf32>, %dy: tensor<1x2x8x3xf32>) {
+  // CHECK-NEXT: %dx = rlx.rms_norm_backward_input %x, %g, %dy {eps = 1.000000e-06 : f32, axis = 2 : i64} : (tensor<1x2x8x3xf32>, tensor<1x2x8x1xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x8x3xf32>
+  // GENERIC: %dx = "rlx.rms_norm_backward_input"(%x, %g, %dy) <{eps = 1.000000e-06 : f32, axis = 2 : i64}> : (tensor<1x2x8x3xf32>, tensor<1x2x8x1xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x8x3xf32>
+  %dx = rlx.rms_norm_backward_input %x, %g, %dy {eps = 1.000000e-06 : f32, axis = 2 : i64} : (tensor<1x2x8x3xf32>, tensor<1x2x8x1xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x8x3xf32>
+  // CHECK-NEXT: %dg = rlx.rms_norm_backward_gamma %x, %dy {eps = 1.000000e-06 : f32, axis = 2 : i64, gamma_shape = array<i64: 1, 2, 8, 1>} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x8x1xf32>
+  // GENERIC-NEXT: %dg = "rlx.rms_norm_backward_gamma"(%x, %dy) <{eps = 1.000000e-06 : f32, axis = 2 : i64, gamma_shape = array<i64: 1, 2, 8, 1>}> : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x8x1xf32>
+  %dg = rlx.rms_norm_backward_gamma %x, %dy {eps = 1.000000e-06 : f32, axis = 2 : i64, gamma_shape = array<i64: 1, 2, 8, 1>} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x8x1xf32>
+  func.return
+}

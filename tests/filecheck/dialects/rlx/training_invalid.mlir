@@ -64,3 +64,23 @@ func.func @activation_backward_result(%x: tensor<4x32xf16>, %dy: tensor<4x32xf16
   %dx = rlx.activation_backward %x, %dy {kind = "gelu"} : (tensor<4x32xf16>, tensor<4x32xf16>) -> tensor<4x32xf32>
   func.return
 }
+
+// -----
+
+// Over an axis other than the last, the gradient's shape must be given.
+// CHECK: Operation does not verify: rlx.rms_norm_backward_gamma: property 'gamma_shape' is needed for axis 2, which is not the last of operand 'input' [1, 2, 8, 3]
+func.func @gamma_shape_needed(%x: tensor<1x2x8x3xf32>, %dy: tensor<1x2x8x3xf32>) {
+  %y = rlx.rms_norm_backward_gamma %x, %dy {eps = 1.0e-06 : f32, axis = 2 : i64} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>) -> tensor<8xf32>
+  func.return
+}
+
+
+// -----
+
+// gamma_shape follows gamma's rule.
+// CHECK: Operation does not verify: rlx.rms_norm_backward_gamma: property 'gamma_shape' [1, 2, 4, 1] must have rank 4, 8 on axis 2 and 1 or the input's size elsewhere, for operand 'input' [1, 2, 8, 3]
+func.func @gamma_shape_bad(%x: tensor<1x2x8x3xf32>, %dy: tensor<1x2x8x3xf32>) {
+  %y = rlx.rms_norm_backward_gamma %x, %dy {eps = 1.0e-06 : f32, axis = 2 : i64, gamma_shape = array<i64: 1, 2, 4, 1>} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x4x1xf32>
+  func.return
+}
+

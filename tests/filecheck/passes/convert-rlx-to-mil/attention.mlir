@@ -348,3 +348,97 @@ func.func @attention_backward_key_gqa(%q: tensor<1x4x3x8xf32>, %k: tensor<1x2x3x
   %y = rlx.attention_backward %q, %k, %v, %dy {wrt = "key"} : (tensor<1x4x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x4x3x8xf32>) -> tensor<1x2x3x8xf32>
   func.return %y : tensor<1x2x3x8xf32>
 }
+
+// layout = "bhds" (x [B, H, D, S]): the halves are slices along axis 2, and
+// the tables [S, D/2] given at run time are transposed to [D/2, S].
+// CHECK-LABEL: func.func @rope_half_bhds(
+// CHECK-NEXT:  [[A:%.+]] = mil.slice_by_size %x {begin = array<i64: 0, 0, 0, 0>, size = array<i64: -1, -1, 2, -1>} : (tensor<1x2x4x3xf32>) -> tensor<1x2x2x3xf32>
+// CHECK-NEXT:  [[B:%.+]] = mil.slice_by_size %x {begin = array<i64: 0, 0, 2, 0>, size = array<i64: -1, -1, 2, -1>} : (tensor<1x2x4x3xf32>) -> tensor<1x2x2x3xf32>
+// CHECK-NEXT:  [[COS:%.+]] = mil.transpose %cos {perm = array<i64: 1, 0>} : (tensor<3x2xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:  [[SIN:%.+]] = mil.transpose %sin {perm = array<i64: 1, 0>} : (tensor<3x2xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:  [[A_COS:%.+]] = mil.mul [[A]], [[COS]] : (tensor<1x2x2x3xf32>, tensor<2x3xf32>) -> tensor<1x2x2x3xf32>
+// CHECK-NEXT:  [[B_SIN:%.+]] = mil.mul [[B]], [[SIN]] : (tensor<1x2x2x3xf32>, tensor<2x3xf32>) -> tensor<1x2x2x3xf32>
+// CHECK-NEXT:  [[A_SIN:%.+]] = mil.mul [[A]], [[SIN]] : (tensor<1x2x2x3xf32>, tensor<2x3xf32>) -> tensor<1x2x2x3xf32>
+// CHECK-NEXT:  [[B_COS:%.+]] = mil.mul [[B]], [[COS]] : (tensor<1x2x2x3xf32>, tensor<2x3xf32>) -> tensor<1x2x2x3xf32>
+// CHECK-NEXT:  [[NEW_A:%.+]] = mil.sub [[A_COS]], [[B_SIN]] : (tensor<1x2x2x3xf32>, tensor<1x2x2x3xf32>) -> tensor<1x2x2x3xf32>
+// CHECK-NEXT:  [[NEW_B:%.+]] = mil.add [[A_SIN]], [[B_COS]] : (tensor<1x2x2x3xf32>, tensor<1x2x2x3xf32>) -> tensor<1x2x2x3xf32>
+// CHECK-NEXT:  [[Y:%.+]] = mil.concat [[NEW_A]], [[NEW_B]] {axis = 2 : i64, interleave = false} : (tensor<1x2x2x3xf32>, tensor<1x2x2x3xf32>) -> tensor<1x2x4x3xf32>
+// CHECK-NEXT:  func.return [[Y]] : tensor<1x2x4x3xf32>
+func.func @rope_half_bhds(%x: tensor<1x2x4x3xf32>, %cos: tensor<3x2xf32>, %sin: tensor<3x2xf32>) -> tensor<1x2x4x3xf32> {
+  %y = rlx.rope %x, %cos, %sin {style = "half", layout = "bhds"} : (tensor<1x2x4x3xf32>, tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<1x2x4x3xf32>
+  func.return %y : tensor<1x2x4x3xf32>
+}
+
+// Inline constant tables fold at compile time: x rotated by -theta is
+// x*C - swap(x)*S~ with C = [cos, cos] and S~ = [-sin, sin] [S, D], so the
+// rotation costs the swap (two slices, a concat), two muls and a sub.
+// CHECK-LABEL: func.func @rope_backward_half_constant_tables(
+// CHECK:       [[A:%.+]] = mil.slice_by_size %x {begin = array<i64: 0, 0, 0, 0>, size = array<i64: -1, -1, -1, 2>}
+// CHECK-NEXT:  [[B:%.+]] = mil.slice_by_size %x {begin = array<i64: 0, 0, 0, 2>, size = array<i64: -1, -1, -1, 2>}
+// CHECK-NEXT:  [[SWAP:%.+]] = mil.concat [[B]], [[A]] {axis = -1 : i64, interleave = false} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x4xf32>
+// CHECK-NEXT:  [[SIGNED_SIN:%.+]] = mil.const dense<{{\[}}[-2.000000e+00, -3.000000e+00, 2.000000e+00, 3.000000e+00], [-4.000000e+00, -5.000000e+00, 4.000000e+00, 5.000000e+00]]> : tensor<2x4xf32>
+// CHECK-NEXT:  [[ROTATED:%.+]] = mil.mul [[SWAP]], [[SIGNED_SIN]]
+// CHECK-NEXT:  [[C:%.+]] = mil.const dense<{{\[}}[1.000000e+00, 5.000000e-01, 1.000000e+00, 5.000000e-01], [2.500000e-01, 1.250000e-01, 2.500000e-01, 1.250000e-01]]> : tensor<2x4xf32>
+// CHECK-NEXT:  [[SCALED:%.+]] = mil.mul %x, [[C]]
+// CHECK-NEXT:  [[Y:%.+]] = mil.sub [[SCALED]], [[ROTATED]]
+// CHECK-NEXT:  func.return [[Y]] : tensor<1x2x2x4xf32>
+func.func @rope_backward_half_constant_tables(%x: tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32> {
+  %cos = rlx.constant dense<[[1.0, 0.5], [0.25, 0.125]]> : tensor<2x2xf32>
+  %sin = rlx.constant dense<[[2.0, 3.0], [4.0, 5.0]]> : tensor<2x2xf32>
+  %y = rlx.rope_backward %x, %cos, %sin {style = "half"} : (tensor<1x2x2x4xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<1x2x2x4xf32>
+  func.return %y : tensor<1x2x2x4xf32>
+}
+
+// Interleaved pairs in "bhds": the swap exchanges the two rows of the view
+// [B*H, D/2, 2, S]; C [D, S] repeats each pair's cosine, S~ signs its sine.
+// CHECK-LABEL: func.func @rope_interleaved_bhds_constant_tables(
+// CHECK:       [[PAIRS:%.+]] = mil.reshape %x {shape = array<i64: 2, 2, 2, 2>}
+// CHECK-NEXT:  [[EVEN:%.+]] = mil.slice_by_size [[PAIRS]] {begin = array<i64: 0, 0, 0, 0>, size = array<i64: -1, -1, 1, -1>}
+// CHECK-NEXT:  [[ODD:%.+]] = mil.slice_by_size [[PAIRS]] {begin = array<i64: 0, 0, 1, 0>, size = array<i64: -1, -1, 1, -1>}
+// CHECK-NEXT:  [[JOINED:%.+]] = mil.concat [[ODD]], [[EVEN]] {axis = 2 : i64, interleave = false}
+// CHECK-NEXT:  [[SWAP:%.+]] = mil.reshape [[JOINED]] {shape = array<i64: 1, 2, 4, 2>}
+// CHECK-NEXT:  [[SIGNED_SIN:%.+]] = mil.const dense<{{\[}}[-2.000000e+00, -4.000000e+00], [2.000000e+00, 4.000000e+00], [-3.000000e+00, -5.000000e+00], [3.000000e+00, 5.000000e+00]]> : tensor<4x2xf32>
+// CHECK-NEXT:  [[ROTATED:%.+]] = mil.mul [[SWAP]], [[SIGNED_SIN]]
+// CHECK-NEXT:  [[C:%.+]] = mil.const dense<{{\[}}[1.000000e+00, 2.500000e-01], [1.000000e+00, 2.500000e-01], [5.000000e-01, 1.250000e-01], [5.000000e-01, 1.250000e-01]]> : tensor<4x2xf32>
+// CHECK-NEXT:  [[SCALED:%.+]] = mil.mul %x, [[C]]
+// CHECK-NEXT:  [[Y:%.+]] = mil.add [[SCALED]], [[ROTATED]]
+// CHECK-NEXT:  func.return [[Y]] : tensor<1x2x4x2xf32>
+func.func @rope_interleaved_bhds_constant_tables(%x: tensor<1x2x4x2xf32>) -> tensor<1x2x4x2xf32> {
+  %cos = rlx.constant dense<[[1.0, 0.5], [0.25, 0.125]]> : tensor<2x2xf32>
+  %sin = rlx.constant dense<[[2.0, 3.0], [4.0, 5.0]]> : tensor<2x2xf32>
+  %y = rlx.rope %x, %cos, %sin {style = "interleaved", layout = "bhds"} : (tensor<1x2x4x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<1x2x4x2xf32>
+  func.return %y : tensor<1x2x4x2xf32>
+}
+
+// Attention in "bhds" (q, k [B, H, D, S], v [B, H, Dv, S]): the scores are
+// q^T*k, and the output [B, H, Dv, S] is v*P^T; no transposes.
+// CHECK-LABEL: func.func @attention_bhds(
+// CHECK-NEXT:  [[SCORES:%.+]] = mil.matmul %q, %k {transpose_x = true, transpose_y = false} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x3x3xf32>
+// CHECK-NEXT:  [[SCALE:%.+]] = mil.const dense<0.353553385> : tensor<f32>
+// CHECK-NEXT:  [[SCALED:%.+]] = mil.mul [[SCORES]], [[SCALE]]
+// CHECK-NEXT:  [[MASK:%.+]] = mil.const dense<{{\[\[\[}}[0.000000e+00, -1.000000e+04, -1.000000e+04], [0.000000e+00, 0.000000e+00, -1.000000e+04], [0.000000e+00, 0.000000e+00, 0.000000e+00]]]]> : tensor<1x1x3x3xf32>
+// CHECK-NEXT:  [[MASKED:%.+]] = mil.add [[SCALED]], [[MASK]]
+// CHECK-NEXT:  [[P:%.+]] = mil.softmax [[MASKED]] {axis = -1 : i64}
+// CHECK-NEXT:  [[Y:%.+]] = mil.matmul %v, [[P]] {transpose_x = false, transpose_y = true} : (tensor<1x2x5x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x5x3xf32>
+// CHECK-NEXT:  func.return [[Y]] : tensor<1x2x5x3xf32>
+func.func @attention_bhds(%q: tensor<1x2x8x3xf32>, %k: tensor<1x2x8x3xf32>, %v: tensor<1x2x5x3xf32>) -> tensor<1x2x5x3xf32> {
+  %y = rlx.attention %q, %k, %v {layout = "bhds", mask = "causal"} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x5x3xf32>) -> tensor<1x2x5x3xf32>
+  func.return %y : tensor<1x2x5x3xf32>
+}
+
+// Its gradients in "bhds": dP = dO^T*v; dQ^T = k*dS^T, dK^T = q*dS (each
+// times the scale), dV^T = dO*P.
+// CHECK-LABEL: func.func @attention_backward_bhds(
+// CHECK:       [[DP:%.+]] = mil.matmul %dy, %v {transpose_x = true, transpose_y = false} : (tensor<1x2x5x3xf32>, tensor<1x2x5x3xf32>) -> tensor<1x2x3x3xf32>
+// CHECK:       [[DQ_T:%.+]] = mil.matmul %k, {{%.+}} {transpose_x = false, transpose_y = true} : (tensor<1x2x8x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x8x3xf32>
+// CHECK-NEXT:  %dq = mil.mul [[DQ_T]], {{%.+}} : (tensor<1x2x8x3xf32>, tensor<f32>) -> tensor<1x2x8x3xf32>
+// CHECK:       [[DK_T:%.+]] = mil.matmul %q, {{%.+}} {transpose_x = false, transpose_y = false} : (tensor<1x2x8x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x8x3xf32>
+// CHECK-NEXT:  %dk = mil.mul [[DK_T]], {{%.+}} : (tensor<1x2x8x3xf32>, tensor<f32>) -> tensor<1x2x8x3xf32>
+// CHECK:       [[P:%.+]] = mil.softmax
+// CHECK-NEXT:  %dv = mil.matmul %dy, [[P]] {transpose_x = false, transpose_y = false} : (tensor<1x2x5x3xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x5x3xf32>
+func.func @attention_backward_bhds(%q: tensor<1x2x8x3xf32>, %k: tensor<1x2x8x3xf32>, %v: tensor<1x2x5x3xf32>, %dy: tensor<1x2x5x3xf32>) -> (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x5x3xf32>) {
+  %dq = rlx.attention_backward %q, %k, %v, %dy {layout = "bhds", wrt = "query"} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x5x3xf32>, tensor<1x2x5x3xf32>) -> tensor<1x2x8x3xf32>
+  %dk = rlx.attention_backward %q, %k, %v, %dy {layout = "bhds", wrt = "key"} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x5x3xf32>, tensor<1x2x5x3xf32>) -> tensor<1x2x8x3xf32>
+  %dv = rlx.attention_backward %q, %k, %v, %dy {layout = "bhds", wrt = "value"} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x5x3xf32>, tensor<1x2x5x3xf32>) -> tensor<1x2x5x3xf32>
+  func.return %dq, %dk, %dv : tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>, tensor<1x2x5x3xf32>
+}

@@ -32,6 +32,20 @@ func.func @rms_norm_f16(%x: tensor<1x2x3xf16>, %g: tensor<3xf16>) -> tensor<1x2x
   func.return %y : tensor<1x2x3xf16>
 }
 
+// axis = 2: over the D of [1, H, D, S] heads (QK-norm), with a gamma
+// [1, H, D, 1] per head.
+// CHECK-LABEL: func.func @rms_norm_axis(
+// CHECK-NEXT:  [[SQUARE:%.+]] = mil.square %x : tensor<1x2x8x3xf32>
+// CHECK-NEXT:  [[MEAN_SQUARE:%.+]] = mil.reduce_mean [[SQUARE]] {axes = array<i64: 2>, keep_dims = true} : (tensor<1x2x8x3xf32>) -> tensor<1x2x1x3xf32>
+// CHECK-NEXT:  [[RMS:%.+]] = mil.rsqrt [[MEAN_SQUARE]] {epsilon = 1.000000e-06 : f32} : tensor<1x2x1x3xf32>
+// CHECK-NEXT:  [[NORMALIZED:%.+]] = mil.mul %x, [[RMS]] : (tensor<1x2x8x3xf32>, tensor<1x2x1x3xf32>) -> tensor<1x2x8x3xf32>
+// CHECK-NEXT:  [[Y:%.+]] = mil.mul [[NORMALIZED]], %g : (tensor<1x2x8x3xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x3xf32>
+// CHECK-NEXT:  func.return [[Y]] : tensor<1x2x8x3xf32>
+func.func @rms_norm_axis(%x: tensor<1x2x8x3xf32>, %g: tensor<1x2x8x1xf32>) -> tensor<1x2x8x3xf32> {
+  %y = rlx.rms_norm %x, %g {eps = 1.0e-06 : f32, axis = 2 : i64} : (tensor<1x2x8x3xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x3xf32>
+  func.return %y : tensor<1x2x8x3xf32>
+}
+
 // layer_norm -> MIL layer_norm over axes [-1] with gamma, beta and epsilon.
 // MIL requires gamma and beta to be consts: weights (rlx.param) here.
 // CHECK-LABEL: func.func @layer_norm(

@@ -200,3 +200,16 @@ func.func @activation_backward_tanh(%x: tensor<2x3xf32>, %dy: tensor<2x3xf32>) -
   %y = rlx.activation_backward %x, %dy {kind = "tanh"} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   func.return %y : tensor<2x3xf32>
 }
+
+// axis = 2 with gamma_shape [1, H, D, 1]: the mean is over axis 2, and
+// dgamma keeps a gradient per head, summed over the sequence only.
+// CHECK-LABEL: func.func @rms_norm_backward_axis(
+// CHECK:       [[MEAN_NG:%.+]] = mil.reduce_mean {{%.+}} {axes = array<i64: 2>, keep_dims = true} : (tensor<1x2x8x3xf32>) -> tensor<1x2x1x3xf32>
+// CHECK:       %dx = mil.mul {{%.+}}, {{%.+}} : (tensor<1x2x1x3xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x8x3xf32>
+// CHECK:       [[CONTRIBUTION:%.+]] = mil.mul {{%.+}}, %dy : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x8x3xf32>
+// CHECK-NEXT:  %dg = mil.reduce_sum [[CONTRIBUTION]] {axes = array<i64: 3>, keep_dims = true} : (tensor<1x2x8x3xf32>) -> tensor<1x2x8x1xf32>
+func.func @rms_norm_backward_axis(%x: tensor<1x2x8x3xf32>, %g: tensor<1x2x8x1xf32>, %dy: tensor<1x2x8x3xf32>) -> (tensor<1x2x8x3xf32>, tensor<1x2x8x1xf32>) {
+  %dx = rlx.rms_norm_backward_input %x, %g, %dy {eps = 1.0e-06 : f32, axis = 2 : i64} : (tensor<1x2x8x3xf32>, tensor<1x2x8x1xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x8x3xf32>
+  %dg = rlx.rms_norm_backward_gamma %x, %dy {eps = 1.0e-06 : f32, axis = 2 : i64, gamma_shape = array<i64: 1, 2, 8, 1>} : (tensor<1x2x8x3xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x8x1xf32>
+  func.return %dx, %dg : tensor<1x2x8x3xf32>, tensor<1x2x8x1xf32>
+}
