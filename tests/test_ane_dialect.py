@@ -226,3 +226,17 @@ def test_a_record_of_another_kind_is_an_error():
     function.attributes[ane.PACKING] = StringAttr("{}")
     with pytest.raises(VerifyException, match="@f: ane.packing must be"):
         ane.packing(function)
+
+
+def test_an_invalid_record_is_an_error_at_its_position():
+    text = (
+        "func.func @f() attributes {ane.arg_layouts = "
+        "[#ane.layout<sc, logical = [4, 8], ane = [1, 8, 1, 8]>]} {\n"
+        "  func.return\n}\n"
+    )
+    with pytest.raises(xdsl_ane.XdslAneError) as raised:
+        parse_module_text(text, "f.mlir")
+    assert str(raised.value) == (
+        "f.mlir:1:58: #ane.layout: logical [4, 8] and ane [1, 8, 1, 8] differ in "
+        "element count"
+    )

@@ -119,6 +119,21 @@ def parse_field(parser: AttrParser, keyword: str) -> None:
 AttrT = TypeVar("AttrT", bound=Attribute)
 
 
+def verified(
+    parser: AttrParser,
+    cls: type[ParametrizedAttribute],
+    start: int,
+    params: Sequence[Attribute],
+) -> Sequence[Attribute]:
+    """The parsed `params` of a `cls`, verified while the parser can still
+    point at them: an invalid record is an error at its position."""
+    try:
+        cls.new(params)
+    except VerifyException as e:
+        parser.raise_error(str(e), start, parser.pos)
+    return params
+
+
 def parse_records(parser: AttrParser, kind: type[AttrT]) -> list[AttrT]:
     """`[#ane.kind<...>, ...]`."""
 
@@ -205,13 +220,15 @@ class LayoutAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         with parser.in_angle_brackets():
             kind = parser.parse_identifier()
             parse_field(parser, "logical")
             logical = parse_ints(parser)
             parse_field(parser, "ane")
             ane = parse_ints(parser)
-        return (StringAttr(kind), i64_array(logical), i64_array(ane))
+        params = (StringAttr(kind), i64_array(logical), i64_array(ane))
+        return verified(parser, cls, start, params)
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -279,6 +296,7 @@ class WeightArgAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         with parser.in_angle_brackets():
             weight = parser.parse_str_literal()
             parse_field(parser, "arg")
@@ -297,7 +315,13 @@ class WeightArgAttr(ParametrizedAttribute):
                     at,
                     parser.pos,
                 )
-        return (StringAttr(weight), IntAttr(arg), i64_array(shape), StringAttr(stored))
+        params = (
+            StringAttr(weight),
+            IntAttr(arg),
+            i64_array(shape),
+            StringAttr(stored),
+        )
+        return verified(parser, cls, start, params)
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -412,6 +436,7 @@ class PackedTensorAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         with parser.in_angle_brackets():
             tensor_name = parser.parse_str_literal()
             parser.parse_punctuation(",")
@@ -433,7 +458,7 @@ class PackedTensorAttr(ParametrizedAttribute):
                 parser.parse_punctuation("=")
                 view = parse_ints(parser)
         axis, offset, length = values
-        return (
+        params = (
             StringAttr(tensor_name),
             StringAttr(port),
             IntAttr(index),
@@ -443,6 +468,7 @@ class PackedTensorAttr(ParametrizedAttribute):
             IntAttr(length),
             optional_i64_array(view),
         )
+        return verified(parser, cls, start, params)
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -511,13 +537,14 @@ class PackedBufferAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         with parser.in_angle_brackets():
             parser.parse_keyword("shape")
             parser.parse_punctuation("=")
             shape = parse_ints(parser)
             parse_field(parser, "tensors")
             tensors = parse_records(parser, PackedTensorAttr)
-        return (i64_array(shape), ArrayAttr(tensors))
+        return verified(parser, cls, start, (i64_array(shape), ArrayAttr(tensors)))
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -563,13 +590,15 @@ class PackingAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        start = parser.pos
         with parser.in_angle_brackets():
             function = parser.parse_str_literal()
             parse_field(parser, "inputs")
             inputs = parse_records(parser, PackedBufferAttr)
             parse_field(parser, "outputs")
             outputs = parse_records(parser, PackedBufferAttr)
-        return (StringAttr(function), ArrayAttr(inputs), ArrayAttr(outputs))
+        params = (StringAttr(function), ArrayAttr(inputs), ArrayAttr(outputs))
+        return verified(parser, cls, start, params)
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():

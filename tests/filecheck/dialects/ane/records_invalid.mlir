@@ -1,6 +1,7 @@
-// RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
+// RUN: xdsl-opt %s --parsing-diagnostics --split-input-file | filecheck %s
 
-// Verifier errors of the ane dialect's records.
+// Verifier errors of the ane dialect's records, reported where the record
+// is parsed.
 
 // CHECK: #ane.layout: unknown kind 'nchw' (expected one of scalar, c, sc, bsc, bhsd, ane, state)
 func.func @unknown_kind() attributes {ane.arg_layouts = [#ane.layout<nchw, logical = [1, 8, 2, 2], ane = [1, 8, 1, 4]>]} {
