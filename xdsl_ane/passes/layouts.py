@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xdsl_ane.dialects.ane import LAYOUT_MAPS, LayoutAttr
+from xdsl_ane.dialects.ane import LayoutAttr
 
 
 class LayoutError(ValueError):
@@ -65,9 +65,6 @@ class Layout:
         assert tuple(x.shape) == self.ane, (x.shape, self.ane)
         y = np.transpose(x.reshape(self.permuted), self.inverse_perm)
         return np.ascontiguousarray(y).reshape(self.logical)
-
-    def describe(self) -> str:
-        return LAYOUT_MAPS[self.name]
 
     def record(self) -> LayoutAttr:
         """The `#ane.layout` record of a boundary tensor in this layout."""
