@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr
 
+from xdsl_ane.dialects import ane
 from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.passes.layouts import layout_of
 
@@ -23,20 +23,10 @@ def function_of(module: builtin.ModuleOp, name: str | None = None) -> func.FuncO
 
 def weight_arguments(function: func.FuncOp) -> list[tuple[int, str, bool]]:
     """(argument index, weight name, stored as [Cout, Cin]) per weight argument."""
-    records = function.attributes.get("ane.weight_args")
-    if records is None:
-        return []
-    assert isinstance(records, ArrayAttr)
-    out = []
-    for record in records.data:
-        assert isinstance(record, DictionaryAttr)
-        index = record.data["arg"]
-        name = record.data["weight"]
-        stored = record.data["stored"]
-        assert isinstance(index, IntegerAttr) and isinstance(name, StringAttr)
-        assert isinstance(stored, StringAttr)
-        out.append((index.value.data, name.data, stored.data == "[Cout, Cin]"))
-    return out
+    return [
+        (record.arg.data, record.weight.data, record.stored_out_in)
+        for record in ane.weight_args(function)
+    ]
 
 
 def ane_inputs(

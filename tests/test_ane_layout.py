@@ -15,6 +15,7 @@ from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects.ane import LayoutAttr, arg_layouts
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import random_inputs, run_function
 from xdsl_ane.models.transformer import (
@@ -101,10 +102,9 @@ def test_boundaries_are_recorded():
     module = lowered(build_attention_block(SMALL))
     MilAneLayoutPass().apply(Context(), module)
     function = function_of(module)
-    (arg,) = function.attributes["ane.arg_layouts"].data
-    assert arg.data["layout"].data == "bsc"
-    assert arg.data["logical"].get_values() == (1, 8, 64)
-    assert arg.data["ane"].get_values() == (1, 64, 1, 8)
+    (arg,) = arg_layouts(function)
+    assert arg == LayoutAttr("bsc", (1, 8, 64), (1, 64, 1, 8))
+    assert arg.map == "[1, S, C] -> [1, C, 1, S]"
     assert function.function_type.inputs.data[0] == tensor((1, 64, 1, 8), f32)
 
 
@@ -126,10 +126,7 @@ def attention_kernel(s: int, skv: int, h: int = 4, hkv: int = 2, d: int = 8):
 @pytest.mark.parametrize("s, skv", [(6, 6), (4, 6), (6, 4)])
 def test_head_layout_arguments(s, skv):
     ane = check_layout(attention_kernel(s, skv), {}, "static")
-    layouts = [
-        a.data["layout"].data
-        for a in function_of(ane).attributes["ane.arg_layouts"].data
-    ]
+    layouts = [a.kind.data for a in arg_layouts(function_of(ane))]
     assert layouts == ["bhsd", "bhsd", "bhsd"]
 
 

@@ -1,5 +1,5 @@
-"""mil-pack-io: packed kernels run on inputs packed by their manifest give
-the unpacked kernel's outputs."""
+"""mil-pack-io: packed kernels run on inputs packed as their `ane.packing`
+record says give the unpacked kernel's outputs."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects.ane import PackingAttr, packing
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.frontend.mlir import parse_module_text
 from xdsl_ane.interpreter.core import random_inputs, run_function
 from xdsl_ane.models.transformer import QWEN3_0_6B, BlockBuilder, build_function
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
 from xdsl_ane.passes.driver import make_context
-from xdsl_ane.passes.pack_io import MilPackIoPass, packing_of
+from xdsl_ane.passes.pack_io import MilPackIoPass
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
 
 SMALL = QWEN3_0_6B.with_(
@@ -27,25 +28,23 @@ SMALL = QWEN3_0_6B.with_(
 )
 
 
-def pack_inputs(manifest, arrays):
+def pack_inputs(packing: PackingAttr, arrays):
     """Packs per-argument arrays into the kernel's packed inputs."""
     packed = []
-    for group in manifest["inputs"]:
-        buffer = np.zeros(group["shape"], dtype=arrays[0].dtype)
-        for t in group["tensors"]:
-            a, b = t["offset"], t["offset"] + t["length"]
-            buffer[..., a:b] = arrays[t["arg"]].reshape(t.get("view", t["shape"]))
+    for group in packing.inputs:
+        buffer = np.zeros(group.buffer_shape, dtype=arrays[0].dtype)
+        for t in group.tensors:
+            buffer[..., t.span] = arrays[t.index.data].reshape(t.packed_shape)
         packed.append(buffer)
     return packed
 
 
-def unpack_outputs(manifest, outputs):
+def unpack_outputs(packing: PackingAttr, outputs):
     """Splits the packed results into the kernel's original results."""
     unpacked = {}
-    for group, value in zip(manifest["outputs"], outputs):
-        for t in group["tensors"]:
-            a, b = t["offset"], t["offset"] + t["length"]
-            unpacked[t["result"]] = value[:, a:b].reshape(t["shape"])
+    for group, value in zip(packing.outputs, outputs):
+        for t in group.tensors:
+            unpacked[t.index.data] = value[:, t.span].reshape(t.tensor_shape)
     return [unpacked[i] for i in sorted(unpacked)]
 
 
@@ -81,23 +80,23 @@ def test_packed_kernel_matches(mode):
     MilPackIoPass().apply(Context(), module)
     module.verify()
     function = function_of(module)
-    manifest = packing_of(function)
-    assert manifest is not None
+    record = packing(function)
+    assert record is not None
     # Every argument has 32 channels: one input; outputs share S: one output.
     assert len(function.function_type.inputs.data) == 1
     assert len(function.function_type.outputs.data) == 1
-    (group,) = manifest["inputs"]
+    (group,) = record.inputs
     spatial = 8 + 8 + (32 + 16 if mode == "dynamic" else 0)
-    assert group["shape"] == [1, 32, 1, spatial]
-    assert [t["name"] for t in group["tensors"]][:2] == ["x", "r"]
-    actual = run_function(module, pack_inputs(manifest, unpacked_args), weights)
-    for a, e in zip(unpack_outputs(manifest, actual), expected):
+    assert group.buffer_shape == (1, 32, 1, spatial)
+    assert [t.tensor_name.data for t in group.tensors][:2] == ["x", "r"]
+    actual = run_function(module, pack_inputs(record, unpacked_args), weights)
+    for a, e in zip(unpack_outputs(record, actual), expected):
         np.testing.assert_array_equal(a, e)
-    # The record is typed IR (no JSON in a string): it prints and parses back
-    # with the module.
-    assert isinstance(function.attributes["ane.packing"], builtin.DictionaryAttr)
+    # The record is typed IR (an #ane.packing attribute): it prints and
+    # parses back with the module.
+    assert "ane.packing = #ane.packing<" in str(module)
     reparsed = parse_module_text(str(module), "packed")
-    assert packing_of(function_of(reparsed)) == manifest
+    assert packing(function_of(reparsed)) == record
 
 
 def test_groups_by_channel_count():
@@ -112,15 +111,16 @@ def test_groups_by_channel_count():
 
     module = builtin.ModuleOp([build_function("f", text_types, body, ["a", "b", "c"])])
     MilPackIoPass().apply(Context(), module)
-    manifest = packing_of(function_of(module))
-    assert [g["shape"] for g in manifest["inputs"]] == [[1, 4, 1, 8], [1, 6, 1, 5]]
-    assert [g["shape"] for g in manifest["outputs"]] == [[1, 10, 1, 5], [1, 4, 1, 3]]
+    record = packing(function_of(module))
+    assert record is not None
+    assert [g.buffer_shape for g in record.inputs] == [(1, 4, 1, 8), (1, 6, 1, 5)]
+    assert [g.buffer_shape for g in record.outputs] == [(1, 10, 1, 5), (1, 4, 1, 3)]
     arrays = [
         np.random.default_rng(i).standard_normal(t.get_shape()).astype(np.float32)
         for i, t in enumerate(text_types)
     ]
-    outputs = run_function(module, pack_inputs(manifest, arrays), {})
-    for a, e in zip(unpack_outputs(manifest, outputs), arrays):
+    outputs = run_function(module, pack_inputs(record, arrays), {})
+    for a, e in zip(unpack_outputs(record, outputs), arrays):
         np.testing.assert_array_equal(a, e)
 
 
@@ -137,17 +137,18 @@ def test_views_make_one_input_and_one_output():
     MilPackIoPass().apply(Context(), module)
     module.verify()
     function = function_of(module)
-    manifest = packing_of(function)
-    assert [g["shape"] for g in manifest["inputs"]] == [[1, 4, 1, 8]]
-    assert manifest["inputs"][0]["tensors"][1]["view"] == [1, 4, 1, 6]
-    assert [g["shape"] for g in manifest["outputs"]] == [[1, 20, 1, 2]]
-    assert manifest["outputs"][0]["tensors"][1]["view"] == [1, 12, 1, 2]
+    record = packing(function)
+    assert record is not None
+    assert [g.buffer_shape for g in record.inputs] == [(1, 4, 1, 8)]
+    assert record.inputs.data[0].tensors.data[1].view_shape == (1, 4, 1, 6)
+    assert [g.buffer_shape for g in record.outputs] == [(1, 20, 1, 2)]
+    assert record.outputs.data[0].tensors.data[1].view_shape == (1, 12, 1, 2)
     arrays = [
         np.random.default_rng(i).standard_normal(t.get_shape()).astype(np.float32)
         for i, t in enumerate(types)
     ]
-    outputs = run_function(module, pack_inputs(manifest, arrays), {})
-    a, b, a2 = unpack_outputs(manifest, outputs)
+    outputs = run_function(module, pack_inputs(record, arrays), {})
+    a, b, a2 = unpack_outputs(record, outputs)
     np.testing.assert_array_equal(a, arrays[0])
     np.testing.assert_array_equal(b, arrays[1])
     np.testing.assert_array_equal(a2, arrays[0])

@@ -145,18 +145,19 @@ class CompiledModel:
         """What a runtime needs to drive each function: the `[1, C, 1, S]`
         layout of every argument and result, dynamic weight arguments and
         the packing of inputs and outputs."""
-        from xdsl_ane.dialects.records import record_value
-        from xdsl_ane.passes.pack_io import packing_of
+        from xdsl_ane.dialects import ane
 
         functions = {}
         for f in self.functions:
             entry: dict[str, Any] = {}
-            for key in ("ane.arg_layouts", "ane.result_layouts", "ane.weight_args"):
+            for key in (ane.ARG_LAYOUTS, ane.RESULT_LAYOUTS, ane.WEIGHT_ARGS):
                 if key in f.attributes:
-                    entry[key.removeprefix("ane.")] = record_value(f.attributes[key])
-            packing = packing_of(f)
+                    entry[key.removeprefix("ane.")] = [
+                        record.manifest() for record in ane.records(f, key)
+                    ]
+            packing = ane.packing(f)
             if packing is not None:
-                entry["packing"] = packing
+                entry["packing"] = packing.manifest()
             functions[f.sym_name.data] = entry
         return {"functions": functions}
 

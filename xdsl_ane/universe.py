@@ -31,6 +31,7 @@ XDSL_ANE_UNIVERSE = Universe(
     all_dialects={
         "rlx": lazy("xdsl_ane.dialects.rlx:RLX"),
         "mil": mil_dialect,
+        "ane": lazy("xdsl_ane.dialects.ane:ANE"),
     },
     all_passes={
         "rlx-gqa-tile": lazy("xdsl_ane.passes.gqa_tile:RlxGqaTilePass"),

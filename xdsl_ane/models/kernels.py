@@ -7,17 +7,16 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import ArrayAttr, StringAttr
 
-from xdsl_ane.dialects.records import record_value
+from xdsl_ane.dialects import ane
 from xdsl_ane.models.training import RESULT_NAMES, build_training_kernels, function_of
 from xdsl_ane.models.transformer import TransformerConfig
-from xdsl_ane.passes.layouts import Layout, layout_of
-from xdsl_ane.passes.pack_io import packing_of
+from xdsl_ane.passes.layouts import Layout, recorded_layout
 from xdsl_ane.passes.pipeline import AnePipelinePass
 
 REFERENCE_OP_COUNTS = {
@@ -45,6 +44,12 @@ class WeightArgument:
     shape: tuple[int, ...]
     stored_out_in: bool
 
+    @classmethod
+    def of(cls, record: ane.WeightArgAttr) -> WeightArgument:
+        return cls(
+            record.weight.data, record.arg.data, record.arg_shape, record.stored_out_in
+        )
+
     def ane_value(self, weight: np.ndarray) -> np.ndarray:
         """The argument for `weight` as stored: W[o, i] at [0, i, 0, o]."""
         w = weight.T if self.stored_out_in else weight
@@ -55,7 +60,8 @@ class WeightArgument:
 class CompiledKernel:
     """One kernel after `ane-pipeline{weights=dynamic, pack-io}` with what a
     runtime needs to drive it: the names and layouts of its original
-    arguments and results, its dynamic weights and the packing manifest."""
+    arguments and results, its dynamic weights and how its inputs and
+    outputs are packed."""
 
     name: str
     module: builtin.ModuleOp
@@ -64,7 +70,7 @@ class CompiledKernel:
     result_names: list[str]
     result_layouts: list[Layout]
     weight_args: list[WeightArgument]
-    manifest: dict[str, Any]
+    packing: ane.PackingAttr
 
     @property
     def function(self) -> func.FuncOp:
@@ -82,26 +88,13 @@ class CompiledKernel:
         return sum(self.op_counts().values())
 
 
-def records(function: func.FuncOp, key: str) -> list[dict[str, Any]]:
-    """The `ane.*` records under `key` as plain values (none if absent)."""
-    attr = function.attributes.get(key)
-    return [] if attr is None else record_value(attr)
-
-
-def recorded_layouts(function: func.FuncOp, key: str) -> list[Layout]:
-    return [layout_of(record["logical"]) for record in records(function, key)]
-
-
-def weight_arguments(function: func.FuncOp) -> list[WeightArgument]:
-    return [
-        WeightArgument(
-            record["weight"],
-            record["arg"],
-            tuple(record["shape"]),
-            record["stored"] == "[Cout, Cin]",
-        )
-        for record in records(function, "ane.weight_args")
-    ]
+def result_names(function: func.FuncOp) -> list[str]:
+    """The kernel's result names (`RESULT_NAMES`, strings in order)."""
+    names = function.attributes[RESULT_NAMES]
+    assert isinstance(names, ArrayAttr)
+    strings = [n for n in names.data if isinstance(n, StringAttr)]
+    assert len(strings) == len(names.data), names
+    return [n.data for n in strings]
 
 
 def compile_kernel(
@@ -116,17 +109,17 @@ def compile_kernel(
         Context(), compiled
     )
     function = function_of(compiled)
-    manifest = packing_of(function)
-    assert manifest is not None
+    packing = ane.packing(function)
+    assert packing is not None
     return CompiledKernel(
         name=function.sym_name.data,
         module=compiled,
         arg_names=arg_names,
-        arg_layouts=recorded_layouts(function, "ane.arg_layouts"),
-        result_names=record_value(function.attributes[RESULT_NAMES]),
-        result_layouts=recorded_layouts(function, "ane.result_layouts"),
-        weight_args=weight_arguments(function),
-        manifest=manifest,
+        arg_layouts=[recorded_layout(r) for r in ane.arg_layouts(function)],
+        result_names=result_names(function),
+        result_layouts=[recorded_layout(r) for r in ane.result_layouts(function)],
+        weight_args=[WeightArgument.of(r) for r in ane.weight_args(function)],
+        packing=packing,
     )
 
 

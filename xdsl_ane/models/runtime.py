@@ -9,11 +9,11 @@ For each kernel call it
    compiler recorded (`ane.arg_layouts`),
 2. feeds each dynamic weight as the argument `[1, Cin, 1, Cout]` the
    compiler asked for (`ane.weight_args`: W as stored, or Wᵀ),
-3. packs these into the kernel's input(s) by the manifest of `mil-pack-io`
-   (an offset on the spatial axis per tensor, through a row-major view
-   where the sizes differ),
+3. packs these into the kernel's input(s) as `mil-pack-io` recorded
+   (`ane.packing`: an offset on the spatial axis per tensor, through a
+   row-major view where the sizes differ),
 4. runs the kernel (`run_function`; on a Mac this is the ANE request), and
-5. cuts the packed output(s) apart by the manifest and maps each result
+5. cuts the packed output(s) apart by the same record and maps each result
    back to its logical shape (`ane.result_layouts`).
 
 The CPU does the glue: the embedding lookup and its scatter-add gradient,
@@ -58,15 +58,13 @@ def pack_inputs(
 ) -> list[np.ndarray]:
     """The packed inputs of `kernel` from its original arguments (by index,
     in `[1, C, 1, S]` form): each tensor at its offset on the spatial axis,
-    viewed row-major as the manifest says; one buffer per packed input."""
+    viewed row-major as the packing says; one buffer per packed input."""
     packed = []
     input_types = kernel.function.function_type.inputs.data
-    for group, t in zip(kernel.manifest["inputs"], input_types):
-        buffer = np.zeros(group["shape"], numpy_dtype(t.element_type))  # type: ignore[attr-defined]
-        for entry in group["tensors"]:
-            start, stop = entry["offset"], entry["offset"] + entry["length"]
-            view = entry.get("view", entry["shape"])
-            buffer[..., start:stop] = args[entry["arg"]].reshape(view)
+    for group, t in zip(kernel.packing.inputs, input_types):
+        buffer = np.zeros(group.buffer_shape, numpy_dtype(t.element_type))  # type: ignore[attr-defined]
+        for entry in group.tensors:
+            buffer[..., entry.span] = args[entry.index.data].reshape(entry.packed_shape)
         packed.append(buffer)
     return packed
 
@@ -77,10 +75,9 @@ def unpack_outputs(
     """The original results of `kernel` (by index, `[1, C, 1, S]` form) cut
     out of its packed outputs along the channels."""
     results = {}
-    for group, value in zip(kernel.manifest["outputs"], outputs):
-        for entry in group["tensors"]:
-            start, stop = entry["offset"], entry["offset"] + entry["length"]
-            results[entry["result"]] = value[:, start:stop].reshape(entry["shape"])
+    for group, value in zip(kernel.packing.outputs, outputs):
+        for entry in group.tensors:
+            results[entry.index.data] = value[:, entry.span].reshape(entry.tensor_shape)
     return results
 
 

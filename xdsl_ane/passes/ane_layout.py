@@ -2,7 +2,8 @@
 
 Arguments and results become rank-4 `[1, C, 1, S]` tensors mapped from their
 logical shapes as `xdsl_ane/passes/layouts.py` describes; the mapping of each
-is recorded on the function as `ane.arg_layouts` / `ane.result_layouts`.
+is recorded on the function as `ane.arg_layouts` / `ane.result_layouts`
+(`#ane.layout` records, `xdsl_ane.dialects.ane`).
 
 Inside, every logical value may get an ANE-form *twin*. Walking the body in
 order, an op whose operands have twins is rebuilt on the twins where that is
@@ -17,7 +18,8 @@ natural, and its result gets a twin:
   the const views the weights file's tensor, transposed where needed), or,
   with `weights=dynamic`, the weight becomes a function argument
   `[1, Cin, 1, Cout]` and the product is reshapes and one matmul with
-  `transpose_x`, computed transposed (recorded in `ane.weight_args`);
+  `transpose_x`, computed transposed (recorded in `ane.weight_args` as
+  `#ane.weight_arg`s);
 - reshapes and transposes that leave the ANE-form element order unchanged
   (a head split `[1, S, H·D] -> [1, H, S, D]` or merge) cost nothing.
 
@@ -38,18 +40,17 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, TensorType
+from xdsl.dialects.builtin import ArrayAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import PassFailedException
 
-from xdsl_ane.dialects import mil
+from xdsl_ane.dialects import ane, mil
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.mil.builders import const_op
 from xdsl_ane.dialects.mil.traits import Elementwise
-from xdsl_ane.dialects.records import record_dict
 from xdsl_ane.dialects.typing import (
     bool_prop,
     element_type_of,
@@ -151,7 +152,7 @@ class FunctionLayout:
     weight_args: dict[tuple[str, bool], SSAValue] = field(default_factory=dict)
     """Weight arguments by (weight name, stored as [Cout, Cin] for this use):
     a weight used both as x·Wᵀ and as dy·W needs two arguments."""
-    weight_records: list[DictionaryAttr] = field(default_factory=list)
+    weight_records: list[ane.WeightArgAttr] = field(default_factory=list)
 
     @property
     def block(self) -> Block:
@@ -169,14 +170,14 @@ class FunctionLayout:
         outputs = [o.type for o in self.block.last_op.operands]  # type: ignore[union-attr]
         self.function.function_type = builtin.FunctionType.from_lists(inputs, outputs)
         attrs = self.function.attributes
-        attrs["ane.arg_layouts"] = ArrayAttr(arg_records)
-        attrs["ane.result_layouts"] = ArrayAttr(result_records)
+        attrs[ane.ARG_LAYOUTS] = ArrayAttr(arg_records)
+        attrs[ane.RESULT_LAYOUTS] = ArrayAttr(result_records)
         if self.weight_records:
-            attrs["ane.weight_args"] = ArrayAttr(self.weight_records)
+            attrs[ane.WEIGHT_ARGS] = ArrayAttr(self.weight_records)
 
     # --- boundaries --------------------------------------------------------
 
-    def convert_arguments(self) -> list[DictionaryAttr]:
+    def convert_arguments(self) -> list[ane.LayoutAttr]:
         records = []
         for arg in list(self.block.args):
             if isinstance(arg.type, mil.StateType):
@@ -186,7 +187,7 @@ class FunctionLayout:
                 records.append(state_record(arg.type))
                 continue
             layout = self.layout(arg, "argument")
-            records.append(layout_record(layout))
+            records.append(layout.record())
             if layout.name == "ane":
                 self.twins[arg] = Twin(arg, layout)
                 continue
@@ -204,11 +205,11 @@ class FunctionLayout:
             self.twins[logical] = Twin(new_arg, layout)
         return records
 
-    def convert_return(self, op: func.ReturnOp) -> list[DictionaryAttr]:
+    def convert_return(self, op: func.ReturnOp) -> list[ane.LayoutAttr]:
         records = []
         for i, value in enumerate(op.operands):
             layout = self.layout(value, "result")
-            records.append(layout_record(layout))
+            records.append(layout.record())
             op.operands[i] = self.ane_value(value, layout, op)
         return records
 
@@ -551,15 +552,7 @@ class FunctionLayout:
         arg.name_hint = sanitize(name)
         self.weight_args[name, transposed] = arg
         self.weight_records.append(
-            record_dict(
-                {
-                    "weight": name,
-                    "arg": arg.index,
-                    "shape": [1, c_in, 1, c_out],
-                    "stored": "[Cout, Cin]" if transposed else "[Cin, Cout]",
-                    "layout": "W[o, i] at [0, i, 0, o]",
-                }
-            )
+            ane.WeightArgAttr(name, arg.index, (1, c_in, 1, c_out), transposed)
         )
         return arg
 
@@ -617,28 +610,10 @@ def sanitize(name: str) -> str:
     return "".join(c if c.isalnum() or c == "_" else "_" for c in name)
 
 
-def layout_record(layout: Layout) -> DictionaryAttr:
-    return record_dict(
-        {
-            "layout": layout.name,
-            "logical": [int(d) for d in layout.logical],
-            "ane": [int(d) for d in layout.ane],
-            "map": layout.describe(),
-        }
-    )
-
-
-def state_record(t: mil.StateType) -> DictionaryAttr:
+def state_record(t: mil.StateType) -> ane.LayoutAttr:
     """The layout record of a state argument: held as declared."""
-    shape = list(t.wrapped.get_shape())
-    return record_dict(
-        {
-            "layout": "state",
-            "logical": shape,
-            "ane": shape,
-            "map": "state, held in its own shape",
-        }
-    )
+    shape = t.wrapped.get_shape()
+    return ane.LayoutAttr("state", shape, shape)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xdsl_ane.dialects.ane import LayoutAttr
+
 
 class LayoutError(ValueError):
     """A logical shape with no `[1, C, 1, S]` mapping."""
@@ -64,16 +66,9 @@ class Layout:
         y = np.transpose(x.reshape(self.permuted), self.inverse_perm)
         return np.ascontiguousarray(y).reshape(self.logical)
 
-    def describe(self) -> str:
-        names = {
-            "scalar": "[] -> [1, 1, 1, 1]",
-            "c": "[C] -> [1, C, 1, 1]",
-            "sc": "[S, C] -> [1, C, 1, S]",
-            "bsc": "[1, S, C] -> [1, C, 1, S]",
-            "bhsd": "[1, H, S, D] -> [1, H*D, 1, S]",
-            "ane": "[1, C, 1, S] unchanged",
-        }
-        return names[self.name]
+    def record(self) -> LayoutAttr:
+        """The `#ane.layout` record of a boundary tensor in this layout."""
+        return LayoutAttr(self.name, self.logical, self.ane)
 
 
 def layout_of(shape: Sequence[int]) -> Layout:
@@ -101,6 +96,18 @@ def layout_of(shape: Sequence[int]) -> Layout:
         f"no [1, C, 1, S] layout for shape [{', '.join(map(str, shape))}] "
         "(supported: [], [C], [S, C], [1, S, C], [1, H, S, D], [1, C, 1, S])"
     )
+
+
+def recorded_layout(record: LayoutAttr) -> Layout:
+    """The layout an `#ane.layout` record describes (one of a logical
+    shape: a state's record has none)."""
+    layout = layout_of(record.logical_shape)
+    if (layout.name, layout.ane) != (record.kind.data, record.ane_shape):
+        raise LayoutError(
+            f"{record}: the layout of logical shape {list(layout.logical)} is "
+            f"{layout.name}, ane = {list(layout.ane)}"
+        )
+    return layout
 
 
 def ane_form_problems(function: object, fp16: bool = False) -> list[str]:

@@ -16,23 +16,22 @@ becomes [1, C'·S'/S, 1, S] before the concat. So the kernels of a training
 step, whose tensors have different channel counts, still take one input and
 give one output. A tensor that divides neither way forms its own group.
 
-The layout is recorded on the function as `ane.packing` (builtin
-attributes: `xdsl_ane.dialects.records`) and, by the tools, as a manifest
-next to the compiled kernel. For every
-packed tensor: its original shape, the axis it is packed along (3 for
-inputs, 1 for outputs), its offset and length there, and, when it is
-packed through a view, the view's shape:
+The layout is recorded on the function as `ane.packing`, an
+`#ane.packing` attribute (`xdsl_ane.dialects.ane`), and, by the tools, as
+its manifest next to the compiled kernel. For every packed tensor: its
+original shape, the axis it is packed along (3 for inputs, 1 for outputs),
+its offset and length there, and, when it is packed through a view, the
+view's shape:
 
-    {"function": "f",
-     "inputs":  [{"shape": [1, C, 1, S0 + L1],
-                  "tensors": [{"name": "x", "arg": 0, "shape": [1, C, 1, S0],
-                               "axis": 3, "offset": 0, "length": S0},
-                              {"name": "w", "arg": 1, "shape": [1, C1, 1, S1],
-                               "axis": 3, "offset": S0, "length": L1,
-                               "view": [1, C, 1, L1]}]}],
-     "outputs": [{"shape": [1, C0 + C1, 1, S],
-                  "tensors": [{"name": "out0", "result": 0, "shape": [...],
-                               "axis": 1, "offset": 0, "length": C0}, ...]}]}
+    #ane.packing<"f",
+      inputs = [#ane.buffer<shape = [1, C, 1, S0 + L1], tensors = [
+        #ane.packed<"x", arg = 0, shape = [1, C, 1, S0], axis = 3, offset = 0,
+                    length = S0>,
+        #ane.packed<"w", arg = 1, shape = [1, C1, 1, S1], axis = 3, offset = S0,
+                    length = L1, view = [1, C, 1, L1]>]>],
+      outputs = [#ane.buffer<shape = [1, C0 + C1, 1, S], tensors = [
+        #ane.packed<"out0", result = 0, shape = [...], axis = 1, offset = 0,
+                    length = C0>, ...]>]>
 """
 
 from __future__ import annotations
@@ -50,10 +49,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects import mil
-from xdsl_ane.dialects.records import record_attribute, record_value
+from xdsl_ane.dialects.ane import (
+    PACKING,
+    PackedBufferAttr,
+    PackedTensorAttr,
+    PackingAttr,
+)
 from xdsl_ane.dialects.typing import shape_of, tensor
-
-PACKING_ATTRIBUTE = "ane.packing"
 
 
 def group_by(items: list[Any], key: Callable[[Any], Any]) -> list[list[Any]]:
@@ -68,8 +70,8 @@ def argument_name(value: SSAValue, index: int) -> str:
     return value.name_hint or f"arg{index}"
 
 
-def pack_function(function: func.FuncOp) -> dict[str, Any]:
-    """Packs `function`'s arguments and results in place; returns the manifest."""
+def pack_function(function: func.FuncOp) -> PackingAttr:
+    """Packs `function`'s arguments and results in place; returns the record."""
     name = function.sym_name.data
     block = function.body.blocks.first
     assert block is not None
@@ -86,13 +88,13 @@ def pack_function(function: func.FuncOp) -> dict[str, Any]:
                 )
     inputs = pack_arguments(block)
     outputs = pack_results(block)
-    manifest = {"function": name, "inputs": inputs, "outputs": outputs}
+    record = PackingAttr(name, inputs, outputs)
     function.function_type = builtin.FunctionType.from_lists(
         [a.type for a in block.args],
         [o.type for o in block.last_op.operands],  # type: ignore[union-attr]
     )
-    function.attributes[PACKING_ATTRIBUTE] = record_attribute(manifest)
-    return manifest
+    function.attributes[PACKING] = record
+    return record
 
 
 def packing_key(
@@ -112,9 +114,9 @@ def packing_key(
     return (c if axis == 1 else s), (c, s)
 
 
-def pack_arguments(block: Block) -> list[dict[str, Any]]:
+def pack_arguments(block: Block) -> list[PackedBufferAttr]:
     originals = list(block.args)
-    records: list[dict[str, Any]] = []
+    records: list[PackedBufferAttr] = []
     if not originals:
         return records
     insert_at = block.first_op
@@ -142,28 +144,29 @@ def pack_arguments(block: Block) -> list[dict[str, Any]]:
             else:
                 Rewriter.insert_op(ops, InsertPoint.before(insert_at))
             arg.replace_all_uses_with(ops[-1].results[0])
-            record = {
-                "name": argument_name(arg, arg.index),
-                "arg": arg.index,
-                "shape": list(shape),
-                "axis": 3,
-                "offset": offset,
-                "length": length,
-            }
-            if len(ops) > 1:
-                record["view"] = [1, channels, 1, length]
-            tensors.append(record)
+            tensors.append(
+                PackedTensorAttr(
+                    argument_name(arg, arg.index),
+                    "arg",
+                    arg.index,
+                    shape,
+                    axis=3,
+                    offset=offset,
+                    length=length,
+                    view=(1, channels, 1, length) if len(ops) > 1 else None,
+                )
+            )
             offset += length
-        records.append({"shape": [1, channels, 1, total], "tensors": tensors})
+        records.append(PackedBufferAttr((1, channels, 1, total), tensors))
     for arg in reversed(originals):
         block.erase_arg(arg)
     return records
 
 
-def pack_results(block: Block) -> list[dict[str, Any]]:
+def pack_results(block: Block) -> list[PackedBufferAttr]:
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
-    records: list[dict[str, Any]] = []
+    records: list[PackedBufferAttr] = []
     if not ret.operands:
         return records
     base = shape_of(ret.operands[0])[3]
@@ -179,21 +182,25 @@ def pack_results(block: Block) -> list[dict[str, Any]]:
         offset = 0
         for index, value, _, (length, _) in group:
             shape = shape_of(value)
-            record = {
-                "name": f"out{index}",
-                "result": index,
-                "shape": list(shape),
-                "axis": 1,
-                "offset": offset,
-                "length": length,
-            }
+            view = None
             if (length, spatial) != (shape[1], shape[3]):
-                view = mil.ReshapeOp(value, (1, length, 1, spatial))
-                Rewriter.insert_op(view, InsertPoint.before(ret))
-                value = view.results[0]
-                record["view"] = [1, length, 1, spatial]
+                view = (1, length, 1, spatial)
+                reshape = mil.ReshapeOp(value, view)
+                Rewriter.insert_op(reshape, InsertPoint.before(ret))
+                value = reshape.results[0]
             pieces.append(value)
-            tensors.append(record)
+            tensors.append(
+                PackedTensorAttr(
+                    f"out{index}",
+                    "result",
+                    index,
+                    shape,
+                    axis=1,
+                    offset=offset,
+                    length=length,
+                    view=view,
+                )
+            )
             offset += length
         if len(pieces) == 1:
             packed = pieces[0]
@@ -201,16 +208,10 @@ def pack_results(block: Block) -> list[dict[str, Any]]:
             concat = mil.ConcatOp(pieces, 1, interleave=False)
             Rewriter.insert_op(concat, InsertPoint.before(ret))
             packed = concat.results[0]
-        records.append({"shape": list(shape_of(packed)), "tensors": tensors})
+        records.append(PackedBufferAttr(shape_of(packed), tensors))
         new_results.append(packed)
     Rewriter.replace_op(ret, func.ReturnOp(*new_results))
     return records
-
-
-def packing_of(function: func.FuncOp) -> dict[str, Any] | None:
-    """The manifest recorded by `mil-pack-io` on `function`, if any."""
-    attr = function.attributes.get(PACKING_ATTRIBUTE)
-    return None if attr is None else record_value(attr)
 
 
 @dataclass(frozen=True)

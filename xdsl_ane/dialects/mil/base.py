@@ -31,7 +31,7 @@ from xdsl.traits import HasCanonicalizationPatternsTrait, HasFolder, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_ane.dialects.dtypes import BY_ELEMENT, DTYPES
-from xdsl_ane.dialects.mil.inputs import MilInput, Scalar
+from xdsl_ane.dialects.mil.inputs import MilInput, PerSpatialAxis, Scalar
 from xdsl_ane.dialects.typing import (
     InferredTypeOp,
     KnownAttributesOnly,
@@ -219,6 +219,15 @@ class MilOp(InferredTypeOp, ABC):
         default = cls.mil_input(name).default
         assert default is not None and not callable(default), (cls.name, name)
         return default
+
+    @classmethod
+    def spatial_input_default(cls, name: str, spatial: int) -> tuple[int, ...]:
+        """MIL's default of the input `name` for an x with `spatial` spatial
+        axes (conv's strides, pad and dilations), which an absent property
+        means."""
+        default = cls.mil_input(name).default
+        assert isinstance(default, PerSpatialAxis), (cls.name, name)
+        return default.for_spatial_axes(spatial)
 
     @classmethod
     def named_operand_types(

@@ -142,15 +142,23 @@ LIKE_X = dtype_of_first_given("x")
 """x's dtype: log's, rsqrt's and inverse's epsilon, clip's alpha and beta."""
 
 
-def per_spatial_axis(value: int, per_axis: int = 1) -> DefaultRule:
-    """`value` for each spatial axis of x, the first operand (`per_axis`
-    entries each), as an int32 vector: conv's strides, pad and dilations."""
+@dataclass(frozen=True)
+class PerSpatialAxis:
+    """A default rule: `value` for each spatial axis of x, the first operand
+    (`per_axis` entries each), as an int32 vector: conv's strides, pad and
+    dilations. A type rule, which knows x's rank but has no op, reads it
+    through `for_spatial_axes`."""
 
-    def rule(op: Operation) -> ParamValue:
+    value: int
+    per_axis: int = 1
+
+    def for_spatial_axes(self, spatial: int) -> tuple[int, ...]:
+        """The default for `spatial` spatial axes."""
+        return (self.value,) * (self.per_axis * spatial)
+
+    def __call__(self, op: Operation) -> ParamValue:
         spatial = len(shape_of(op.operands[0])) - 2
-        return np.full(per_axis * spatial, value, INT32)
-
-    return rule
+        return np.array(self.for_spatial_axes(spatial), INT32)
 
 
 def all_axes(op: Operation) -> ParamValue:

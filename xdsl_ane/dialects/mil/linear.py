@@ -39,8 +39,8 @@ from xdsl_ane.dialects.mil.base import (
 from xdsl_ane.dialects.mil.inputs import (
     MilInput,
     ParamValue,
+    PerSpatialAxis,
     element_dtype,
-    per_spatial_axis,
 )
 from xdsl_ane.dialects.typing import (
     I64Array,
@@ -248,10 +248,10 @@ class ConvOp(TaggedOptionalOperandsOp):
         MilInput("x"),
         MilInput("weight"),
         MilInput("bias"),
-        MilInput("strides", per_spatial_axis(1)),
+        MilInput("strides", PerSpatialAxis(1)),
         MilInput("pad_type", "valid"),
-        MilInput("pad", per_spatial_axis(0, per_axis=2)),
-        MilInput("dilations", per_spatial_axis(1)),
+        MilInput("pad", PerSpatialAxis(0, per_axis=2)),
+        MilInput("dilations", PerSpatialAxis(1)),
         MilInput("groups", 1),
     )
 
@@ -291,9 +291,10 @@ class ConvOp(TaggedOptionalOperandsOp):
             str_prop(properties, "pad_type", cls.input_default("pad_type")),
             CONV_PAD_TYPES,
         )
-        strides = ints_prop(properties, "strides", [1] * spatial)
-        dilations = ints_prop(properties, "dilations", [1] * spatial)
-        pad = ints_prop(properties, "pad", [0] * 2 * spatial)
+        strides, dilations, pad = (
+            ints_prop(properties, name, cls.spatial_input_default(name, spatial))
+            for name in ("strides", "dilations", "pad")
+        )
         groups = int_prop(properties, "groups", cls.input_default("groups"))
         assert strides is not None and dilations is not None and pad is not None
         for prop, values, length in (

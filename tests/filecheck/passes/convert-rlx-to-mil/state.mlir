@@ -18,11 +18,11 @@
 // CHECK-NEXT: %{{.*}} = mil.coreml_update_state %cache, %new : (!mil.state<tensor<1x16x8xf32>>, tensor<1x16x8xf32>) -> tensor<1x16x8xf32>
 // CHECK-NEXT: %token = mil.reduce_argmax %new {axis = -1 : i64} : (tensor<1x16x8xf32>) -> tensor<1x16xi32>
 
-// ane-pipeline: the state keeps its shape (layout "state") and becomes fp16;
+// ane-pipeline: the state keeps its shape (`#ane.layout<state, ...>`) and becomes fp16;
 // the store survives layout, canonicalization and CSE.
 // ANE-LABEL: func.func @cache_step(
 // ANE-SAME: %cache: !mil.state<tensor<1x16x8xf16>>
-// ANE-SAME: {layout = "state", logical = array<i64: 1, 16, 8>, ane = array<i64: 1, 16, 8>
+// ANE-SAME: ane.arg_layouts = [#ane.layout<state, logical = [1, 16, 8], ane = [1, 16, 8]>,
 // ANE: mil.read_state %cache : (!mil.state<tensor<1x16x8xf16>>) -> tensor<1x16x8xf16>
 // ANE: mil.slice_update
 // ANE: mil.coreml_update_state %cache

@@ -4,8 +4,8 @@
 // Elementwise ops, a [C] broadcast operand and a channel reduction with kept
 // dims run on the [1, C, 1, S] form; nothing is converted.
 // CHECK-LABEL: func.func @rms_scale(%x: tensor<1x8x1x4xf32>, %g: tensor<1x8x1x1xf32>) -> tensor<1x8x1x4xf32>
-// CHECK-SAME: ane.arg_layouts = [{layout = "bsc", logical = array<i64: 1, 4, 8>, ane = array<i64: 1, 8, 1, 4>, map = "[1, S, C] -> [1, C, 1, S]"}, {layout = "c", logical = array<i64: 8>, ane = array<i64: 1, 8, 1, 1>, map = "[C] -> [1, C, 1, 1]"}]
-// CHECK-SAME: ane.result_layouts = [{layout = "bsc"
+// CHECK-SAME: ane.arg_layouts = [#ane.layout<bsc, logical = [1, 4, 8], ane = [1, 8, 1, 4]>, #ane.layout<c, logical = [8], ane = [1, 8, 1, 1]>]
+// CHECK-SAME: ane.result_layouts = [#ane.layout<bsc, 
 // CHECK-NEXT: %[[M:.*]] = mil.mul %x, %g : (tensor<1x8x1x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x4xf32>
 // CHECK-NEXT: %[[R:.*]] = mil.reduce_mean %[[M]] {axes = array<i64: 1>, keep_dims = true} : (tensor<1x8x1x4xf32>) -> tensor<1x1x1x4xf32>
 // CHECK-NEXT: %[[S:.*]] = mil.sub %[[M]], %[[R]] : (tensor<1x8x1x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x8x1x4xf32>
@@ -27,7 +27,7 @@ func.func @rms_scale(%x: tensor<1x4x8xf32>, %g: tensor<8xf32>) -> tensor<1x4x8xf
 // CHECK-NEXT: %[[C:.*]] = mil.conv %x, %[[W]] : (tensor<1x8x1x4xf32>, tensor<6x8x1x1xf32>) -> tensor<1x6x1x4xf32>
 // CHECK-NEXT: func.return %[[C]] : tensor<1x6x1x4xf32>
 // DYN-LABEL: func.func @linear(%x: tensor<1x8x1x4xf32>, %w: tensor<1x8x1x6xf32>) -> tensor<1x6x1x4xf32>
-// DYN-SAME: ane.weight_args = [{weight = "w", arg = 1 : i64, shape = array<i64: 1, 8, 1, 6>, stored = "[Cout, Cin]", layout = "W[o, i] at [0, i, 0, o]"}]
+// DYN-SAME: ane.weight_args = [#ane.weight_arg<"w", arg = 1, shape = [1, 8, 1, 6], stored = [Cout, Cin]>]
 // DYN-NEXT: %[[XS:.*]] = mil.reshape %x {shape = array<i64: 1, 1, 8, 4>} : (tensor<1x8x1x4xf32>) -> tensor<1x1x8x4xf32>
 // DYN-NEXT: %[[WS:.*]] = mil.reshape %w {shape = array<i64: 1, 1, 8, 6>} : (tensor<1x8x1x6xf32>) -> tensor<1x1x8x6xf32>
 // DYN-NEXT: %[[MM:.*]] = mil.matmul %[[WS]], %[[XS]] {transpose_x = true, transpose_y = false} : (tensor<1x1x8x6xf32>, tensor<1x1x8x4xf32>) -> tensor<1x1x6x4xf32>
@@ -42,7 +42,7 @@ func.func @linear(%x: tensor<1x4x8xf32>) -> tensor<1x4x6xf32> {
 // A head split [1, S, H·D] -> [1, H, S, D] keeps the ANE element order
 // (channel h·D + d at position s): it costs no op.
 // CHECK-LABEL: func.func @heads(%x: tensor<1x8x1x4xf32>) -> tensor<1x8x1x4xf32>
-// CHECK-SAME: ane.result_layouts = [{layout = "bhsd", logical = array<i64: 1, 2, 4, 4>, ane = array<i64: 1, 8, 1, 4>, map = "[1, H, S, D] -> [1, H*D, 1, S]"}]
+// CHECK-SAME: ane.result_layouts = [#ane.layout<bhsd, logical = [1, 2, 4, 4], ane = [1, 8, 1, 4]>]
 // CHECK-NEXT: func.return %x : tensor<1x8x1x4xf32>
 func.func @heads(%x: tensor<1x4x8xf32>) -> tensor<1x2x4x4xf32> {
   %0 = mil.reshape %x {shape = array<i64: 1, 4, 2, 4>} : (tensor<1x4x8xf32>) -> tensor<1x4x2x4xf32>
