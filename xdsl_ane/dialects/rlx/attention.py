@@ -298,9 +298,8 @@ class AttentionBase(LayoutOp, ABC):
 @irdl_op_definition
 class AttentionOp(AttentionBase):
     """softmax(q·kᵀ·scale + mask)·v with query head h reading key/value head
-    h // (H/Hkv); "causal" lets query i see key j iff j ≤ i + (Skv − S)
-    (`causal_visible`). In "bhds" every operand and the result have D
-    before S."""
+    h // (H/Hkv); "causal" lets query i see key j iff j ≤ i + (Skv − S).
+    In "bhds" every operand and the result have D before S."""
 
     name = "rlx.attention"
     q = operand_def(TensorType)
