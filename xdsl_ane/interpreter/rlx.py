@@ -36,6 +36,7 @@ from xdsl.interpreter import (
 from xdsl.ir import Operation
 
 from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects.rlx.normalization import rms_axis
 from xdsl_ane.dialects.typing import (
     bool_prop,
     float_prop,
@@ -460,9 +461,7 @@ class RlxFunctions(InterpreterFunctions):
 
     @rlx_impl(rlx.RmsNormOp)
     def run_rms_norm(self, op: rlx.RmsNormOp, x: Array, gamma: Array) -> Array:
-        return rms_norm(
-            x, gamma, op.eps.value.data, int_prop(op.properties, "axis", -1)
-        )
+        return rms_norm(x, gamma, op.eps.value.data, rms_axis(op))
 
     @rlx_impl(rlx.LayerNormOp)
     def run_layer_norm(
@@ -523,9 +522,7 @@ class RlxFunctions(InterpreterFunctions):
     def run_rms_norm_backward_input(
         self, op: rlx.RmsNormBackwardInputOp, x: Array, gamma: Array, d_out: Array
     ) -> Array:
-        return rms_norm_backward_input(
-            x, gamma, d_out, op.eps.value.data, int_prop(op.properties, "axis", -1)
-        )
+        return rms_norm_backward_input(x, gamma, d_out, op.eps.value.data, rms_axis(op))
 
     @rlx_impl(rlx.RmsNormBackwardGammaOp)
     def run_rms_norm_backward_gamma(
@@ -536,7 +533,7 @@ class RlxFunctions(InterpreterFunctions):
             x,
             d_out,
             op.eps.value.data,
-            int_prop(op.properties, "axis", -1),
+            rms_axis(op),
             gamma_shape,
         )
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from abc import ABC
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import StringAttr, TensorType
@@ -45,6 +46,8 @@ from xdsl_ane.dialects.typing import (
 
 # --- layouts -----------------------------------------------------------------
 
+T = TypeVar("T")
+
 LAYOUTS = ("bhsd", "bhds")
 """Where the sequence (S) and head (D) dimensions are in a rank-4 operand."""
 
@@ -59,15 +62,14 @@ def sequence_and_head(shape: Sequence[int], layout: str) -> tuple[int, int]:
     return (shape[2], shape[3]) if layout == "bhsd" else (shape[3], shape[2])
 
 
-def in_layout(batch: int, heads: int, s: int, d: int, layout: str) -> tuple[int, ...]:
-    """The rank-4 shape with these sizes in `layout`."""
+def in_layout(batch: T, heads: T, s: T, d: T, layout: str) -> tuple[T, ...]:
+    """The rank-4 shape with these sizes (or names) in `layout`."""
     return (batch, heads, s, d) if layout == "bhsd" else (batch, heads, d, s)
 
 
 def layout_text(batch: object, heads: object, s: object, d: object, layout: str) -> str:
     """A shape in `layout` for a message, sizes or names: `[1, Hkv, Skv, 64]`."""
-    dims = (batch, heads, s, d) if layout == "bhsd" else (batch, heads, d, s)
-    return "[" + ", ".join(map(str, dims)) + "]"
+    return "[" + ", ".join(map(str, in_layout(batch, heads, s, d, layout))) + "]"
 
 
 def causal_visible(s: int, skv: int) -> np.ndarray:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
@@ -29,6 +29,12 @@ from xdsl_ane.dialects.typing import (
     require_same_element_type,
     tensor_of,
 )
+
+
+def rms_axis(op: Operation) -> int:
+    """The normalized axis of a verified RMSNorm op (rms_norm or its
+    gradients), −1 (the last) when `axis` is absent."""
+    return int_prop(op.properties, "axis", -1)
 
 
 def norm_axis(

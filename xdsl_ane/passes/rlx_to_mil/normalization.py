@@ -12,7 +12,7 @@ from xdsl.pattern_rewriter import (
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.base import is_compile_time_constant
 from xdsl_ane.dialects.mil.builders import Emitter
-from xdsl_ane.dialects.typing import int_prop
+from xdsl_ane.dialects.rlx.normalization import rms_axis
 
 
 def rms_scale(e: Emitter, x: SSAValue, eps: float, axis: int = -1) -> SSAValue:
@@ -22,18 +22,13 @@ def rms_scale(e: Emitter, x: SSAValue, eps: float, axis: int = -1) -> SSAValue:
     return e(mil.RsqrtOp(mean_square, epsilon=eps))
 
 
-def norm_axis(op: rlx.RmsNormOp | rlx.RmsNormBackwardInputOp) -> int:
-    """The normalized axis of an RMSNorm op, −1 (the last) when absent."""
-    return int_prop(op.properties, "axis", -1)
-
-
 class LowerRmsNorm(RewritePattern):
     """y = x · rsqrt(mean(x²) + eps) · γ (square, reduce_mean, rsqrt, mul, mul)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.RmsNormOp, rewriter: PatternRewriter) -> None:
         e = Emitter(rewriter)
-        r = rms_scale(e, op.input, op.eps.value.data, norm_axis(op))
+        r = rms_scale(e, op.input, op.eps.value.data, rms_axis(op))
         normalized = e(mil.MulOp(op.input, r))
         rewriter.replace(op, mil.MulOp(normalized, op.gamma))
 

@@ -13,8 +13,9 @@ from xdsl.pattern_rewriter import (
 
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.builders import Emitter
+from xdsl_ane.dialects.rlx.normalization import rms_axis
 from xdsl_ane.dialects.typing import ints_prop, shape_of
-from xdsl_ane.passes.rlx_to_mil.normalization import norm_axis, rms_scale
+from xdsl_ane.passes.rlx_to_mil.normalization import rms_scale
 
 
 class LowerRmsNormBackwardInput(RewritePattern):
@@ -27,7 +28,7 @@ class LowerRmsNormBackwardInput(RewritePattern):
         self, op: rlx.RmsNormBackwardInputOp, rewriter: PatternRewriter
     ) -> None:
         e = Emitter(rewriter)
-        axis = norm_axis(op)
+        axis = rms_axis(op)
         r = rms_scale(e, op.input, op.eps.value.data, axis)
         n = e(mil.MulOp(op.input, r))
         g = e(mil.MulOp(op.gamma, op.d_out))
@@ -47,7 +48,7 @@ class LowerRmsNormBackwardGamma(RewritePattern):
     ) -> None:
         e = Emitter(rewriter)
         x = op.input
-        r = rms_scale(e, x, op.eps.value.data, norm_axis(op))
+        r = rms_scale(e, x, op.eps.value.data, rms_axis(op))
         contribution = e(mil.MulOp(e(mil.MulOp(x, r)), op.d_out))
         shape = shape_of(x)
         gamma_shape = ints_prop(op.properties, "gamma_shape")
