@@ -2,26 +2,40 @@
 (a row of the [G, n] view) gets its own lookup table of 2^nbits values.
 
 In one dimension the k-means clusters of sorted values are contiguous runs,
-so a clustering is its K − 1 split points in the sorted values. Each group
-is sorted once (fp16 through its bit patterns: 16-bit keys sort by radix)
-and prefix sums of x and x² give any run's count, sum and squared error
-Σx² − (Σx)²/count in O(1). Then, for all groups at once:
+so a clustering is its K − 1 split points in the sorted values, and equal
+values never need to be split. Each group is sorted once (fp16 through its
+bit patterns: 16-bit keys sort by radix) and reduced to its distinct values
+with their counts, the items; prefix sums of count, Σx and Σx² give any
+run's squared error Σx² − (Σx)²/count in O(1).
 
-1. the optimal k-means of the group's values cut into a few hundred items
-   (`optimal.optimal_runs`, a dynamic program; exact when the group has no
-   more values than items) — half the cuts at equal counts, half at equal
-   steps of value, so that the sparse tails are resolved too;
-2. `SortedGroups.search`: the best joint move of all splits by up to
-   `REACH` steps of a size halving down to single values (a dynamic
-   program along the chain of splits, exact over those moves);
-3. Lloyd's algorithm (a step costs O(K log n): splits by bisection), then
-   again with the centroids rounded to the LUT's dtype at each step, so
-   that the error reported is that of the stored model.
+The optimum over all clusterings is a dynamic program (`optimal`) whose
+cost grows with the items. The k-means landscape of a large sample is flat:
+its near-optimal clusterings differ by collective moves of many splits by
+up to half a cluster, so a local search (Lloyd's algorithm, or moves of a
+few items) stops far from the best one. Instead, for all groups at once:
 
-Lloyd's algorithm alone, from any start, stops at one of the many local
-optima that a sample's discreteness makes; the optimum over items lands
-near the global one and the joint moves reach what Lloyd's single-centroid
-steps cannot."""
+1. a start: the optimal splits of the groups' average sorted values (one
+   row, so cheap), at the same sorted positions in every group;
+2. `LEVELS`: the optimum over clusterings whose splits fall on a grid of
+   runs of items (a given number per cluster, half at equal counts and
+   half at equal steps of value so that the sparse tails are resolved
+   too), each split restricted to a window of a fraction of a cluster
+   around the previous level's: exact within the windows
+   (`optimal.banded_runs`); the groups whose splits moved by more than
+   half a window are solved again around the result until they settle.
+   The first, coarse level has windows of several clusters, so that a
+   group unlike the average is not held near the start;
+3. the same on the items themselves in narrower windows (`FINAL_WINDOW`),
+   each run's centroid rounded to the LUT's dtype, so that the error
+   minimized is the stored LUT's;
+4. `SortedGroups.polish`: the best joint move of all splits by up to
+   `REACH` items with rounded centroids, until none improves; then Lloyd's
+   algorithm with the centroids rounded at each step.
+
+Each level's optimum is within a fraction of a cluster of the next one's,
+and the windows are set to cover that. Groups of at most `EXACT_ITEMS`
+distinct values are solved exactly (the full program on their items)
+before step 4."""
 
 from __future__ import annotations
 
@@ -29,20 +43,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xdsl_ane.passes.compression.optimal import optimal_runs
+from xdsl_ane.passes.compression.optimal import banded_runs, optimal_runs
 
 MAX_ITERATIONS = 300
 REACH = 3
-"""Steps each split may move in one `refine`."""
-MAX_OPTIMAL_CLUSTERS = 64
-"""Up to this many clusters (lut6) step 1 runs; the search for lut8's 256
-clusters starts from the quantiles."""
-TOTAL_ITEMS = 1 << 15
-"""Items of the optimal k-means: TOTAL_ITEMS over all rows for 16 clusters
-(fewer with more clusters, the cost growing with their number), and at
-least max(10 K, 384) per row. A row of more values is cut into that many runs,
-whose optimum `SortedGroups.search` and Lloyd's algorithm then refine on the
-values themselves; a row of fewer is solved exactly."""
+"""Items each split may move in one `refine`."""
+EXACT_ITEMS = 1024
+"""Groups of at most this many distinct values get the exact optimum."""
+START_ITEMS, START_LIMIT = 64, 4096
+"""Items per cluster, and at most in all, of the start's optimum (on the
+average group)."""
+LEVELS: dict[int, tuple[tuple[int, float], ...]] = {
+    16: ((8, 3.0), (24, 1.0), (96, 0.8)),
+    64: ((8, 3.0), (48, 2.0)),
+    256: ((8, 3.0), (32, 1.5)),
+}
+"""Per number of clusters (the first entry not below it): the grids of step
+2 as (items per cluster, half-width of each split's window as a fraction of
+the larger adjacent cluster)."""
+FINAL_WINDOW = {16: 0.1, 64: 0.5, 256: 0.5}
+"""The half-width of step 3's windows, as in `LEVELS`."""
+SETTLE_PASSES = 8
+CHUNK_VALUES = 1 << 23
+"""Rows are palettized together up to this many values (memory grows with
+it, and the time per value stops falling well before)."""
 
 
 @dataclass
@@ -63,56 +87,146 @@ def sort_order(groups: np.ndarray) -> np.ndarray:
         bits = groups.view(np.uint16)
         # An order-preserving key: flip the sign bit of positives, every bit
         # of negatives (−0 and +0 stay neighbours).
-        keys = np.where(bits & 0x8000, ~bits, bits | 0x8000).astype(np.uint16)
-        return np.argsort(keys, axis=1, kind="stable")
+        flips = bits >> 15
+        flips *= 0x7FFF
+        flips |= 0x8000
+        flips ^= bits
+        return np.argsort(flips, axis=1, kind="stable")
     return np.argsort(groups, axis=1)
 
 
 def split_points(sorted_values: np.ndarray, boundaries: np.ndarray) -> np.ndarray:
     """For each row r and boundary b = boundaries[r, j], the number of values
-    of row r below b (rows sorted): a vectorized bisection."""
+    of row r below b (rows sorted): one search of all rows, each shifted
+    past the one before."""
     rows, n = sorted_values.shape
-    low = np.zeros(boundaries.shape, np.int64)
-    high = np.full(boundaries.shape, n, np.int64)
-    row = np.arange(rows)[:, None]
-    while True:
-        active = low < high
-        if not active.any():
-            return low
-        middle = (low + high) // 2
-        below = sorted_values[row, np.minimum(middle, n - 1)] < boundaries
-        low = np.where(active & below, middle + 1, low)
-        high = np.where(active & ~below, middle, high)
+    low, high = float(sorted_values.min()), float(sorted_values.max())
+    spread = 2 * (high - low) + 1
+    shift = (np.arange(rows) * spread)[:, None]
+    flat = (sorted_values + shift).reshape(-1)
+    keys = np.clip(boundaries.reshape(rows, -1), low, high + (high - low + 1) / 2)
+    found = np.searchsorted(flat, (keys + shift).reshape(-1)).reshape(rows, -1)
+    return (found - np.arange(rows)[:, None] * n).reshape(boundaries.shape)
+
+
+class Ranks:
+    """For rows of increasing integers in [0, limit] [G, B] (a row may end
+    in repeats of its last entry), the number of entries of a row below any
+    v in [0, limit]: a table [G, limit + 2] read by `below`."""
+
+    def __init__(self, sorted_rows: np.ndarray, limit: int):
+        rows, width = sorted_rows.shape
+        marks = np.zeros((rows, limit + 2), np.int32)
+        flat = sorted_rows + 1 + (np.arange(rows) * (limit + 2))[:, None]
+        marks.reshape(-1)[flat.reshape(-1)] = 1
+        self.table = np.cumsum(marks, axis=1, dtype=np.int32)
+        self.limit = limit
+
+    def below(self, keys: np.ndarray) -> np.ndarray:
+        """Per row, the entries below each of `keys` [G, ...] (clipped to
+        [0, limit])."""
+        rows = self.table.shape[0]
+        flat = np.clip(keys.reshape(rows, -1), 0, self.limit)
+        return np.take_along_axis(self.table, flat, axis=1).reshape(keys.shape)
+
+
+def packed_columns(
+    flat: np.ndarray, count: np.ndarray, width: int, fill: np.ndarray
+) -> np.ndarray:
+    """The in-row columns of the entries at `flat` (increasing flat indices
+    of a [G, width] array, `count` [G] of them per row), packed to the left
+    of a [G, max(count) + 1] array and padded with `fill` [G]."""
+    rows = count.size
+    packed_width = int(count.max()) + 1
+    out = np.broadcast_to(fill[:, None], (rows, packed_width)).copy()
+    before = np.cumsum(count) - count
+    slot = np.arange(flat.size)
+    slot += np.repeat(np.arange(rows) * packed_width - before, count)
+    out.reshape(-1)[slot] = flat - np.repeat(np.arange(rows) * width, count)
+    return out
+
+
+def compact_rows(edges: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, `edges` (sorted) without repeats and without entries at or
+    past the row's `end`, then `end`, padded with `end`: [G, B' + 1], and
+    the count B' of each row's remaining edges."""
+    keep = np.empty(edges.shape, bool)
+    keep[:, 0] = True
+    np.not_equal(edges[:, 1:], edges[:, :-1], out=keep[:, 1:])
+    keep &= edges < end[:, None]
+    count = keep.sum(axis=1)
+    columns = packed_columns(np.flatnonzero(keep), count, edges.shape[1], count * 0)
+    kept = np.arange(columns.shape[1]) < count[:, None]
+    return np.where(
+        kept, np.take_along_axis(edges, columns, axis=1), end[:, None]
+    ), count
 
 
 class SortedGroups:
-    """Rows of values sorted, with prefix sums of x and x² (float64)."""
+    """Each row's distinct values sorted, as items with counts: `values`
+    [G, D] (a row with fewer items repeats its largest, with count 0),
+    `size` [G] its items, and prefix sums [G, D + 1] of count (`totals`), Σx
+    and Σx² (float64). `order` sorts the original rows; positions of sorted
+    values and items convert through `totals`."""
 
     def __init__(self, groups: np.ndarray):
-        self.order = sort_order(groups)
-        self.values = np.take_along_axis(groups, self.order, axis=1).astype(np.float64)
         rows, n = groups.shape
-        self.sums = np.zeros((rows, n + 1))
-        np.cumsum(self.values, axis=1, out=self.sums[:, 1:])
-        self.squares = np.zeros((rows, n + 1))
-        np.cumsum(np.square(self.values), axis=1, out=self.squares[:, 1:])
+        self.n = n
+        self.order = sort_order(groups)
+        ordered = np.take_along_axis(groups, self.order, axis=1)
+        self.average = ordered.mean(axis=0, dtype=np.float64)
+        """The mean of the sorted rows (a typical group's values)."""
+        first = np.empty((rows, n), bool)
+        first[:, 0] = True
+        np.not_equal(ordered[:, 1:], ordered[:, :-1], out=first[:, 1:])
+        self.size = first.sum(axis=1)
+        starts = packed_columns(np.flatnonzero(first), self.size, n, np.full(rows, n))
+        self.totals = starts
+        self.ranks: Ranks | None = None
+        last = np.minimum(starts[:, :-1], n - 1)
+        self.values = np.take_along_axis(ordered, last, axis=1).astype(np.float64)
+        counts = np.diff(starts, axis=1).astype(np.float64)
+        zero = np.zeros((rows, 1))
+        self.sums = np.concatenate(
+            [zero, np.cumsum(counts * self.values, axis=1)], axis=1
+        )
+        self.squares = np.concatenate(
+            [zero, np.cumsum(counts * self.values**2, axis=1)], axis=1
+        )
+
+    def subset(self, rows: np.ndarray) -> SortedGroups:
+        """These rows' items (without `order`)."""
+        part = object.__new__(SortedGroups)
+        part.n = self.n
+        part.average = self.average
+        part.ranks = None
+        for name in ("values", "size", "totals", "sums", "squares"):
+            setattr(part, name, getattr(self, name)[rows])
+        return part
+
+    def items_at(self, positions: np.ndarray) -> np.ndarray:
+        """The first item boundary at or after each sorted position [G, ...]."""
+        if self.ranks is None:
+            self.ranks = Ranks(self.totals, self.n)
+        return np.minimum(self.ranks.below(positions), self.size[:, None])
 
     def clusters(self, centroids: np.ndarray) -> np.ndarray:
-        """The split points [G, K+1] (0, ..., n) of the clusters of the
-        sorted centroids: values nearer to centroid j than to its
-        neighbours form run j."""
-        rows, n = self.values.shape
+        """The split points [G, K+1] (0, ..., size) of the clusters of the
+        sorted centroids: items nearer to centroid j than to its neighbours
+        form run j."""
         middle = (centroids[:, 1:] + centroids[:, :-1]) / 2
-        inner = split_points(self.values, middle)
+        inner = np.minimum(split_points(self.values, middle), self.size[:, None])
+        rows = self.values.shape[0]
         return np.concatenate(
-            [np.zeros((rows, 1), np.int64), inner, np.full((rows, 1), n)], axis=1
+            [np.zeros((rows, 1), np.int64), inner, self.size[:, None]], axis=1
         )
 
     def statistics(self, points: np.ndarray):
         """Count, Σx and Σx² of each run between split points."""
+        counts = np.diff(np.take_along_axis(self.totals, points, axis=1), axis=1)
         sums = np.diff(np.take_along_axis(self.sums, points, axis=1), axis=1)
         squares = np.diff(np.take_along_axis(self.squares, points, axis=1), axis=1)
-        return np.diff(points, axis=1), sums, squares
+        return counts, sums, squares
 
     def error(self, centroids: np.ndarray, points: np.ndarray) -> np.ndarray:
         """Σ (x − c)² per row for the runs at `points` and their centroids."""
@@ -142,44 +256,58 @@ class SortedGroups:
             points = moved
         return centroids, points
 
-    def run_costs(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-        """Σ (x − mean)² of the sorted runs [start, end) of each row (index
-        arrays [G, ...]); 0 for an empty run."""
+    def run_costs(
+        self, start: np.ndarray, end: np.ndarray, dtype: np.dtype | None = None
+    ) -> np.ndarray:
+        """Σ (x − c)² of the runs of items [start, end) of each row (index
+        arrays [G, ...]), c the run's mean (rounded to `dtype` if given); 0
+        for an empty run."""
         rows = self.values.shape[0]
         flat_start = start.reshape(rows, -1)
         flat_end = end.reshape(rows, -1)
-        count = flat_end - flat_start
-        total = np.take_along_axis(self.sums, flat_end, 1) - np.take_along_axis(
-            self.sums, flat_start, 1
-        )
-        square = np.take_along_axis(self.squares, flat_end, 1) - np.take_along_axis(
-            self.squares, flat_start, 1
-        )
-        cost = np.maximum(square - total**2 / np.maximum(count, 1), 0)
-        return cost.reshape(start.shape)
 
-    def refine(self, points: np.ndarray, step: int, reach: int) -> np.ndarray:
+        def span(prefix: np.ndarray) -> np.ndarray:
+            return np.take_along_axis(prefix, flat_end, 1) - np.take_along_axis(
+                prefix, flat_start, 1
+            )
+
+        count, total, square = span(self.totals), span(self.sums), span(self.squares)
+        if dtype is None:
+            cost = square - total**2 / np.maximum(count, 1)
+        else:
+            centroid = (total / np.maximum(count, 1)).astype(dtype).astype(np.float64)
+            cost = square - centroid * (2 * total - count * centroid)
+        return np.maximum(cost, 0).reshape(start.shape)
+
+    def refine(
+        self, points: np.ndarray, reach: int, dtype: np.dtype | None = None
+    ) -> np.ndarray:
         """The best split points [G, K+1] among those that move each inner
-        split of `points` by a multiple of `step` up to `reach` steps: a
-        dynamic program along the chain of splits, exact over these
-        (2·reach + 1)^(K−1) choices in O(K · reach²)."""
-        rows, n = self.values.shape
+        split of `points` by up to `reach` items (centroids rounded to
+        `dtype` if given): a dynamic program along the chain of splits,
+        exact over these (2·reach + 1)^(K−1) choices in O(K · reach²)."""
+        rows = self.values.shape[0]
         k = points.shape[1] - 1
-        offsets = step * np.arange(-reach, reach + 1)
-        candidates = np.clip(points[:, 1:-1, None] + offsets, 0, n)  # [G, K-1, C]
+        size = self.size[:, None, None]
+        offsets = np.arange(-reach, reach + 1)
+        candidates = np.minimum(
+            np.maximum(points[:, 1:-1, None] + offsets, 0), size
+        )  # [G, K-1, C]
         width = candidates.shape[2]
-        zero = np.zeros((rows, 1), np.int64)
-        total = self.run_costs(np.broadcast_to(zero, (rows, width)), candidates[:, 0])
+        zero = np.zeros((rows, width), np.int64)
+        total = self.run_costs(zero, candidates[:, 0], dtype)
         back = np.zeros((rows, k - 1, width), np.int64)
         for j in range(1, k - 1):
             start = np.broadcast_to(candidates[:, j - 1, :, None], (rows, width, width))
             end = np.broadcast_to(candidates[:, j, None, :], (rows, width, width))
-            step_cost = np.where(start <= end, self.run_costs(start, end), np.inf)
+            step_cost = np.where(
+                start <= end, self.run_costs(start, end, dtype), np.inf
+            )
             through = total[:, :, None] + step_cost  # [G, from, to]
             back[:, j] = np.argmin(through, axis=1)
             total = np.take_along_axis(through, back[:, j][:, None, :], 1)[:, 0]
-        last = np.full((rows, width), n)
-        total = total + self.run_costs(candidates[:, -1], last)
+        last = np.broadcast_to(self.size[:, None], (rows, width))
+        total = total + self.run_costs(candidates[:, -1], last, dtype)
         choice = np.argmin(total, axis=1)
         refined = points.copy()
         row = np.arange(rows)
@@ -188,47 +316,206 @@ class SortedGroups:
             choice = back[row, j, choice]
         return refined
 
-    def search(self, points: np.ndarray, step: int) -> np.ndarray:
-        """`refine` from steps of `step` positions down to single ones, at
-        each scale until the splits settle."""
-        while True:
-            for _ in range(MAX_ITERATIONS):
-                moved = self.refine(points, step, REACH)
-                if np.array_equal(moved, points):
-                    break
-                points = moved
-            if step == 1:
-                return points
-            step = max(1, step // 2)
+    def polish(self, points: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        """`refine` with rounded centroids until no move improves."""
+        for _ in range(MAX_ITERATIONS):
+            moved = self.refine(points, REACH, dtype)
+            if np.array_equal(moved, points):
+                break
+            points = moved
+        return points
+
+    def prefix(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The prefix sums at item boundaries `edges` [G, B + 1]."""
+        return tuple(
+            np.take_along_axis(a, edges, axis=1).astype(np.float64)
+            for a in (self.totals, self.sums, self.squares)
+        )
+
+    def grid(self, items: int) -> tuple[np.ndarray, np.ndarray]:
+        """Item boundaries [G, B + 1] cutting each row into about `items`
+        runs, half at equal counts and half at equal steps of value, and
+        each row's number of runs."""
+        rows = self.values.shape[0]
+        by_count = self.items_at(
+            np.broadcast_to(
+                np.linspace(0, self.n, items // 2 + 1).astype(np.int64),
+                (rows, items // 2 + 1),
+            )
+        )
+        low = self.values[:, :1]
+        high = np.take_along_axis(self.values, self.size[:, None] - 1, 1)
+        steps = items - items // 2
+        levels = low + (high - low) * np.arange(1, steps) / steps
+        by_value = np.minimum(split_points(self.values, levels), self.size[:, None])
+        edges = np.sort(np.concatenate([by_count, by_value], axis=1), axis=1)
+        return compact_rows(edges, self.size)
 
 
-def optimal_on_items(data: SortedGroups, k: int, items: int) -> np.ndarray:
-    """Split points [G, K+1] of the optimal k-means of each row's sorted
-    values cut into `items` runs: exact when every value is an item, else
-    optimal among the clusterings whose splits fall between items. Half
-    the cuts are at equal counts, half at equal steps of value, so that
-    the sparse tails, where the outer centroids sit, are cut finely too."""
-    rows, n = data.values.shape
-    if n <= items:
-        edges = np.broadcast_to(np.arange(n + 1), (rows, n + 1))
-    else:
-        by_count = np.linspace(0, n, items // 2 + 1).astype(np.int64)
-        low, high = data.values[:, :1], data.values[:, -1:]
-        levels = low + (high - low) * np.arange(1, items - items // 2) / (
-            items - items // 2
-        )
-        by_value = split_points(data.values, levels)
-        edges = np.sort(
-            np.concatenate(
-                [np.broadcast_to(by_count, (rows, len(by_count))), by_value], axis=1
-            ),
-            axis=1,
-        )
-    counts = np.diff(edges, axis=1).astype(np.float64)
-    sums = np.diff(np.take_along_axis(data.sums, edges, 1), axis=1)
-    squares = np.diff(np.take_along_axis(data.squares, edges, 1), axis=1)
-    runs = optimal_runs(counts, sums, squares, k)
-    return np.take_along_axis(edges, runs, axis=1)
+@dataclass
+class Grid:
+    """Item boundaries [G, B + 1] that splits may take (`count` [G] runs per
+    row; a row with fewer repeats its last), and their `Ranks` (None: every
+    item boundary)."""
+
+    edges: np.ndarray
+    count: np.ndarray
+    ranks: Ranks | None
+
+    @classmethod
+    def of(cls, edges: np.ndarray, count: np.ndarray, items: int) -> Grid:
+        return cls(edges, count, Ranks(edges, items))
+
+    def subset(self, rows: np.ndarray) -> Grid:
+        ranks = None
+        if self.ranks is not None:
+            ranks = object.__new__(Ranks)
+            ranks.table, ranks.limit = self.ranks.table[rows], self.ranks.limit
+        return Grid(self.edges[rows], self.count[rows], ranks)
+
+
+def windowed_optimum(
+    data: SortedGroups,
+    grid: Grid,
+    points: np.ndarray,
+    fraction: float,
+    dtype: np.dtype | None = None,
+) -> np.ndarray:
+    """The optimal item split points [G, K+1] with split m on the grid and
+    within `fraction` of the larger cluster beside it (in items) of split m
+    of `points`; with `dtype`, each run costs Σ(x − c)² about its mean c
+    rounded to it."""
+    k = points.shape[1] - 1
+    sizes = np.diff(points, axis=1)
+    half = np.zeros(points.shape, np.int64)
+    half[:, 1:-1] = np.ceil(fraction * np.maximum(sizes[:, :-1], sizes[:, 1:]))
+    lowest = np.maximum(points - half, 0)
+    highest = np.minimum(points + half + 1, data.size[:, None])
+    if grid.ranks is not None:
+        lowest, highest = grid.ranks.below(lowest), grid.ranks.below(highest)
+    split = np.arange(k + 1)
+    low = np.maximum(lowest, split)
+    high = np.minimum(highest, grid.count[:, None] - (k - split))
+    low[:, 0] = high[:, 0] = 0
+    low[:, k] = high[:, k] = grid.count
+    low = np.maximum.accumulate(low, axis=1)
+    high = np.minimum.accumulate(high[:, ::-1], axis=1)[:, ::-1]
+    high = np.maximum(high, low)
+    runs = banded_runs(*data.prefix(grid.edges), low, high, dtype)
+    return np.take_along_axis(grid.edges, runs, axis=1)
+
+
+def settle(
+    data: SortedGroups,
+    grid: Grid,
+    points: np.ndarray,
+    fraction: float,
+    dtype: np.dtype | None = None,
+) -> np.ndarray:
+    """`windowed_optimum`, again around the result for the rows where a
+    split moved by more than half its window, until none does."""
+    rows = np.arange(points.shape[0])
+    points = points.copy()
+    part, part_grid = data, grid
+    for _ in range(SETTLE_PASSES):
+        moved = windowed_optimum(part, part_grid, points[rows], fraction, dtype)
+        before, after = points[rows], moved
+        sizes = np.diff(before, axis=1)
+        reach = np.zeros(before.shape)
+        reach[:, 1:-1] = fraction * np.maximum(sizes[:, :-1], sizes[:, 1:]) / 2
+        far = np.flatnonzero((np.abs(after - before) > reach).any(axis=1))
+        points[rows] = moved
+        if not far.size:
+            break
+        rows = rows[far]
+        part, part_grid = part.subset(far), part_grid.subset(far)
+    return points
+
+
+def palettize(groups: np.ndarray, nbits: int, lut_dtype=np.float16) -> Palettized:
+    """K-means LUTs of 2^nbits entries for each row of `groups` [G, n], in
+    chunks of rows of about `CHUNK_VALUES` values."""
+    rows, n = groups.shape
+    step = max(1, CHUNK_VALUES // n)
+    if rows <= step:
+        return palettize_rows(groups, nbits, lut_dtype)
+    parts = [
+        palettize_rows(groups[start : start + step], nbits, lut_dtype)
+        for start in range(0, rows, step)
+    ]
+    return Palettized(
+        np.concatenate([p.indices for p in parts]),
+        np.concatenate([p.lut for p in parts]),
+        np.concatenate([p.squared_error for p in parts]),
+    )
+
+
+def palettize_rows(groups: np.ndarray, nbits: int, lut_dtype) -> Palettized:
+    """`palettize` of one chunk of rows."""
+    k = 2**nbits
+    rows, n = groups.shape
+    data = SortedGroups(groups)
+    points = np.empty((rows, k + 1), np.int64)
+    few = data.size <= max(k, EXACT_ITEMS)
+    if few.any():
+        points[few] = exact_points(data.subset(np.flatnonzero(few)), k)
+    many = np.flatnonzero(~few)
+    if many.size:
+        points[many] = search_points(data.subset(many), data.average, k, lut_dtype)
+    points = data.polish(points, lut_dtype)
+    centroids, _ = data.lloyd(run_means(data, points))
+    # The stored LUT: centroids rounded to its dtype, polished as such.
+    rounded, points = data.lloyd(
+        np.sort(centroids.astype(lut_dtype).astype(np.float64), axis=1), lut_dtype
+    )
+    lut = rounded.astype(lut_dtype)
+    error = data.error(rounded, points)
+    positions = np.take_along_axis(data.totals, points, axis=1)
+    indices = np.empty(groups.shape, np.uint8)
+    np.put_along_axis(indices, data.order, cluster_labels(positions, n), axis=1)
+    return Palettized(indices, lut, error)
+
+
+def exact_points(data: SortedGroups, k: int) -> np.ndarray:
+    """The optimal split points of every row (a row of at most k items puts
+    each in its own cluster; the clusters past them are empty)."""
+    split = np.arange(k + 1)
+    points = np.minimum(split[None, :], data.size[:, None])
+    solvable = np.flatnonzero(data.size > k)
+    if solvable.size:
+        part = data.subset(solvable)
+        size = part.size[:, None]
+        low = np.broadcast_to(split, (solvable.size, k + 1)).copy()
+        high = size - (k - split)
+        low[:, k] = part.size
+        high[:, 0] = 0
+        edges = np.broadcast_to(np.arange(part.values.shape[1] + 1), part.totals.shape)
+        points[solvable] = banded_runs(*part.prefix(edges), low, high)
+    return points
+
+
+def search_points(
+    data: SortedGroups, average: np.ndarray, k: int, lut_dtype
+) -> np.ndarray:
+    """Steps 1–3 of the module's search from the `average` sorted group."""
+    rows = data.values.shape[0]
+    clusters = min(c for c in LEVELS if c >= k) if k <= max(LEVELS) else max(LEVELS)
+    # 1. The start: the optimum of the average sorted group, on a grid.
+    typical = SortedGroups(average[None, :])
+    edges, count = typical.grid(min(START_ITEMS * k, START_LIMIT, int(typical.size[0])))
+    counts, sums, squares = (np.diff(a, axis=1) for a in typical.prefix(edges))
+    start = np.take_along_axis(edges, optimal_runs(counts, sums, squares, k), axis=1)
+    positions = np.take_along_axis(typical.totals, start, axis=1)
+    points = data.items_at(np.broadcast_to(positions, (rows, k + 1)))
+    points[:, -1] = data.size
+    # 2. Grids of more items per cluster.
+    items = data.values.shape[1]
+    for per_cluster, fraction in LEVELS[clusters]:
+        grid = Grid.of(*data.grid(per_cluster * k), items)
+        points = settle(data, grid, points, fraction)
+    # 3. Every item, with rounded centroids.
+    every = Grid(np.minimum(np.arange(items + 1), data.size[:, None]), data.size, None)
+    return settle(data, every, points, FINAL_WINDOW[clusters], lut_dtype)
 
 
 def run_means(data: SortedGroups, points: np.ndarray) -> np.ndarray:
@@ -237,33 +524,6 @@ def run_means(data: SortedGroups, points: np.ndarray) -> np.ndarray:
     counts, sums, _ = data.statistics(points)
     means = sums / np.maximum(counts, 1)
     return np.sort(np.where(counts > 0, means, data.values[:, :1]), axis=1)
-
-
-def palettize(groups: np.ndarray, nbits: int, lut_dtype=np.float16) -> Palettized:
-    """K-means LUTs of 2^nbits entries for each row of `groups` [G, n]."""
-    k = 2**nbits
-    rows, n = groups.shape
-    data = SortedGroups(groups)
-    if k <= MAX_OPTIMAL_CLUSTERS:
-        items = min(n, max(10 * k, 384, TOTAL_ITEMS * 16 // (k * rows)))
-        points = optimal_on_items(data, k, items)
-        step = n // items // 2
-    else:  # the optimum's cost grows with k: the search starts at quantiles
-        quantiles = np.minimum(((np.arange(k) + 0.5) * n / k).astype(np.int64), n - 1)
-        points = data.clusters(data.values[:, quantiles])
-        step = n // k // 4
-    points = data.search(points, max(1, step))
-    centroids, _ = data.lloyd(run_means(data, points))
-    # The stored LUT: centroids rounded to its dtype, polished as such.
-    rounded, points = data.lloyd(
-        np.sort(centroids.astype(lut_dtype).astype(np.float64), axis=1), lut_dtype
-    )
-    lut = rounded.astype(lut_dtype)
-    error = data.error(rounded, points)
-    sorted_labels = cluster_labels(points, n)
-    indices = np.empty(groups.shape, np.uint8)
-    np.put_along_axis(indices, data.order, sorted_labels, axis=1)
-    return Palettized(indices, lut, error)
 
 
 def cluster_labels(points: np.ndarray, n: int) -> np.ndarray:

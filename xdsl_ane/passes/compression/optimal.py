@@ -14,6 +14,11 @@ of a level are one flat array reduced per (row, range) segment.
 
 `banded_runs` restricts split m to a window of items per row; with
 windows that cover every item it is the full optimum (`optimal_runs`).
+With a `dtype`, each run costs Σ(x − c)² about its mean c rounded to it —
+the error of a LUT stored in that dtype. The rounding bends the cost a
+little away from the quadrangle inequality, so the search then finds a
+clustering at least as good as the windows' rounded optimum only where
+the best source stays monotone (every cost is still computed exactly).
 """
 
 from __future__ import annotations
@@ -47,8 +52,24 @@ def optimal_runs(
     return banded_runs(*prefix_sums(counts, sums, squares), low, high)
 
 
+def run_gain(
+    total: np.ndarray, count: np.ndarray, dtype: np.dtype | None
+) -> np.ndarray:
+    """Σx² minus the squared error of runs of Σx `total` and `count` (> 0)
+    values about their mean (rounded to `dtype` if given)."""
+    if dtype is None:
+        return total * total / count
+    centroid = (total / count).astype(dtype).astype(np.float64)
+    return centroid * (2 * total - count * centroid)
+
+
 def banded_runs(
-    n: np.ndarray, s: np.ndarray, q: np.ndarray, low: np.ndarray, high: np.ndarray
+    n: np.ndarray,
+    s: np.ndarray,
+    q: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    dtype: np.dtype | None = None,
 ) -> np.ndarray:
     """The split points [G, K+1] of the least squared error over the
     clusterings whose split m lies in [low[:, m], high[:, m]] (split 0 at 0,
@@ -66,13 +87,14 @@ def banded_runs(
     def at(a: np.ndarray, index: np.ndarray) -> np.ndarray:
         return np.take_along_axis(a, index, axis=1)
 
+    prefix = RowPrefix(n, s, q)
     sources = window(1)
-    count, total = at(n, sources), at(s, sources)
-    previous = at(q, sources) - total * total / np.maximum(count, 1e-300)
+    count, total, square = prefix.at(sources)
+    previous = square - run_gain(total, np.maximum(count, 1e-300), dtype)
     back: list[tuple[np.ndarray, np.ndarray]] = []
     for m in range(2, k + 1):
         targets = window(m)
-        best, previous = dp_layer(previous, sources, targets, n, s, q)
+        best, previous = dp_layer(previous, sources, targets, prefix, dtype)
         back.append((best, sources))
         sources = targets
     points = np.zeros((rows, k + 1), np.int64)
@@ -85,29 +107,39 @@ def banded_runs(
     return points
 
 
+class RowPrefix:
+    """Prefix sums of count, Σx and Σx² [G, B+1], read at item indices."""
+
+    def __init__(self, n: np.ndarray, s: np.ndarray, q: np.ndarray):
+        self.items = n.shape[1]
+        self.flat = tuple(np.ascontiguousarray(a).reshape(-1) for a in (n, s, q))
+        self.offset = (np.arange(n.shape[0]) * self.items)[:, None]
+
+    def at(self, index: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Count, Σx and Σx² up to `index` [G, T] of each row."""
+        flat = index + self.offset
+        return tuple(a[flat] for a in self.flat)
+
+
 def dp_layer(
     previous: np.ndarray,
     sources: np.ndarray,
     targets: np.ndarray,
-    n: np.ndarray,
-    s: np.ndarray,
-    q: np.ndarray,
+    prefix: RowPrefix,
+    dtype: np.dtype | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each target item i [G, T]: the best source slot f (item
     sources[f] < i) and D[i] = previous[f] + C(sources[f], i)."""
     rows, width = previous.shape
     t = targets.shape[1]
-
-    def at(a: np.ndarray, index: np.ndarray) -> np.ndarray:
-        return np.take_along_axis(a, index, axis=1)
-
     # Per source slot, flat: D − Σx² up to it, count and Σx up to it.
-    base = (previous - at(q, sources)).reshape(-1)
-    source_n, source_s = at(n, sources).reshape(-1), at(s, sources).reshape(-1)
-    target_n, target_s, target_q = at(n, targets), at(s, targets), at(q, targets)
+    source_n, source_s, source_q = prefix.at(sources)
+    base = (previous - source_q).reshape(-1)
+    source_n, source_s = source_n.reshape(-1), source_s.reshape(-1)
+    target_n, target_s, target_q = prefix.at(targets)
     # The last slot before each target: sources are sorted in each row, and
     # rows are kept apart by an offset larger than any item.
-    spread = (np.arange(rows) * (n.shape[1] + 1))[:, None]
+    spread = (np.arange(rows) * (prefix.items + 1))[:, None]
     last = (
         np.searchsorted((sources + spread).reshape(-1), targets + spread)
         - np.arange(rows)[:, None] * width
@@ -131,7 +163,7 @@ def dp_layer(
         )
         count = np.repeat(target_n[:, middle].reshape(-1), length) - source_n[flat]
         total = np.repeat(target_s[:, middle].reshape(-1), length) - source_s[flat]
-        value = base[flat] - total * total / np.maximum(count, 1e-300)
+        value = base[flat] - run_gain(total, np.maximum(count, 1e-300), dtype)
         minimum = np.minimum.reduceat(value, starts)
         # The first candidate of each segment at its minimum.
         hits = np.flatnonzero(value == np.repeat(minimum, length))
