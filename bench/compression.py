@@ -38,6 +38,7 @@ MODES = (
     "lut4:per-tensor",
     "lut4:per-grouped-channel:16",
     "lut6:per-grouped-channel:16",
+    "lut8:per-grouped-channel:16",
 )
 SEQ_LEN = 64
 """The model's sequence length (weights do not depend on it; the output
@@ -181,9 +182,9 @@ def measure_compression(
                 "ours_compile_and_save_s": round(compile_s, 3),
                 "coremltools_s": round(theirs_s, 3),
                 "speedup_vs_coremltools": round(theirs_s / pass_s, 2),
-                "ours_relative_error": round(ours_error, 7),
-                "coremltools_relative_error": round(theirs_error, 7),
-                "error_ratio_vs_coremltools": round(ours_error / theirs_error, 6),
+                "ours_relative_error": round(ours_error, 9),
+                "coremltools_relative_error": round(theirs_error, 9),
+                "error_ratio_vs_coremltools": round(ours_error / theirs_error, 8),
                 "ours_package_bytes": package_bytes(scratch / f"{name}.mlpackage"),
                 "coremltools_package_bytes": package_bytes(
                     scratch / f"{name}.coremltools.mlpackage"
@@ -229,7 +230,7 @@ def markdown_table(results: dict[str, Any]) -> str:
                 f"{e['speedup_vs_coremltools']:.1f}×",
                 f"{e['ours_relative_error']:.5f}",
                 f"{e['coremltools_relative_error']:.5f}",
-                f"{e['error_ratio_vs_coremltools']:.5f}",
+                f"{e['error_ratio_vs_coremltools']:.7f}",
                 f"{e['ours_package_bytes'] / 1e6:.1f}",
                 f"{e['coremltools_package_bytes'] / 1e6:.1f}",
             ]

@@ -185,14 +185,13 @@ class SortedGroups:
         self.ranks: Ranks | None = None
         last = np.minimum(starts[:, :-1], n - 1)
         self.values = np.take_along_axis(ordered, last, axis=1).astype(np.float64)
-        counts = np.diff(starts, axis=1).astype(np.float64)
-        zero = np.zeros((rows, 1))
-        self.sums = np.concatenate(
-            [zero, np.cumsum(counts * self.values, axis=1)], axis=1
-        )
-        self.squares = np.concatenate(
-            [zero, np.cumsum(counts * self.values**2, axis=1)], axis=1
-        )
+        weighted = np.diff(starts, axis=1).astype(np.float64)
+        weighted *= self.values
+        self.sums = np.zeros(starts.shape)
+        np.cumsum(weighted, axis=1, out=self.sums[:, 1:])
+        weighted *= self.values
+        self.squares = np.zeros(starts.shape)
+        np.cumsum(weighted, axis=1, out=self.squares[:, 1:])
 
     def subset(self, rows: np.ndarray) -> SortedGroups:
         """These rows' items (without `order`)."""
@@ -325,11 +324,17 @@ class SortedGroups:
             points = moved
         return points
 
-    def prefix(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The prefix sums at item boundaries `edges` [G, B + 1]."""
-        return tuple(
-            np.take_along_axis(a, edges, axis=1).astype(np.float64)
-            for a in (self.totals, self.sums, self.squares)
+    def prefix(
+        self, edges: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The prefix sums at item boundaries `edges` [G, B + 1] (float64;
+        at every item boundary if None)."""
+        if edges is None:
+            return self.totals.astype(np.float64), self.sums, self.squares
+        return (
+            np.take_along_axis(self.totals, edges, axis=1).astype(np.float64),
+            np.take_along_axis(self.sums, edges, axis=1),
+            np.take_along_axis(self.squares, edges, axis=1),
         )
 
     def grid(self, items: int) -> tuple[np.ndarray, np.ndarray]:
@@ -355,8 +360,8 @@ class SortedGroups:
 @dataclass
 class Grid:
     """Item boundaries [G, B + 1] that splits may take (`count` [G] runs per
-    row; a row with fewer repeats its last), and their `Ranks` (None: every
-    item boundary)."""
+    row; a row with fewer repeats its last), and their `Ranks`; `ranks` None
+    is the grid of every item boundary (`edges` then unused)."""
 
     edges: np.ndarray
     count: np.ndarray
@@ -398,9 +403,13 @@ def windowed_optimum(
     high = np.minimum(highest, grid.count[:, None] - (k - split))
     low[:, 0] = high[:, 0] = 0
     low[:, k] = high[:, k] = grid.count
-    low = np.maximum.accumulate(low, axis=1)
-    high = np.minimum.accumulate(high[:, ::-1], axis=1)[:, ::-1]
+    # Windows strictly increasing from split to split, so that every item
+    # of window m has an item of window m − 1 before it.
+    low = np.maximum.accumulate(low - split, axis=1) + split
+    high = np.minimum.accumulate((high - split)[:, ::-1], axis=1)[:, ::-1] + split
     high = np.maximum(high, low)
+    if grid.ranks is None:  # every item boundary
+        return banded_runs(*data.prefix(), low, high, dtype)
     runs = banded_runs(*data.prefix(grid.edges), low, high, dtype)
     return np.take_along_axis(grid.edges, runs, axis=1)
 
@@ -489,8 +498,7 @@ def exact_points(data: SortedGroups, k: int) -> np.ndarray:
         high = size - (k - split)
         low[:, k] = part.size
         high[:, 0] = 0
-        edges = np.broadcast_to(np.arange(part.values.shape[1] + 1), part.totals.shape)
-        points[solvable] = banded_runs(*part.prefix(edges), low, high)
+        points[solvable] = banded_runs(*part.prefix(), low, high)
     return points
 
 
@@ -514,7 +522,7 @@ def search_points(
         grid = Grid.of(*data.grid(per_cluster * k), items)
         points = settle(data, grid, points, fraction)
     # 3. Every item, with rounded centroids.
-    every = Grid(np.minimum(np.arange(items + 1), data.size[:, None]), data.size, None)
+    every = Grid(np.empty((rows, 0), np.int64), data.size, None)
     return settle(data, every, points, FINAL_WINDOW[clusters], lut_dtype)
 
 
