@@ -58,9 +58,14 @@ def run_gain(
     """Σx² minus the squared error of runs of Σx `total` and `count` (> 0)
     values about their mean (rounded to `dtype` if given)."""
     if dtype is None:
-        return total * total / count
+        gain = total * total
+        gain /= count
+        return gain
     centroid = (total / count).astype(dtype).astype(np.float64)
-    return centroid * (2 * total - count * centroid)
+    gain = count * centroid
+    np.subtract(2 * total, gain, out=gain)
+    gain *= centroid
+    return gain
 
 
 def banded_runs(
@@ -161,9 +166,13 @@ def dp_layer(
         flat = np.arange(size) + np.repeat(
             (f_low + offset).reshape(-1) - starts, length
         )
-        count = np.repeat(target_n[:, middle].reshape(-1), length) - source_n[flat]
-        total = np.repeat(target_s[:, middle].reshape(-1), length) - source_s[flat]
-        value = base[flat] - run_gain(total, np.maximum(count, 1e-300), dtype)
+        # Every candidate run is non-empty (its source is before its target).
+        count = np.repeat(target_n[:, middle].reshape(-1), length)
+        count -= source_n[flat]
+        total = np.repeat(target_s[:, middle].reshape(-1), length)
+        total -= source_s[flat]
+        value = base[flat]
+        value -= run_gain(total, count, dtype)
         minimum = np.minimum.reduceat(value, starts)
         # The first candidate of each segment at its minimum.
         hits = np.flatnonzero(value == np.repeat(minimum, length))
