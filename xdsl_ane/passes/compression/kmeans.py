@@ -379,21 +379,22 @@ class Grid:
         return Grid(self.edges[rows], self.count[rows], ranks)
 
 
-def windowed_optimum(
-    data: SortedGroups,
-    grid: Grid,
-    points: np.ndarray,
-    fraction: float,
-    dtype: np.dtype | None = None,
-) -> np.ndarray:
-    """The optimal item split points [G, K+1] with split m on the grid and
-    within `fraction` of the larger cluster beside it (in items) of split m
-    of `points`; with `dtype`, each run costs Σ(x − c)² about its mean c
-    rounded to it."""
-    k = points.shape[1] - 1
+def half_windows(points: np.ndarray, fraction: float) -> np.ndarray:
+    """Per split of `points` [G, K+1], `fraction` of the larger cluster
+    beside it, in items (0 for the fixed ends)."""
     sizes = np.diff(points, axis=1)
     half = np.zeros(points.shape, np.int64)
     half[:, 1:-1] = np.ceil(fraction * np.maximum(sizes[:, :-1], sizes[:, 1:]))
+    return half
+
+
+def windowed_optimum(
+    data: SortedGroups, grid: Grid, points: np.ndarray, half: np.ndarray, dtype
+) -> np.ndarray:
+    """The optimal item split points [G, K+1] with split m on the grid and
+    within `half` [G, K+1] items of split m of `points`; with `dtype`, each
+    run costs Σ(x − c)² about its mean c rounded to it."""
+    k = points.shape[1] - 1
     lowest = np.maximum(points - half, 0)
     highest = np.minimum(points + half + 1, data.size[:, None])
     if grid.ranks is not None:
@@ -427,12 +428,9 @@ def settle(
     points = points.copy()
     part, part_grid = data, grid
     for _ in range(SETTLE_PASSES):
-        moved = windowed_optimum(part, part_grid, points[rows], fraction, dtype)
-        before, after = points[rows], moved
-        sizes = np.diff(before, axis=1)
-        reach = np.zeros(before.shape)
-        reach[:, 1:-1] = fraction * np.maximum(sizes[:, :-1], sizes[:, 1:]) / 2
-        far = np.flatnonzero((np.abs(after - before) > reach).any(axis=1))
+        half = half_windows(points[rows], fraction)
+        moved = windowed_optimum(part, part_grid, points[rows], half, dtype)
+        far = np.flatnonzero((2 * np.abs(moved - points[rows]) > half).any(axis=1))
         points[rows] = moved
         if not far.size:
             break
