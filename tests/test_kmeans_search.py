@@ -160,3 +160,30 @@ def test_rows_of_few_and_many_distinct_values_in_one_tensor():
     np.testing.assert_allclose(ours, result.squared_error, rtol=1e-9, atol=1e-12)
     theirs = coremltools_error(groups[[0, 3]], 16)
     assert (ours[[0, 3]] <= theirs * (1 + 1e-5)).all()
+
+
+def unlike_groups(seed: int) -> np.ndarray:
+    """Groups of 16384 values not like N(0, σ²) and not like each other:
+    Gaussian, Student-t (3), rescaled by up to 10×, with a few outliers 30σ
+    out, Laplace, and bimodal with modes of different widths."""
+    rng = np.random.default_rng(seed)
+    n = 16384
+    rows = [
+        rng.standard_normal(n),
+        rng.standard_t(3, n),
+        rng.standard_normal(n) * 10 ** rng.uniform(-1, 1),
+        np.r_[rng.standard_normal(n - 20), rng.standard_normal(20) * 30],
+        rng.laplace(size=n),
+        np.r_[rng.standard_normal(n // 2) - 3, rng.standard_normal(n // 2) * 0.3 + 2],
+    ]
+    return (np.array([rng.permutation(x) for x in rows]) * 0.02).astype(np.float16)
+
+
+@pytest.mark.parametrize("nbits", [4, 6, 8])
+def test_search_on_groups_unlike_each_other(nbits: int):
+    groups = np.concatenate([unlike_groups(21), unlike_groups(22)])
+    result = palettize(groups, nbits)
+    ours = stored_error(groups, result.lut, result.indices)
+    theirs = coremltools_error(groups, 2**nbits)
+    assert ours.sum() <= theirs.sum(), ours.sum() / theirs.sum()
+    assert (ours <= theirs * (1 + 1e-4)).all(), ours / theirs

@@ -14,18 +14,18 @@ its near-optimal clusterings differ by collective moves of many splits by
 up to half a cluster, so a local search (Lloyd's algorithm, or moves of a
 few items) stops far from the best one. Instead, for all groups at once:
 
-1. a start: the optimal splits of the groups' average sorted values (one
-   row, so cheap), at the same sorted positions in every group;
-2. `LEVELS`: the optimum over clusterings whose splits fall on a grid of
-   runs of items (a given number per cluster, half at equal counts and
-   half at equal steps of value so that the sparse tails are resolved
-   too), each split restricted to a window of a fraction of a cluster
-   around the previous level's: exact within the windows
-   (`optimal.banded_runs`); the groups whose splits moved by more than
-   half a window are solved again around the result until they settle.
-   The first, coarse level has windows of several clusters, so that a
-   group unlike the average is not held near the start;
-3. the same on the items themselves in narrower windows (`FINAL_WINDOW`),
+1. a start (`Search.start`): the optimal splits of the groups' average
+   sorted values (one row, so cheap) at the same sorted positions in every
+   group, or each group's own splits at equal steps of ∫ p^(1/3);
+2. `Search.levels`: the optimum over clusterings whose splits fall on a
+   grid of runs of items (a given number per cluster; `Search.grid`), each
+   split restricted to a window of a fraction of a cluster around the
+   previous level's: exact within the windows (`optimal.banded_runs`); the
+   groups whose splits moved by more than half a window are solved again
+   around the result until they settle. The first, coarse level has
+   windows of several clusters, so that a group unlike the start is not
+   held near it;
+3. the same on the items themselves in narrower windows (`Search.final`),
    each run's centroid rounded to the LUT's dtype, so that the error
    minimized is the stored LUT's;
 4. `SortedGroups.polish`: the best joint move of all splits by up to
@@ -53,16 +53,36 @@ EXACT_ITEMS = 1024
 START_ITEMS, START_LIMIT = 64, 4096
 """Items per cluster, and at most in all, of the start's optimum (on the
 average group)."""
-LEVELS: dict[int, tuple[tuple[int, float], ...]] = {
-    16: ((8, 3.0), (24, 1.0), (96, 0.8)),
-    64: ((8, 3.0), (48, 2.0)),
-    256: ((8, 3.0), (32, 1.5)),
+
+
+@dataclass(frozen=True)
+class Search:
+    """How groups of many items are searched, per number of clusters."""
+
+    levels: tuple[tuple[int, float], ...]
+    """The grids of step 2: (runs per cluster, half-width of each split's
+    window as a fraction of the larger cluster beside it)."""
+    final: float
+    """The half-width of step 3's windows, as in `levels`."""
+    grid: str
+    """"values": a level's runs are cut half at equal counts and half at
+    equal steps of value; "clusters": each cluster of the level before is
+    cut into runs of equal items."""
+    start: str
+    """"average": the optimum of the average sorted group; "companding":
+    each group's own splits at equal steps of ∫ p^(1/3), p the density of
+    its values (the allocation of an optimal quantizer of many levels)."""
+
+
+SEARCHES = {
+    16: Search(((8, 3.0), (24, 1.0), (96, 0.8)), 0.1, "values", "average"),
+    64: Search(((8, 3.0), (48, 2.0)), 0.5, "clusters", "average"),
+    256: Search(((8, 3.0), (32, 1.5)), 0.5, "clusters", "companding"),
 }
-"""Per number of clusters (the first entry not below it): the grids of step
-2 as (items per cluster, half-width of each split's window as a fraction of
-the larger adjacent cluster)."""
-FINAL_WINDOW = {16: 0.1, 64: 0.5, 256: 0.5}
-"""The half-width of step 3's windows, as in `LEVELS`."""
+"""Per number of clusters (the first entry not below it), as measured on
+Qwen3-0.6B-shaped N(0, 0.02²) weights (`make bench`) and on groups of
+heavy-tailed, scaled, outlier and bimodal values (tests/test_kmeans_search.py):
+the cheapest settings whose error stays at or below the exact k-means'."""
 SETTLE_PASSES = 8
 CHUNK_VALUES = 1 << 23
 """Rows are palettized together up to this many values (memory grows with
@@ -357,6 +377,20 @@ class SortedGroups:
         return compact_rows(edges, self.size)
 
 
+def cluster_grid(
+    points: np.ndarray, per_cluster: int, size: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Item boundaries [G, B + 1] cutting each cluster of `points` into
+    `per_cluster` runs of equal items (fewer if it has fewer items), and
+    each row's number of runs."""
+    rows, k = points.shape[0], points.shape[1] - 1
+    sizes = np.diff(points, axis=1)
+    steps = np.arange(per_cluster) / per_cluster
+    cuts = points[:, :-1, None] + (sizes[:, :, None] * steps).astype(np.int64)
+    edges = np.concatenate([cuts.reshape(rows, k * per_cluster), size[:, None]], axis=1)
+    return compact_rows(edges, size)
+
+
 @dataclass
 class Grid:
     """Item boundaries [G, B + 1] that splits may take (`count` [G] runs per
@@ -399,13 +433,15 @@ def windowed_optimum(
     highest = np.minimum(points + half + 1, data.size[:, None])
     if grid.ranks is not None:
         lowest, highest = grid.ranks.below(lowest), grid.ranks.below(highest)
+    # Split m can lie in [m, count − (K − m)] (every run non-empty); within
+    # that, windows strictly increase from split to split, so that every
+    # item of window m has an item of window m − 1 before it.
     split = np.arange(k + 1)
-    low = np.maximum(lowest, split)
-    high = np.minimum(highest, grid.count[:, None] - (k - split))
+    first, final = split, grid.count[:, None] - (k - split)
+    low = np.minimum(np.maximum(lowest, first), final)
+    high = np.minimum(np.maximum(highest, first), final)
     low[:, 0] = high[:, 0] = 0
     low[:, k] = high[:, k] = grid.count
-    # Windows strictly increasing from split to split, so that every item
-    # of window m has an item of window m − 1 before it.
     low = np.maximum.accumulate(low - split, axis=1) + split
     high = np.minimum.accumulate((high - split)[:, ::-1], axis=1)[:, ::-1] + split
     high = np.maximum(high, low)
@@ -504,24 +540,75 @@ def search_points(
     data: SortedGroups, average: np.ndarray, k: int, lut_dtype
 ) -> np.ndarray:
     """Steps 1–3 of the module's search from the `average` sorted group."""
-    rows = data.values.shape[0]
-    clusters = min(c for c in LEVELS if c >= k) if k <= max(LEVELS) else max(LEVELS)
-    # 1. The start: the optimum of the average sorted group, on a grid.
-    typical = SortedGroups(average[None, :])
-    edges, count = typical.grid(min(START_ITEMS * k, START_LIMIT, int(typical.size[0])))
-    counts, sums, squares = (np.diff(a, axis=1) for a in typical.prefix(edges))
-    start = np.take_along_axis(edges, optimal_runs(counts, sums, squares, k), axis=1)
-    positions = np.take_along_axis(typical.totals, start, axis=1)
-    points = data.items_at(np.broadcast_to(positions, (rows, k + 1)))
-    points[:, -1] = data.size
-    # 2. Grids of more items per cluster.
-    items = data.values.shape[1]
-    for per_cluster, fraction in LEVELS[clusters]:
-        grid = Grid.of(*data.grid(per_cluster * k), items)
-        points = settle(data, grid, points, fraction)
+    rows, items = data.values.shape
+    clusters = min((c for c in SEARCHES if c >= k), default=max(SEARCHES))
+    search = SEARCHES[clusters]
+    # 1. The start.
+    if search.start == "companding":
+        points = companding_start(data, k)
+    else:
+        typical = SortedGroups(average[None, :])
+        edges, count = typical.grid(
+            min(START_ITEMS * k, START_LIMIT, int(typical.size[0]))
+        )
+        counts, sums, squares = (np.diff(a, axis=1) for a in typical.prefix(edges))
+        start = np.take_along_axis(edges, optimal_runs(counts, sums, squares, k), 1)
+        positions = np.take_along_axis(typical.totals, start, axis=1)
+        points = data.items_at(np.broadcast_to(positions, (rows, k + 1)))
+        points[:, -1] = data.size
+    # 2. Grids of more runs per cluster.
+    for per_cluster, fraction in search.levels:
+        if search.grid == "values":
+            edges, count = data.grid(per_cluster * k)
+        else:
+            edges, count = cluster_grid(points, per_cluster, data.size)
+        points = settle(data, Grid.of(edges, count, items), points, fraction)
     # 3. Every item, with rounded centroids.
     every = Grid(np.empty((rows, 0), np.int64), data.size, None)
-    return settle(data, every, points, FINAL_WINDOW[clusters], lut_dtype)
+    return settle(data, every, points, search.final, lut_dtype)
+
+
+def companding_start(
+    data: SortedGroups, k: int, bins_per_cluster: int = 8
+) -> np.ndarray:
+    """Split points [G, K+1] at equal steps of ∫ p^(1/3), p the density of
+    the row's values (a histogram of equal value steps): the allocation of
+    an optimal quantizer of many levels."""
+    rows = data.values.shape[0]
+    bins = bins_per_cluster * k
+    low = data.values[:, :1]
+    high = np.take_along_axis(data.values, data.size[:, None] - 1, 1)
+    levels = low + (high - low) * np.arange(1, bins) / bins
+    inner = np.minimum(split_points(data.values, levels), data.size[:, None])
+    edges = np.concatenate(
+        [np.zeros((rows, 1), np.int64), inner, data.size[:, None]], axis=1
+    )
+    counts = np.diff(np.take_along_axis(data.totals, edges, axis=1), axis=1)
+    weight = np.cbrt(counts.astype(np.float64))
+    cumulative = np.concatenate(
+        [np.zeros((rows, 1)), np.cumsum(weight, axis=1)], axis=1
+    )
+    targets = cumulative[:, -1:] * np.arange(k + 1) / k
+    # The bin where each target falls, and the value there by interpolation.
+    shift = np.arange(rows)[:, None] * (float(cumulative[:, -1].max()) + 1)
+    found = np.searchsorted(
+        (cumulative + shift).reshape(-1), (targets + shift).reshape(-1)
+    )
+    index = np.clip(
+        found.reshape(rows, -1) - np.arange(rows)[:, None] * (bins + 1), 1, bins
+    )
+    before = np.take_along_axis(cumulative, index - 1, 1)
+    after = np.take_along_axis(cumulative, index, 1)
+    part = np.where(
+        after > before, (targets - before) / np.maximum(after - before, 1e-300), 0
+    )
+    value = low + (high - low) * (index - 1 + part) / bins
+    points = np.minimum(split_points(data.values, value), data.size[:, None])
+    points[:, 0] = 0
+    points[:, -1] = data.size
+    split = np.arange(k + 1)
+    points = np.maximum.accumulate(np.maximum(points - split, 0), axis=1) + split
+    return np.minimum(points, data.size[:, None] - (k - split))
 
 
 def run_means(data: SortedGroups, points: np.ndarray) -> np.ndarray:
