@@ -43,7 +43,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xdsl_ane.passes.compression.optimal import banded_runs, optimal_runs
+from xdsl_ane.passes.compression.optimal import (
+    banded_runs,
+    full_windows,
+    optimal_runs,
+)
 
 MAX_ITERATIONS = 300
 REACH = 3
@@ -141,6 +145,12 @@ class Ranks:
         marks.reshape(-1)[flat.reshape(-1)] = 1
         self.table = np.cumsum(marks, axis=1, dtype=np.int32)
         self.limit = limit
+
+    def subset(self, rows: np.ndarray) -> Ranks:
+        """The tables of these rows."""
+        part = object.__new__(Ranks)
+        part.table, part.limit = self.table[rows], self.limit
+        return part
 
     def below(self, keys: np.ndarray) -> np.ndarray:
         """Per row, the entries below each of `keys` [G, ...] (clipped to
@@ -368,13 +378,26 @@ class SortedGroups:
                 (rows, items // 2 + 1),
             )
         )
-        low = self.values[:, :1]
-        high = np.take_along_axis(self.values, self.size[:, None] - 1, 1)
-        steps = items - items // 2
-        levels = low + (high - low) * np.arange(1, steps) / steps
-        by_value = np.minimum(split_points(self.values, levels), self.size[:, None])
-        edges = np.sort(np.concatenate([by_count, by_value], axis=1), axis=1)
+        by_value = self.value_steps(items - items // 2)
+        edges = np.sort(np.concatenate([by_count, by_value[:, 1:-1]], axis=1), axis=1)
         return compact_rows(edges, self.size)
+
+    def value_range(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's smallest and largest value [G, 1]."""
+        return self.values[:, :1], np.take_along_axis(
+            self.values, self.size[:, None] - 1, 1
+        )
+
+    def value_steps(self, steps: int) -> np.ndarray:
+        """Item boundaries [G, steps + 1] cutting each row's range of values
+        into `steps` equal steps (0 first, the row's size last)."""
+        low, high = self.value_range()
+        levels = low + (high - low) * np.arange(1, steps) / steps
+        inner = np.minimum(split_points(self.values, levels), self.size[:, None])
+        rows = self.values.shape[0]
+        return np.concatenate(
+            [np.zeros((rows, 1), np.int64), inner, self.size[:, None]], axis=1
+        )
 
 
 def cluster_grid(
@@ -406,10 +429,7 @@ class Grid:
         return cls(edges, count, Ranks(edges, items))
 
     def subset(self, rows: np.ndarray) -> Grid:
-        ranks = None
-        if self.ranks is not None:
-            ranks = object.__new__(Ranks)
-            ranks.table, ranks.limit = self.ranks.table[rows], self.ranks.limit
+        ranks = None if self.ranks is None else self.ranks.subset(rows)
         return Grid(self.edges[rows], self.count[rows], ranks)
 
 
@@ -422,29 +442,37 @@ def half_windows(points: np.ndarray, fraction: float) -> np.ndarray:
     return half
 
 
+def feasible_splits(
+    points: np.ndarray, count: np.ndarray, raise_later: bool = True
+) -> np.ndarray:
+    """Split points [G, K+1] where K non-empty runs of `count` [G] items can
+    have them: split m clipped to [m, count − (K − m)], the ends at 0 and
+    count, and strictly increasing — by raising a split to one past the one
+    before it, or (not `raise_later`) by lowering it to one before the next."""
+    k = points.shape[1] - 1
+    split = np.arange(k + 1)
+    out = np.minimum(np.maximum(points, split), count[:, None] - (k - split))
+    out[:, 0] = 0
+    out[:, k] = count
+    if raise_later:
+        return np.maximum.accumulate(out - split, axis=1) + split
+    return np.minimum.accumulate((out - split)[:, ::-1], axis=1)[:, ::-1] + split
+
+
 def windowed_optimum(
     data: SortedGroups, grid: Grid, points: np.ndarray, half: np.ndarray, dtype
 ) -> np.ndarray:
     """The optimal item split points [G, K+1] with split m on the grid and
     within `half` [G, K+1] items of split m of `points`; with `dtype`, each
     run costs Σ(x − c)² about its mean c rounded to it."""
-    k = points.shape[1] - 1
     lowest = np.maximum(points - half, 0)
     highest = np.minimum(points + half + 1, data.size[:, None])
     if grid.ranks is not None:
         lowest, highest = grid.ranks.below(lowest), grid.ranks.below(highest)
-    # Split m can lie in [m, count − (K − m)] (every run non-empty); within
-    # that, windows strictly increase from split to split, so that every
-    # item of window m has an item of window m − 1 before it.
-    split = np.arange(k + 1)
-    first, final = split, grid.count[:, None] - (k - split)
-    low = np.minimum(np.maximum(lowest, first), final)
-    high = np.minimum(np.maximum(highest, first), final)
-    low[:, 0] = high[:, 0] = 0
-    low[:, k] = high[:, k] = grid.count
-    low = np.maximum.accumulate(low - split, axis=1) + split
-    high = np.minimum.accumulate((high - split)[:, ::-1], axis=1)[:, ::-1] + split
-    high = np.maximum(high, low)
+    # Windows strictly increasing from split to split, so that every item
+    # of window m has an item of window m − 1 before it.
+    low = feasible_splits(lowest, grid.count)
+    high = np.maximum(feasible_splits(highest, grid.count, raise_later=False), low)
     if grid.ranks is None:  # every item boundary
         return banded_runs(*data.prefix(), low, high, dtype)
     runs = banded_runs(*data.prefix(grid.edges), low, high, dtype)
@@ -527,12 +555,7 @@ def exact_points(data: SortedGroups, k: int) -> np.ndarray:
     solvable = np.flatnonzero(data.size > k)
     if solvable.size:
         part = data.subset(solvable)
-        size = part.size[:, None]
-        low = np.broadcast_to(split, (solvable.size, k + 1)).copy()
-        high = size - (k - split)
-        low[:, k] = part.size
-        high[:, 0] = 0
-        points[solvable] = banded_runs(*part.prefix(), low, high)
+        points[solvable] = banded_runs(*part.prefix(), *full_windows(part.size, k))
     return points
 
 
@@ -576,39 +599,21 @@ def companding_start(
     an optimal quantizer of many levels."""
     rows = data.values.shape[0]
     bins = bins_per_cluster * k
-    low = data.values[:, :1]
-    high = np.take_along_axis(data.values, data.size[:, None] - 1, 1)
-    levels = low + (high - low) * np.arange(1, bins) / bins
-    inner = np.minimum(split_points(data.values, levels), data.size[:, None])
-    edges = np.concatenate(
-        [np.zeros((rows, 1), np.int64), inner, data.size[:, None]], axis=1
-    )
+    edges = data.value_steps(bins)
     counts = np.diff(np.take_along_axis(data.totals, edges, axis=1), axis=1)
-    weight = np.cbrt(counts.astype(np.float64))
-    cumulative = np.concatenate(
-        [np.zeros((rows, 1)), np.cumsum(weight, axis=1)], axis=1
-    )
+    cumulative = np.zeros((rows, bins + 1))
+    np.cumsum(np.cbrt(counts.astype(np.float64)), axis=1, out=cumulative[:, 1:])
     targets = cumulative[:, -1:] * np.arange(k + 1) / k
     # The bin where each target falls, and the value there by interpolation.
-    shift = np.arange(rows)[:, None] * (float(cumulative[:, -1].max()) + 1)
-    found = np.searchsorted(
-        (cumulative + shift).reshape(-1), (targets + shift).reshape(-1)
-    )
-    index = np.clip(
-        found.reshape(rows, -1) - np.arange(rows)[:, None] * (bins + 1), 1, bins
-    )
+    index = np.clip(split_points(cumulative, targets), 1, bins)
     before = np.take_along_axis(cumulative, index - 1, 1)
     after = np.take_along_axis(cumulative, index, 1)
     part = np.where(
         after > before, (targets - before) / np.maximum(after - before, 1e-300), 0
     )
+    low, high = data.value_range()
     value = low + (high - low) * (index - 1 + part) / bins
-    points = np.minimum(split_points(data.values, value), data.size[:, None])
-    points[:, 0] = 0
-    points[:, -1] = data.size
-    split = np.arange(k + 1)
-    points = np.maximum.accumulate(np.maximum(points - split, 0), axis=1) + split
-    return np.minimum(points, data.size[:, None] - (k - split))
+    return feasible_splits(split_points(data.values, value), data.size)
 
 
 def run_means(data: SortedGroups, points: np.ndarray) -> np.ndarray:

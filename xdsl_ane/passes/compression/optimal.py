@@ -45,11 +45,20 @@ def optimal_runs(
     value)."""
     rows, items = counts.shape
     k = min(k, items)
-    low = np.broadcast_to(np.arange(k + 1), (rows, k + 1)).copy()
-    high = low + (items - k)
-    low[:, k] = items
-    high[:, 0] = 0
+    low, high = full_windows(np.full(rows, items), k)
     return banded_runs(*prefix_sums(counts, sums, squares), low, high)
+
+
+def full_windows(sizes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The windows [G, k+1] of `banded_runs` that admit every clustering of
+    each row's first `sizes` [G] items (> k) into k non-empty runs: split m
+    in [m, size − (k − m)], split 0 at 0, split k at the size."""
+    split = np.arange(k + 1)
+    low = np.broadcast_to(split, (sizes.size, k + 1)).copy()
+    high = sizes[:, None] - (k - split)
+    low[:, k] = sizes
+    high[:, 0] = 0
+    return low, high
 
 
 def run_gain(
