@@ -66,3 +66,24 @@ def test_pipeline_small(build, weights, fp16):
 @pytest.mark.parametrize("weights", ["static", "dynamic"])
 def test_pipeline_qwen3_decoder_layer_real_size_fp16(weights):
     check_pipeline(build_decoder_layer, QWEN3_0_6B.with_(seq_len=32), weights, True)
+
+
+def test_gqa_tile_runs_once(monkeypatch):
+    """`rlx-gqa-tile` runs once per `ane-pipeline` (inside convert-rlx-to-mil,
+    which owns it and so stays usable alone), and the grouped-query block
+    still matches the rlx program by numbers."""
+    from xdsl_ane.passes.gqa_tile import RlxGqaTilePass
+    from xdsl_ane.passes.pipeline import pipeline_passes
+
+    assert not any(isinstance(p, RlxGqaTilePass) for p in pipeline_passes())
+    applied = []
+    original = RlxGqaTilePass.apply
+
+    def counted(self, ctx, op):
+        applied.append(self.name)
+        original(self, ctx, op)
+
+    monkeypatch.setattr(RlxGqaTilePass, "apply", counted)
+    assert SMALL.num_kv_heads < SMALL.num_heads
+    check_pipeline(build_attention_block, SMALL, "static", False)
+    assert applied == ["rlx-gqa-tile"]

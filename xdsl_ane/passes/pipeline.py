@@ -1,8 +1,10 @@
 """`ane-pipeline`: rlx in, ANE-ready MIL out.
 
-    rlx-gqa-tile, convert-rlx-to-mil, mil-ane-layout{weights}, canonicalize,
-    cse, [mil-fp16, canonicalize, cse], [mil-pack-io, canonicalize], ane-lint
+    convert-rlx-to-mil, mil-ane-layout{weights}, canonicalize, cse,
+    [mil-fp16, canonicalize, cse], [mil-pack-io, canonicalize], ane-lint
 
+`convert-rlx-to-mil` tiles grouped-query attention (`rlx-gqa-tile`) itself,
+as its attention patterns need it, so the pipeline does not run it again.
 `cse` (xDSL's) merges the identical layout ops that several consumers of
 one value get (the q, k and v projections of one activation)."""
 
@@ -21,7 +23,6 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
 from xdsl_ane.passes.canonicalization import knowing_mil
-from xdsl_ane.passes.gqa_tile import RlxGqaTilePass
 from xdsl_ane.passes.pack_io import MilPackIoPass
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
 
@@ -38,7 +39,6 @@ def pipeline_passes(
     from xdsl_ane.passes.fp16 import MilFp16Pass
 
     passes: list[ModulePass] = [
-        RlxGqaTilePass(),
         ConvertRlxToMilPass(),
         MilAneLayoutPass(weights=weights),
         CanonicalizePass(),
@@ -57,9 +57,9 @@ def pipeline_passes(
 
 @dataclass(frozen=True)
 class AnePipelinePass(ModulePass):
-    """The whole compilation from rlx to ANE-form MIL: GQA tiling, lowering,
-    `[1, C, 1, S]` layout with static (1×1 conv) or dynamic (weights as
-    inputs) weights, canonicalization, fp16 and the ANE lint."""
+    """The whole compilation from rlx to ANE-form MIL: lowering (GQA tiling
+    first), `[1, C, 1, S]` layout with static (1×1 conv) or dynamic
+    (weights as inputs) weights, canonicalization, fp16 and the ANE lint."""
 
     name = "ane-pipeline"
 
