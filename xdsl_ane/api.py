@@ -24,7 +24,6 @@ from __future__ import annotations
 import gc
 import json
 import math
-import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -697,7 +696,3 @@ def run_pipeline(
     apply_passes(module, pending, ctx, source, progress)
     verify(module, f"{source}: after '{spec}'")
     return report
-
-
-def warn(message: str) -> None:
-    print(f"xdsl-ane: warning: {message}", file=sys.stderr)
