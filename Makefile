@@ -42,7 +42,8 @@ demo: $(STAMP)
 
 # `make bench` (not part of `make test`): the test extra plus the bench extra
 # (torch, pinned, for coremltools' PyTorch frontend), behind a stamp of its own;
-# then bench/results.json and the tables in bench/README.md (about 7 minutes).
+# then bench/results.json and the tables in bench/README.md (its first line
+# says how long the last run took and how much memory it needed).
 BENCH_STAMP := $(VENV)/.installed-bench
 
 $(BENCH_STAMP): $(STAMP)

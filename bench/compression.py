@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
-OUTPUT = BENCH / "compression.json"
 
 MODES = (
     "int8:per-channel",
@@ -251,11 +250,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=1)
     parser.add_argument("--modes", default=",".join(MODES))
-    parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument("--output", type=Path, help="instead of results.json")
     args = parser.parse_args(argv)
     results = measure_compression(args.layers, tuple(args.modes.split(",")))
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
     print(markdown_table(results))
+    if args.output:
+        args.output.write_text(json.dumps(results, indent=2) + "\n")
+    else:
+        import run
+
+        run.store_section("compression", results)
     return 0
 
 

@@ -11,12 +11,11 @@ size and non-const ops per function.
 
     python bench/llm.py [--layers 28] [--vocab 151936] [--context 512]
                         [--prefill 64] [--layers-per-package 14]
-                        [--output FILE.json] [--into-results]
+                        [--output FILE.json]
 
 Each path runs in a process of its own (`--case`), so each peak RSS is its
-own; the checkpoint is written once, before. `--into-results` also stores
-the figures under `llm` in bench/results.json and regenerates the README
-tables.
+own; the checkpoint is written once, before. The figures go under `llm` in
+bench/results.json (and the docs are regenerated), or to `--output`.
 """
 
 from __future__ import annotations
@@ -35,7 +34,6 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-OUTPUT = BENCH / "llm.json"
 
 QWEN3_0_6B = dict(
     hidden_size=1024,
@@ -364,8 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--context", type=int, default=512)
     parser.add_argument("--prefill", type=int, default=64)
     parser.add_argument("--layers-per-package", type=int, default=14)
-    parser.add_argument("--output", type=Path, default=OUTPUT)
-    parser.add_argument("--into-results", action="store_true")
+    parser.add_argument("--output", type=Path, help="instead of results.json")
     parser.add_argument("--case", choices=["ours", "split", "theirs"])
     parser.add_argument("--checkpoint")
     parser.add_argument("--workdir")
@@ -379,16 +376,13 @@ def main(argv: list[str] | None = None) -> int:
     result = measure_llm(
         args.layers, args.vocab, args.context, args.prefill, args.layers_per_package
     )
-    args.output.write_text(json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.output}")
-    if args.into_results:
+    if args.output:
+        args.output.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"wrote {args.output}")
+    else:
         import run
 
-        results = json.loads(run.RESULTS.read_text())
-        results["llm"] = result
-        run.write_atomically(run.RESULTS, json.dumps(results, indent=2) + "\n")
-        run.update_readme(results)
-        print(f"stored under llm in {run.RESULTS} and updated {run.README}")
+        run.store_section("llm", result)
     return 0
 
 

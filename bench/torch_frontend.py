@@ -29,7 +29,6 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-OUTPUT = BENCH / "torch_frontend.json"
 
 COREMLTOOLS_PATCHES = [
     "program.run_decompositions() first: ct.convert refuses the default export "
@@ -226,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--vocab", type=int, default=151936)
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--output", type=Path, default=OUTPUT)
+    parser.add_argument("--output", type=Path, help="instead of results.json")
     parser.add_argument("--case", nargs=2, metavar=("LAYERS", "PART"))
     parser.add_argument("--workdir")
     args = parser.parse_args(argv)
@@ -240,8 +239,13 @@ def main(argv: list[str] | None = None) -> int:
         args.vocab,
         args.repeats,
     )
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {args.output}")
+    if args.output:
+        args.output.write_text(json.dumps(results, indent=2) + "\n")
+        print(f"wrote {args.output}")
+    else:
+        import run
+
+        run.store_section("torch_frontend", results)
     return 0
 
 

@@ -4,6 +4,7 @@ pipeline produces today, and its rlx table covers the dialect."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -29,6 +30,54 @@ def load_bench(name: str):
 def test_op_count_tables_are_current():
     tables = load_bench("op_counts").tables()
     assert tables in README, "README op counts are stale: run python bench/op_counts.py"
+
+
+# --- figures of the bench: generated from bench/results.json, nowhere else ------
+
+MEASURED = re.compile(
+    r"\b\d+(?:,\d{3})*(?:\.\d+)?\s?(?:s|ms|minutes?|hours?|[KMG]i?B)\b"
+    r"|\b\d+\.\d+\s?[×x](?=\W)"
+)
+"""A time, a size or a speedup: what a run measures."""
+
+NOT_MEASURED = {
+    "README.md": ["> 1 GB weights per function"],  # ane-lint's threshold
+    "bench/README.md": ["880 MB of fp16 weights"],  # 440M parameters × 2 bytes
+}
+"""Figures with such units that state a rule or a size by definition."""
+
+
+def bench_report():
+    """bench/report.py, importable with its neighbours as when it runs."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        return load_bench("report")
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+
+
+def test_generated_figures_are_what_results_json_gives(monkeypatch):
+    report = bench_report()
+    monkeypatch.syspath_prepend(str(ROOT / "bench"))
+    results = json.loads((ROOT / "bench" / "results.json").read_text())
+    assert report.stale(results) == [], "run python bench/report.py --write"
+
+
+def test_no_measured_figure_outside_the_generated_blocks():
+    report = bench_report()
+    for name in ("README.md", "bench/README.md", "Makefile"):
+        path = ROOT / name
+        text = path.read_text()
+        if report.BEGIN in text:
+            head, _, tail = report.generated(path, text)
+            text = head + tail
+        for allowed in NOT_MEASURED.get(name, []):
+            assert allowed in text, (name, allowed)
+            text = text.replace(allowed, "")
+        typed = [m.group(0) for m in MEASURED.finditer(text)]
+        assert typed == [], f"{name}: figures typed by hand: {typed}"
 
 
 def test_rlx_table_names_every_op():
