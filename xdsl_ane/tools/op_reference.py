@@ -1,12 +1,15 @@
 """The op reference, `docs/ops.md`, generated from the op definitions: every
 rlx and mil op with its operands, results and properties (their types, and
-which are optional), and the first line of its docstring.
+which are optional), and the first paragraph of its own docstring (an op
+without one is an error, so that no op reads as its base class).
 
-    python -m xdsl_ane.tools.op_reference [OUT.md]   (default: docs/ops.md)
+    python -m xdsl_ane.tools.op_reference [-o OUT.md]   (default: docs/ops.md)
+    python -m xdsl_ane.tools.op_reference --check       (fails if docs/ops.md is stale)
 """
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import sys
 from pathlib import Path
@@ -18,7 +21,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
 )
-from xdsl.ir import Dialect
+from xdsl.ir import Dialect, Operation
 from xdsl.irdl import (
     AnyOf,
     BaseAttr,
@@ -28,7 +31,20 @@ from xdsl.irdl import (
     VarOperandDef,
 )
 
+from xdsl_ane.errors import XdslAneError
+
 DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "ops.md"
+
+
+def meaning(op: type[Operation]) -> str:
+    """The first paragraph of the op's own docstring, on one line."""
+    # inspect.getdoc would fall back to a base class's text, which describes
+    # the family, not the op
+    own = op.__dict__.get("__doc__")
+    if not own or not own.strip():
+        raise XdslAneError(f"{op.name} ({op.__qualname__}) has no docstring of its own")
+    paragraph = inspect.cleandoc(own).split("\n\n")[0]
+    return " ".join(paragraph.split()).replace("|", "\\|")
 
 
 def constraint_text(constr: object) -> str:
@@ -82,12 +98,9 @@ def op_rows(dialect: Dialect) -> list[str]:
             for name, p in definition.properties.items()
             if name != "operandSegmentSizes"
         )
-        # the first paragraph of its docstring, or of its family's
-        paragraph = (inspect.getdoc(op) or "").split("\n\n")[0]
-        meaning = " ".join(paragraph.split()).replace("|", "\\|")
         rows.append(
             f"| `{op.name}` | {operands or '–'} | {results or '–'} | "
-            f"{properties or '–'} | {meaning} |"
+            f"{properties or '–'} | {meaning(op)} |"
         )
     return rows
 
@@ -112,10 +125,35 @@ def document() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    path = Path(args[0]) if args else DOCUMENT
-    path.write_text(document())
-    print(f"wrote {path}")
+    parser = argparse.ArgumentParser(
+        prog="python -m xdsl_ane.tools.op_reference",
+        description="Writes the op reference of the rlx and mil dialects.",
+    )
+    parser.add_argument(
+        "-o", "--output", type=Path, default=DOCUMENT, help="default: docs/ops.md"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; fail if the output file is not what would be written",
+    )
+    args = parser.parse_args(argv)
+    try:
+        text = document()
+    except XdslAneError as e:
+        print(f"op_reference: error: {e}", file=sys.stderr)
+        return 1
+    if args.check:
+        if not args.output.is_file() or args.output.read_text() != text:
+            print(
+                f"op_reference: error: {args.output} is stale: run "
+                "python -m xdsl_ane.tools.op_reference",
+                file=sys.stderr,
+            )
+            return 1
+        return 0
+    args.output.write_text(text)
+    print(f"wrote {args.output}")
     return 0
 
 

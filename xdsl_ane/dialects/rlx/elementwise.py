@@ -133,6 +133,8 @@ class UnaryOp(RlxOp, ABC):
 
 @irdl_op_definition
 class ReluOp(UnaryOp):
+    """Rectified linear unit: max(x, 0)."""
+
     name = "rlx.relu"
 
 
@@ -152,61 +154,85 @@ class GeluTanhOp(UnaryOp):
 
 @irdl_op_definition
 class SiluOp(UnaryOp):
+    """SiLU (swish): x·σ(x) = x / (1 + e^−x)."""
+
     name = "rlx.silu"
 
 
 @irdl_op_definition
 class SigmoidOp(UnaryOp):
+    """Logistic sigmoid: σ(x) = 1 / (1 + e^−x)."""
+
     name = "rlx.sigmoid"
 
 
 @irdl_op_definition
 class TanhOp(UnaryOp):
+    """Hyperbolic tangent: tanh(x)."""
+
     name = "rlx.tanh"
 
 
 @irdl_op_definition
 class ExpOp(UnaryOp):
+    """Natural exponential: e^x."""
+
     name = "rlx.exp"
 
 
 @irdl_op_definition
 class LogOp(UnaryOp):
+    """Natural logarithm: ln(x)."""
+
     name = "rlx.log"
 
 
 @irdl_op_definition
 class SqrtOp(UnaryOp):
+    """Square root: √x."""
+
     name = "rlx.sqrt"
 
 
 @irdl_op_definition
 class RsqrtOp(UnaryOp):
+    """Reciprocal square root: 1 / √x."""
+
     name = "rlx.rsqrt"
 
 
 @irdl_op_definition
 class NegOp(UnaryOp):
+    """Negation: −x."""
+
     name = "rlx.neg"
 
 
 @irdl_op_definition
 class AbsOp(UnaryOp):
+    """Absolute value: |x|."""
+
     name = "rlx.abs"
 
 
 @irdl_op_definition
 class SinOp(UnaryOp):
+    """Sine: sin(x), x in radians."""
+
     name = "rlx.sin"
 
 
 @irdl_op_definition
 class CosOp(UnaryOp):
+    """Cosine: cos(x), x in radians."""
+
     name = "rlx.cos"
 
 
 @irdl_op_definition
 class ReciprocalOp(UnaryOp):
+    """Reciprocal: 1 / x."""
+
     name = "rlx.reciprocal"
 
 
@@ -247,36 +273,50 @@ class ArithmeticOp(BinaryOp, ABC):
 
 @irdl_op_definition
 class AddOp(ArithmeticOp):
+    """Sum: x + y."""
+
     name = "rlx.add"
 
 
 @irdl_op_definition
 class SubOp(ArithmeticOp):
+    """Difference: x − y."""
+
     name = "rlx.sub"
 
 
 @irdl_op_definition
 class MulOp(ArithmeticOp):
+    """Product: x · y."""
+
     name = "rlx.mul"
 
 
 @irdl_op_definition
 class DivOp(ArithmeticOp):
+    """Quotient: x / y (on integers, rounded toward zero)."""
+
     name = "rlx.div"
 
 
 @irdl_op_definition
 class MaxOp(ArithmeticOp):
+    """Elementwise maximum: max(x, y)."""
+
     name = "rlx.max"
 
 
 @irdl_op_definition
 class MinOp(ArithmeticOp):
+    """Elementwise minimum: min(x, y)."""
+
     name = "rlx.min"
 
 
 @irdl_op_definition
 class PowOp(ArithmeticOp):
+    """Power, on floats: x^y."""
+
     name = "rlx.pow"
 
     @classmethod

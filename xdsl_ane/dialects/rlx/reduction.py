@@ -72,21 +72,30 @@ class ReduceOp(RlxOp, ABC):
 
 @irdl_op_definition
 class ReduceSumOp(ReduceOp):
+    """Sum over `axes`: Σ x."""
+
     name = "rlx.reduce_sum"
 
 
 @irdl_op_definition
 class ReduceMeanOp(ReduceOp):
+    """Mean over `axes`: Σ x / n, n the elements reduced (on integers, rounded
+    toward zero)."""
+
     name = "rlx.reduce_mean"
 
 
 @irdl_op_definition
 class ReduceMaxOp(ReduceOp):
+    """Maximum over `axes`: max x."""
+
     name = "rlx.reduce_max"
 
 
 @irdl_op_definition
 class ReduceMinOp(ReduceOp):
+    """Minimum over `axes`: min x."""
+
     name = "rlx.reduce_min"
 
 
