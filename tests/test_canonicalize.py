@@ -145,6 +145,7 @@ def arange_weights(**shapes: Sequence[int]) -> dict[str, np.ndarray]:
         (mil.SelectOp, canon.SinkLayoutThroughElementwise),
         (mil.CastOp, canon.SinkLayoutThroughElementwise),
         (mil.ConcatOp, canon.ConcatInSourceView),
+        (mil.ConcatOp, canon.DropEmptyConcatOperands),
     ],
 )
 def test_patterns_registered_on_op(op_type: type[Operation], pattern: type) -> None:
@@ -576,6 +577,55 @@ def test_concat_stays_where_the_view_saves_nothing(text: str) -> None:
     before = parse(text)
     after = check_same(before)
     assert mil_ops(after) == mil_ops(before)
+
+
+# --- empty concat operands ------------------------------------------------------------
+
+
+def test_empty_concat_operands_are_dropped() -> None:
+    """Core ML has no empty tensors: an empty const joined to values adds
+    nothing and goes (a lone remaining operand replaces the concat)."""
+    after = check_text(
+        """
+        func.func @f(%x: tensor<2x3xf32>, %y: tensor<2x4xf32>) -> (tensor<2x7xf32>, tensor<2x4xf32>) {
+          %e = mil.const dense<> : tensor<2x0xf32>
+          %j = mil.concat %e, %x, %e, %y {axis = 1} : (tensor<2x0xf32>, tensor<2x3xf32>, tensor<2x0xf32>, tensor<2x4xf32>) -> tensor<2x7xf32>
+          %k = mil.concat %y, %e {axis = -1} : (tensor<2x4xf32>, tensor<2x0xf32>) -> tensor<2x4xf32>
+          func.return %j, %k : tensor<2x7xf32>, tensor<2x4xf32>
+        }
+        """,
+        {"concat": 1},
+    )
+    assert consts(after) == []
+    (concat,) = [op for op in after.walk() if isinstance(op, mil.ConcatOp)]
+    assert [v.type for v in concat.values] == [tensor((2, 3), f32), tensor((2, 4), f32)]
+
+
+def test_empty_constant_of_an_rlx_program_does_not_reach_core_ml() -> None:
+    """rlx lets a constant be empty; after `ane-pipeline` no empty tensor
+    is left in the program Core ML reads."""
+    import xdsl_ane
+    from xdsl_ane.frontend.mlir import parse_module_text
+
+    module = parse_module_text(
+        """
+        func.func @main(%y: tensor<2x4xf32>) -> tensor<2x4xf32> {
+          %e = rlx.constant dense<> : tensor<2x0xf32>
+          %c = rlx.concat %e, %y {axis = 1 : i64} : (tensor<2x0xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+          func.return %c : tensor<2x4xf32>
+        }
+        """,
+        "empty.mlir",
+    )
+    compiled = xdsl_ane.compile(module)
+    values = [
+        v
+        for op in compiled.module.walk()
+        for v in (*op.results, *(a for r in op.regions for a in r.block.args))
+    ]
+    shapes = [v.type.get_shape() for v in values if isinstance(v.type, TensorType)]
+    assert shapes and all(0 not in shape for shape in shapes)
+    assert mil_ops(compiled.module) == Counter()  # the concat is the input
 
 
 # --- dead ops ------------------------------------------------------------------------

@@ -13,6 +13,7 @@ is imported (`xdsl_ane.passes` imports it), at the end below.
 | `FoldReshapeOfWeight`          | reshape(weight const) -> weight const with that view |
 | `FoldTransposeOfWeight`        | transpose(weight const viewed by a pure transpose) -> weight const |
 | `ConcatInSourceView`           | concat(reshape(a), ...) appending flat data -> reshape(concat(a, ...)) in the sources' view |
+| `DropEmptyConcatOperands`      | concat(a, empty, b) -> concat(a, b), concat(a, empty) -> a |
 
 Besides the patterns, `canonicalize` folds every mil op of inline consts
 into inline consts through xDSL's folding (`fold_constants`, registered as
@@ -391,6 +392,32 @@ class ConcatInSourceView(RewritePattern):
         return tails
 
 
+class DropEmptyConcatOperands(RewritePattern):
+    """concat(a, e, b) = concat(a, b) for an operand e of size 0 along the
+    axis, and concat(a, e) = a. Core ML has no empty tensors (coremltools'
+    torch frontend drops them from a concat for that reason); no mil op
+    makes one from non-empty operands, but an rlx or mil program may hold an
+    empty constant or weight, which this leaves unused. A concat whose
+    result is itself empty stays (nothing can replace it)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mil.ConcatOp, rewriter: PatternRewriter, /):
+        shape = shape_of(op.result)
+        if not shape or 0 in shape:
+            return
+        axis = int_prop(op.properties, "axis")
+        assert axis is not None
+        kept = [v for v in op.values if shape_of(v)[axis % len(shape)] != 0]
+        if len(kept) == len(op.values):
+            return
+        if len(kept) == 1:
+            rewriter.replace(op, (), (kept[0],))
+            return
+        # (not interleaving: an interleave's operands share one shape, so
+        # one empty operand would have made the result empty)
+        rewriter.replace(op, mil.ConcatOp(kept, axis))
+
+
 # --- weight consts -------------------------------------------------------------
 
 
@@ -554,7 +581,9 @@ def register() -> None:
         ComposeTransposes(),
         FoldTransposeOfWeight(),
     )
-    register_canonicalization(ConcatCanonicalization, ConcatInSourceView())
+    register_canonicalization(
+        ConcatCanonicalization, DropEmptyConcatOperands(), ConcatInSourceView()
+    )
 
 
 register()
