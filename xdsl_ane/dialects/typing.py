@@ -31,7 +31,12 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation, VerificationContext, irdl_to_attr_constraint
+from xdsl.irdl import (
+    IRDLOperation,
+    OpDef,
+    VerificationContext,
+    irdl_to_attr_constraint,
+)
 from xdsl.traits import OpTrait
 from xdsl.utils.exceptions import VerifyException
 
@@ -440,8 +445,14 @@ def verify_property_types(op: IRDLOperation) -> None:
     """Checks each property against its declared kind; the error names the
     op, the property, what it must be and what it is (IRDL's own message
     names neither the op nor the property)."""
-    for name, definition in op.get_irdl_definition().properties.items():
-        attr = op.properties.get(name)
+    check_property_types(op.get_irdl_definition(), op.properties)
+
+
+def check_property_types(op_def: OpDef, properties: Mapping[str, Attribute]) -> None:
+    """`verify_property_types` on the properties of an op not yet built (as
+    a parser holds them)."""
+    for name, definition in op_def.properties.items():
+        attr = properties.get(name)
         if attr is None:
             continue
         try:
@@ -450,7 +461,7 @@ def verify_property_types(op: IRDLOperation) -> None:
             form = property_form(definition.constr)
             expected = f"must be {form}" if form else f"is invalid ({e})"
             raise OpTypeError(
-                op.name, f"property '{name}' {expected}, got {attr}"
+                op_def.name, f"property '{name}' {expected}, got {attr}"
             ) from None
 
 

@@ -114,8 +114,9 @@ def document() -> str:
         "",
         "Generated from the op definitions by `python -m xdsl_ane.tools.op_reference`",
         "(a test checks it is current). `x?` is an optional operand or property,",
-        "`x…` a variadic operand. Semantics and defaults: `docs/DESIGN.md` and each",
-        "op's docstring.",
+        "`x…` a variadic operand. The meaning is the first paragraph of the op's",
+        "docstring and states the defaults of rlx's optional properties (mil's are",
+        "MIL's); the rules every op follows are in `docs/DESIGN.md`.",
         "",
     ]
     for title, dialect in (("rlx", RLX), ("mil", MIL)):

@@ -19,7 +19,6 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -27,7 +26,7 @@ from xdsl.irdl import (
     result_def,
 )
 
-from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
+from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value, rlx_op_definition
 from xdsl_ane.dialects.typing import (
     F32Attr,
     OpTypeError,
@@ -128,12 +127,12 @@ def check_rope(
     return t
 
 
-@irdl_op_definition
+@rlx_op_definition
 class RopeOp(LayoutOp):
     """Rotary embedding: each pair (a, b) of the head dimension becomes
     (a·cos − b·sin, a·sin + b·cos); "half" pairs (i, i + D/2), "interleaved"
     pairs (2i, 2i + 1); pair i at sequence position s turns by the angle of
-    cos[s, i], sin[s, i]."""
+    cos[s, i], sin[s, i]. `layout` as in rlx.attention (default "bhsd")."""
 
     name = "rlx.rope"
     input = operand_def(TensorType)
@@ -160,9 +159,10 @@ class RopeOp(LayoutOp):
         return [check_rope(cls.name, "input", *operand_types, properties)]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class RopeBackwardOp(LayoutOp):
-    """Gradient of rlx.rope: the rotation by −θ applied to d_out."""
+    """Gradient of rlx.rope: the rotation by −θ applied to d_out; `style`
+    and `layout` as in rlx.rope."""
 
     name = "rlx.rope_backward"
     d_out = operand_def(TensorType)
@@ -297,11 +297,13 @@ class AttentionBase(LayoutOp, ABC):
         }
 
 
-@irdl_op_definition
+@rlx_op_definition
 class AttentionOp(AttentionBase):
     """softmax(q·kᵀ·scale + mask)·v with query head h reading key/value head
-    h // (H/Hkv); "causal" lets query i see key j iff j ≤ i + (Skv − S).
-    In "bhds" every operand and the result have D before S."""
+    h // (H/Hkv); `mask` "none" (the default), "causal" (query i sees key j
+    iff j ≤ i + (Skv − S)) or "bias" (the operand `bias`, broadcast to
+    [B, H, S, Skv]); `scale` defaults to D^−0.5. `layout` "bhsd" (the
+    default) or "bhds", where every operand and the result have D before S."""
 
     name = "rlx.attention"
     q = operand_def(TensorType)
@@ -341,11 +343,12 @@ class AttentionOp(AttentionBase):
         return [tensor(in_layout(b, h, s, dv, layout), q.element_type)]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class AttentionBackwardOp(AttentionBase):
     """Gradient of rlx.attention with respect to q, k or v (`wrt`); under
     grouped-query attention the key/value gradient is summed over the query
-    heads sharing each key/value head."""
+    heads sharing each key/value head. `mask`, `scale` and `layout` as in
+    rlx.attention."""
 
     name = "rlx.attention_backward"
     q = operand_def(TensorType)

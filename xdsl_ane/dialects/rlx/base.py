@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 from abc import ABC
+from typing import TypeVar
 
 from xdsl.dialects.builtin import (
     TensorType,
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
+    OpDef,
     ParsePropInAttrDict,
+    irdl_op_definition,
     traits_def,
 )
+from xdsl.irdl.declarative_assembly_format import FormatProgram, ParsingState
+from xdsl.parser import Parser
 from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
 
 from xdsl_ane.dialects.typing import (
     InferredTypeOp,
     KnownAttributesOnly,
     OpTypeError,
+    check_property_types,
+    checks_property_types,
     fmt_shape,
 )
 
@@ -30,6 +38,42 @@ FUNCTIONAL = "operands attr-dict `:` functional-type(operands, results)"
 class RlxOp(InferredTypeOp, ABC):
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure(), KnownAttributesOnly())
+
+
+RlxOpClass = TypeVar("RlxOpClass", bound=type[RlxOp])
+
+
+class PropertyNamingFormat(FormatProgram):
+    """An op's assembly format that checks the parsed properties by name
+    before IRDL checks them without one (the short syntax checks required
+    properties while parsing, before the op's verifier)."""
+
+    def resolve_constraint_variables(self, state: ParsingState, op_def: OpDef):
+        check_property_types(op_def, state.properties)
+        super().resolve_constraint_variables(state, op_def)
+
+
+def rlx_op_definition(cls: RlxOpClass) -> RlxOpClass:
+    """`irdl_op_definition` for an rlx op: a property of the wrong kind
+    (`keep_dims = 1.0 : f32`, `perm = array<f32: ...>`) is an error naming
+    the op and the property, in either syntax (IRDL's own message names
+    neither)."""
+    cls = checks_property_types(irdl_op_definition(cls))
+    op_def = cls.get_irdl_definition()
+    if op_def.assembly_format is not None:
+        stmts = FormatProgram.from_str(op_def.assembly_format, op_def).stmts
+        program = PropertyNamingFormat(stmts)
+
+        def parse(op_type: type[RlxOp], parser: Parser) -> RlxOp:
+            start = parser.pos
+            try:
+                return program.parse(parser, op_type)
+            except VerifyException as e:
+                # a parse error, so that it points at the op in the text
+                parser.raise_error(str(e), start, parser.pos)
+
+        cls.parse = classmethod(parse)  # type: ignore[method-assign]
+    return cls
 
 
 def check_norm_param(

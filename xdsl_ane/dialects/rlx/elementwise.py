@@ -16,7 +16,6 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     BaseAttr,
     VarConstraint,
-    irdl_op_definition,
     operand_def,
     prop_def,
     result_def,
@@ -29,6 +28,7 @@ from xdsl_ane.dialects.rlx.base import (
     FUNCTIONAL,
     RlxOp,
     Value,
+    rlx_op_definition,
 )
 from xdsl_ane.dialects.typing import (
     KnownAttributesOnly,
@@ -47,7 +47,7 @@ from xdsl_ane.dialects.typing import (
 # --- sources -----------------------------------------------------------------
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ConstantOp(RlxOp):
     """A literal tensor: `%c = rlx.constant dense<...> : tensor<...>`."""
 
@@ -82,7 +82,7 @@ class ConstantOp(RlxOp):
         return [tensor_of(cls.name, "value", value.type, what="property")]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ParamOp(RlxOp):
     """A named weight whose data comes from the weights file at compile time.
 
@@ -131,105 +131,105 @@ class UnaryOp(RlxOp, ABC):
         return [t]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ReluOp(UnaryOp):
     """Rectified linear unit: max(x, 0)."""
 
     name = "rlx.relu"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class GeluOp(UnaryOp):
     """Exact GELU: x·Φ(x)."""
 
     name = "rlx.gelu"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class GeluTanhOp(UnaryOp):
     """GELU, tanh approximation."""
 
     name = "rlx.gelu_tanh"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class SiluOp(UnaryOp):
     """SiLU (swish): x·σ(x) = x / (1 + e^−x)."""
 
     name = "rlx.silu"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class SigmoidOp(UnaryOp):
     """Logistic sigmoid: σ(x) = 1 / (1 + e^−x)."""
 
     name = "rlx.sigmoid"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class TanhOp(UnaryOp):
     """Hyperbolic tangent: tanh(x)."""
 
     name = "rlx.tanh"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ExpOp(UnaryOp):
     """Natural exponential: e^x."""
 
     name = "rlx.exp"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class LogOp(UnaryOp):
     """Natural logarithm: ln(x)."""
 
     name = "rlx.log"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class SqrtOp(UnaryOp):
     """Square root: √x."""
 
     name = "rlx.sqrt"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class RsqrtOp(UnaryOp):
     """Reciprocal square root: 1 / √x."""
 
     name = "rlx.rsqrt"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class NegOp(UnaryOp):
     """Negation: −x."""
 
     name = "rlx.neg"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class AbsOp(UnaryOp):
     """Absolute value: |x|."""
 
     name = "rlx.abs"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class SinOp(UnaryOp):
     """Sine: sin(x), x in radians."""
 
     name = "rlx.sin"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class CosOp(UnaryOp):
     """Cosine: cos(x), x in radians."""
 
     name = "rlx.cos"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ReciprocalOp(UnaryOp):
     """Reciprocal: 1 / x."""
 
@@ -271,49 +271,49 @@ class ArithmeticOp(BinaryOp, ABC):
             raise OpTypeError(cls.name, "operands must not be i1")
 
 
-@irdl_op_definition
+@rlx_op_definition
 class AddOp(ArithmeticOp):
     """Sum: x + y."""
 
     name = "rlx.add"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class SubOp(ArithmeticOp):
     """Difference: x − y."""
 
     name = "rlx.sub"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class MulOp(ArithmeticOp):
     """Product: x · y."""
 
     name = "rlx.mul"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class DivOp(ArithmeticOp):
     """Quotient: x / y (on integers, rounded toward zero)."""
 
     name = "rlx.div"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class MaxOp(ArithmeticOp):
     """Elementwise maximum: max(x, y)."""
 
     name = "rlx.max"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class MinOp(ArithmeticOp):
     """Elementwise minimum: min(x, y)."""
 
     name = "rlx.min"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class PowOp(ArithmeticOp):
     """Power, on floats: x^y."""
 
@@ -327,7 +327,7 @@ class PowOp(ArithmeticOp):
 COMPARE_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
-@irdl_op_definition
+@rlx_op_definition
 class CompareOp(BinaryOp):
     """Elementwise comparison; the result is i1 of the broadcast shape."""
 
@@ -350,7 +350,7 @@ class CompareOp(BinaryOp):
         return [tensor(t.get_shape(), i1)]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class WhereOp(RlxOp):
     """`cond ? on_true : on_false`, broadcasting all three."""
 
@@ -386,7 +386,7 @@ class WhereOp(RlxOp):
         return [tensor(shape, element)]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class CastOp(RlxOp):
     """Element type conversion; the result type names the target dtype."""
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import TensorType, i32
 from xdsl.ir import Attribute
-from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.irdl import operand_def, result_def
 
-from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
+from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value, rlx_op_definition
 from xdsl_ane.dialects.typing import (
     OpTypeError,
     element_name,
@@ -44,9 +44,10 @@ def check_cross_entropy(
     return lt
 
 
-@irdl_op_definition
+@rlx_op_definition
 class SoftmaxCrossEntropyOp(RlxOp):
-    """Per-row loss logsumexp(logits) − logits[label]."""
+    """Per-row loss logsumexp(logits) − logits[label] of logits [N, C] and
+    labels [N], i32 or a float type holding integers."""
 
     name = "rlx.softmax_cross_entropy"
     logits = operand_def(TensorType)
@@ -63,7 +64,7 @@ class SoftmaxCrossEntropyOp(RlxOp):
         return [tensor(lt.get_shape()[:1], lt.element_type)]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class SoftmaxCrossEntropyBackwardOp(RlxOp):
     """d_logits = (softmax(logits) − onehot(labels)) · d_loss[:, None]."""
 

@@ -10,14 +10,19 @@ from typing import ClassVar
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
     result_def,
 )
 
-from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value, check_norm_param
+from xdsl_ane.dialects.rlx.base import (
+    FUNCTIONAL,
+    RlxOp,
+    Value,
+    check_norm_param,
+    rlx_op_definition,
+)
 from xdsl_ane.dialects.typing import (
     F32Attr,
     I64Attr,
@@ -75,7 +80,7 @@ class NormOp(RlxOp, ABC):
         return [t]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class RmsNormOp(NormOp):
     """x · rsqrt(mean(x², axis) + eps) · gamma, over the last axis unless
     `axis` says otherwise (QK-norm over D of [1, H, D, S] heads)."""
@@ -98,7 +103,7 @@ class RmsNormOp(NormOp):
         return norm_axis(cls.name, properties, input)
 
 
-@irdl_op_definition
+@rlx_op_definition
 class LayerNormOp(NormOp):
     """(x − mean) · rsqrt(var + eps) · gamma + beta over the last axis."""
 

@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from xdsl.dialects.builtin import TensorType, f32, i8
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -18,7 +17,7 @@ from xdsl.irdl import (
     result_def,
 )
 
-from xdsl_ane.dialects.rlx.base import RlxOp, Value
+from xdsl_ane.dialects.rlx.base import RlxOp, Value, rlx_op_definition
 from xdsl_ane.dialects.typing import (
     F32Attr,
     I64Attr,
@@ -40,7 +39,7 @@ QUANTIZATION_FORMAT = (
 )
 
 
-@irdl_op_definition
+@rlx_op_definition
 class QuantizeOp(RlxOp):
     """q = clamp(round(x / scale) + zero_point, −128, 127) as i8 (round half to
     even). The scale is the property `scale` (per tensor) or the operand
@@ -114,7 +113,7 @@ def check_quantization(
         raise OpTypeError(op_name, f"zero_point {zp} is outside the int8 range")
 
 
-@irdl_op_definition
+@rlx_op_definition
 class DequantizeOp(RlxOp):
     """x = (q − zero_point) · scale; the result type picks f16 or f32. The
     scale is per tensor (`scale`) or per block (`scales`), as for

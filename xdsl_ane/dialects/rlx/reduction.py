@@ -12,14 +12,13 @@ from xdsl.dialects.builtin import BoolAttr, TensorType, i1, i32
 from xdsl.irdl import (
     BaseAttr,
     VarConstraint,
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
     result_def,
 )
 
-from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
+from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value, rlx_op_definition
 from xdsl_ane.dialects.typing import (
     I64Array,
     I64Attr,
@@ -70,36 +69,38 @@ class ReduceOp(RlxOp, ABC):
         return [tensor(reduced_shape(shape, normalized, keep), t.element_type)]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ReduceSumOp(ReduceOp):
-    """Sum over `axes`: Σ x."""
+    """Sum over `axes`: Σ x; `keep_dims` (default false) keeps them as size 1."""
 
     name = "rlx.reduce_sum"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ReduceMeanOp(ReduceOp):
     """Mean over `axes`: Σ x / n, n the elements reduced (on integers, rounded
-    toward zero)."""
+    toward zero); `keep_dims` (default false) keeps them as size 1."""
 
     name = "rlx.reduce_mean"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ReduceMaxOp(ReduceOp):
-    """Maximum over `axes`: max x."""
+    """Maximum over `axes`: max x; `keep_dims` (default false) keeps them as
+    size 1."""
 
     name = "rlx.reduce_max"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ReduceMinOp(ReduceOp):
-    """Minimum over `axes`: min x."""
+    """Minimum over `axes`: min x; `keep_dims` (default false) keeps them as
+    size 1."""
 
     name = "rlx.reduce_min"
 
 
-@irdl_op_definition
+@rlx_op_definition
 class SoftmaxOp(RlxOp):
     """exp(x - max) / sum(exp(x - max)) along `axis` (default -1)."""
 
@@ -123,10 +124,10 @@ class SoftmaxOp(RlxOp):
         return [t]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ArgmaxOp(RlxOp):
-    """The index (i32) of the largest value along `axis` (the first one on
-    ties); `keep_dims` keeps the axis as size 1."""
+    """The index (i32) of the largest value along `axis` (default -1; the
+    first one on ties); `keep_dims` (default false) keeps the axis as size 1."""
 
     name = "rlx.argmax"
     input = operand_def(TensorType)

@@ -14,7 +14,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -26,6 +25,7 @@ from xdsl_ane.dialects.rlx.base import (
     FUNCTIONAL,
     RlxOp,
     Value,
+    rlx_op_definition,
 )
 from xdsl_ane.dialects.typing import (
     I64Array,
@@ -52,10 +52,11 @@ from xdsl_ane.dialects.typing import (
 # --- linear algebra and shape ------------------------------------------------
 
 
-@irdl_op_definition
+@rlx_op_definition
 class MatmulOp(RlxOp):
-    """numpy matmul on the last two axes (after the optional transposes of
-    those axes); batch axes broadcast."""
+    """numpy matmul on the last two axes, after transposing those axes of
+    lhs and rhs where `transpose_lhs` / `transpose_rhs` (default false) say
+    so; batch axes broadcast."""
 
     name = "rlx.matmul"
     lhs = operand_def(TensorType)
@@ -137,7 +138,7 @@ class DeclaredShapeOp(RlxOp, ABC):
         self.check_shapes(t.get_shape(), r.get_shape())
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ReshapeOp(DeclaredShapeOp):
     """Row-major reshape to the result type's shape (same element count)."""
 
@@ -153,7 +154,7 @@ class ReshapeOp(DeclaredShapeOp):
             )
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ExpandOp(DeclaredShapeOp):
     """numpy broadcast_to the result type's shape."""
 
@@ -171,7 +172,7 @@ class ExpandOp(DeclaredShapeOp):
             )
 
 
-@irdl_op_definition
+@rlx_op_definition
 class TransposeOp(RlxOp):
     """result.shape[i] = input.shape[perm[i]]."""
 
@@ -199,7 +200,7 @@ class TransposeOp(RlxOp):
         return [tensor([shape[p] for p in perm], t.element_type)]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class NarrowOp(RlxOp):
     """input[..., start:start+length, ...] on `axis`."""
 
@@ -241,7 +242,7 @@ class NarrowOp(RlxOp):
         return [tensor(shape, t.element_type)]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ConcatOp(RlxOp):
     """Joins the inputs along `axis`; the other axes must agree."""
 
@@ -276,7 +277,7 @@ class ConcatOp(RlxOp):
         return [tensor(concatenated_shape(cls.name, shapes, axis), element)]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class GatherOp(RlxOp):
     """numpy take(table, indices, axis): the result shape is
     table.shape[:axis] + indices.shape + table.shape[axis+1:]."""

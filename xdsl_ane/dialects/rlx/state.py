@@ -14,14 +14,13 @@ from __future__ import annotations
 from xdsl.dialects.builtin import TensorType, i32
 from xdsl.irdl import (
     irdl_attr_definition,
-    irdl_op_definition,
     operand_def,
     result_def,
     traits_def,
 )
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 
-from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
+from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value, rlx_op_definition
 from xdsl_ane.dialects.state_type import StateTypeBase, wrapped_type
 from xdsl_ane.dialects.typing import (
     InferredTypeOp,
@@ -42,7 +41,7 @@ class StateType(StateTypeBase):
     wrapped: TensorType
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ReadStateOp(InferredTypeOp):
     """The current value of a state."""
 
@@ -60,7 +59,7 @@ class ReadStateOp(InferredTypeOp):
         return [wrapped_type(cls.name, "state", operand_types[0], StateType)]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class WriteStateOp(InferredTypeOp):
     """Stores `value` into the state; later reads (in this call and the
     next ones) see it."""
@@ -87,7 +86,7 @@ class WriteStateOp(InferredTypeOp):
         return []
 
 
-@irdl_op_definition
+@rlx_op_definition
 class SliceUpdateOp(RlxOp):
     """`input` with `update` written at `begin`: out = input;
     out[b0:b0+u0, b1:b1+u1, ...] = update. `begin` is an i32 [rank] tensor

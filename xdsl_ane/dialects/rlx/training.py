@@ -9,7 +9,6 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.irdl import (
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -22,6 +21,7 @@ from xdsl_ane.dialects.rlx.base import (
     Value,
     check_norm_param,
     check_same_shape,
+    rlx_op_definition,
 )
 from xdsl_ane.dialects.rlx.normalization import norm_axis
 from xdsl_ane.dialects.typing import (
@@ -44,7 +44,7 @@ from xdsl_ane.dialects.typing import (
 )
 
 
-@irdl_op_definition
+@rlx_op_definition
 class RmsNormBackwardInputOp(RlxOp):
     """d_x for y = x·r·γ, r = rsqrt(mean(x², axis) + eps):
     d_x = r·(γ·d_y) − x·r³·mean(x·γ·d_y); `axis` and γ as in rlx.rms_norm."""
@@ -82,7 +82,7 @@ class RmsNormBackwardInputOp(RlxOp):
         return [x]
 
 
-@irdl_op_definition
+@rlx_op_definition
 class RmsNormBackwardGammaOp(RlxOp):
     """d_γ = Σ of d_y · x · rsqrt(mean(x², axis) + eps) over the axes γ
     broadcasts along: γ is [D] (every axis but `axis`, the last, is
@@ -143,7 +143,7 @@ class RmsNormBackwardGammaOp(RlxOp):
 ACTIVATION_KINDS = ("relu", "silu", "gelu", "gelu_tanh", "sigmoid", "tanh")
 
 
-@irdl_op_definition
+@rlx_op_definition
 class ActivationBackwardOp(RlxOp):
     """d_x = f'(x) · d_y for the activation named by `kind`."""
 

@@ -1,4 +1,4 @@
-// RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
+// RUN: xdsl-opt %s --verify-diagnostics --parsing-diagnostics --split-input-file | filecheck %s
 
 // Property spelling and property types, and messages that say whether the
 // offending type belongs to an operand, a result or a property.
@@ -29,7 +29,7 @@ func.func @param_extra() {
 // -----
 
 // Lists are array<i64>, not float arrays truncated to integers.
-// CHECK: Operation does not verify: Expected attribute i64 but got f32
+// CHECK: Operation does not verify: rlx.transpose: property 'perm' must be an i64 array (`array<i64: 0, 1>`), got array<f32: 1.500000e+00, 2.000000e-01>
 func.func @float_perm(%x: tensor<2x4xf32>) {
   %0 = "rlx.transpose"(%x) <{perm = array<f32: 1.5, 0.2>}> : (tensor<2x4xf32>) -> tensor<4x2xf32>
   func.return
@@ -37,9 +37,27 @@ func.func @float_perm(%x: tensor<2x4xf32>) {
 
 // -----
 
-// CHECK: f64 should be of base attribute f32
+// The short syntax checks required properties while parsing: the same message.
+// CHECK: rlx.rms_norm: property 'eps' must be an f32 float (`1.0e-05 : f32`), got 1.000000e-06 : f64
 func.func @f64_eps(%x: tensor<2x4xf32>, %g: tensor<4xf32>) {
   %0 = rlx.rms_norm %x, %g {eps = 1.0e-06 : f64} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// An optional property of the wrong kind in the short syntax, too.
+// CHECK: rlx.reduce_sum: property 'keep_dims' must be a bool (`true` or `false`), got 1.000000e+00 : f32
+func.func @float_keep_dims(%x: tensor<2x4xf32>) {
+  %0 = rlx.reduce_sum %x {axes = array<i64: 1>, keep_dims = 1.0 : f32} : (tensor<2x4xf32>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.narrow: property 'start' must be an i64 integer (`-1 : i64`), got 1.000000e+00 : f32
+func.func @generic_float_start(%x: tensor<2x4xf32>) {
+  %0 = "rlx.narrow"(%x) <{axis = 1 : i64, start = 1.0 : f32, length = 2 : i64}> : (tensor<2x4xf32>) -> tensor<2x2xf32>
   func.return
 }
 

@@ -1,4 +1,4 @@
-// RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
+// RUN: xdsl-opt %s --verify-diagnostics --parsing-diagnostics --split-input-file | filecheck %s
 
 // Verifier errors of matmul and the shape ops.
 
@@ -53,7 +53,7 @@ func.func @matmul_element_types(%a: tensor<4x8xf16>, %b: tensor<8x5xf32>) {
 // -----
 
 // Flags are BoolAttr.
-// CHECK: Operation does not verify: Expected attribute i1 but got i64
+// CHECK: rlx.matmul: property 'transpose_rhs' must be a bool (`true` or `false`), got 1 : i64
 func.func @matmul_flag_not_bool(%a: tensor<4x8xf32>, %b: tensor<5x8xf32>) {
   %y = rlx.matmul %a, %b {transpose_rhs = 1 : i64} : (tensor<4x8xf32>, tensor<5x8xf32>) -> tensor<4x5xf32>
   func.return
@@ -101,7 +101,7 @@ func.func @transpose_result(%x: tensor<2x3x4xf32>) {
 
 // -----
 
-// CHECK: Operation does not verify: [1 : i64, 0 : i64] should be of base attribute array
+// CHECK: Operation does not verify: rlx.transpose: property 'perm' must be an i64 array (`array<i64: 0, 1>`), got [1 : i64, 0 : i64]
 func.func @transpose_perm_list(%x: tensor<2x3xf32>) {
   %y = "rlx.transpose"(%x) <{perm = [1, 0]}> : (tensor<2x3xf32>) -> tensor<3x2xf32>
   func.return
