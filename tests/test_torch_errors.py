@@ -1,6 +1,7 @@
 """PyTorch in, bad input: ATen ops without a translation (one error listing
 each with its node and source line), symbolic dimensions, modules that do
-not export, and torch missing altogether."""
+not export, dtypes rlx has no type for, empty inputs and outputs, a
+duplicate translation, and torch missing altogether."""
 
 from __future__ import annotations
 
@@ -92,13 +93,81 @@ def test_not_a_program():
         xdsl_ane.from_torch(42)
 
 
-def test_bfloat16_is_rejected_naming_the_value():
-    model = nn.Linear(8, 8).to(torch.bfloat16)
-    x = torch.randn(1, 4, 8, dtype=torch.bfloat16)
+def test_unsupported_dtype_is_rejected_naming_the_value():
+    class Float8(nn.Module):
+        def forward(self, x):
+            return x.float() * 2
+
+    x = torch.randn(1, 4, 8).to(torch.float8_e4m3fn)
     with pytest.raises(
-        XdslAneError, match=r"^from_torch: input 'input' has dtype torch.bfloat16"
+        XdslAneError, match=r"^from_torch: input 'x' has dtype torch.float8_e4m3fn"
     ):
-        xdsl_ane.from_torch(export(model, (x,)))
+        xdsl_ane.from_torch(export(Float8(), (x,)))
+
+
+class EmptyOutput(nn.Module):
+    def forward(self, x):
+        return x * 2, x[:, :0]
+
+
+class EmptyTable(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.zeros(0, 4))
+
+    def forward(self, ids):
+        return torch.nn.functional.embedding(ids, self.table)
+
+
+def test_empty_output_is_refused_in_one_line():
+    x = torch.randn(2, 4)
+    with pytest.raises(XdslAneError) as error:
+        xdsl_ane.from_torch(export(EmptyOutput(), (x,)))
+    assert str(error.value) == (
+        "from_torch: output 'output_1' is empty (shape [2, 0]); "
+        "Core ML has no empty tensors"
+    )
+
+
+def test_empty_input_is_refused_in_one_line():
+    class Sum(nn.Module):
+        def forward(self, x, e):
+            return x + e.sum()
+
+    with pytest.raises(XdslAneError) as error:
+        xdsl_ane.from_torch(export(Sum(), (torch.randn(2, 4), torch.randn(2, 0))))
+    assert str(error.value) == (
+        "from_torch: input 'e' is empty (shape [2, 0]); Core ML has no empty tensors"
+    )
+
+
+def test_empty_tensor_read_by_a_non_empty_result_names_the_node():
+    ids = torch.zeros(1, 3, dtype=torch.long)
+    with pytest.raises(XdslAneError) as error:
+        xdsl_ane.from_torch(export(EmptyTable(), (ids,)))
+    message = str(error.value)
+    assert message.startswith("from_torch: node embedding (aten.embedding.default)")
+    assert "constant 'table' is empty (shape [0, 4])" in message
+
+
+def test_duplicate_translation_is_an_error():
+    from xdsl_ane.frontend.torch import aten
+
+    aten_ops = torch.ops.aten
+    before = dict(aten.TRANSLATIONS)
+
+    def again(tr, node, *args):
+        return None
+
+    with pytest.raises(
+        XdslAneError, match=r"aten.add.Tensor already has a translation \(binary\)"
+    ):
+        aten.translates(aten_ops.cumsum.default, aten_ops.add.Tensor)(again)
+    with pytest.raises(XdslAneError, match="already has a no-op entry"):
+        aten.translates(aten_ops.clone.default)(again)
+    with pytest.raises(XdslAneError, match="already has this translation"):
+        aten.translates(aten_ops.cumsum.default, aten_ops.cumsum.default)(again)
+    assert aten.TRANSLATIONS == before  # nothing registered, nothing replaced
 
 
 WITHOUT_TORCH = """

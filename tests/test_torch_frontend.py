@@ -208,3 +208,28 @@ def test_half_precision_model_keeps_its_norms():
         expected = model(ids, use_cache=False).logits.float().numpy()
     assert logits.dtype == np.float16
     assert relative_error(expected, logits) < 2e-3
+
+
+def test_phi3_with_an_empty_pass_through_slice():
+    """Phi-3 rotates `partial_rotary_factor` of each head and concatenates
+    the rest, `q[..., rotary_dim:]`, which is empty at the default factor 1:
+    the empty slice folds away and the model matches transformers."""
+    config = transformers.Phi3Config(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        intermediate_size=128,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_hidden_layers=2,
+        max_position_embeddings=64,
+        pad_token_id=0,
+    )
+    torch.manual_seed(0)
+    model = transformers.Phi3ForCausalLM(config).eval()
+    ids = torch.randint(0, VOCAB, (1, SEQ), generator=torch.Generator().manual_seed(1))
+    kwargs = {"use_cache": False}
+    checked = check_program(export(model, (ids,), kwargs), (ids,), kwargs)
+    assert len(checked.ops("rlx.attention")) == 2
+    assert len(checked.ops("rlx.rms_norm")) == 2 * 2 + 1
+    assert len(checked.ops("rlx.rope")) == 2 * 2
+    assert max_rank(checked.imported.module) <= 4

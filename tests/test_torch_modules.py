@@ -1,14 +1,18 @@
 """PyTorch in for plain torch modules: an MLP with LayerNorm and GELU, an
 attention written with matmul and softmax, an embedding with a classifier,
-an nn.Module handed over directly, a masked attention (the bias operand)
-and GQA with `enable_gqa`; checked as in torch_check.py."""
+an nn.Module handed over directly, a masked attention (the bias operand),
+GQA with `enable_gqa`, empty slices, concat operands and split pieces, and
+bfloat16 and float64 modules; checked as in torch_check.py."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+import pytest
 import torch
 import torch.nn.functional as F
+from cli_helpers import cli
 from torch import nn
 from torch_check import check_program, export
 
@@ -156,3 +160,107 @@ def test_compile_accepts_an_exported_program():
     program = export(Mlp().eval(), (x,))
     compiled = xdsl_ane.compile(program)
     assert compiled.op_counts()["main"]["layer_norm"] == 1
+
+
+# --- empty tensors: a zero-length slice, concat operand or split piece -------------------
+# torch allows them; an empty tensor holds no data, so the importer knows it
+# whatever its inputs and folds it away (Core ML has no empty tensors).
+
+
+class EmptySliceIntoConcat(nn.Module):
+    """Phi-3's partial rotary with its whole head rotated: x[..., 8:] is empty."""
+
+    def forward(self, x):
+        return torch.cat([torch.tanh(x[..., :8]), x[..., 8:] * 2], dim=-1)
+
+
+class ConcatWithEmptyOperand(nn.Module):
+    def forward(self, x):
+        return torch.cat([x.new_zeros(1, 4, 0), x, x.new_empty(1, 4, 0)], dim=-1)
+
+
+class SplitWithEmptyPiece(nn.Module):
+    def forward(self, x):
+        a, b, c = torch.split(x, [3, 0, 5], dim=-1)
+        return torch.cat([c, torch.exp(b), a], dim=-1) + b.sum()
+
+
+class SplitWithSizesEmptyPiece(nn.Module):
+    def forward(self, x):
+        a, b = x.split_with_sizes([0, 8], dim=-1)
+        return b * 3 + torch.cat([a, a], dim=-1).sum(-1, keepdim=True)
+
+
+class NarrowToNothing(nn.Module):
+    """A zero-length narrow combined with non-empty values: its sum is 0."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x):
+        nothing = x.narrow(-1, 2, 0)
+        y = torch.cat([nothing, self.proj(x), nothing], dim=-1)
+        return y + nothing.sum(-1, keepdim=True)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        EmptySliceIntoConcat,
+        ConcatWithEmptyOperand,
+        SplitWithEmptyPiece,
+        SplitWithSizesEmptyPiece,
+        NarrowToNothing,
+    ],
+)
+def test_empty_tensors_fold_away(model):
+    torch.manual_seed(0)
+    checked = check_module(model(), (torch.randn(1, 4, 8),))
+    for op in checked.imported.module.walk():
+        for result in op.results:
+            shape = getattr(result.type, "get_shape", lambda: (1,))()
+            assert 0 not in shape, op
+
+
+def test_bfloat16_module_matches_torch_in_float32():
+    """bf16 → f32 is exact: the program is the f32 model's, with a note."""
+    torch.manual_seed(0)
+    model = Mlp(32, 64).eval().to(torch.bfloat16)
+    x = hidden(size=32).to(torch.bfloat16)
+    imported = xdsl_ane.from_torch(export(model, (x,)))
+    assert imported.input_dtypes == [np.dtype(np.float32)]
+    (y,) = run_function(imported.module, imported.numpy_inputs(x), imported.weights)
+    with torch.no_grad():
+        expected = model.float()(x.float()).numpy()
+    assert y.dtype == np.float32
+    assert abs(y - expected).max() < 1e-5 * abs(expected).max()
+    assert any("bfloat16" in note for note in imported.notes), imported.notes
+
+
+def test_float64_is_narrowed_with_a_note():
+    torch.manual_seed(0)
+    model = Mlp(32, 64).eval().double()
+    x = hidden(size=32).double()
+    imported = xdsl_ane.from_torch(export(model, (x,)))
+    (note,) = [n for n in imported.notes if "float64" in n]
+    assert "float32" in note and "input 'x'" in note and "up.weight" in note
+    (y,) = run_function(imported.module, imported.numpy_inputs(x), imported.weights)
+    with torch.no_grad():
+        expected = model(x).numpy()
+    assert abs(y - expected).max() < 1e-4 * abs(expected).max()
+
+
+def test_import_prints_the_float64_note(tmp_path):
+    model = Mlp(32, 64).eval().double()
+    path = tmp_path / "mlp.pt2"
+    torch.export.save(export(model, (hidden(size=32).double(),)), path)
+    result = cli("import", str(path), "-o", str(tmp_path / "mlp.mlir"))
+    assert result.returncode == 0, result.stderr
+    (note,) = [ln for ln in result.stderr.splitlines() if "float64" in ln]
+    assert note.startswith(f"xdsl-ane: note: {path}: float64 narrowed to float32")
+
+
+def test_float32_module_has_no_notes():
+    imported = xdsl_ane.from_torch(export(Mlp(32, 64).eval(), (hidden(size=32),)))
+    assert imported.notes == []

@@ -338,6 +338,8 @@ def command_import(args: argparse.Namespace) -> int:
 
         imported = from_torch(args.input)
         module, weights = imported.module, imported.weights
+        for note in imported.notes:
+            print(f"xdsl-ane: note: {note}", file=sys.stderr)
     else:
         module, weights = read_mil_file(args.input)
     text = str(module) + "\n"

@@ -9,10 +9,12 @@
 The program is decomposed to core ATen except for the ops rlx has whole
 (`scaled_dot_product_attention`, `linear`, `rms_norm`, `layer_norm`, `gelu`,
 `silu`); every node that does not depend on a user input is computed here
-by torch (masks, RoPE tables, position arithmetic); int64 inputs become i32
-and bool i1; the patterns Hugging Face writes by hand become rlx's own ops
-(`patterns.py`). torch is imported only when this module is used; without
-it, an `XdslAneError` names the extra to install.
+by torch (masks, RoPE tables, position arithmetic); int64 inputs become i32,
+bool i1, bfloat16 f32 (exact) and float64 f32 (narrowed, with a note in
+`TorchImport.notes`); empty tensors fold away; the patterns Hugging Face
+writes by hand become rlx's own ops (`patterns.py`). torch is imported only
+when this module is used; without it, an `XdslAneError` names the extra to
+install.
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ class TorchImport:
     `weights` its parameters, buffers and constants by state_dict key
     (tied weights once; tensors folded from them as `folded.<node>`,
     RoPE tables as `rope.cos` / `rope.sin`), and the names of `@main`'s
-    arguments and results."""
+    arguments and results. `notes` says what the program holds otherwise
+    than torch did (bfloat16 or float64 values held as f32), one line each."""
 
     module: builtin.ModuleOp
     weights: dict[str, np.ndarray]
@@ -55,14 +58,18 @@ class TorchImport:
     output_names: list[str]
     source: str = "<torch>"
     input_dtypes: list[np.dtype] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def numpy_inputs(self, *tensors: Any) -> list[np.ndarray]:
         """Tensors (in `input_names` order) as the arrays `@main` takes:
-        int64 as int32, bool as bool."""
+        int64 as int32, bool as bool, bfloat16 and float64 as float32."""
         arrays = []
         for t, dtype in zip(tensors, self.input_dtypes, strict=True):
             if hasattr(t, "detach"):
-                t = t.detach().cpu().numpy()
+                t = t.detach().cpu()
+                if t.dtype == require_torch().bfloat16:
+                    t = t.float()  # numpy has no bfloat16; float32 holds it exactly
+                t = t.numpy()
             arrays.append(np.asarray(t).astype(dtype))
         return arrays
 
@@ -132,4 +139,5 @@ def from_torch(
         signature.output_names,
         where,
         dtypes,
+        translator.notes,
     )

@@ -20,12 +20,15 @@ from xdsl.ir import Attribute, SSAValue
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import element_type_of, is_float, shape_of
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.torch import patterns
 from xdsl_ane.frontend.torch.translate import (
     NONE_RESULTS,
     TranslationError,
     Translator,
     element_type,
+    empty_value,
+    is_empty,
 )
 
 aten = torch.ops.aten
@@ -34,7 +37,26 @@ TRANSLATIONS: dict[Any, Any] = {}
 
 
 def translates(*ops: Any):
+    """Registers `fn` as the translation of each op; an op registered twice
+    (or also listed as a no-op or shape-only op) is an error, not a silent
+    replacement of the first translation."""
+
     def register(fn):
+        for op in ops:
+            taken = (
+                f"a translation ({TRANSLATIONS[op].__name__})"
+                if op in TRANSLATIONS
+                else "a no-op entry"
+                if op in NO_OPS
+                else "a shape-only entry"
+                if op in SHAPE_ONLY
+                else None
+            )
+            if taken is not None or ops.count(op) > 1:
+                raise XdslAneError(
+                    f"ATen op {op} already has {taken or 'this translation'}; "
+                    f"{fn.__name__} cannot register it again"
+                )
         for op in ops:
             TRANSLATIONS[op] = fn
         return fn
@@ -502,9 +524,10 @@ def select(tr: Translator, node, x, dim, index):
 
 @translates(aten.cat.default)
 def cat(tr: Translator, node, tensors, dim=0):
+    """The non-empty operands joined (torch allows empty ones, even a 1-D
+    [0] among operands of any rank; the result is never empty here)."""
     element = tr.result_element(node)
-    values = [tr.value(t, element) for t in tensors]
-    values = [v for v in values if 0 not in shape_of(v)]
+    values = [tr.value(t, element) for t in tensors if not is_empty(t)]
     if len(values) == 1:
         return values[0]
     return rlx.ConcatOp(values, axis_of(dim, len(shape_of(values[0])))).result
@@ -512,12 +535,14 @@ def cat(tr: Translator, node, tensors, dim=0):
 
 @translates(aten.split_with_sizes.default, aten.split.Tensor, aten.chunk.default)
 def split(tr: Translator, node, x, sizes, dim=0):
+    """Consecutive narrows; an empty piece is an empty constant."""
     x = tr.value(x)
     axis = axis_of(dim, len(shape_of(x)))
     pieces, start = [], 0
-    for meta in node.meta["val"]:
+    for i, meta in enumerate(node.meta["val"]):
         length = int(meta.shape[axis])
-        pieces.append(narrow(x, axis, start, length))
+        empty = empty_value(meta, f"{node.name}.{i}")
+        pieces.append(empty if empty is not None else narrow(x, axis, start, length))
         start += length
     return pieces
 

@@ -295,6 +295,8 @@ def read_signature(program: ExportedProgram, where: str) -> Signature:
 
 
 def check_static(node: torch.fx.Node, value: torch.Tensor, where: str) -> None:
+    """An input's shape is static and not empty (Core ML has no empty
+    tensors)."""
     for axis, size in enumerate(value.shape):
         if not isinstance(size, int):
             raise XdslAneError(
@@ -302,3 +304,8 @@ def check_static(node: torch.fx.Node, value: torch.Tensor, where: str) -> None:
                 f"({size}); xdsl-ane compiles static shapes only (export without "
                 "dynamic_shapes)"
             )
+    if value.numel() == 0:
+        raise XdslAneError(
+            f"{where}: input '{node.name}' is empty (shape {list(value.shape)}); "
+            "Core ML has no empty tensors"
+        )

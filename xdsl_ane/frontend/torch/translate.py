@@ -8,6 +8,12 @@ Each node's value is one of
   carries its state_dict key;
 - a plain Python value (an int, a list, `None`).
 
+A node whose result has no elements (a zero-length slice, a split's empty
+piece) is a `Const` too, whatever its inputs: an empty tensor holds no data.
+So `torch.cat` drops it, an op on it alone is folded, and no rlx value is
+ever empty (Core ML has no empty tensors); a program whose input or output
+is empty is refused.
+
 Constants enter the rlx program only where a runtime op reads them: a weight
 as `rlx.param` under its state_dict key, a folded tensor as `rlx.param`
 `folded.<node>` (or inline `rlx.constant` when small). Ops are translated in
@@ -63,11 +69,33 @@ class Const:
 
 Value = SSAValue | Const | Any
 
+NARROWED = {
+    torch.bfloat16: "held as float32 (exact; the program computes and returns f32)",
+    torch.float64: "narrowed to float32 (rlx has no f64)",
+}
+"""Float dtypes rlx holds as f32, and what the note about them says."""
+
+NOTED_NAMES = 4
+"""How many values a note names before it says how many more there are."""
+
+
+def empty_value(meta: Any, origin: str) -> Const | None:
+    """The value of a node whose recorded result (`meta["val"]`) is a tensor
+    with no elements: empty of its shape and dtype, known without its inputs."""
+    if isinstance(meta, torch.Tensor) and meta.numel() == 0:
+        return Const(torch.empty(tuple(meta.shape), dtype=meta.dtype), origin)
+    return None
+
+
+def is_empty(value: Value) -> bool:
+    return isinstance(value, Const) and value.value.numel() == 0
+
 
 def element_type(dtype: torch.dtype, what: str) -> Attribute:
     """rlx's element type for a torch dtype: int64 (and other integers) as
-    i32, bool as i1; float64 only for folded constants, as f32."""
-    if dtype in (torch.float32, torch.float64):
+    i32, bool as i1, bfloat16 as f32 (exact), float64 as f32 (narrowed: the
+    translator notes where, `Translator.notes`)."""
+    if dtype in NARROWED or dtype == torch.float32:
         return f32
     if dtype == torch.float16:
         return f16
@@ -78,8 +106,9 @@ def element_type(dtype: torch.dtype, what: str) -> Attribute:
     if dtype in (torch.int64, torch.int32, torch.int16, torch.uint8):
         return i32
     raise TranslationError(
-        f"{what} has dtype {dtype}, which rlx does not have (f32, f16, integers as "
-        "i32, bool); convert the model to float32 or float16 first"
+        f"{what} has dtype {dtype}, which rlx does not have (f32, f16; bf16 and "
+        "f64 as f32, integers as i32, bool); convert the model to float32 or "
+        "float16 first"
     )
 
 
@@ -156,6 +185,9 @@ class Translator:
         """What patterns learned about a node (`rms`: (input, eps) of a
         normalization without its weight), keyed by pattern."""
         self.node: torch.fx.Node | None = None
+        self.narrowed: dict[torch.dtype, list[str]] = {d: [] for d in NARROWED}
+        """The values held as f32 although torch's are bfloat16 or float64:
+        inputs, weights and runtime results, by name."""
 
     # --- the walk --------------------------------------------------------------
 
@@ -164,6 +196,8 @@ class Translator:
         runtime = set(self.signature.user_inputs)
         for node in graph.nodes:
             if node.op != "call_function" or node.target in self.shape_only:
+                continue
+            if empty_value(node.meta.get("val"), node.name) is not None:
                 continue
             if any(i in runtime for i in node.all_input_nodes):
                 runtime.add(node)
@@ -206,6 +240,7 @@ class Translator:
         for arg, node in zip(block.args, inputs):
             arg.name_hint = identifier(node.name)
             self.env[node] = arg
+            self.note_narrowed(node, f"input '{node.name}'")
         for name, (key, value) in self.signature.weights.items():
             placeholder = next(n for n in graph.nodes if n.name == name)
             self.env[placeholder] = Const(value, name, weight=key)
@@ -214,6 +249,7 @@ class Translator:
                 if node.op == "call_function":
                     with self.at(node):
                         self.env[node] = self.translate(node)
+                        self.note_narrowed(node, f"node {node.name}")
             results = []
             for name, out in zip(self.signature.output_names, self.signature.outputs):
                 results.append(self.output_value(out, name))
@@ -233,10 +269,38 @@ class Translator:
     def at(self, node: torch.fx.Node):
         return NodeContext(self, node)
 
+    def note_narrowed(self, node: torch.fx.Node, what: str) -> None:
+        """Records a runtime value whose torch dtype rlx holds as f32."""
+        meta = node.meta.get("val")
+        if isinstance(self.env.get(node), SSAValue) and isinstance(meta, torch.Tensor):
+            if meta.dtype in self.narrowed:
+                self.narrowed[meta.dtype].append(what)
+
+    @property
+    def notes(self) -> list[str]:
+        """One line per float dtype held as f32, naming the first values."""
+        lines = []
+        for dtype, names in self.narrowed.items():
+            names = list(dict.fromkeys(names))
+            if not names:
+                continue
+            listed = ", ".join(names[:NOTED_NAMES])
+            more = len(names) - NOTED_NAMES
+            if more > 0:
+                listed += f" and {more} more"
+            kind = str(dtype).removeprefix("torch.")
+            lines.append(f"{self.where}: {kind} {NARROWED[dtype]}: {listed}")
+        return lines
+
     def output_value(self, out: Any, name: str) -> SSAValue:
         value = self.env.get(out) if isinstance(out, torch.fx.Node) else out
         if isinstance(value, SSAValue):
             return value
+        if is_empty(value):
+            raise XdslAneError(
+                f"{self.where}: output '{name}' is empty (shape "
+                f"{list(value.value.shape)}); Core ML has no empty tensors"
+            )
         if isinstance(value, Const):
             return self.materialize(value)
         raise XdslAneError(
@@ -244,6 +308,9 @@ class Translator:
         )
 
     def translate(self, node: torch.fx.Node) -> Value:
+        empty = empty_value(node.meta.get("val"), node.name)
+        if empty is not None:
+            return empty
         lookup = self.stand_in if node.target in self.shape_only else self.lookup
         args, kwargs = pytree.tree_map(lookup, (node.args, node.kwargs))
         leaves = pytree.tree_leaves((args, kwargs))
@@ -313,10 +380,19 @@ class Translator:
         key), a large folded tensor as `rlx.param "folded.<node>"`, a small
         one inline."""
         what = f"constant '{const.weight or const.origin}'"
+        if is_empty(const):
+            raise TranslationError(
+                f"{what} is empty (shape {list(const.value.shape)}) and read by an "
+                "op whose result is not; Core ML has no empty tensors"
+            )
         element = element or element_type(const.value.dtype, what)
         key = (id(const), element)
         if key in self.materialized:
             return self.materialized[key]
+        if const.value.dtype in self.narrowed and element == f32:
+            self.narrowed[const.value.dtype].append(
+                f"weight '{const.weight}'" if const.weight else f"node {const.origin}"
+            )
         array = to_numpy(const.value, element, what)
         if const.weight is not None or array.size > INLINE_LIMIT:
             name = const.weight or f"folded.{const.origin}"
