@@ -80,6 +80,27 @@ def test_no_measured_figure_outside_the_generated_blocks():
         assert typed == [], f"{name}: figures typed by hand: {typed}"
 
 
+def test_design_layout_lists_the_package_directories():
+    """docs/DESIGN.md's layout block names each directory of the package,
+    and no other, at its place in the tree."""
+    design = (ROOT / "docs" / "DESIGN.md").read_text()
+    block = design.split("## Layout of the repository", 1)[1].split("```")[1]
+    listed, parents = set(), []
+    for line in block.splitlines():
+        entry = line.strip().split(" ", 1)[0]
+        if not entry.endswith("/"):
+            continue
+        depth = (len(line) - len(line.lstrip())) // 2
+        parents[depth:] = [entry.rstrip("/")]
+        listed.add("/".join(parents))
+    on_disk = {
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / "xdsl_ane").rglob("*")
+        if path.is_dir() and path.name != "__pycache__"
+    } | {"xdsl_ane"}
+    assert {d for d in listed if d.split("/")[0] == "xdsl_ane"} == on_disk
+
+
 def test_rlx_table_names_every_op():
     rows = [line for line in README.splitlines() if line.startswith("| `rlx.")]
     text = "\n".join(rows)
