@@ -19,16 +19,16 @@ SMALL = dict(
 )
 
 
-def family_config(family: str, tied: bool = False, layers: int = 2):
+def family_config(family: str, tied: bool = False, layers: int = 2, **overrides):
+    """transformers' config of `family` at the SMALL size; `overrides` are
+    config fields set on top (attention_bias=True, hidden_act="gelu")."""
     import transformers
 
-    common = dict(SMALL, tie_word_embeddings=tied, num_hidden_layers=layers)
+    fields = dict(SMALL, tie_word_embeddings=tied, num_hidden_layers=layers)
     if family == "qwen3":
-        return transformers.Qwen3Config(head_dim=16, rms_norm_eps=1e-6, **common)
-    if family == "qwen2":
-        return transformers.Qwen2Config(**common)
-    if family == "llama":
-        return transformers.LlamaConfig(
+        fields.update(head_dim=16, rms_norm_eps=1e-6)
+    elif family == "llama":
+        fields.update(
             rope_scaling={
                 "rope_type": "llama3",
                 "factor": 8.0,
@@ -37,11 +37,16 @@ def family_config(family: str, tied: bool = False, layers: int = 2):
                 "original_max_position_embeddings": 32,
             },
             rope_theta=500000.0,
-            **common,
         )
-    if family == "mistral":
-        return transformers.MistralConfig(sliding_window=None, **common)
-    raise KeyError(family)
+    elif family == "mistral":
+        fields.update(sliding_window=None)
+    config_class = {
+        "qwen3": transformers.Qwen3Config,
+        "qwen2": transformers.Qwen2Config,
+        "llama": transformers.LlamaConfig,
+        "mistral": transformers.MistralConfig,
+    }[family]
+    return config_class(**(fields | overrides))
 
 
 def write_checkpoint(
@@ -52,15 +57,17 @@ def write_checkpoint(
     shard_size: str | None = None,
     seed: int = 0,
     layers: int = 2,
+    **overrides,
 ):
-    """save_pretrained of a randomly initialized model; returns
-    transformers' model read back from the files in float32 (its RoPE
-    buffers computed anew, not rounded to the file's dtype)."""
+    """save_pretrained of a randomly initialized model (config fields
+    `overrides` set on the family's small config); returns transformers'
+    model read back from the files in float32 (its RoPE buffers computed
+    anew, not rounded to the file's dtype)."""
     import torch
     import transformers
 
     torch.manual_seed(seed)
-    config = family_config(family, tied, layers)
+    config = family_config(family, tied, layers, **overrides)
     model_class = {
         "qwen3": transformers.Qwen3ForCausalLM,
         "qwen2": transformers.Qwen2ForCausalLM,
@@ -98,3 +105,48 @@ def reference_greedy(model, prompt: list[int], steps: int):
             token = int(np.argmax(logits))
             tokens.append(token)
     return prefill, steps_logits, tokens
+
+
+def program_greedy(directory: Path, prompt: list[int], steps: int, shape):
+    """The fp32 rlx program of checkpoint `directory` (every tensor read,
+    check_all_used) in the interpreter: prefill calls of shape.prefill
+    tokens at positions 0, N, 2N, ... (the last padded), then greedy
+    decode: (prompt logits [N, V], [logits [V] per step], tokens)."""
+    from xdsl_ane.frontend.checkpoint import read_checkpoint
+    from xdsl_ane.interpreter.core import StatefulRuntime
+    from xdsl_ane.models.llm import build_llm, check_all_used, llm_config, llm_weights
+
+    checkpoint = read_checkpoint(directory)
+    config = llm_config(checkpoint)
+    module = build_llm(config, shape)
+    module.verify()
+    check_all_used(checkpoint, config, [module])
+    runtime = StatefulRuntime(module, llm_weights(checkpoint, config, shape, module))
+    rows = []
+    for start in range(0, len(prompt), shape.prefill):
+        ids = np.zeros(shape.prefill, np.int32)
+        part = prompt[start : start + shape.prefill]
+        ids[: len(part)] = part
+        out = runtime.call("prefill", [ids, np.array([start], np.int32)])
+        rows.append(np.concatenate(out, 1)[: len(part)].astype(np.float32))
+    logits = np.concatenate(rows)
+    token = int(logits[-1].argmax())
+    tokens, steps_logits = [token], []
+    for i in range(steps):
+        position = np.array([len(prompt) + i], np.int32)
+        out = runtime.call("decode", [np.array([token], np.int32), position])
+        step = np.concatenate(out, 1)[0].astype(np.float32)
+        steps_logits.append(step)
+        token = int(step.argmax())
+        tokens.append(token)
+    return logits, steps_logits, tokens
+
+
+def assert_same_greedy(got, expected, rtol: float = 1e-4) -> None:
+    """program_greedy against reference_greedy: logits within rtol of the
+    largest prompt logit, the same tokens."""
+    scale = np.abs(expected[0]).max()
+    np.testing.assert_allclose(got[0], expected[0], rtol=rtol, atol=rtol * scale)
+    for g, e in zip(got[1], expected[1]):
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol * scale)
+    assert got[2] == expected[2]

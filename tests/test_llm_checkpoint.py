@@ -7,37 +7,21 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
-from llm_checkpoints import reference_greedy, write_checkpoint
+from llm_checkpoints import (
+    assert_same_greedy,
+    program_greedy,
+    reference_greedy,
+    write_checkpoint,
+)
 
 from xdsl_ane.frontend.checkpoint import read_checkpoint
-from xdsl_ane.interpreter.core import StatefulRuntime
 from xdsl_ane.models.llm import LlmShape, build_llm, llm_config, llm_weights
 from xdsl_ane.tools.common import XdslAneError
 
 pytest.importorskip("transformers")
 
 PROMPT = [5, 17, 200, 3, 99]
-
-
-def generate(runtime: StatefulRuntime, prefill: int, steps: int):
-    """Prefill (the prompt padded to `prefill` tokens) and greedy decode:
-    the prompt's logits, each step's logits and the tokens."""
-    ids = np.zeros(prefill, np.int32)
-    ids[: len(PROMPT)] = PROMPT
-    logits = np.concatenate(runtime.call("prefill", [ids, np.zeros(1, np.int32)]), 1)
-    logits = logits[: len(PROMPT)].astype(np.float32)
-    token = int(logits[-1].argmax())
-    tokens, steps_logits = [token], []
-    for i in range(steps):
-        position = np.array([len(PROMPT) + i], np.int32)
-        out = runtime.call("decode", [np.array([token], np.int32), position])
-        step = np.concatenate(out, 1)[0].astype(np.float32)
-        steps_logits.append(step)
-        token = int(step.argmax())
-        tokens.append(token)
-    return logits, steps_logits, tokens
 
 
 CASES = [
@@ -54,21 +38,14 @@ def test_fp32_program_matches_transformers(tmp_path, family, tied, shard, dtype)
     model = write_checkpoint(tmp_path, family, tied, dtype, shard)
     if shard:
         assert (tmp_path / "model.safetensors.index.json").is_file()
-    checkpoint = read_checkpoint(tmp_path)
-    config = llm_config(checkpoint)
+    config = llm_config(read_checkpoint(tmp_path))
     assert (config.family, config.tied) == (family, tied)
     shape = LlmShape(context=32, prefill=8, chunk=128)  # 3 head chunks
-    module = build_llm(config, shape)
-    module.verify()
-    runtime = StatefulRuntime(module, llm_weights(checkpoint, config, shape, module))
     steps = 16
-    expected = reference_greedy(model, PROMPT, steps)
-    got = generate(runtime, shape.prefill, steps)
-    scale = np.abs(expected[0]).max()
-    np.testing.assert_allclose(got[0], expected[0], rtol=1e-4, atol=1e-4 * scale)
-    for g, e in zip(got[1], expected[1]):
-        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4 * scale)
-    assert got[2] == expected[2]
+    assert_same_greedy(
+        program_greedy(tmp_path, PROMPT, steps, shape),
+        reference_greedy(model, PROMPT, steps),
+    )
 
 
 def test_bad_checkpoints(tmp_path):

@@ -15,8 +15,13 @@ The embedding and the LM head are split into row chunks of at most
 per chunk ([S, rows]), or, with `argmax`, the next token (i32 [S]) computed
 in the model.
 
-Families (config.json's `architectures`): Qwen3 (QK-norm), Qwen2 (q/k/v
-bias), Llama (Llama 3 rope scaling), Mistral; tied or separate embeddings.
+Families (config.json's `architectures`, FAMILIES): Qwen3 (QK-norm,
+`attention_bias`), Qwen2 (q/k/v bias), Llama (`attention_bias`,
+`mlp_bias`), Mistral; tied or separate embeddings; the MLP's activation
+from `hidden_act` (ACTIVATIONS); RoPE default, linear or Llama 3 scaled.
+Every config field that changes the math is honoured or refused in one
+line naming it (IGNORED_FIELDS lists those that do not), and every
+checkpoint tensor is read or named in an error (`check_all_used`).
 Weights keep their checkpoint names (`model.layers.0.self_attn.q_proj.weight`);
 the RoPE tables and the chunk views are added by `llm_weights`.
 """
@@ -24,6 +29,7 @@ the RoPE tables and the chunk views are added by `llm_weights`.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,12 +46,69 @@ from xdsl_ane.frontend.checkpoint import Checkpoint
 from xdsl_ane.limits import MASKED, MAX_DIMENSION
 from xdsl_ane.models.transformer import build_function
 
+
+@dataclass(frozen=True)
+class Family:
+    """What one architecture reads from config.json beyond the fields every
+    family reads (transformers' modeling_*.py for each)."""
+
+    name: str
+    qk_norm: bool = False
+    """RMSNorm over each head of q and k (Qwen3)."""
+    qkv_bias: bool = False
+    """q, k and v always have biases (Qwen2), whatever `attention_bias` says."""
+    attention_bias: bool = False
+    """`attention_bias` puts biases on q, k, v and o."""
+    mlp_bias: bool = False
+    """`mlp_bias` puts biases on gate, up and down."""
+    layer_types: bool = False
+    """Full or sliding attention per layer (`layer_types`, else from
+    `use_sliding_window` and `max_window_layers`); without it every layer
+    slides when `sliding_window` is set (Mistral)."""
+
+
 FAMILIES = {
-    "Qwen3ForCausalLM": "qwen3",
-    "Qwen2ForCausalLM": "qwen2",
-    "LlamaForCausalLM": "llama",
-    "MistralForCausalLM": "mistral",
+    "Qwen3ForCausalLM": Family(
+        "qwen3", qk_norm=True, attention_bias=True, layer_types=True
+    ),
+    "Qwen2ForCausalLM": Family("qwen2", qkv_bias=True, layer_types=True),
+    "LlamaForCausalLM": Family("llama", attention_bias=True, mlp_bias=True),
+    "MistralForCausalLM": Family("mistral"),
 }
+
+ACTIVATIONS: dict[str, type[rlx.UnaryOp]] = {
+    "silu": rlx.SiluOp,
+    "swish": rlx.SiluOp,
+    "gelu": rlx.GeluOp,
+    "gelu_python": rlx.GeluOp,
+    "gelu_new": rlx.GeluTanhOp,
+    "gelu_pytorch_tanh": rlx.GeluTanhOp,
+    "gelu_python_tanh": rlx.GeluTanhOp,
+    # 0.7978845608 · (x + 0.044715 x³) is the tanh form with √(2/π) cut
+    # to ten digits (3e-12 off: below fp32's resolution)
+    "gelu_fast": rlx.GeluTanhOp,
+    "relu": rlx.ReluOp,
+    "sigmoid": rlx.SigmoidOp,
+    "tanh": rlx.TanhOp,
+}
+"""transformers' `hidden_act` names (activations.ACT2CLS) -> the rlx op of
+the same function; any other name is refused."""
+
+ROPE_TYPES = ("default", "linear", "llama3")
+
+IGNORED_FIELDS = {
+    "attention_dropout": "dropout is off at inference",
+    "initializer_range": "initialization only",
+    "use_cache": "how transformers runs, not what it computes",
+    "pad_token_id": "tokenizer ids: generation, not the math",
+    "bos_token_id": "tokenizer ids: generation, not the math",
+    "eos_token_id": "tokenizer ids: generation, not the math",
+    "pretraining_tp": "transformers 5 no longer reads it (it only split the "
+    "matmuls of the same linear layers)",
+}
+"""Fields of the supported families' configs (transformers 5.23) that do not
+change what the model computes; every other field of theirs is read by
+`llm_config`: honoured, or refused in one line naming it."""
 
 
 @dataclass(frozen=True)
@@ -63,9 +126,14 @@ class LlmConfig:
     rope_scaling: dict[str, Any] | None
     max_positions: int
     tied: bool
-    qkv_bias: bool
     qk_norm: bool
+    biases: frozenset[str] = frozenset()
+    """Projections with a bias, by their name in a layer (`self_attn.q_proj`,
+    `mlp.down_proj`)."""
+    activation: str = "silu"
+    """The MLP's gate activation (an ACTIVATIONS name)."""
     sliding_window: int | None = None
+    """The window of the layers with sliding attention (None: none slide)."""
 
     @property
     def q_dim(self) -> int:
@@ -76,83 +144,244 @@ class LlmConfig:
         return self.num_kv_heads * self.head_dim
 
 
-def config_field(config: dict[str, Any], name: str, where: str, default: Any = None):
-    value = config.get(name, default)
-    if value is None:
-        raise XdslAneError(f"{where}: field '{name}' is missing")
-    return value
+QKV = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj")
+OUT = ("self_attn.o_proj",)
+MLP = ("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
+
+
+class ConfigReader:
+    """Typed fields of config.json; a wrong one is an error naming it."""
+
+    def __init__(self, config: dict[str, Any], where: str):
+        self.c, self.where = config, where
+
+    def error(self, name: str, message: str) -> XdslAneError:
+        return XdslAneError(f"{self.where}: field '{name}' {message}")
+
+    def integer(self, name: str, default: int | None = None, minimum: int = 1) -> int:
+        value = self.c.get(name)
+        if value is None:
+            if default is None:
+                raise self.error(name, "is missing")
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.error(name, f"is {value!r}; expected an integer ≥ {minimum}")
+        return value
+
+    def number(self, name: str, default: float, table: str | None = None) -> float:
+        """A finite float: field `name`, or key `name` of the object field
+        `table` (rope_parameters) when given."""
+        source = self.c if table is None else self.c.get(table) or {}
+        value = source.get(name)
+        if value is None:
+            return default
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            label = name if table is None else f"{table}.{name}"
+            raise self.error(label, f"is {value!r}; expected a number")
+        return float(value)
+
+    def flag(self, name: str) -> bool:
+        value = self.c.get(name)
+        if value is None:  # transformers' default for every flag read here
+            return False
+        if not isinstance(value, bool):
+            raise self.error(name, f"is {value!r}; expected true or false")
+        return value
 
 
 def llm_config(checkpoint: Checkpoint) -> LlmConfig:
-    """The model's shape from config.json; an unsupported architecture is
-    an error listing the supported ones."""
+    """The model from config.json. Every field that changes what the model
+    computes is honoured, or refused in one line naming it (an unsupported
+    architecture lists the supported ones); IGNORED_FIELDS says which do
+    not."""
     c = checkpoint.config
     where = str(checkpoint.directory / "config.json")
+    read = ConfigReader(c, where)
     architectures = c.get("architectures") or []
-    family = next((FAMILIES[a] for a in architectures if a in FAMILIES), None)
-    if family is None:
+    if not isinstance(architectures, list):
+        architectures = [architectures]
+    arch = next((a for a in architectures if str(a) in FAMILIES), None)
+    if arch is None:
         raise XdslAneError(
             f"{where}: field 'architectures' is {architectures}; supported: "
             + ", ".join(FAMILIES)
         )
-    hidden = int(config_field(c, "hidden_size", where))
-    heads = int(config_field(c, "num_attention_heads", where))
-    rope = c.get("rope_parameters") or c.get("rope_scaling") or {}
-    theta = rope.get("rope_theta", c.get("rope_theta", 10000.0))
-    rope_type = rope.get("rope_type", rope.get("type", "default"))
-    if rope_type not in ("default", "llama3"):
-        raise XdslAneError(
-            f"{where}: rope type '{rope_type}' is not supported (default, llama3)"
+    family = FAMILIES[str(arch)]
+    if c.get("quantization_config"):
+        raise read.error(
+            "quantization_config",
+            "is set: quantized checkpoints are not supported (give the "
+            "unquantized weights)",
         )
+    hidden = read.integer("hidden_size")
+    heads = read.integer("num_attention_heads")
+    kv_heads = read.integer("num_key_value_heads", heads)
+    if heads % kv_heads:
+        raise read.error(
+            "num_key_value_heads",
+            f"is {kv_heads}; num_attention_heads {heads} must be a multiple of it",
+        )
+    if c.get("head_dim") is None and hidden % heads:
+        raise read.error(
+            "head_dim",
+            f"is missing and hidden_size {hidden} is not a multiple of "
+            f"num_attention_heads {heads}",
+        )
+    head_dim = read.integer("head_dim", hidden // heads)
+    if head_dim % 2:
+        raise read.error("head_dim", f"is {head_dim}; RoPE needs an even one")
+    activation = c.get("hidden_act", "silu")
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise read.error(
+            "hidden_act",
+            f"is {activation!r}; supported: " + ", ".join(ACTIVATIONS),
+        )
+    num_layers = read.integer("num_hidden_layers")
+    theta, scaling = rope_config(read)
+    biases: set[str] = set(QKV) if family.qkv_bias else set()
+    if family.attention_bias and read.flag("attention_bias"):
+        biases |= {*QKV, *OUT}
+    if family.mlp_bias and read.flag("mlp_bias"):
+        biases |= set(MLP)
     return LlmConfig(
-        family=family,
+        family=family.name,
         hidden_size=hidden,
-        num_layers=int(config_field(c, "num_hidden_layers", where)),
+        num_layers=num_layers,
         num_heads=heads,
-        num_kv_heads=int(c.get("num_key_value_heads") or heads),
-        head_dim=int(c.get("head_dim") or hidden // heads),
-        ffn_size=int(config_field(c, "intermediate_size", where)),
-        vocab_size=int(config_field(c, "vocab_size", where)),
-        rms_eps=float(c.get("rms_norm_eps", 1e-6)),
-        rope_theta=float(theta),
-        rope_scaling=dict(rope) if rope_type == "llama3" else None,
-        max_positions=int(c.get("max_position_embeddings") or 2**31 - 1),
-        tied=bool(c.get("tie_word_embeddings", False)),
-        qkv_bias=family == "qwen2" or bool(c.get("attention_bias", False)),
-        qk_norm=family == "qwen3",
-        sliding_window=c.get("sliding_window")
-        if c.get("use_sliding_window", True)
-        else None,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        ffn_size=read.integer("intermediate_size"),
+        vocab_size=read.integer("vocab_size"),
+        rms_eps=read.number("rms_norm_eps", 1e-6),
+        rope_theta=theta,
+        rope_scaling=scaling,
+        max_positions=read.integer("max_position_embeddings", 2**31 - 1),
+        tied=read.flag("tie_word_embeddings"),
+        qk_norm=family.qk_norm,
+        biases=frozenset(biases),
+        activation=activation,
+        sliding_window=sliding_window(read, family, num_layers),
     )
 
 
-def check_context(config: LlmConfig, context: int, prefill: int, where: str) -> None:
+def rope_config(read: ConfigReader) -> tuple[float, dict[str, Any] | None]:
+    """rope_theta and the scaling (None: default RoPE) from `rope_parameters`
+    (transformers 5) or `rope_scaling` with a top-level `rope_theta`."""
+    c = read.c
+    field = "rope_parameters" if c.get("rope_parameters") else "rope_scaling"
+    rope = c.get(field) or {}
+    if not isinstance(rope, dict):
+        raise read.error(field, f"is {rope!r}; expected an object")
+    rope_type = rope.get("rope_type", rope.get("type", "default"))
+    if rope_type not in ROPE_TYPES:
+        raise read.error(
+            field,
+            f"has rope type {rope_type!r}, which is not supported ("
+            + ", ".join(ROPE_TYPES)
+            + ")",
+        )
+    partial = read.number("partial_rotary_factor", 1.0)
+    partial = read.number("partial_rotary_factor", partial, field)
+    if partial != 1.0:
+        raise read.error(
+            f"{field}.partial_rotary_factor",
+            f"is {partial}; only RoPE over the whole head (1.0) is supported",
+        )
+    theta = read.number("rope_theta", 10000.0)
+    theta = read.number("rope_theta", theta, field)
+    if rope_type == "default":
+        return theta, None
+    keys = ["factor"]
+    if rope_type == "llama3":
+        keys += ["low_freq_factor", "high_freq_factor"]
+        keys += ["original_max_position_embeddings"]
+    scaling: dict[str, Any] = {"rope_type": rope_type}
+    for key in keys:
+        if rope.get(key) is None:
+            raise read.error(f"{field}.{key}", f"is missing (rope type {rope_type})")
+        scaling[key] = read.number(key, 0.0, field)
+    return theta, scaling
+
+
+LAYER_TYPES = ("full_attention", "sliding_attention")
+
+
+def sliding_window(read: ConfigReader, family: Family, num_layers: int) -> int | None:
+    """The window of the layers that slide, as transformers picks them: per
+    `layer_types` (Qwen; from `use_sliding_window` and `max_window_layers`
+    when absent), else every layer when `sliding_window` is set."""
+    c = read.c
+    types = c.get("layer_types") if family.layer_types else None
+    if types is not None:
+        if not isinstance(types, list) or len(types) != num_layers:
+            raise read.error(
+                "layer_types", f"must list one type per layer ({num_layers})"
+            )
+        unknown = sorted(set(map(str, types)) - set(LAYER_TYPES))
+        if unknown:
+            raise read.error(
+                "layer_types", f"has {unknown}; supported: " + ", ".join(LAYER_TYPES)
+            )
+    if c.get("sliding_window") is None:
+        return None
+    if family.layer_types and not read.flag("use_sliding_window"):
+        return None
+    window = read.integer("sliding_window")
+    if not family.layer_types:
+        return window
+    if types is None:  # transformers' default: layers from max_window_layers on
+        first = read.integer("max_window_layers", 28, minimum=0)
+        return window if first < num_layers else None
+    return window if "sliding_attention" in types else None
+
+
+def check_shape(config: LlmConfig, shape: LlmShape, where: str) -> None:
+    """--context, --prefill and --chunk against each other, the model
+    (config.json at `where`) and the ANE; each error names the option."""
+    context, prefill = shape.context, shape.prefill
+    for option, value in [("--context", context), ("--prefill", prefill)]:
+        if value < 1:
+            raise XdslAneError(f"{option} {value}: must be at least 1")
+    if not 1 <= shape.chunk <= MAX_DIMENSION:
+        raise XdslAneError(f"--chunk {shape.chunk}: must lie in [1, {MAX_DIMENSION}]")
     if context > config.max_positions:
         raise XdslAneError(
-            f"{where}: context {context} is beyond the model's "
-            f"max_position_embeddings {config.max_positions}"
+            f"--context {context} is beyond the model's max_position_embeddings "
+            f"{config.max_positions} ({where})"
         )
     if config.sliding_window is not None and context > config.sliding_window:
         raise XdslAneError(
-            f"{where}: context {context} is beyond the model's sliding_window "
-            f"{config.sliding_window} (sliding-window attention is not supported)"
+            f"--context {context} is beyond the model's sliding_window "
+            f"{config.sliding_window} ({where}; sliding-window attention is not "
+            "supported)"
         )
     if context > MAX_DIMENSION:
         raise XdslAneError(
-            f"{where}: context {context} is beyond the ANE's {MAX_DIMENSION} per dimension"
+            f"--context {context} is beyond the ANE's {MAX_DIMENSION} per dimension"
         )
-    if not 1 <= prefill <= context:
-        raise XdslAneError(f"{where}: prefill {prefill} must lie in [1, {context}]")
+    if prefill > context:
+        raise XdslAneError(f"--prefill {prefill} is more than --context {context}")
+    # prefill calls start at 0, N, 2N, ...: the last one's N rows must end
+    # inside the cache and the RoPE tables
+    if context % prefill:
+        raise XdslAneError(f"--prefill {prefill} must divide --context {context}")
 
 
 def inverse_frequencies(config: LlmConfig) -> np.ndarray:
-    """base^(−2i/D), rescaled by Llama 3's rule (low frequencies divided by
-    `factor`, high ones kept, a smooth blend between)."""
+    """base^(−2i/D); rope type linear divides them all by `factor`, llama3
+    rescales by Llama 3's rule (low frequencies divided by `factor`, high
+    ones kept, a smooth blend between)."""
     d = config.head_dim
     inv = config.rope_theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
     s = config.rope_scaling
     if s is None:
         return inv
+    if s["rope_type"] == "linear":
+        return inv / s["factor"]
     factor, low, high = s["factor"], s["low_freq_factor"], s["high_freq_factor"]
     old = s["original_max_position_embeddings"]
     wavelen = 2 * math.pi / inv
@@ -234,11 +463,14 @@ class LlmBuilder:
     def param(self, name: str, shape: tuple[int, ...]) -> SSAValue:
         return rlx.ParamOp(name, tensor(shape, f32)).result
 
-    def linear(self, x: SSAValue, name: str, out: int, bias: bool = False) -> SSAValue:
-        w = self.param(name + ".weight", (out, shape_of(x)[-1]))
+    def linear(self, x: SSAValue, layer: int, name: str, out: int) -> SSAValue:
+        """x · Wᵀ (+ b when config.biases has `name`) of layer `layer`'s
+        projection `name` (`self_attn.q_proj`)."""
+        full = f"model.layers.{layer}.{name}"
+        w = self.param(full + ".weight", (out, shape_of(x)[-1]))
         y = rlx.MatmulOp(x, w, transpose_rhs=True).result
-        if bias:
-            y = rlx.AddOp(y, self.param(name + ".bias", (out,))).result
+        if name in self.c.biases:
+            y = rlx.AddOp(y, self.param(full + ".bias", (out,))).result
         return y
 
     def rms_norm(self, x: SSAValue, name: str) -> SSAValue:
@@ -306,13 +538,13 @@ class LlmBuilder:
         c, p = self.c, f"model.layers.{layer}."
         h = self.rms_norm(x, p + "input_layernorm")
         q = self.split_heads(
-            self.linear(h, p + "self_attn.q_proj", c.q_dim, c.qkv_bias), c.num_heads
+            self.linear(h, layer, "self_attn.q_proj", c.q_dim), c.num_heads
         )
         k = self.split_heads(
-            self.linear(h, p + "self_attn.k_proj", c.kv_dim, c.qkv_bias), c.num_kv_heads
+            self.linear(h, layer, "self_attn.k_proj", c.kv_dim), c.num_kv_heads
         )
         v = self.split_heads(
-            self.linear(h, p + "self_attn.v_proj", c.kv_dim, c.qkv_bias), c.num_kv_heads
+            self.linear(h, layer, "self_attn.v_proj", c.kv_dim), c.num_kv_heads
         )
         if c.qk_norm:
             q = self.rms_norm(q, p + "self_attn.q_norm")
@@ -326,12 +558,15 @@ class LlmBuilder:
         a = rlx.ReshapeOp(
             rlx.TransposeOp(a, (0, 2, 1, 3)).result, (1, s, c.q_dim)
         ).result
-        x = rlx.AddOp(x, self.linear(a, p + "self_attn.o_proj", c.hidden_size)).result
+        x = rlx.AddOp(
+            x, self.linear(a, layer, "self_attn.o_proj", c.hidden_size)
+        ).result
         h = self.rms_norm(x, p + "post_attention_layernorm")
-        gate = rlx.SiluOp(self.linear(h, p + "mlp.gate_proj", c.ffn_size)).result
-        up = self.linear(h, p + "mlp.up_proj", c.ffn_size)
+        activation = ACTIVATIONS[c.activation]
+        gate = activation(self.linear(h, layer, "mlp.gate_proj", c.ffn_size)).result
+        up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
         down = self.linear(
-            rlx.MulOp(gate, up).result, p + "mlp.down_proj", c.hidden_size
+            rlx.MulOp(gate, up).result, layer, "mlp.down_proj", c.hidden_size
         )
         return rlx.AddOp(x, down).result
 
@@ -481,3 +716,65 @@ def llm_weights(
             weights[name] = checkpoint.tensor(name, shape_of(op.result))
     used = {op.param_name.data for op in module.walk() if isinstance(op, rlx.ParamOp)}
     return {k: v for k, v in weights.items() if k in used}
+
+
+HARMLESS = ("rotary_emb.inv_freq",)
+"""Checkpoint tensors that transformers ignores on load and recomputes
+(older checkpoints saved RoPE's inverse frequencies, per layer or once)."""
+
+LAYER_TENSOR = re.compile(r"model\.layers\.(\d+)\.(.+)")
+
+
+def read_names(modules: list[builtin.ModuleOp]) -> set[str]:
+    """The checkpoint tensors the modules' params read (a chunk view
+    `name[start:end]` reads `name`)."""
+    return {
+        op.param_name.data.split("[")[0]
+        for module in modules
+        for op in module.walk()
+        if isinstance(op, rlx.ParamOp)
+    }
+
+
+def check_all_used(
+    checkpoint: Checkpoint, config: LlmConfig, modules: list[builtin.ModuleOp]
+) -> None:
+    """Every tensor of the checkpoint is read by one of `modules` (or is
+    HARMLESS), so a tensor the config does not account for (a layer past
+    num_hidden_layers, a bias the config turns off) is an error naming it,
+    not silently dropped. A tied checkpoint may also hold lm_head.weight
+    when it equals the embedding table."""
+    used = read_names(modules)
+    unused = [
+        n for n in checkpoint.tensors if n not in used and not n.endswith(HARMLESS)
+    ]
+    head = "lm_head.weight"
+    if config.tied and head in unused:
+        if np.array_equal(checkpoint.tensor(head), checkpoint.tensor(EMBED)):
+            unused.remove(head)
+    if not unused:
+        return
+    name = unused[0]
+    more = f"; {len(unused) - 1} more tensors are not used" if len(unused) > 1 else ""
+    raise XdslAneError(
+        f"{checkpoint.directory}: tensor '{name}' is not used "
+        f"({unused_reason(config, name)}){more}"
+    )
+
+
+def unused_reason(config: LlmConfig, name: str) -> str:
+    """Which config field leaves tensor `name` out."""
+    layer = LAYER_TENSOR.fullmatch(name)
+    if layer and int(layer[1]) >= config.num_layers:
+        return f"num_hidden_layers is {config.num_layers}"
+    if name == "lm_head.weight" and config.tied:
+        return f"tie_word_embeddings is true and it differs from {EMBED}"
+    family = next(f for f in FAMILIES.values() if f.name == config.family)
+    if layer and layer[2].endswith(".bias"):
+        projection = layer[2].removesuffix(".bias")
+        if projection in QKV + OUT and family.attention_bias:
+            return "attention_bias is false"
+        if projection in MLP and family.mlp_bias:
+            return "mlp_bias is false"
+        return f"a {family.name} model has no bias on {projection}"
+    return f"a {family.name} model of this config.json has no such tensor"

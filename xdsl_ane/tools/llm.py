@@ -172,7 +172,8 @@ def compile_llm(
     from xdsl_ane.models.llm import (
         LlmShape,
         build_llm,
-        check_context,
+        check_all_used,
+        check_shape,
         chunks,
         llm_config,
         llm_weights,
@@ -183,10 +184,10 @@ def compile_llm(
     source = str(checkpoint)
     ck = read_checkpoint(checkpoint)
     config = llm_config(ck)
-    check_context(config, context, prefill, str(Path(source) / "config.json"))
-    shape = LlmShape(context, prefill, chunk or MAX_DIMENSION, argmax)
-    if not 1 <= shape.chunk <= MAX_DIMENSION:
-        raise XdslAneError(f"chunk {shape.chunk} must lie in [1, {MAX_DIMENSION}]")
+    shape = LlmShape(
+        context, prefill, MAX_DIMENSION if chunk is None else chunk, argmax
+    )
+    check_shape(config, shape, str(Path(source) / "config.json"))
     if layers_per_package is not None and layers_per_package < 1:
         raise XdslAneError(
             f"--layers-per-package {layers_per_package}: must be at least 1"
@@ -206,8 +207,20 @@ def compile_llm(
         "token per call at its position; states start at zeros",
     }
 
+    if layers_per_package is None:
+        part_shapes = [shape]
+    else:
+        part_shapes = [
+            replace(shape, part=part, layers=layers)
+            for _, part, layers in split_parts(config, layers_per_package)
+        ]
+    # every part's program first: a checkpoint tensor that none reads is
+    # an error before anything is compiled
+    modules = {s: build_llm(config, s) for s in part_shapes}
+    check_all_used(ck, config, list(modules.values()))
+
     def compiled_part(part_shape: LlmShape):
-        module = build_llm(config, part_shape)
+        module = modules.pop(part_shape)
         weights = llm_weights(ck, config, part_shape, module)
         compiled = compile_module(
             module,

@@ -1,0 +1,406 @@
+"""config.json fields and checkpoint tensors against what compile-llm
+builds: each field that changes the math is honoured (the fp32 program
+gives transformers' logits and tokens on the same checkpoint) or refused
+in one line naming it; every tensor of the checkpoint is read or named in
+the error; --context, --prefill and --chunk are checked as options."""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+import numpy as np
+import pytest
+from llm_checkpoints import (
+    assert_same_greedy,
+    program_greedy,
+    reference_greedy,
+    write_checkpoint,
+)
+
+from xdsl_ane.frontend.checkpoint import read_checkpoint
+from xdsl_ane.models.llm import (
+    ACTIVATIONS,
+    FAMILIES,
+    IGNORED_FIELDS,
+    LlmShape,
+    llm_config,
+)
+from xdsl_ane.tools.cli import main
+from xdsl_ane.tools.common import XdslAneError
+from xdsl_ane.tools.llm import PackageRunner, compile_llm, reference_generate
+
+transformers = pytest.importorskip("transformers")
+
+PROMPT = [5, 17, 200, 3, 99]
+SHAPE = LlmShape(context=16, prefill=4)  # the prompt takes two prefill calls
+STEPS = 4
+
+
+def honoured(directory, family: str, **fields) -> None:
+    """A checkpoint with config `fields`: the fp32 program reads every
+    tensor and gives transformers' logits and tokens."""
+    model = write_checkpoint(directory, family, **fields)
+    config = json.loads((directory / "config.json").read_text())
+    for name, value in fields.items():
+        if name != "rope_scaling":  # saved as rope_parameters
+            assert config[name] == value, name
+    assert_same_greedy(
+        program_greedy(directory, PROMPT, STEPS, SHAPE),
+        reference_greedy(model, PROMPT, STEPS),
+    )
+
+
+@pytest.mark.parametrize(
+    "family,fields",
+    [
+        ("llama", {"attention_bias": True}),
+        ("qwen3", {"attention_bias": True}),
+        ("llama", {"mlp_bias": True}),
+        ("llama", {"attention_bias": True, "mlp_bias": True, "hidden_act": "gelu"}),
+        ("llama", {"rope_scaling": {"rope_type": "linear", "factor": 4.0}}),
+        ("llama", {"head_dim": 32}),  # q is 128 wide, hidden 64
+        ("llama", {"pretraining_tp": 2}),  # transformers 5 no longer reads it
+        ("qwen2", {"rms_norm_eps": 0.05}),
+        ("qwen2", {"use_sliding_window": True, "sliding_window": 16}),
+        # a window of at least the context changes nothing
+        (
+            "qwen3",
+            {
+                "use_sliding_window": True,
+                "sliding_window": 16,
+                "layer_types": ["full_attention", "sliding_attention"],
+            },
+        ),
+        # a window below the context on no layer: layers from 2 on slide
+        (
+            "qwen2",
+            {"use_sliding_window": True, "sliding_window": 8, "max_window_layers": 2},
+        ),
+        ("mistral", {"sliding_window": 16}),
+    ],
+    ids=lambda v: v if isinstance(v, str) else ",".join(v),
+)
+def test_field_honoured(tmp_path, family, fields):
+    honoured(tmp_path, family, **fields)
+
+
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+def test_hidden_act_honoured(tmp_path, activation):
+    honoured(tmp_path, "qwen2", hidden_act=activation)
+
+
+def edited(directory, family: str = "llama", **fields):
+    """A valid checkpoint whose config.json then gets `fields` (None
+    removes one); returns its path."""
+    write_checkpoint(directory, family)
+    path = directory / "config.json"
+    config = json.loads(path.read_text()) | fields
+    path.write_text(json.dumps({k: v for k, v in config.items() if v is not None}))
+    return directory
+
+
+LLAMA3 = {
+    "rope_type": "llama3",
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 32,
+    "rope_theta": 500000.0,
+}
+
+
+@pytest.mark.parametrize(
+    "family,fields,message",
+    [
+        (
+            "llama",
+            {"hidden_act": "gelu_accurate"},
+            "field 'hidden_act' is 'gelu_accurate'; supported: silu",
+        ),
+        ("llama", {"hidden_act": "quick_gelu"}, "field 'hidden_act' is 'quick_gelu'"),
+        ("llama", {"hidden_act": ["silu"]}, "field 'hidden_act' is ['silu']"),
+        (
+            "qwen2",
+            {
+                "rope_parameters": {
+                    "rope_type": "yarn",
+                    "factor": 4.0,
+                    "rope_theta": 1e4,
+                }
+            },
+            "field 'rope_parameters' has rope type 'yarn', which is not supported (default, linear, llama3)",
+        ),
+        (
+            "qwen2",
+            {
+                "rope_parameters": {
+                    "rope_type": "dynamic",
+                    "factor": 2.0,
+                    "rope_theta": 1e4,
+                }
+            },
+            "rope type 'dynamic'",
+        ),
+        (
+            "qwen2",
+            {"rope_parameters": None, "rope_scaling": {"type": "longrope"}},
+            "field 'rope_scaling' has rope type 'longrope'",
+        ),
+        (
+            "qwen2",
+            {"rope_parameters": {"rope_theta": 1e4, "partial_rotary_factor": 0.5}},
+            "field 'rope_parameters.partial_rotary_factor' is 0.5",
+        ),
+        (
+            "llama",
+            {"rope_parameters": LLAMA3 | {"factor": None}},
+            "field 'rope_parameters.factor' is missing (rope type llama3)",
+        ),
+        (
+            "llama",
+            {"rope_parameters": {"rope_type": "linear", "rope_theta": "big"}},
+            "field 'rope_parameters.rope_theta' is 'big'; expected a number",
+        ),
+        (
+            "llama",
+            {"num_key_value_heads": 3},
+            "field 'num_key_value_heads' is 3; num_attention_heads 4 must be a multiple of it",
+        ),
+        (
+            "llama",
+            {"rms_norm_eps": "1e-6"},
+            "field 'rms_norm_eps' is '1e-6'; expected a number",
+        ),
+        (
+            "llama",
+            {"num_hidden_layers": "2"},
+            "field 'num_hidden_layers' is '2'; expected an integer",
+        ),
+        (
+            "llama",
+            {"num_attention_heads": 0},
+            "field 'num_attention_heads' is 0; expected an integer ≥ 1",
+        ),
+        (
+            "llama",
+            {"head_dim": None, "hidden_size": 66},
+            "field 'head_dim' is missing and hidden_size 66 is not a multiple of num_attention_heads 4",
+        ),
+        ("llama", {"head_dim": 15}, "field 'head_dim' is 15; RoPE needs an even one"),
+        (
+            "llama",
+            {"attention_bias": "yes"},
+            "field 'attention_bias' is 'yes'; expected true or false",
+        ),
+        (
+            "llama",
+            {"quantization_config": {"quant_method": "gptq", "bits": 4}},
+            "field 'quantization_config' is set",
+        ),
+        (
+            "qwen3",
+            {"layer_types": ["full_attention"]},
+            "field 'layer_types' must list one type per layer (2)",
+        ),
+        (
+            "qwen3",
+            {"layer_types": ["full_attention", "chunked_attention"]},
+            "field 'layer_types' has ['chunked_attention']",
+        ),
+    ],
+    ids=lambda v: v if isinstance(v, str) and len(v) < 10 else None,
+)
+def test_field_refused(tmp_path, family, fields, message):
+    checkpoint = read_checkpoint(edited(tmp_path, family, **fields))
+    with pytest.raises(XdslAneError) as error:
+        llm_config(checkpoint)
+    text = str(error.value)
+    assert text.startswith(f"{tmp_path / 'config.json'}: ") and message in text, text
+    assert "\n" not in text
+
+
+def test_every_field_of_the_families_is_read_or_ignored():
+    """Each field transformers 5.23's config classes of the supported
+    families declare is either read by llm_config (its source names it) or
+    listed in IGNORED_FIELDS with why; a new field fails here until it is
+    one or the other."""
+    import xdsl_ane.models.llm as llm
+
+    source = inspect.getsource(llm)
+    classes = {
+        "qwen3": transformers.Qwen3Config,
+        "qwen2": transformers.Qwen2Config,
+        "llama": transformers.LlamaConfig,
+        "mistral": transformers.MistralConfig,
+    }
+    assert {f.name for f in FAMILIES.values()} == set(classes)
+    for family, config_class in classes.items():
+        for name in config_class.__annotations__:
+            assert name in IGNORED_FIELDS or f'"{name}"' in source, (family, name)
+
+
+@pytest.mark.parametrize(
+    "family,fields",
+    [
+        ("mistral", {"sliding_window": 8}),
+        (
+            "qwen3",
+            {
+                "use_sliding_window": True,
+                "sliding_window": 8,
+                "layer_types": ["full_attention", "sliding_attention"],
+            },
+        ),
+    ],
+    ids=["mistral", "qwen3"],
+)
+def test_sliding_window_below_the_context_is_refused(tmp_path, capsys, family, fields):
+    edited(tmp_path / "ckpt", family, **fields)
+    capsys.readouterr()  # transformers' progress output
+    out = tmp_path / "m.mlpackage"
+    command = ["compile-llm", str(tmp_path / "ckpt"), "-o", str(out)]
+    assert main(command + ["--context", "16", "--prefill", "4"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and (
+        "--context 16 is beyond the model's sliding_window 8" in err
+    )
+    assert not out.exists()
+    # a window past the context changes nothing: compiled
+    assert main(command + ["--context", "8", "--prefill", "4"]) == 0
+
+
+def test_extra_layers_are_named(tmp_path):
+    """A checkpoint of 3 layers whose config says 2: the third layer's
+    tensors are an error, not dropped."""
+    write_checkpoint(tmp_path, "llama", layers=3)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(json.loads(path.read_text()) | {"num_hidden_layers": 2}))
+    with pytest.raises(XdslAneError) as error:
+        compile_llm(tmp_path, context=16, prefill=4)
+    assert (
+        "tensor 'model.layers.2.input_layernorm.weight' is not used "
+        "(num_hidden_layers is 2); 8 more tensors are not used"
+    ) in str(error.value)
+
+
+def test_biases_the_config_turns_off_are_named(tmp_path):
+    write_checkpoint(tmp_path, "llama", attention_bias=True, mlp_bias=True)
+    path = tmp_path / "config.json"
+    config = json.loads(path.read_text())
+    path.write_text(json.dumps(config | {"mlp_bias": False}))
+    with pytest.raises(
+        XdslAneError,
+        match=r"'model.layers.0.mlp.down_proj.bias' is not used \(mlp_bias is false\)",
+    ):
+        compile_llm(tmp_path, context=16, prefill=4)
+    path.write_text(json.dumps(config | {"attention_bias": False}))
+    with pytest.raises(
+        XdslAneError,
+        match=r"self_attn.k_proj.bias' is not used \(attention_bias is false\)",
+    ):
+        compile_llm(tmp_path, context=16, prefill=4)
+    # Mistral has no biases at all, whatever the config says
+    path.write_text(json.dumps(config | {"architectures": ["MistralForCausalLM"]}))
+    with pytest.raises(
+        XdslAneError, match=r"is not used \(a mistral model has no bias on"
+    ):
+        compile_llm(tmp_path, context=16, prefill=4)
+
+
+def rewrite_weights(directory, change) -> None:
+    """model.safetensors with `change(tensors)` applied to its tensors."""
+    from safetensors.numpy import load_file, save_file
+
+    path = directory / "model.safetensors"
+    tensors = load_file(path)
+    change(tensors)
+    save_file(tensors, path, metadata={"format": "pt"})
+
+
+def test_harmless_and_tied_head_tensors(tmp_path):
+    """RoPE's saved inverse frequencies (old checkpoints) are ignored as
+    transformers ignores them; a tied checkpoint may hold lm_head.weight
+    equal to the embedding, not a different one."""
+    write_checkpoint(tmp_path, "llama", tied=True)
+    inv = np.ones(8, np.float32)
+    rewrite_weights(
+        tmp_path,
+        lambda t: t.update(
+            {
+                "model.rotary_emb.inv_freq": inv,
+                "model.layers.0.self_attn.rotary_emb.inv_freq": inv,
+                "lm_head.weight": t["model.embed_tokens.weight"].copy(),
+            }
+        ),
+    )
+    compile_llm(tmp_path, context=16, prefill=4)
+
+    def differ(t):
+        t["lm_head.weight"] = t["lm_head.weight"] + 1
+
+    rewrite_weights(tmp_path, differ)
+    with pytest.raises(
+        XdslAneError,
+        match=r"'lm_head.weight' is not used \(tie_word_embeddings is true and it "
+        r"differs from model.embed_tokens.weight\)",
+    ):
+        compile_llm(tmp_path, context=16, prefill=4)
+
+
+def test_package_honours_biases_and_activation(tmp_path):
+    """The fp16 package (not only the fp32 program) of a Llama with q/k/v/o
+    and MLP biases and tanh GELU generates transformers' tokens."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(
+        checkpoint,
+        "llama",
+        attention_bias=True,
+        mlp_bias=True,
+        hidden_act="gelu_pytorch_tanh",
+    )
+    out = tmp_path / "llm.mlpackage"
+    compile_llm(checkpoint, context=16, prefill=4, chunk=128).save(out)
+    tokens, logits = PackageRunner(out).generate(PROMPT, 8)
+    ref_tokens, ref_logits = reference_generate(checkpoint, PROMPT, 8)
+    assert tokens == ref_tokens
+    for got, ref in zip(logits, ref_logits):
+        np.testing.assert_allclose(got, ref, rtol=2e-2, atol=2e-2 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize(
+    "options,message",
+    [
+        (["--context", "0"], "--context 0: must be at least 1"),
+        (["--context", "16", "--prefill", "0"], "--prefill 0: must be at least 1"),
+        (
+            ["--context", "8", "--prefill", "64"],
+            "--prefill 64 is more than --context 8",
+        ),
+        (["--context", "16", "--prefill", "6"], "--prefill 6 must divide --context 16"),
+        (
+            ["--context", "16", "--prefill", "4", "--chunk", "0"],
+            "--chunk 0: must lie in [1, 16384]",
+        ),
+        (
+            ["--context", "16", "--prefill", "4", "--chunk", "16385"],
+            "--chunk 16385: must lie in [1, 16384]",
+        ),
+        (
+            ["--context", "300"],
+            "--context 300 is beyond the model's max_position_embeddings 256 (",
+        ),
+    ],
+)
+def test_options_are_named(tmp_path, capsys, options, message):
+    """Bad --context, --prefill or --chunk: one line naming the option (not
+    config.json, unless the model's limit is the reason), nothing written."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "qwen3")
+    capsys.readouterr()
+    out = tmp_path / "x.mlpackage"
+    assert main(["compile-llm", str(checkpoint), "-o", str(out), *options]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert ("config.json" in err) == ("max_position_embeddings" in message)
+    assert not out.exists() and not (tmp_path / "x.manifest.json").exists()
