@@ -2,12 +2,16 @@
 
 The `xdsl.universe` entry point in pyproject.toml points here, so plain
 `xdsl-opt` sees everything below once the package is installed. Each entry
-imports its module only when used.
+imports its module only when used. Importing this module also installs
+`xdsl_ane.dialects.float_text`, so `xdsl-opt` reads back the non-finite
+float constants it prints (xDSL loads the entry point before parsing).
 """
 
 from importlib import import_module
 
 from xdsl.universe import Universe
+
+import xdsl_ane.dialects.float_text  # noqa: F401 (patches xDSL's dense text)
 
 
 def lazy(path: str):

@@ -14,6 +14,7 @@ from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+import xdsl_ane.dialects.float_text  # noqa: F401 (hex float elements as bits)
 from xdsl_ane.errors import XdslAneError, first_line
 from xdsl_ane.locations import SourceText, record
 from xdsl_ane.passes.driver import make_context, verify
