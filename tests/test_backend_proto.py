@@ -908,7 +908,7 @@ func.func @f(%0: tensor<2x8xf32>, %bool: tensor<2x8xf32>) {
         "add_0",
         "relu",  # xDSL drops the _0 of %relu_0
         "mul_0",
-        "mul_1",
+        "output",  # the returned value, without a hint, as torch names it
     ]
 
 

@@ -141,14 +141,16 @@ class CompiledModel:
         return sum(e.nbytes for e in self.proto.blob.entries)
 
     def manifest(self) -> dict[str, Any]:
-        """What a runtime needs to drive each function: the `[1, C, 1, S]`
-        layout of every argument and result, dynamic weight arguments and
-        the packing of inputs and outputs."""
+        """What a runtime needs to drive each function: its output names
+        (those of the MIL program), the `[1, C, 1, S]` layout of every
+        argument and result, dynamic weight arguments and the packing of
+        inputs and outputs."""
+        from xdsl_ane.backend.names import boundary_names
         from xdsl_ane.dialects import ane
 
         functions = {}
         for f in self.functions:
-            entry: dict[str, Any] = {}
+            entry: dict[str, Any] = {"outputs": boundary_names(f)[1]}
             for key in (ane.ARG_LAYOUTS, ane.RESULT_LAYOUTS, ane.WEIGHT_ARGS):
                 if key in f.attributes:
                     entry[key.removeprefix("ane.")] = [

@@ -33,7 +33,8 @@ compiled model (and that hand-written ANE kernels copy):
   there is none), spelled and made unique as the protobuf's are
   (`xdsl_ane.backend.names`): `name`, `name_1`, ... The `_N` suffix is the
   one xDSL strips from name hints, so printing an imported program gives the
-  same names again.
+  same names again. Outputs are named after the function's results
+  (`ane.result_names`), as in the protobuf (`names.claim_boundary`).
 """
 
 from __future__ import annotations
@@ -216,28 +217,26 @@ class MilTextPrinter:
         block = function.body.block
         names = NameTable(strip_suffix=True)
         params = []
-        for i, arg in enumerate(block.args):
+        input_names, outputs = names.claim_boundary(function)
+        for arg, arg_name in zip(block.args, input_names):
             if isinstance(arg.type, mil.StateType):  # `state<tensor<...>> name`
                 t = f"state<{mil_type(arg.type.wrapped)}>"
             else:
                 t = mil_type(arg.type)
-            params.append(f"{t} {names.define(arg, f'arg{i}')}")
+            params.append(f"{t} {arg_name}")
         opset = self.deployment.text_opset
         yield f"    func {name}<{opset}>({', '.join(params)}) {{"
-        outputs: list[str] = []
         for op in block.ops:
             if isinstance(op, func.ReturnOp):
-                for value in op.operands:
-                    output = names[value]
-                    if value in block.args or output in outputs:
-                        # Output names are unique and no input's: a returned
-                        # argument, or a value returned twice, is a copy.
-                        output = names.claim(f"{output}_output")
+                first: dict[SSAValue, str] = {}
+                for value, output in zip(op.operands, outputs):
+                    # A returned argument, or a value returned again, is a copy.
+                    source = first.setdefault(value, names[value])
+                    if source != output:
                         yield (
                             f"{INDENT}{mil_type(value.type)} {output} = identity("
-                            f"x = {names[value]})[name = {mil_string(output)}];"
+                            f"x = {source})[name = {mil_string(output)}];"
                         )
-                    outputs.append(output)
                 break
             if not isinstance(op, mil.MilOp):
                 raise MilTextError(

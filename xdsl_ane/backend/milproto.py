@@ -15,7 +15,9 @@ loader reads it back and re-exports it unchanged (`validate.py` checks this):
   xDSL name hints (a weight const without one is named after its weight),
   else `{op type}_{n}` as coremltools' builder names ops; they are made
   MIL identifiers by coremltools' sanitizer rules, and unique (`x`, `x_1`).
-  Function inputs without a hint are `arg0`, `arg1`, ...
+  Function inputs without a hint are `arg0`, `arg1`, ... Outputs are named
+  after the function's results (`ane.result_names`; `names.py`): the value
+  returned takes the output's name, as coremltools renames an output's var.
 - Inputs are `Argument`s of name `Binding`s. Compile-time parameters, and
   every optional input MIL has a default for, are const ops named
   `{op}_{input}_0` just before the op, in MIL's input order
@@ -163,8 +165,8 @@ class FunctionWriter:
         input_features = []
         input_casts: list[tuple[SSAValue, str]] = []
         state_features = []
-        for i, arg in enumerate(block.args):
-            name = self.names.claim(arg.name_hint or f"arg{i}")
+        input_names, output_names = self.names.claim_boundary(self.function)
+        for arg, name in zip(block.args, input_names):
             self.value_names[arg] = name
             self.input_names[arg] = name
             if isinstance(arg.type, mil.StateType):
@@ -216,24 +218,24 @@ class FunctionWriter:
                     f"{self.symbol}: {op.name} is not a mil op and has no MIL "
                     "protobuf (lower it to the mil dialect first)"
                 )
-        outputs = []
         output_features = []
-        input_names = set(self.input_names.values())
-        for value in results:
+        first: dict[SSAValue, str] = {}
+        for value, name in zip(results, output_names):
             assert isinstance(value.type, TensorType)
             dtype = self.output_casts.get(value, tensor_dtype(value.type))
-            name = self.write_output_cast(value)
-            if name in input_names or name in outputs:
-                # Core ML's feature names are unique across inputs and
-                # outputs: a returned argument, or a value returned twice,
-                # is returned through a copy.
-                name = self.write_copy(name, value_type(value.type.get_shape(), dtype))
-            outputs.append(name)
+            t = value_type(value.type.get_shape(), dtype)
+            if value in first:  # returned again: a copy of the first output
+                self.write_copy(first[value], t, name)
+            elif value in self.output_casts:
+                self.write_output_cast(value, name)
+            elif self.value_names[value] != name:  # an argument, a folded read
+                self.write_copy(self.value_names[value], t, name)
+            first.setdefault(value, name)
             output_features.append(feature(name, value.type.get_shape() or None, dtype))
         for arg in block.args:
             if not arg.uses and not isinstance(arg.type, mil.StateType):
                 self.write_identity(arg)
-        mil_block = MIL_pb2.Block(outputs=outputs, operations=self.operations)
+        mil_block = MIL_pb2.Block(outputs=output_names, operations=self.operations)
         proto = MIL_pb2.Function(inputs=inputs, opset=self.deployment.opset)
         proto.block_specializations[self.deployment.opset].CopyFrom(mil_block)
         return FunctionProto(proto, input_features, output_features, state_features)
@@ -264,25 +266,18 @@ class FunctionWriter:
         for ops in reversed(written):
             self.operations.extend(ops)
 
-    def write_output_cast(self, value: SSAValue) -> str:
+    def write_output_cast(self, value: SSAValue, name: str) -> None:
         """An output of another dtype is cast to fp32 (int32 for integers)
-        at the end; the cast's result takes the output's name and the value
-        before it is `{name}__pre__output__{dtype}__cast`. Returns the
-        output's name."""
-        if value not in self.output_casts:
-            return self.value_names[value]
+        at the end; the cast's result is the output `name` and the value
+        before it `{name}__pre__output__{dtype}__cast`."""
         assert isinstance(value.type, TensorType)
-        public = self.public_names.get(value)
-        if public is None:  # a cast input returned as it is
-            public = self.names.claim(f"{self.value_names[value]}_output")
         ops, _ = self.cast_operations(
             self.value_names[value],
             value.type.get_shape(),
             self.output_casts[value],
-            public,
+            name,
         )
         self.operations.extend(ops)
-        return public
 
     def cast_operations(
         self,
@@ -311,7 +306,12 @@ class FunctionWriter:
         if hint is None and isinstance(op, mil.ConstOp) and op.weight is not None:
             hint = op.weight.data
         op_type = op.name.removeprefix("mil.")
-        name = self.names.claim(hint) if hint else self.names.fresh(op_type)
+        if len(op.results) == 1 and op.results[0] in self.names.outputs:
+            name = self.names.outputs[op.results[0]]  # claimed with the inputs
+        elif hint:
+            name = self.names.claim(hint)
+        else:
+            name = self.names.fresh(op_type)
         if len(op.results) == 1:
             result = op.results[0]
             self.value_names[result] = name
@@ -323,7 +323,9 @@ class FunctionWriter:
                 )
         else:
             for i, result in enumerate(op.results):
-                self.value_names[result] = self.names.claim(f"{name}_{i}")
+                self.value_names[result] = self.names.outputs.get(
+                    result
+                ) or self.names.claim(f"{name}_{i}")
                 if result in self.output_casts:
                     self.public_names[result] = self.value_names[result]
                     self.value_names[result] = self.names.claim(
@@ -477,21 +479,17 @@ class FunctionWriter:
     def write_identity(self, arg: SSAValue) -> None:
         """coremltools' `handle_unused_inputs`: `identity(x=arg)` named
         `{arg}_tmp`, so that every input is consumed."""
-        self.write_copy(
-            self.value_names[arg], tensor_value_type(arg.type), suffix="_tmp"
-        )
+        source = self.value_names[arg]
+        name = self.names.claim(f"{source}_tmp")
+        self.write_copy(source, tensor_value_type(arg.type), name)
 
-    def write_copy(
-        self, source: str, t: MIL_pb2.ValueType, suffix: str = "_output"
-    ) -> str:
-        """`identity(x=source)` named `{source}{suffix}`; returns its name."""
-        name = self.names.claim(f"{source}{suffix}")
+    def write_copy(self, source: str, t: MIL_pb2.ValueType, name: str) -> None:
+        """`identity(x=source)` named `name`."""
         proto = MIL_pb2.Operation(type="identity")
         proto.inputs["x"].CopyFrom(argument([source]))
         proto.outputs.add(name=name, type=t)
         proto.attributes["name"].CopyFrom(name_attribute(name))
         self.operations.append(proto)
-        return name
 
 
 # --- models ----------------------------------------------------------------------

@@ -8,6 +8,15 @@ after it. Within one function (and among a program's functions) names are
 unique: a name already taken gets `_1`, `_2`, ... (`claim`); unnamed ops and
 parameter consts get coremltools' builder's automatic names `op_0`, `op_1`,
 ... (`fresh`).
+
+A function's outputs are named after its results (`ane.result_names`), the
+same in both printers and in the manifest (`boundary_names`): the value an
+output returns takes the output's name, as coremltools renames an output's
+var; an output that returns an argument, or a value already returned, is an
+`identity` of that name. Output names are claimed right after the inputs, so
+no other value takes them, and one that is an input's or an earlier
+output's name becomes `{name}_output` (Core ML's input and output names are
+one namespace).
 """
 
 from __future__ import annotations
@@ -15,7 +24,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from xdsl.ir import SSAValue
+from xdsl.dialects import func
+from xdsl.ir import BlockArgument, SSAValue
+
+from xdsl_ane.dialects import ane
 
 RESERVED = frozenset(
     # coremltools' sanitizer's words
@@ -61,6 +73,9 @@ class NameTable:
         self.claims: dict[str, int] = {}
         self.counts: defaultdict[str, int] = defaultdict(int)
         self.values: dict[SSAValue, str] = {}
+        self.outputs: dict[SSAValue, str] = {}
+        """Op results returned by the function -> the (first) output name
+        they take (`claim_boundary`)."""
 
     def claim(self, hint: str, keep_suffix: bool = False) -> str:
         """`hint` as an identifier, or `hint_1`, `hint_2`, ... when taken;
@@ -90,10 +105,36 @@ class NameTable:
                 return name
 
     def define(self, value: SSAValue, default: str) -> str:
-        """Names `value` after its hint (or `default`)."""
-        name = self.claim(value.name_hint or default)
+        """Names `value`: the output name it takes, else its hint (or
+        `default`)."""
+        name = self.outputs.get(value) or self.claim(value.name_hint or default)
         self.values[value] = name
         return name
 
+    def claim_boundary(self, function: func.FuncOp) -> tuple[list[str], list[str]]:
+        """Claims the names of `function`'s inputs (their hints, else `arg0`,
+        `arg1`, ...) and then of its outputs (see the module docstring);
+        returns both."""
+        block = function.body.block
+        inputs = [self.define(a, f"arg{i}") for i, a in enumerate(block.args)]
+        outputs = []
+        for value, hint in zip(
+            ane.returned_values(function), ane.result_names(function)
+        ):
+            base = mil_identifier(hint)
+            if base in self.taken:
+                base = f"{base}_output"
+            name = self.claim(base, keep_suffix=True)
+            outputs.append(name)
+            if not isinstance(value, BlockArgument):
+                self.outputs.setdefault(value, name)
+        return inputs, outputs
+
     def __getitem__(self, value: SSAValue) -> str:
         return self.values[value]
+
+
+def boundary_names(function: func.FuncOp) -> tuple[list[str], list[str]]:
+    """The MIL names of `function`'s inputs and outputs, as the printers
+    write them."""
+    return NameTable().claim_boundary(function)

@@ -6,7 +6,12 @@ boundary, as typed attributes printed and parsed with the module.
 - `ane.weight_args` (`mil-ane-layout{weights=dynamic}`): one
   `#ane.weight_arg` per weight fed as an argument;
 - `ane.packing` (`mil-pack-io`): one `#ane.packing`, its `#ane.buffer`s
-  (the packed inputs and outputs) holding `#ane.packed` tensors.
+  (the packed inputs and outputs) holding `#ane.packed` tensors;
+- `ane.result_names` (the torch frontend, the model builders, else
+  `mil-ane-layout` from the returned values' name hints): one string per
+  result, the output names the printers give the MIL function and the
+  manifest lists. A name hint cannot carry them: xDSL drops a `_N` suffix
+  from hints (`logits_0`), and the passes replace the returned values.
 
     #ane.layout<bsc, logical = [1, 4, 8], ane = [1, 8, 1, 4]>
     #ane.weight_arg<"w", arg = 1, shape = [1, 8, 1, 6], stored = [Cout, Cin]>
@@ -37,7 +42,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute
+from xdsl.ir import Attribute, Dialect, OpResult, ParametrizedAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition, param_def
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -49,6 +54,7 @@ ARG_LAYOUTS = "ane.arg_layouts"
 RESULT_LAYOUTS = "ane.result_layouts"
 WEIGHT_ARGS = "ane.weight_args"
 PACKING = "ane.packing"
+RESULT_NAMES = "ane.result_names"
 
 LAYOUT_MAPS = {
     "scalar": "[] -> [1, 1, 1, 1]",
@@ -655,6 +661,62 @@ def packing(function: func.FuncOp) -> PackingAttr | None:
     raise VerifyException(
         f"@{function.sym_name.data}: {PACKING} must be a #{PackingAttr.name}<...>"
     )
+
+
+def returned_values(function: func.FuncOp) -> list[SSAValue]:
+    """The operands of the function's `func.return` (none for a declaration)."""
+    block = function.body.blocks.first
+    last = block.last_op if block is not None else None
+    return list(last.operands) if isinstance(last, func.ReturnOp) else []
+
+
+def hint_of(value: SSAValue) -> str | None:
+    """The name a value's hint gives it: `NAME_i` for result i of an op
+    with several."""
+    hint = value.name_hint
+    if hint and isinstance(value, OpResult) and len(value.op.results) > 1:
+        return f"{hint}_{value.index}"
+    return hint
+
+
+def result_names(function: func.FuncOp) -> list[str]:
+    """One name per result of `function`: `ane.result_names` where it is
+    recorded, else each returned value's name hint (`NAME_i` for result i
+    of a multi-result op, as the printers name it), else `output`
+    (`output_0`, `output_1`, ... among several), as the torch frontend
+    names an unnamed output."""
+    count = len(function.function_type.outputs.data)
+    attr = function.attributes.get(RESULT_NAMES)
+    if attr is None:
+        values = returned_values(function)
+        hints = [hint_of(v) for v in values] if len(values) == count else []
+        if not hints:
+            hints = [None] * count
+        unnamed = ["output"] if count == 1 else [f"output_{i}" for i in range(count)]
+        return [h or u for h, u in zip(hints, unnamed)]
+    if (
+        not isinstance(attr, ArrayAttr)
+        or not all(isinstance(a, StringAttr) and a.data for a in attr.data)
+        or len(attr.data) != count
+    ):
+        raise VerifyException(
+            f"@{function.sym_name.data}: {RESULT_NAMES} must be an array of "
+            f"{count} non-empty strings, one per result, got {attr}"
+        )
+    return [a.data for a in attr.data]  # type: ignore[union-attr]
+
+
+def record_result_names(function: func.FuncOp, names: Sequence[str]) -> None:
+    """Records `names` as the function's `ane.result_names`."""
+    function.attributes[RESULT_NAMES] = ArrayAttr([StringAttr(n) for n in names])
+    result_names(function)  # one per result
+
+
+def keep_result_names(function: func.FuncOp) -> None:
+    """Records the function's result names (`result_names`) unless they are,
+    before a pass replaces the returned values and their name hints."""
+    if RESULT_NAMES not in function.attributes:
+        record_result_names(function, result_names(function))
 
 
 ANE = Dialect(

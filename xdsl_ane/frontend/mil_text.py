@@ -53,7 +53,7 @@ from xdsl.utils.frontend import Frontend
 
 from xdsl_ane.backend.mil_text import MilTextError
 from xdsl_ane.backend.weights import BLOB_NUMPY_DTYPES, BlobFile
-from xdsl_ane.dialects import mil
+from xdsl_ane.dialects import ane, mil
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.mil.inputs import property_kind
 from xdsl_ane.dialects.typing import tensor
@@ -276,10 +276,12 @@ class MilTextParser:
         self.expect("->")
         self.expect("(")
         outputs: list[SSAValue] = []
+        output_names: list[str] = []
         if not self.at(")"):
             while True:
                 token = self.expect_kind("ident", "an output name")
                 outputs.append(self.tensor_value(scope, Ref(token.text, token.offset)))
+                output_names.append(token.text)
                 if not self.accept(","):
                     break
         self.expect(")")
@@ -290,6 +292,8 @@ class MilTextParser:
             [a.type for a in scope.block.args], [v.type for v in outputs]
         )
         function = func.FuncOp(name.text, function_type, Region(scope.block))
+        # the output names, which name hints cannot keep (`logits_0`)
+        ane.record_result_names(function, output_names)
         record(function, self.source, name.offset)
         return function
 

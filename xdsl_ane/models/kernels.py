@@ -11,10 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import ArrayAttr, StringAttr
 
 from xdsl_ane.dialects import ane
-from xdsl_ane.models.training import RESULT_NAMES, build_training_kernels, function_of
+from xdsl_ane.models.training import build_training_kernels, function_of
 from xdsl_ane.models.transformer import TransformerConfig
 from xdsl_ane.passes.layouts import Layout, recorded_layout
 from xdsl_ane.passes.pipeline import AnePipelinePass
@@ -88,13 +87,11 @@ class CompiledKernel:
         return sum(self.op_counts().values())
 
 
-def result_names(function: func.FuncOp) -> list[str]:
-    """The kernel's result names (`RESULT_NAMES`, strings in order)."""
-    names = function.attributes[RESULT_NAMES]
-    assert isinstance(names, ArrayAttr)
-    strings = [n for n in names.data if isinstance(n, StringAttr)]
-    assert len(strings) == len(names.data), names
-    return [n.data for n in strings]
+def result_names(packing: ane.PackingAttr) -> list[str]:
+    """The names of the kernel's results before packing, in order (the
+    packed tensors keep them)."""
+    tensors = [t for buffer in packing.outputs.data for t in buffer.tensors.data]
+    return [t.tensor_name.data for t in sorted(tensors, key=lambda t: t.index.data)]
 
 
 def compile_kernel(
@@ -116,7 +113,7 @@ def compile_kernel(
         module=compiled,
         arg_names=arg_names,
         arg_layouts=[recorded_layout(r) for r in ane.arg_layouts(function)],
-        result_names=result_names(function),
+        result_names=result_names(packing),
         result_layouts=[recorded_layout(r) for r in ane.result_layouts(function)],
         weight_args=[WeightArgument.of(r) for r in ane.weight_args(function)],
         packing=packing,

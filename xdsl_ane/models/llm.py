@@ -38,7 +38,7 @@ from xdsl.dialects import builtin
 from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import SSAValue
 
-from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects import ane, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.errors import XdslAneError
@@ -678,9 +678,10 @@ class LlmBuilder:
 def build_llm(config: LlmConfig, shape: LlmShape) -> builtin.ModuleOp:
     """The module with `prefill` (shape.prefill tokens) and `decode` (one)."""
     b = LlmBuilder(config, shape)
-    return builtin.ModuleOp(
-        [b.function("prefill", shape.prefill), b.function("decode", 1)]
-    )
+    functions = [b.function("prefill", shape.prefill), b.function("decode", 1)]
+    for f in functions:  # the names of the record's "outputs"
+        ane.record_result_names(f, output_names(config, shape))
+    return builtin.ModuleOp(functions)
 
 
 def output_names(config: LlmConfig, shape: LlmShape) -> list[str]:

@@ -80,10 +80,9 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import builtin, func
-from xdsl.dialects.builtin import ArrayAttr, StringAttr
 from xdsl.ir import Attribute, SSAValue
 
-from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects import ane, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.limits import MASKED
@@ -101,9 +100,6 @@ from xdsl_ane.models.vocabulary import (
     vocab_chunks,
 )
 from xdsl_ane.passes.gqa_tile import repeat_heads, sum_head_groups
-
-RESULT_NAMES = "ane.result_names"
-"""Function attribute naming a kernel's results, in order."""
 
 
 def weight_gradient_name(rows: int, columns: int) -> str:
@@ -245,7 +241,7 @@ class KernelBuilder:
 
         types: list[Attribute] = [tensor(shape, self.dtype) for _, shape in inputs]
         function = build_function(name, types, emit, [n for n, _ in inputs])
-        function.attributes[RESULT_NAMES] = ArrayAttr([StringAttr(n) for n in names])
+        ane.record_result_names(function, names)
         return builtin.ModuleOp([function])
 
     def rms_norm_forward(self) -> builtin.ModuleOp:

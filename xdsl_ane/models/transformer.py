@@ -18,7 +18,7 @@ from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import FunctionType, f32
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
-from xdsl_ane.dialects import mil, rlx
+from xdsl_ane.dialects import ane, mil, rlx
 from xdsl_ane.dialects.typing import shape_of, tensor
 
 
@@ -189,7 +189,9 @@ def build_decoder_stack(
         final.prefix = ""
         return [final.rms_norm(x, "norm")]
 
-    return builtin.ModuleOp([build_function("decoder", [x_type], body, ["x"])])
+    function = build_function("decoder", [x_type], body, ["x"])
+    ane.record_result_names(function, ["last_hidden_state"])  # as transformers'
+    return builtin.ModuleOp([function])
 
 
 def rope_tables(config: TransformerConfig) -> tuple[np.ndarray, np.ndarray]:

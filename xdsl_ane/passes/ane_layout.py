@@ -3,7 +3,9 @@
 Arguments and results become rank-4 `[1, C, 1, S]` tensors mapped from their
 logical shapes as `xdsl_ane/passes/layouts.py` describes; the mapping of each
 is recorded on the function as `ane.arg_layouts` / `ane.result_layouts`
-(`#ane.layout` records, `xdsl_ane.dialects.ane`).
+(`#ane.layout` records, `xdsl_ane.dialects.ane`), and the results' names as
+`ane.result_names` where the function has none yet (the returned values'
+name hints, which the rewrite does not keep).
 
 Inside, every logical value may get an ANE-form *twin*. Walking the body in
 order, an op whose operands have twins is rebuilt on the twins where that is
@@ -159,6 +161,9 @@ class FunctionLayout:
         return self.function.body.blocks.first  # type: ignore[return-value]
 
     def run(self) -> None:
+        # The returned values are replaced by their ANE forms: their names
+        # are recorded first.
+        ane.keep_result_names(self.function)
         arg_records = self.convert_arguments()
         for op in list(self.block.ops):
             if isinstance(op, func.ReturnOp):

@@ -18,7 +18,9 @@ give one output. A tensor that divides neither way forms its own group.
 
 The layout is recorded on the function as `ane.packing`, an
 `#ane.packing` attribute (`xdsl_ane.dialects.ane`), and, by the tools, as
-its manifest next to the compiled kernel. For every packed tensor: its
+its manifest next to the compiled kernel. A packed tensor keeps its name
+(the argument's hint, the result's `ane.result_names`); the packed inputs
+are `input`, `input1`, ..., the packed outputs `output`, `output1`, ... For every packed tensor: its
 original shape, the axis it is packed along (3 for inputs, 1 for outputs),
 its offset and length there, and, when it is packed through a view, the
 view's shape:
@@ -30,7 +32,7 @@ view's shape:
         #ane.packed<"w", arg = 1, shape = [1, C1, 1, S1], axis = 3, offset = S0,
                     length = L1, view = [1, C, 1, L1]>]>],
       outputs = [#ane.buffer<shape = [1, C0 + C1, 1, S], tensors = [
-        #ane.packed<"out0", result = 0, shape = [...], axis = 1, offset = 0,
+        #ane.packed<"y", result = 0, shape = [...], axis = 1, offset = 0,
                     length = C0>, ...]>]>
 """
 
@@ -54,6 +56,8 @@ from xdsl_ane.dialects.ane import (
     PackedBufferAttr,
     PackedTensorAttr,
     PackingAttr,
+    record_result_names,
+    result_names,
 )
 from xdsl_ane.dialects.typing import shape_of, tensor
 
@@ -86,14 +90,20 @@ def pack_function(function: func.FuncOp) -> PackingAttr:
                     f"mil-pack-io: @{name}: {what} {i} of type {t} is not in "
                     "[1, C, 1, S] form; run mil-ane-layout first"
                 )
+    names = result_names(function)  # before the returned values are replaced
     inputs = pack_arguments(block)
-    outputs = pack_results(block)
+    outputs = pack_results(block, names)
     record = PackingAttr(name, inputs, outputs)
     function.function_type = builtin.FunctionType.from_lists(
         [a.type for a in block.args],
         [o.type for o in block.last_op.operands],  # type: ignore[union-attr]
     )
     function.attributes[PACKING] = record
+    # The packed results are named as the packed arguments are; the
+    # results' own names are in the record.
+    record_result_names(
+        function, [f"output{i}" if i else "output" for i in range(len(outputs))]
+    )
     return record
 
 
@@ -163,7 +173,8 @@ def pack_arguments(block: Block) -> list[PackedBufferAttr]:
     return records
 
 
-def pack_results(block: Block) -> list[PackedBufferAttr]:
+def pack_results(block: Block, names: list[str]) -> list[PackedBufferAttr]:
+    """Packs the returned values, recorded by their `names`."""
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
     records: list[PackedBufferAttr] = []
@@ -191,7 +202,7 @@ def pack_results(block: Block) -> list[PackedBufferAttr]:
             pieces.append(value)
             tensors.append(
                 PackedTensorAttr(
-                    f"out{index}",
+                    names[index],
                     "result",
                     index,
                     shape,

@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import FunctionType, f16, f32, i1, i8, i32
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects import ane, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.dtypes import numpy_dtype_of
 from xdsl_ane.dialects.typing import element_type_of, tensor
@@ -259,6 +259,7 @@ class Translator:
         self.weights = {k: v for k, v in self.weights.items() if k in used}
         function_type = FunctionType.from_lists(arg_types, [r.type for r in results])
         main = func.FuncOp("main", function_type, Region(block))
+        ane.record_result_names(main, self.signature.output_names)
         module = builtin.ModuleOp([main])
         try:
             module.verify()

@@ -64,3 +64,20 @@ func.func @scores(%q: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %0 = mil.matmul %q, %q {transpose_x = false, transpose_y = true} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
   func.return %0 : tensor<1x2x4x4xf32>
 }
+
+// The returned values are replaced by their ANE forms, so their names are
+// recorded first (`ane.result_names`: the hint, else `output_i`); names
+// recorded already are kept.
+// CHECK-LABEL: func.func @named(%x: tensor<1x8x1x4xf32>) -> (tensor<1x8x1x4xf32>, tensor<1x8x1x4xf32>)
+// CHECK-SAME: ane.result_names = ["logits", "output_1"]
+// CHECK-LABEL: func.func @recorded(%x: tensor<1x8x1x4xf32>) -> tensor<1x8x1x4xf32>
+// CHECK-SAME: ane.result_names = ["next_token"]
+func.func @named(%x: tensor<1x4x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x4x8xf32>) {
+  %logits = mil.relu %x : tensor<1x4x8xf32>
+  %0 = mil.sigmoid %x : tensor<1x4x8xf32>
+  func.return %logits, %0 : tensor<1x4x8xf32>, tensor<1x4x8xf32>
+}
+func.func @recorded(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> attributes {ane.result_names = ["next_token"]} {
+  %y = mil.relu %x : tensor<1x4x8xf32>
+  func.return %y : tensor<1x4x8xf32>
+}
