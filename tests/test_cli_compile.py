@@ -66,11 +66,16 @@ def test_compile_existing_output_needs_force(layer, tmp_path):
     )
     assert_clean_error(result, str(out), "--force")
     assert (out / "keep").read_text() == "previous"
-    result = xdsl_ane_cli(
-        "compile", str(source), "-o", str(out), "--weights", str(weights), "--force"
-    )
+    # not even --force replaces a directory xdsl-ane did not write
+    args = ["compile", str(source), "-o", str(out), "--weights", str(weights)]
+    result = xdsl_ane_cli(*args, "--force")
+    assert_clean_error(result, str(out), "a directory xdsl-ane did not write")
+    assert (out / "keep").read_text() == "previous"
+    (out / "keep").unlink()
+    out.rmdir()
+    assert xdsl_ane_cli(*args).returncode == 0
+    result = xdsl_ane_cli(*args, "--force")
     assert result.returncode == 0, result.stderr
-    assert not (out / "keep").exists()
 
 
 def test_compile_mil_text_and_import_round_trip(layer, tmp_path):

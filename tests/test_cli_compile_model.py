@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 import coremltools as ct
+from cli_helpers import cli as in_process
+from cli_helpers import error_line
 
 REFERENCE = {
     "attention_forward",
@@ -74,3 +76,35 @@ def test_existing_directory_and_unknown_model(tmp_path):
     result = cli("compile-model", "gpt-5", "-o", str(tmp_path / "x"))
     assert result.returncode == 1 and "unknown model 'gpt-5'" in result.stderr
     assert not (tmp_path / "x").exists()
+
+
+def test_forward_model_frees_its_fp16_copies_and_force(tmp_path, monkeypatch):
+    """The forward model is written with the fp16 copies of its weights made
+    while the passes ran, and frees them once written (held to the end,
+    they were ~0.9 GB at 28 layers); --force replaces the kernels'
+    directory, but not one holding a file xdsl-ane did not write."""
+    from xdsl_ane.backend.weights import Fp16Prefetch
+
+    made = []
+    start = Fp16Prefetch.__init__
+
+    def tracked(self, *args, **kwargs):
+        made.append(self)
+        start(self, *args, **kwargs)
+
+    monkeypatch.setattr(Fp16Prefetch, "__init__", tracked)
+    out = tmp_path / "forward"
+    args = ["compile-model", "qwen3-0.6b", "--layers", "1", "--seq-len", "8"]
+    result = in_process(*args, "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert made and all(p.stopped.is_set() and not p.copies for p in made)
+    listing = json.loads((out / "kernels.json").read_text())["kernels"]
+    assert [k["name"] for k in listing] == ["decoder"]
+    (out / "notes.txt").write_text("mine")
+    error_line(
+        in_process(*args, "-o", str(out), "--force"),
+        "holds notes.txt, which xdsl-ane did not write",
+    )
+    assert (out / "notes.txt").read_text() == "mine"
+    (out / "notes.txt").unlink()
+    assert in_process(*args, "-o", str(out), "--force").returncode == 0

@@ -240,3 +240,50 @@ def test_failed_run_keeps_previous_output(program, data, tmp_path):
     assert result.returncode == 1
     assert out.read_bytes() == b"previous"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".y.npz")] == []
+
+
+def test_run_function_raises_xdsl_ane_error(tmp_path):
+    """The Python API's one exception type, for a bad argument and for an op
+    failing at run time alike."""
+    from xdsl_ane import XdslAneError
+    from xdsl_ane.interpreter.core import run_function
+    from xdsl_ane.tools.common import parse_module_text
+
+    module = parse_module_text(SMALL, "small.mlir")
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(XdslAneError, match="takes 2 arguments, got 1"):
+        run_function(module, [x], {"w": x})
+    with pytest.raises(XdslAneError, match="weight 'w'"):
+        run_function(module, [x, np.zeros(3, np.float32)], {})
+
+
+def test_run_a_torch_export_file(tmp_path):
+    """A `.pt2` runs as its import does: the numbers are torch's."""
+    torch = pytest.importorskip("torch")
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(3, 4)
+
+        def forward(self, x):
+            return torch.relu(self.linear(x)) * 2
+
+    torch.manual_seed(0)
+    block = Block().eval()
+    x = torch.randn(2, 3)
+    torch.export.save(torch.export.export(block, (x,)), tmp_path / "m.pt2")
+    np.savez(tmp_path / "x.npz", arg0=x.numpy())
+    out = tmp_path / "y.npz"
+    result = xdsl_ane(
+        "run",
+        str(tmp_path / "m.pt2"),
+        "--inputs",
+        str(tmp_path / "x.npz"),
+        "--output",
+        str(out),
+    )
+    assert result.returncode == 0, result.stderr
+    with torch.no_grad():
+        expected = block(x).numpy()
+    np.testing.assert_allclose(np.load(out)["out0"], expected, rtol=1e-6, atol=1e-6)

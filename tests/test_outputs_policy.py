@@ -144,3 +144,69 @@ def test_import_never_replaces_its_input(tmp_path):
         "already exists",
     )
     assert not (tmp_path / "k2.mlir").exists()
+
+
+def compile_args(work: Path, out: Path, emit: str) -> list[str]:
+    return [
+        "compile",
+        str(work / "mlp.mlir"),
+        "-o",
+        str(out),
+        "--weights",
+        str(work / "w.npz"),
+        "--emit",
+        emit,
+    ]
+
+
+def tree(path: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*") if p.is_file()
+    }
+
+
+@pytest.mark.parametrize(
+    "emit,name", [("mil-text", "out"), ("proto", "out"), ("mlpackage", "out.mlpackage")]
+)
+def test_force_replaces_only_what_xdsl_ane_wrote(work, emit, name):
+    """--force replaces a directory output xdsl-ane wrote, but neither one
+    holding a file it did not write nor a directory it did not write: those
+    are refused, and left as they were."""
+    out = work / name
+    assert cli(*compile_args(work, out, emit)).returncode == 0
+    assert cli(*compile_args(work, out, emit), "--force").returncode == 0
+    (out / "notes.txt").write_text("mine")
+    before = tree(out)
+    error_line(
+        cli(*compile_args(work, out, emit), "--force"),
+        str(out),
+        "holds notes.txt, which xdsl-ane did not write",
+    )
+    assert tree(out) == before
+    (out / "notes.txt").unlink()
+    assert cli(*compile_args(work, out, emit), "--force").returncode == 0
+    # a directory of the user's at the output path
+    mine = work / ("mine.mlpackage" if emit == "mlpackage" else "mine")
+    (mine / "Data").mkdir(parents=True)
+    (mine / "Data" / "photo.jpg").write_text("x")
+    (mine / "manifest.json").write_text('{"photos": 1}')
+    before = tree(mine)
+    error_line(
+        cli(*compile_args(work, mine, emit), "--force"),
+        str(mine),
+        "a directory xdsl-ane did not write",
+    )
+    assert tree(mine) == before
+
+
+def test_run_writes_to_o(work):
+    """-o is the output option of every command, run's included."""
+    out = work / "y.npz"
+    args = ["run", str(work / "mlp.mlir"), "--random", "0", "--weights"]
+    result = cli(*args, str(work / "w.npz"), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert np.load(out)["out0"].shape == (8, 16)
+    error_line(
+        cli(*args, str(work / "w.npz"), "--force"),
+        "--force: applies only with --output",
+    )

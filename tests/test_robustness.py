@@ -603,14 +603,18 @@ def run_cli(monkeypatch, tmp_path: Path, *args: str) -> int:
 def test_cli_compile_interrupted(tmp_path, monkeypatch, capsys, error, status):
     (tmp_path / "p.mlir").write_text(PROGRAM)
     np.savez(tmp_path / "w.npz", w=WEIGHT)
-    (tmp_path / "out").mkdir()
+    (tmp_path / "out").mkdir()  # a previous output of xdsl-ane's
     (tmp_path / "out" / "model.mil").write_text("previous")
+    (tmp_path / "out" / "manifest.json").write_text('{"functions": {}}')
     target, partial = WRITERS["mil-text"]
     monkeypatch.setattr(target, failing(error, partial))
     args = [*COMPILE[:-1], "out", "--emit", "mil-text", "--force"]
     assert run_cli(monkeypatch, tmp_path, *args) == status
     assert "Traceback" not in capsys.readouterr().err
-    assert snapshot(tmp_path / "out") == {"model.mil": b"previous"}
+    assert snapshot(tmp_path / "out") == {
+        "model.mil": b"previous",
+        "manifest.json": b'{"functions": {}}',
+    }
     assert leftovers(tmp_path) == []
 
 

@@ -1,15 +1,26 @@
 """The one output policy of every command: an output is written beside its
 path and moved into place only when complete, an existing output is
-replaced only with `force`, and never one of the command's inputs."""
+replaced only with `force`, and never one of the command's inputs.
+
+A directory is replaced only if xdsl-ane wrote it and it holds nothing
+else (`own_entries`): every directory output holds a listing xdsl-ane
+writes with it (`manifest.json`, `kernels.json`), from which the entries
+that belong there follow; an `.mlpackage` is xdsl-ane's when the manifest
+xdsl-ane writes beside it (`NAME.manifest.json`) is there. Any other
+directory, or one holding an entry its listing does not name, is refused
+even with `force`, so that `--force` never deletes what xdsl-ane did not
+write."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -22,12 +33,79 @@ def check_output(path: str | Path, force: bool = True) -> Path:
     path = Path(path)
     if (path.exists() or path.is_symlink()) and not force:
         raise XdslAneError(f"{path}: already exists (use --force to replace it)")
+    if path.is_dir() and not path.is_symlink():
+        check_own_directory(path)
     parent = path.parent
     if not parent.is_dir():
         raise XdslAneError(f"{path}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise XdslAneError(f"{path}: directory {parent} is not writable")
     return path
+
+
+PACKAGE_ENTRIES = {"Manifest.json", "Data"}
+"""What an `.mlpackage` holds."""
+COMPILED_ENTRIES = {"manifest.json", "model.mil", "model.mlmodel", "weights"}
+"""What a `compile --emit mil-text` or `--emit proto` directory holds."""
+
+
+def own_entries(directory: Path) -> set[str] | None:
+    """The entries xdsl-ane writes in `directory`, read from the listing
+    it wrote there (None: `directory` is not an output of xdsl-ane)."""
+    if directory.suffix == ".mlpackage":
+        beside = directory.with_name(directory.stem + ".manifest.json")
+        return PACKAGE_ENTRIES if beside.is_file() else None
+    kernels = read_listing(directory / "kernels.json")
+    if isinstance(kernels.get("kernels"), list):  # compile-model
+        return {"kernels.json"} | {
+            str(kernel[key]).split("/")[0]
+            for kernel in kernels["kernels"]
+            if isinstance(kernel, dict)
+            for key in ("mlpackage", "mil_text", "manifest")
+            if key in kernel
+        }
+    manifest = read_listing(directory / "manifest.json")
+    llm = manifest.get("llm")
+    if isinstance(llm, dict) and isinstance(llm.get("packages"), list):
+        return {"manifest.json"} | {  # compile-llm --layers-per-package
+            entry
+            for package in llm["packages"]
+            if isinstance(package, dict)
+            for entry in (
+                str(package.get("path")),
+                f"{package.get('name')}.manifest.json",
+            )
+        }
+    if "functions" in manifest:  # compile --emit mil-text / proto
+        return COMPILED_ENTRIES
+    return None
+
+
+def read_listing(path: Path) -> dict[str, Any]:
+    """The JSON object in `path` ({} if there is none)."""
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def check_own_directory(path: Path) -> None:
+    """Fails unless the directory `path` is an output of xdsl-ane holding
+    only what xdsl-ane writes there (so replacing it loses nothing else)."""
+    entries = own_entries(path)
+    if entries is None:
+        raise XdslAneError(
+            f"{path}: a directory xdsl-ane did not write; it is not replaced, "
+            "not even with --force (remove it or write elsewhere)"
+        )
+    stray = sorted(p.name for p in path.iterdir() if p.name not in entries)
+    if stray:
+        raise XdslAneError(
+            f"{path}: holds {stray[0]}, which xdsl-ane did not write there; it "
+            "is not replaced, not even with --force (move it away or write "
+            "elsewhere)"
+        )
 
 
 def check_outputs(

@@ -73,7 +73,9 @@ def run_function(
     """Interprets one function of `module` on numpy inputs and returns its
     results. Inputs must match the argument types exactly; a state
     argument takes a `StateBuffer`, which the call reads and updates
-    (`interpreter.state.StatefulRuntime` keeps them across calls)."""
+    (`StatefulRuntime` below keeps them across calls). Raises
+    `XdslAneError` (an `InterpretationError`, naming the op, when the
+    program fails)."""
     f = find_function(module, function)
     arg_types = f.function_type.inputs.data
     if len(inputs) != len(arg_types):

@@ -20,11 +20,13 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl_ane.diagnostics import did_you_mean
 from xdsl_ane.dialects.dense import dense_to_numpy  # noqa: F401 (re-exported)
 from xdsl_ane.dialects.dtypes import numpy_dtype_of
+from xdsl_ane.errors import XdslAneError
 
 
-class InterpretationError(DiagnosticException):
+class InterpretationError(DiagnosticException, XdslAneError):
     """A runtime failure of the interpreter: missing or mis-shaped input or
-    weight, or an op without an implementation."""
+    weight, or an op without an implementation. An `XdslAneError`, the one
+    exception type of the API (`run_function`)."""
 
 
 def numpy_dtype(element_type: Attribute) -> np.dtype:

@@ -1,13 +1,17 @@
 """The `xdsl-ane` command.
 
-    xdsl-ane compile IN.mlir|IN.mil -o OUT [--weights W.npz|W.safetensors]
+    xdsl-ane compile IN.mlir|IN.mil|IN.pt2 -o OUT [--weights W.npz|W.safetensors]
                  [-p PIPELINE] [--emit mlpackage|mil-text|proto] [--target iOS18|iOS17]
                  [--validate] [--force]
-    xdsl-ane import K.mil|MODEL.pt2 [-o OUT.mlir]
-    xdsl-ane compile-model qwen3-0.6b (--training | [--layers N]) -o DIR
+    xdsl-ane import K.mil|MODEL.pt2 [-o OUT.mlir] [--force]
+    xdsl-ane compile-model qwen3-0.6b (--training | [--layers N]) -o OUT
                  [--seq-len S] [--seed N] [--validate] [--force]
-    xdsl-ane run IN.mlir [-p PIPELINE] [--function NAME] [--weights W.npz]
-                 (--inputs X.npz | --random SEED) [--output Y.npz]
+    xdsl-ane run IN.mlir|IN.pt2|COMPILED [-p PIPELINE] [--function NAME]
+                 [--weights W.npz] (--inputs X.npz | --random SEED) [-o Y.npz] [--force]
+    xdsl-ane compile-llm CHECKPOINT -o OUT ...   (tools/llm.py)
+    xdsl-ane generate PACKAGE --prompt-ids IDS [--max-new-tokens N]
+                 [--reference CHECKPOINT]
+    xdsl-ane --version
 
 Every failure ends in one line `xdsl-ane: error: ...` on stderr naming the
 file, op or value, and exit status 1; no traceback, no partial output file.
@@ -25,7 +29,12 @@ import numpy as np
 
 from xdsl_ane.diagnostics import did_you_mean
 from xdsl_ane.progress import Progress
-from xdsl_ane.tools.common import XdslAneError, first_line, internal_error
+from xdsl_ane.tools.common import (
+    XdslAneError,
+    add_output_arguments,
+    first_line,
+    internal_error,
+)
 from xdsl_ane.tools.compress_options import add_compress_arguments, compress_options
 
 
@@ -34,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="xdsl-ane",
         description="Compile rlx/mil programs for Apple's Neural Engine, and run "
         "them with the numpy interpreter.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {package_version()}"
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -47,13 +59,25 @@ def build_parser() -> argparse.ArgumentParser:
     compile_.add_argument(
         "input", help="the .mlir (rlx or mil), .mil or .pt2 (torch.export) file"
     )
-    compile_.add_argument("-o", "--output", required=True, help="output path")
+    add_output_arguments(
+        compile_,
+        "the model: OUT.mlpackage and OUT.manifest.json, or a directory with "
+        "--emit mil-text or proto",
+    )
     compile_.add_argument("--weights", help=".npz or .safetensors with the weights")
     compile_.add_argument("-p", "--passes", dest="pipeline", help="pass pipeline")
     compile_.add_argument(
-        "--emit", choices=("mlpackage", "mil-text", "proto"), default="mlpackage"
+        "--emit",
+        choices=("mlpackage", "mil-text", "proto"),
+        default="mlpackage",
+        help="what to write (default: %(default)s)",
     )
-    compile_.add_argument("--target", choices=("iOS18", "iOS17"), default="iOS18")
+    compile_.add_argument(
+        "--target",
+        choices=("iOS18", "iOS17"),
+        default="iOS18",
+        help="deployment target (default: %(default)s)",
+    )
     compile_.add_argument(
         "--validate",
         action="store_true",
@@ -64,9 +88,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-lint-errors",
         action="store_true",
         help="write the model even when ane-lint finds errors (they are printed)",
-    )
-    compile_.add_argument(
-        "--force", action="store_true", help="replace OUT (never an input)"
     )
     add_compress_arguments(compile_)
     compile_.set_defaults(handler=command_compile)
@@ -88,12 +109,14 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument(
         "--seq-len", type=int, help="sequence length (default: the config's)"
     )
-    model.add_argument("--seed", type=int, default=0, help="seed of the random weights")
-    model.add_argument("-o", "--output", required=True, help="output directory")
-    model.add_argument("--validate", action="store_true", help="validate every package")
     model.add_argument(
-        "--force", action="store_true", help="replace DIR (never an input)"
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the random weights (default: %(default)s)",
     )
+    add_output_arguments(model, "the kernels: a directory")
+    model.add_argument("--validate", action="store_true", help="validate every package")
     add_compress_arguments(model)
     model.set_defaults(handler=command_compile_model)
 
@@ -106,8 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
         "writes OUT.mlir and its weights as OUT.weights.npz.",
     )
     import_.add_argument("input", help="the .mil or .pt2 (torch.export) file")
-    import_.add_argument("-o", "--output", help="the .mlir to write")
-    import_.add_argument("--force", action="store_true", help="replace OUT")
+    add_output_arguments(
+        import_,
+        "the program: OUT.mlir and its weights OUT.weights.npz (default: print it)",
+        required=False,
+    )
     import_.set_defaults(handler=command_import)
 
     run = commands.add_parser(
@@ -141,11 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
         "logical tensors (default, using the manifest) or as the compiled "
         "function's own [1, C, 1, S] arguments",
     )
-    run.add_argument(
-        "--output", help="write outputs to this .npz (keys out0, out1, ...)"
-    )
-    run.add_argument(
-        "--force", action="store_true", help="replace --output (never an input)"
+    add_output_arguments(
+        run,
+        "the results: an .npz keyed out0, out1, ... (default: print a summary)",
+        required=False,
     )
     run.set_defaults(handler=command_run)
     from xdsl_ane.tools.llm import add_llm_commands
@@ -204,6 +229,19 @@ def command_compile(args: argparse.Namespace) -> int:
     return 0
 
 
+def package_version() -> str:
+    """The installed distribution's version (the package's own when it runs
+    from a source tree that is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("xdsl-ane")
+    except PackageNotFoundError:
+        from xdsl_ane import __version__
+
+        return __version__
+
+
 def model_names() -> list[str]:
     from xdsl_ane.models.transformer import CONFIGS
 
@@ -249,11 +287,21 @@ def command_compile_model(args: argparse.Namespace) -> int:
 
         with progress.step("compiling the training kernels"):
             compiled_kernels = compile_training_kernels(config, lint=False)
+        pipeline = "ane-pipeline{weights=dynamic pack-io=true}"
         kernels = {
-            name: (kernel.module, kernel.op_count())
+            name: (
+                # The kernels' remaining params are constants (RoPE tables).
+                CompiledModel(
+                    kernel.module,
+                    make_weights(kernel.module, config, args.seed),
+                    pipeline,
+                    source=f"{args.model}:{name}",
+                    progress=progress,
+                ),
+                kernel.op_count(),
+            )
             for name, kernel in compiled_kernels.items()
         }
-        pipeline = "ane-pipeline{weights=dynamic pack-io=true}"
     else:
         from xdsl_ane.api import compile
 
@@ -265,30 +313,20 @@ def command_compile_model(args: argparse.Namespace) -> int:
         if compiled.compression is not None:
             print(f"  {compiled.compression.summary()}")
             print(f"  {compiled.compression_output_error()}")
+        # The model itself is written, with the fp16 copies of its weights
+        # made while the passes ran: its first save uses and then frees them.
+        compiled.source = f"{args.model}:decoder"
+        del weights  # (the compiled model holds them)
         kernels = {
             "decoder": (
-                compiled.module,
+                compiled,
                 sum(sum(c.values()) for c in compiled.op_counts().values()),
             )
         }
-        pipeline = compiled.pipeline
     listing = []
     with atomic_output(output, force=args.force) as tmp:
         tmp.mkdir()
-        for name, (module, op_count) in kernels.items():
-            # The kernels' remaining params are constants (RoPE tables).
-            weights = (
-                make_weights(module, config, args.seed)
-                if args.training
-                else compiled.weights
-            )
-            model = CompiledModel(
-                module,
-                weights,
-                pipeline,
-                source=f"{args.model}:{name}",
-                progress=progress,
-            )
+        for name, (model, op_count) in kernels.items():
             if args.validate:
                 with progress.step(f"validating {name}"):
                     report = model.validate()
@@ -372,17 +410,24 @@ def command_run(args: argparse.Namespace) -> int:
     from xdsl_ane.interpreter.core import InterpretationError
     from xdsl_ane.locations import location
     from xdsl_ane.tools.common import check_outputs, load_arrays, save_npz
+    from xdsl_ane.tools.llm import split_record
 
     if args.random is not None and args.random < 0:
         raise XdslAneError(f"--random {args.random}: the seed must be at least 0")
     if args.force and not args.output:
-        raise XdslAneError("--force: applies only with --output")
+        raise XdslAneError("--force: applies only with --output (-o)")
     if args.output:  # before the work, not after it
         check_outputs(
             [args.output], args.force, [args.input, args.inputs, args.weights]
         )
     path = Path(args.input)
-    compiled = is_compiled(path)
+    if split_record(path) is not None:
+        raise XdslAneError(
+            f"{path}: stateful package (a compile-llm model split into "
+            "packages): use xdsl-ane generate"
+        )
+    # (a directory is a compiled model or a clear error from its reader)
+    compiled = is_compiled(path) or path.is_dir()
     if compiled and args.pipeline:
         raise XdslAneError(
             f"-p {args.pipeline}: does not apply to a compiled model ({path} is "
@@ -439,14 +484,23 @@ def run_source(
     arrays: dict[str, np.ndarray] | None,
     weights: dict[str, np.ndarray],
 ) -> tuple[str, list[np.ndarray]]:
-    """Interprets a function of an `.mlir` program after `-p`'s passes."""
+    """Interprets a function of an `.mlir` program (or of a `.pt2`, imported)
+    after `-p`'s passes."""
+    from pathlib import Path
+
     from xdsl_ane.api import check_weights
     from xdsl_ane.interpreter.core import find_function, random_inputs, run_function
     from xdsl_ane.tools.common import apply_pipeline, make_context, parse_module
     from xdsl_ane.tools.run import coerce, dtype_of, keyed_inputs
 
     ctx = make_context()
-    module = parse_module(args.input, ctx)
+    if Path(args.input).suffix == ".pt2":  # torch.export.save: imported first
+        from xdsl_ane.frontend.torch import from_torch
+
+        imported = from_torch(args.input)
+        module, weights = imported.module, {**imported.weights, **weights}
+    else:
+        module = parse_module(args.input, ctx)
     apply_pipeline(module, args.pipeline, ctx, args.input)
     check_weights(module, weights, args.input)
     function = find_function(module, args.function)

@@ -35,3 +35,20 @@ from xdsl_ane.passes.driver import (  # noqa: F401
     unverified_op,
     verify,
 )
+
+
+def add_output_arguments(parser, what: str, required: bool = True) -> None:
+    """`-o/--output OUT` and `--force`, described alike by every command."""
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        required=required,
+        help=f"where to write {what}",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing OUT that xdsl-ane wrote (never an input, nor "
+        "a directory xdsl-ane did not write)",
+    )

@@ -22,13 +22,15 @@ def add_compress_arguments(parser: argparse.ArgumentParser) -> None:
         "--compress-head",
         default="same",
         metavar="MODE",
-        help="the LM head's mode with --compress (same, none or a mode)",
+        help="the LM head's mode with --compress: same, none or a mode "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--compress-embedding",
         default="none",
         metavar="MODE",
-        help="the embedding's mode with --compress (none, same or a mode)",
+        help="the embedding's mode with --compress: none, same or a mode "
+        "(default: %(default)s)",
     )
 
 

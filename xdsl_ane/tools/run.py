@@ -25,6 +25,7 @@ from xdsl.ir import Attribute
 
 from xdsl_ane.diagnostics import did_you_mean
 from xdsl_ane.dialects.dense import numpy_dtype_of
+from xdsl_ane.dialects.state_type import is_state
 from xdsl_ane.interpreter.core import find_function, random_array, run_function
 from xdsl_ane.passes.layouts import Layout, layout_of
 from xdsl_ane.tools.common import XdslAneError
@@ -192,6 +193,7 @@ def run_compiled(
         program.module, function_name, program.manifest
     )
     name = function.sym_name.data
+    check_stateless(path, function, program.manifest)
     all_weights = {**program.weights, **weights}
     if layout == "logical" and record is None:
         where = program.manifest_path or "no manifest next to it"
@@ -222,6 +224,30 @@ def run_compiled(
         program.module, io.inputs(logical, weights), all_weights, name
     )
     return name, io.outputs(results)
+
+
+def check_stateless(
+    path: Path, function: func.FuncOp, manifest: Mapping[str, Any]
+) -> None:
+    """Fails on a function with state arguments: its results depend on the
+    calls before it, which one `run` does not make."""
+    states = [
+        arg.name_hint or f"arg{i}"
+        for i, arg in enumerate(function.body.block.args)
+        if is_state(arg.type)
+    ]
+    if not states:
+        return
+    name = function.sym_name.data
+    if "llm" in manifest or "llm_part" in manifest:
+        raise XdslAneError(
+            f"{path}: stateful package (@{name} keeps {', '.join(states)} across "
+            "calls): use xdsl-ane generate"
+        )
+    raise XdslAneError(
+        f"{path}: @{name} is stateful ({', '.join(states)} kept across calls); "
+        "run makes one call and does not run it"
+    )
 
 
 def keyed_inputs(
