@@ -91,7 +91,7 @@ def test_cli_compile_llm_and_generate(tmp_path, capsys):
                 str(out),
                 "--prompt-ids",
                 "5,17,200",
-                "--steps",
+                "--max-new-tokens",
                 "4",
                 "--reference",
                 str(checkpoint),
@@ -99,8 +99,11 @@ def test_cli_compile_llm_and_generate(tmp_path, capsys):
         )
         == 0
     )
-    text = capsys.readouterr().out
-    assert "same tokens" in text and "largest logit difference" in text
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "prompt: 5,17,200"
+    new = lines[1].removeprefix("tokens: ").split(",")
+    assert len(new) == 4 and lines[2] == f"reference: {','.join(new)}"
+    assert "largest logit difference" in lines[3] and lines[4] == "same tokens"
 
 
 def test_split_packages_chain_like_the_unsplit_one(tmp_path, capsys):
@@ -138,12 +141,15 @@ def test_split_packages_chain_like_the_unsplit_one(tmp_path, capsys):
     for got, unsplit, ref in zip(logits, whole_logits, ref_logits):
         np.testing.assert_array_equal(got, unsplit)
         np.testing.assert_allclose(got, ref, rtol=2e-2, atol=2e-2 * np.abs(ref).max())
-    assert main(["generate", str(split), "--prompt-ids", "5,17", "--steps", "3"]) == 0
-    assert capsys.readouterr().out.startswith("tokens: ")
+    command = ["generate", str(split), "--prompt-ids", "5,17", "--max-new-tokens", "3"]
+    assert main(command) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "tokens: " + ",".join(
+        map(str, PackageRunner(split).generate([5, 17], 3)[0])
+    )
     # each layers package holds its own slice of the cache, written up to
-    # the last decoded position
+    # the position of the last token fed back (the last new one is not)
     runner = PackageRunner(split)
-    runner.generate(PROMPT, 3)
+    runner.generate(PROMPT, 4)
     written = len(PROMPT) + 3
     for part, runtime in runner.parts:
         held = {k: v.value for k, v in runtime.states.items()}
@@ -244,3 +250,124 @@ def test_compressed_package_keeps_the_tokens(tmp_path, capsys):
         ]
     )
     assert error == 1 and not (tmp_path / "x.mlpackage").exists()
+
+
+@pytest.fixture(scope="module")
+def tiny_package(tmp_path_factory):
+    """A tiny qwen3 checkpoint and its package, whole and split."""
+    root = tmp_path_factory.mktemp("tiny")
+    checkpoint = root / "ckpt"
+    write_checkpoint(checkpoint, "qwen3", False, "float32")
+    common = ["--context", "32", "--prefill", "4", "--chunk", "128"]
+    whole, split = root / "q.mlpackage", root / "split"
+    assert main(["compile-llm", str(checkpoint), "-o", str(whole), *common]) == 0
+    args = ["compile-llm", str(checkpoint), "-o", str(split), *common]
+    assert main(args + ["--layers-per-package", "1"]) == 0
+    return checkpoint, whole, split
+
+
+@pytest.mark.parametrize("count", [1, 2, 6])
+def test_max_new_tokens_counts_as_transformers(tiny_package, count):
+    """--max-new-tokens N gives N new tokens, the prefill's the first, as
+    transformers' generate(max_new_tokens=N) does, and the same ones."""
+    import torch
+    import transformers
+
+    checkpoint, whole, _ = tiny_package
+    tokens, logits = PackageRunner(whole).generate(PROMPT, count)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        checkpoint, dtype=torch.float32
+    )
+    expected = model.generate(
+        torch.tensor([PROMPT]), max_new_tokens=count, do_sample=False
+    )[0, len(PROMPT) :].tolist()
+    assert len(tokens) == len(logits) == count
+    assert tokens == expected == reference_generate(checkpoint, PROMPT, count)[0]
+
+
+def test_generate_reference_ignores_the_stop_token(tiny_package, tmp_path):
+    """The reference runs on to N tokens as the package does, whatever the
+    checkpoint's generation_config.json says (stop tokens, sampling)."""
+    import shutil
+
+    checkpoint, whole, _ = tiny_package
+    tokens, _ = PackageRunner(whole).generate(PROMPT, 6)
+    other = tmp_path / "ckpt"
+    shutil.copytree(checkpoint, other)
+    generation = json.loads((other / "generation_config.json").read_text())
+    generation.update(eos_token_id=tokens[1], do_sample=True, repetition_penalty=9.0)
+    (other / "generation_config.json").write_text(json.dumps(generation))
+    assert reference_generate(other, PROMPT, 6)[0] == tokens
+
+
+def test_generate_fails_where_tokens_differ(tiny_package, tmp_path, capsys):
+    """A reference of the same shape with other weights: exit 1, one line
+    naming the first new token that differs."""
+    checkpoint, whole, _ = tiny_package
+    other = tmp_path / "other"
+    write_checkpoint(other, "qwen3", False, "float32", seed=1)
+    capsys.readouterr()
+    command = ["generate", str(whole), "--prompt-ids", "5,17,200"]
+    assert main(command + ["--max-new-tokens", "3", "--reference", str(other)]) == 1
+    out, err = capsys.readouterr()
+    ours = PackageRunner(whole).generate([5, 17, 200], 3)[0]
+    theirs = reference_generate(other, [5, 17, 200], 3)[0]
+    first = next(i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b)
+    assert f"tokens: {','.join(map(str, ours))}" in out
+    assert err.count("\n") == 1 and err.startswith("xdsl-ane: error: ")
+    assert (
+        f"new token {first + 1} (position {3 + first}) differs from the reference: "
+        f"{ours[first]}, transformers {theirs[first]}" in err
+    )
+
+
+def test_generate_checks_the_reference_first(tiny_package, tmp_path, capsys):
+    """A reference that is not the package's checkpoint fails in one line
+    before any token is printed, with compile-llm's messages."""
+    import shutil
+
+    checkpoint, whole, split = tiny_package
+    vocab, truncated = tmp_path / "vocab", tmp_path / "truncated"
+    shutil.copytree(checkpoint, vocab)
+    config = json.loads((vocab / "config.json").read_text())
+    (vocab / "config.json").write_text(json.dumps(config | {"vocab_size": 500}))
+    shutil.copytree(checkpoint, truncated)
+    weights = truncated / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-1000])
+    for reference, message in [
+        (vocab, "vocab_size is 500, the package's is 300"),
+        (tmp_path / "missing", "missing: not a checkpoint directory"),
+        (truncated, "model.safetensors: not a valid safetensors file"),
+    ]:
+        for package in (whole, split):
+            command = ["generate", str(package), "--prompt-ids", "1,2"]
+            assert main(command + ["--reference", str(reference)]) == 1
+            out, err = capsys.readouterr()
+            assert out == "" and err.count("\n") == 1 and message in err, err
+
+
+def test_run_on_a_stateful_package(tiny_package, capsys):
+    """run makes one call: a compile-llm package, split or not, or one of a
+    split's packages, is pointed to generate in one line."""
+    _, whole, split = tiny_package
+    for path in (whole, split, split / "layers_0-0.mlpackage"):
+        assert main(["run", str(path), "--random", "0"]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "stateful package" in err, err
+        assert "use xdsl-ane generate" in err
+
+
+def test_force_keeps_what_xdsl_ane_did_not_write(tiny_package, tmp_path, capsys):
+    """--force replaces a split model's directory, but not one holding a
+    file xdsl-ane did not write there."""
+    checkpoint, _, _ = tiny_package
+    out = tmp_path / "split"
+    command = ["compile-llm", str(checkpoint), "-o", str(out), "--context", "32"]
+    command += ["--prefill", "4", "--layers-per-package", "1", "--force"]
+    assert main(command) == 0
+    assert main(command) == 0
+    (out / "notes.txt").write_text("mine")
+    assert main(command) == 1
+    assert "holds notes.txt, which xdsl-ane did not write" in capsys.readouterr().err
+    assert (out / "notes.txt").read_text() == "mine"
+    assert (out / "manifest.json").is_file()

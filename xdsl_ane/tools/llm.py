@@ -36,7 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from xdsl_ane.tools.common import XdslAneError, atomic_output, check_outputs
+from xdsl_ane.tools.common import (
+    XdslAneError,
+    atomic_output,
+    check_outputs,
+    first_line,
+)
 from xdsl_ane.tools.compress_options import add_compress_arguments, compress_options
 
 
@@ -333,41 +338,84 @@ class PackageRunner:
         return np.concatenate(logical, 1)[: len(ids)].astype(np.float32)
 
     def generate(
-        self, prompt: list[int], steps: int
+        self, prompt: list[int], max_new_tokens: int
     ) -> tuple[list[int], list[np.ndarray]]:
-        """Greedy tokens after the prompt (steps + 1 of them) and the logits
-        that chose each (empty with argmax)."""
+        """Greedy generation: the `max_new_tokens` tokens after the prompt
+        (as transformers' `generate(max_new_tokens=N)` counts them: the
+        prefill's token is the first) and the logits that chose each
+        (empty with argmax)."""
         n, context = self.record["prefill"], self.record["context"]
-        if not prompt or len(prompt) + steps > context:
+        if not prompt:
+            raise XdslAneError("--prompt-ids: no token ids")
+        if max_new_tokens < 1:
+            raise XdslAneError(f"--max-new-tokens {max_new_tokens}: must be at least 1")
+        # Every token but the last new one is written to the cache.
+        if len(prompt) + max_new_tokens - 1 > context:
             raise XdslAneError(
-                f"prompt of {len(prompt)} tokens and {steps} steps must fit the "
-                f"context {context} (and the prompt must not be empty)"
+                f"a prompt of {len(prompt)} tokens and {max_new_tokens} new tokens "
+                f"need {len(prompt) + max_new_tokens - 1} cache positions; the "
+                f"package's context is {context}"
             )
         vocab = self.record["vocab_size"]
         if any(not 0 <= t < vocab for t in prompt):
             raise XdslAneError(f"--prompt-ids: every id must lie in [0, {vocab})")
-        logits_seen: list[np.ndarray] = []
         for start in range(0, len(prompt), n):
             out = self.call("prefill", prompt[start : start + n], start)
-        last = out[-1]
-        tokens = [int(last) if self.record["argmax"] else int(np.argmax(last))]
-        if not self.record["argmax"]:
-            logits_seen.append(last)
-        for i in range(steps):
-            out = self.call("decode", [tokens[-1]], len(prompt) + i)[0]
+        row = out[-1]
+        tokens: list[int] = []
+        logits_seen: list[np.ndarray] = []
+        while True:
             if self.record["argmax"]:
-                tokens.append(int(out))
+                tokens.append(int(row))
             else:
-                logits_seen.append(out)
-                tokens.append(int(np.argmax(out)))
-        return tokens, logits_seen
+                logits_seen.append(row)
+                tokens.append(int(np.argmax(row)))
+            if len(tokens) == max_new_tokens:
+                return tokens, logits_seen
+            row = self.call("decode", [tokens[-1]], len(prompt) + len(tokens) - 1)[0]
+
+
+def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:
+    """Fails unless `checkpoint` is a checkpoint directory that compile-llm
+    reads (with its messages: a missing directory or file, a truncated
+    shard, an unsupported field) holding a model of the package's shape,
+    so that `--reference` fails before anything runs rather than inside
+    transformers after the tokens."""
+    from xdsl_ane.frontend.checkpoint import read_checkpoint
+    from xdsl_ane.models.llm import llm_config
+
+    config = llm_config(read_checkpoint(checkpoint))
+    parts = record.get("packages", [record])
+    caches = [p["states"]["key_cache"]["shape"] for p in parts if p.get("states")]
+    package = {
+        "family": record["family"],
+        "vocab_size": record["vocab_size"],
+        "num_hidden_layers": sum(shape[0] for shape in caches),
+        "num_key_value_heads": caches[0][1],
+        "head_dim": caches[0][3],
+    }
+    reference = {
+        "family": config.family,
+        "vocab_size": config.vocab_size,
+        "num_hidden_layers": config.num_layers,
+        "num_key_value_heads": config.num_kv_heads,
+        "head_dim": config.head_dim,
+    }
+    for key, value in package.items():
+        if reference[key] != value:
+            raise XdslAneError(
+                f"--reference {checkpoint}: {key} is {reference[key]}, the "
+                f"package's is {value} (not the checkpoint it was compiled from)"
+            )
 
 
 def reference_generate(
-    checkpoint: str | Path, prompt: list[int], steps: int
+    checkpoint: str | Path, prompt: list[int], max_new_tokens: int
 ) -> tuple[list[int], list[np.ndarray]]:
-    """transformers' greedy generation on the checkpoint's weights (fp32):
-    the tokens and the logits that chose each."""
+    """transformers' greedy `generate(max_new_tokens=N)` on the
+    checkpoint's weights (fp32): the new tokens and the logits that chose
+    each. It runs on to N tokens, as the package's generation does: no
+    end-of-sequence token stops it."""
     try:
         import torch
         import transformers
@@ -375,21 +423,39 @@ def reference_generate(
         raise XdslAneError(
             "--reference needs torch and transformers: pip install 'xdsl-ane[torch]'"
         ) from None
-    model = transformers.AutoModelForCausalLM.from_pretrained(
-        str(checkpoint), dtype=torch.float32
-    ).eval()
-    with torch.no_grad():
-        out = model(torch.tensor([prompt]), use_cache=True)
-        past, logits = out.past_key_values, [out.logits[0, -1].numpy()]
-        tokens = [int(np.argmax(logits[-1]))]
-        for _ in range(steps):
-            out = model(
-                torch.tensor([[tokens[-1]]]), past_key_values=past, use_cache=True
+    # The package's generation is plain greedy: none of the checkpoint's
+    # generation_config.json (sampling, penalties, stop tokens) applies.
+    settings = transformers.GenerationConfig(
+        max_new_tokens=max_new_tokens,
+        do_sample=False,
+        eos_token_id=None,
+        pad_token_id=0,
+        output_logits=True,
+        return_dict_in_generate=True,
+    )
+    # (its progress bars would come between the tokens and the comparison)
+    bars = transformers.utils.logging.is_progress_bar_enabled()
+    transformers.utils.logging.disable_progress_bar()
+    try:
+        model = transformers.AutoModelForCausalLM.from_pretrained(
+            str(checkpoint), dtype=torch.float32
+        ).eval()
+        # (in place of the model's own, which transformers would merge in)
+        model.generation_config = settings
+        with torch.no_grad():
+            out = model.generate(
+                torch.tensor([prompt]),
+                attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
             )
-            past = out.past_key_values
-            logits.append(out.logits[0, -1].numpy())
-            tokens.append(int(np.argmax(logits[-1])))
-    return tokens, logits
+    except (OSError, ValueError, RuntimeError) as e:
+        raise XdslAneError(
+            f"--reference {checkpoint}: transformers failed: {first_line(e)}"
+        ) from None
+    finally:
+        if bars:
+            transformers.utils.logging.enable_progress_bar()
+    tokens = [int(t) for t in out.sequences[0, len(prompt) :]]
+    return tokens, [row[0].numpy() for row in out.logits]
 
 
 # --- the commands -------------------------------------------------------------------
@@ -397,17 +463,34 @@ def reference_generate(
 
 def add_llm_commands(commands: Any) -> None:
     """Registers `compile-llm` and `generate` on the CLI's subparsers."""
+    from xdsl_ane.tools.common import add_output_arguments
+
     compile_llm_ = commands.add_parser(
         "compile-llm",
         help="compile a Hugging Face checkpoint to a stateful prefill/decode package",
+        description="Reads a Hugging Face checkpoint directory (config.json and "
+        "safetensors) of a Qwen3, Qwen2, Llama or Mistral model and writes one "
+        "multifunction package (prefill and decode sharing one weight blob, the "
+        "KV cache as Core ML state) and OUT.manifest.json, the calling protocol "
+        "a runtime needs; with --layers-per-package a directory of packages.",
     )
     compile_llm_.add_argument("checkpoint", help="Hugging Face model directory")
-    compile_llm_.add_argument("-o", "--output", required=True, help="OUT.mlpackage")
-    compile_llm_.add_argument(
-        "--context", type=int, default=512, help="KV cache length"
+    add_output_arguments(
+        compile_llm_,
+        "the package: OUT.mlpackage and OUT.manifest.json, or a directory with "
+        "--layers-per-package",
     )
     compile_llm_.add_argument(
-        "--prefill", type=int, default=64, help="tokens per prefill call"
+        "--context",
+        type=int,
+        default=512,
+        help="KV cache length: prompt and generated tokens (default: %(default)s)",
+    )
+    compile_llm_.add_argument(
+        "--prefill",
+        type=int,
+        default=64,
+        help="tokens per prefill call (default: %(default)s)",
     )
     compile_llm_.add_argument(
         "--chunk",
@@ -430,19 +513,31 @@ def add_llm_commands(commands: Any) -> None:
         "(OUT is then a directory)",
     )
     add_compress_arguments(compile_llm_)
-    compile_llm_.add_argument("--force", action="store_true", help="replace OUT")
     compile_llm_.set_defaults(handler=command_compile_llm)
 
     generate = commands.add_parser(
-        "generate", help="greedy generation with a compile-llm package (interpreter)"
+        "generate",
+        help="greedy generation with a compile-llm package (interpreter)",
+        description="Runs the package's prefill on the prompt and its decode "
+        "once per further token in the numpy interpreter, the KV cache carried "
+        "between calls, and prints the prompt and the new token ids; with "
+        "--reference it also runs transformers' greedy generate on the "
+        "checkpoint and fails (exit 1) where the tokens differ.",
     )
     generate.add_argument(
         "package", help="OUT.mlpackage (or the OUT directory) written by compile-llm"
     )
     generate.add_argument(
-        "--prompt-ids", required=True, help="comma-separated token ids"
+        "--prompt-ids", required=True, help="the prompt: comma-separated token ids"
     )
-    generate.add_argument("--steps", type=int, default=16, help="tokens to decode")
+    generate.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=16,
+        metavar="N",
+        help="tokens to generate after the prompt, as transformers' "
+        "max_new_tokens (default: %(default)s)",
+    )
     generate.add_argument(
         "--reference",
         metavar="CHECKPOINT",
@@ -511,16 +606,33 @@ def parse_ids(text: str) -> list[int]:
 
 def command_generate(args: Any) -> int:
     prompt = parse_ids(args.prompt_ids)
-    if args.steps < 0:
-        raise XdslAneError(f"--steps {args.steps}: must be at least 0")
     runner = PackageRunner(args.package)
-    tokens, logits = runner.generate(prompt, args.steps)
-    print(f"tokens: {','.join(map(str, tokens))}")
     if args.reference:
-        ref_tokens, ref_logits = reference_generate(args.reference, prompt, args.steps)
-        print(f"reference: {','.join(map(str, ref_tokens))}")
-        if logits:
-            diff = max(float(np.abs(a - b).max()) for a, b in zip(logits, ref_logits))
-            print(f"largest logit difference: {diff:.3g}")
-        print("same tokens" if tokens == ref_tokens else "tokens differ")
-    return 0
+        check_reference(args.reference, runner.record)
+    tokens, logits = runner.generate(prompt, args.max_new_tokens)
+    print(f"prompt: {ids_text(prompt)}")
+    print(f"tokens: {ids_text(tokens)}")
+    if not args.reference:
+        return 0
+    ref_tokens, ref_logits = reference_generate(
+        args.reference, prompt, args.max_new_tokens
+    )
+    print(f"reference: {ids_text(ref_tokens)}")
+    if logits:
+        diff = max(float(np.abs(a - b).max()) for a, b in zip(logits, ref_logits))
+        print(f"largest logit difference: {diff:.3g}")
+    differ = [i for i, (a, b) in enumerate(zip(tokens, ref_tokens)) if a != b]
+    if not differ and len(tokens) == len(ref_tokens):
+        print("same tokens")
+        return 0
+    i = differ[0] if differ else min(len(tokens), len(ref_tokens))
+    mine = tokens[i] if i < len(tokens) else "none"
+    theirs = ref_tokens[i] if i < len(ref_tokens) else "none"
+    raise XdslAneError(
+        f"{args.package}: new token {i + 1} (position {len(prompt) + i}) differs "
+        f"from the reference: {mine}, transformers {theirs}"
+    )
+
+
+def ids_text(ids: list[int]) -> str:
+    return ",".join(map(str, ids))
