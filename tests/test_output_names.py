@@ -12,7 +12,9 @@ import re
 
 import numpy as np
 import pytest
+from cli_helpers import cli
 from xdsl.dialects import func
+from xdsl.utils.exceptions import VerifyException
 
 import xdsl_ane
 from xdsl_ane.api import CompiledModel
@@ -94,11 +96,25 @@ def test_mil_function_outputs_take_the_recorded_names(tmp_path):
         np.testing.assert_array_equal(g.astype(e.dtype), e, err_msg=name)
 
 
-def test_recorded_names_must_be_one_string_per_result():
+def test_recorded_names_must_be_one_string_per_result(tmp_path):
     module = parse_module_text(MIL.replace(', "hidden.states"]', "]"), "bad.mlir")
     function = module.body.block.first_op
-    with pytest.raises(Exception, match="ane.result_names must be an array of 6"):
+    with pytest.raises(VerifyException, match="one non-empty string per result"):
         ane.result_names(function)
+    source = tmp_path / "bad.mlir"
+    source.write_text(
+        RLX.replace("{\n  %w", 'attributes {ane.result_names = ["a"]} {\n  %w')
+    )
+    np.savez(tmp_path / "w.npz", w=np.zeros((16, 16), np.float32))
+    out = tmp_path / "bad.mlpackage"
+    result = cli(
+        "compile", str(source), "--weights", str(tmp_path / "w.npz"), "-o", str(out)
+    )
+    assert result.returncode == 1 and not out.exists()
+    assert result.stderr == (
+        f"xdsl-ane: error: {source}: ane-pipeline: mil-ane-layout: @f: "
+        'ane.result_names must hold one non-empty string per result (2), got ["a"]\n'
+    )
 
 
 RLX = """

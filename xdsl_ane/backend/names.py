@@ -115,7 +115,9 @@ class NameTable:
         """Claims the names of `function`'s inputs (their hints, else `arg0`,
         `arg1`, ...) and then of its outputs (see the module docstring);
         returns both."""
-        block = function.body.block
+        block = function.body.blocks.first
+        if block is None:  # a declaration: the printers refuse it
+            return [], []
         inputs = [self.define(a, f"arg{i}") for i, a in enumerate(block.args)]
         outputs = []
         for value, hint in zip(

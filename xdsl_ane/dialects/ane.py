@@ -700,8 +700,8 @@ def result_names(function: func.FuncOp) -> list[str]:
         or len(attr.data) != count
     ):
         raise VerifyException(
-            f"@{function.sym_name.data}: {RESULT_NAMES} must be an array of "
-            f"{count} non-empty strings, one per result, got {attr}"
+            f"@{function.sym_name.data}: {RESULT_NAMES} must hold one non-empty "
+            f"string per result ({count}), got {attr}"
         )
     return [a.data for a in attr.data]  # type: ignore[union-attr]
 
@@ -713,10 +713,12 @@ def record_result_names(function: func.FuncOp, names: Sequence[str]) -> None:
 
 
 def keep_result_names(function: func.FuncOp) -> None:
-    """Records the function's result names (`result_names`) unless they are,
-    before a pass replaces the returned values and their name hints."""
+    """Records the function's result names (`result_names`) unless they are
+    (then checks them), before a pass replaces the returned values and
+    their name hints."""
+    names = result_names(function)
     if RESULT_NAMES not in function.attributes:
-        record_result_names(function, result_names(function))
+        record_result_names(function, names)
 
 
 ANE = Dialect(

@@ -47,7 +47,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import is_side_effect_free
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from xdsl_ane.dialects import ane, mil
 from xdsl_ane.dialects.dense import dense_to_numpy
@@ -163,7 +163,10 @@ class FunctionLayout:
     def run(self) -> None:
         # The returned values are replaced by their ANE forms: their names
         # are recorded first.
-        ane.keep_result_names(self.function)
+        try:
+            ane.keep_result_names(self.function)
+        except VerifyException as e:
+            raise PassFailedException(f"mil-ane-layout: {e}") from None
         arg_records = self.convert_arguments()
         for op in list(self.block.ops):
             if isinstance(op, func.ReturnOp):
