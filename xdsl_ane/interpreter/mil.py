@@ -49,10 +49,13 @@ from xdsl_ane.interpreter.numerics import (
     Compute,
     cast,
     checked_impl,
+    cos,
     divide,
     erf,
+    exp,
     gelu_tanh,
     layer_norm,
+    log,
     log_sum_exp,
     matmul,
     mean,
@@ -60,7 +63,9 @@ from xdsl_ane.interpreter.numerics import (
     result_dtype,
     result_shape,
     sigmoid,
+    sin,
     softmax,
+    tanh,
     total,
 )
 from xdsl_ane.interpreter.numerics import family_impls as shared_family_impls
@@ -104,11 +109,11 @@ GELU_FUNCTIONS: dict[str, Callable[[Array], Array]] = {
 UNARY_FUNCTIONS: dict[type[Operation], Callable[[Array], Array]] = {
     mil.ReluOp: lambda x: np.maximum(x, 0),
     mil.SigmoidOp: sigmoid,
-    mil.TanhOp: np.tanh,
-    mil.ExpOp: np.exp,
+    mil.TanhOp: tanh,
+    mil.ExpOp: exp,
     mil.SqrtOp: np.sqrt,
-    mil.SinOp: np.sin,
-    mil.CosOp: np.cos,
+    mil.SinOp: sin,
+    mil.CosOp: cos,
     mil.SiluOp: lambda x: x * sigmoid(x),
     mil.RoundOp: np.round,
     mil.FloorOp: np.floor,
@@ -119,7 +124,7 @@ UNARY_FUNCTIONS: dict[type[Operation], Callable[[Array], Array]] = {
 }
 
 EPSILON_FUNCTIONS: dict[type[Operation], Callable[[Array], Array]] = {
-    mil.LogOp: np.log,
+    mil.LogOp: log,
     mil.RsqrtOp: lambda x: 1 / np.sqrt(x),
     mil.InverseOp: lambda x: 1 / x,
 }

@@ -74,6 +74,31 @@ def result_shape(op: Operation) -> tuple[int, ...]:
     return tuple(t.get_shape())
 
 
+def rounded_from_float32(ufunc: Callable[[Array], Array]) -> Callable[[Array], Array]:
+    """`ufunc` evaluated in float32 for f16 input and rounded to f16.
+
+    numpy's own float16 loops for the transcendental functions differ from
+    CPU to CPU: with AVX512-FP16 (Sapphire Rapids) `np.tanh` saturates at
+    0.9985 instead of 1, which turns GELU's gradient at x = 30 into 5.3. The
+    float32 value rounded once is the same on every machine, and is the
+    correctly rounded f16 result but for rare double roundings."""
+
+    @functools.wraps(ufunc)
+    def evaluate(x: Array) -> Array:
+        x = np.asarray(x)
+        if x.dtype == np.float16:
+            return ufunc(x.astype(np.float32)).astype(np.float16)
+        return ufunc(x)
+
+    return evaluate
+
+
+tanh = rounded_from_float32(np.tanh)
+exp = rounded_from_float32(np.exp)
+log = rounded_from_float32(np.log)
+sin = rounded_from_float32(np.sin)
+cos = rounded_from_float32(np.cos)
+
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 GELU_TANH_CUBIC = 0.044715
 
@@ -94,13 +119,13 @@ def normal_cdf(x: Array) -> Array:
 
 def sigmoid(x: Array) -> Array:
     """1 / (1 + e^−x), written with e^−|x| so no exponential overflows."""
-    e = np.exp(-np.abs(x))
+    e = exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
 def gelu_tanh(x: Array) -> Array:
     """x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))."""
-    return 0.5 * x * (1 + np.tanh(SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3)))
+    return 0.5 * x * (1 + tanh(SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3)))
 
 
 def integer_quotient(x: Array, y: Array) -> Array:

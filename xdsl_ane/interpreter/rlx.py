@@ -52,16 +52,21 @@ from xdsl_ane.interpreter.numerics import (
     accumulates_in_float32,
     cast,
     checked_impl,
+    cos,
     divide,
+    exp,
     gelu_tanh,
     layer_norm,
+    log,
     log_sum_exp,
     matmul,
     mean,
     normal_cdf,
     result_shape,
     sigmoid,
+    sin,
     softmax,
+    tanh,
     total,
 )
 from xdsl_ane.interpreter.numerics import family_impls as shared_family_impls
@@ -98,15 +103,15 @@ UNARY_FUNCTIONS: dict[type[Operation], Callable[[Array], Array]] = {
     rlx.GeluTanhOp: gelu_tanh,
     rlx.SiluOp: lambda x: x * sigmoid(x),
     rlx.SigmoidOp: sigmoid,
-    rlx.TanhOp: np.tanh,
-    rlx.ExpOp: np.exp,
-    rlx.LogOp: np.log,
+    rlx.TanhOp: tanh,
+    rlx.ExpOp: exp,
+    rlx.LogOp: log,
     rlx.SqrtOp: np.sqrt,
     rlx.RsqrtOp: lambda x: 1 / np.sqrt(x),
     rlx.NegOp: np.negative,
     rlx.AbsOp: np.abs,
-    rlx.SinOp: np.sin,
-    rlx.CosOp: np.cos,
+    rlx.SinOp: sin,
+    rlx.CosOp: cos,
     rlx.ReciprocalOp: lambda x: 1 / x,
 }
 
@@ -303,14 +308,14 @@ def class_indices(op: Operation, labels: Array, classes: int) -> Array:
 
 
 def normal_pdf(x: Array) -> Array:
-    return np.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+    return exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
 
 
 def gelu_tanh_derivative(x: Array) -> Array:
     """(1 + t)/2 + x/2 · (1 − t²) · √(2/π) · (1 + 3·0.044715 x²), t = tanh(u).
     Where tanh saturates (1 − t² = 0) the second term is 0, also when x² has
     overflowed."""
-    t = np.tanh(SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3))
+    t = tanh(SQRT_2_OVER_PI * (x + GELU_TANH_CUBIC * x**3))
     sech2 = 1 - t * t
     du = SQRT_2_OVER_PI * (1 + 3 * GELU_TANH_CUBIC * x * x)
     return 0.5 * (1 + t) + np.where(sech2 > 0, 0.5 * x * sech2 * du, 0)
@@ -333,7 +338,7 @@ ACTIVATION_DERIVATIVES: dict[str, Callable[[Array], Array]] = {
     "gelu": lambda x: normal_cdf(x) + x * normal_pdf(x),
     "gelu_tanh": gelu_tanh_derivative,
     "sigmoid": sigmoid_derivative,
-    "tanh": lambda x: 1 - np.tanh(x) ** 2,
+    "tanh": lambda x: 1 - tanh(x) ** 2,
 }
 
 
