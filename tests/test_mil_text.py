@@ -466,8 +466,13 @@ def test_write_mil_text_dir_replaces_atomically(tmp_path: Path):
     weights = case_weights(module)
     target = tmp_path / "out"
     target.mkdir()
-    (target / "stale.txt").write_text("old")
+    (target / "notes.txt").write_text("the user's")
+    with pytest.raises(XdslAneError, match="did not write"):
+        write_mil_text_dir(module, weights, target)
+    assert [p.name for p in target.iterdir()] == ["notes.txt"]
+    (target / "notes.txt").unlink()
     write_mil_text_dir(module, weights, target)
+    write_mil_text_dir(module, weights, target)  # a compiled model: replaced
     assert sorted(p.name for p in target.iterdir()) == ["model.mil", "weights"]
     before = (target / "model.mil").read_text()
     missing = dict(weights)

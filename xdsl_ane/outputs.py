@@ -78,6 +78,11 @@ def own_entries(directory: Path) -> set[str] | None:
         }
     if "functions" in manifest:  # compile --emit mil-text / proto
         return COMPILED_ENTRIES
+    names = {p.name for p in directory.iterdir()}
+    if not names:
+        return set()  # empty: replacing it loses nothing
+    if names & {"model.mil", "model.mlmodel"} and names <= COMPILED_ENTRIES:
+        return COMPILED_ENTRIES  # a compiled model's files and nothing else
     return None
 
 
