@@ -230,16 +230,13 @@ def command_compile(args: argparse.Namespace) -> int:
 
 
 def package_version() -> str:
-    """The installed distribution's version (the package's own when it runs
-    from a source tree that is not installed)."""
+    """The installed distribution's version (pyproject.toml's)."""
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("xdsl-ane")
     except PackageNotFoundError:
-        from xdsl_ane import __version__
-
-        return __version__
+        return "(not installed)"
 
 
 def model_names() -> list[str]:
