@@ -47,3 +47,23 @@ def error_line(result: Result | subprocess.CompletedProcess[str], *needles: str)
     for needle in needles:
         assert needle in errors[0], errors[0]
     return errors[0]
+
+
+def saved_output_names(path) -> dict[str, list[str]]:
+    """Each function's output names in a saved .mlpackage, as coremltools
+    reads them: the program's block outputs and the description's."""
+    from xdsl_ane.backend.weights import quiet_coremltools
+
+    with quiet_coremltools():
+        import coremltools as ct
+
+        spec = ct.models.MLModel(str(path), skip_model_load=True).get_spec()
+    names = {}
+    for name, f in spec.mlProgram.functions.items():
+        block = f.block_specializations[f.opset]
+        names[name] = list(block.outputs)
+    described = spec.description.functions or [spec.description]
+    for d in described:
+        key = getattr(d, "name", "") or "main"
+        assert [o.name for o in d.output] == names[key], key
+    return names

@@ -11,12 +11,16 @@ import json
 
 import numpy as np
 import pytest
+from cli_helpers import saved_output_names
 from llm_checkpoints import write_checkpoint
 
 from xdsl_ane.frontend.milproto import read_compiled
 from xdsl_ane.passes.layouts import ane_form_problems
 from xdsl_ane.tools.cli import main
 from xdsl_ane.tools.llm import PackageRunner, compile_llm, reference_generate
+
+# Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
+pytestmark = pytest.mark.slow
 
 pytest.importorskip("transformers")
 
@@ -133,6 +137,12 @@ def test_split_packages_chain_like_the_unsplit_one(tmp_path, capsys):
         for f in functions.values():
             args = [a.name_hint for a in f.body.block.args]
             assert args == part["inputs"] + list(states)
+        # The record's outputs are Core ML's, in both functions; a renamed
+        # one says which later input it feeds.
+        saved = saved_output_names(split / part["path"])
+        assert saved == {"prefill": part["outputs"], "decode": part["outputs"]}
+        expected_feeds = {"hidden_states_output": "hidden_states"}
+        assert part["feeds"] == (expected_feeds if part["layers"] else {})
     assert manifest["packages"][-1]["outputs"] == ["logits_0", "logits_1", "logits_2"]
     tokens, logits = PackageRunner(split).generate(PROMPT, 16)
     whole_tokens, whole_logits = PackageRunner(whole).generate(PROMPT, 16)

@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 import pytest
-from cli_helpers import cli
+from cli_helpers import cli, saved_output_names
 from xdsl.dialects import func
 from xdsl.utils.exceptions import VerifyException
 
@@ -20,30 +20,11 @@ import xdsl_ane
 from xdsl_ane.api import CompiledModel
 from xdsl_ane.backend.milproto import module_to_proto
 from xdsl_ane.backend.names import boundary_names
-from xdsl_ane.backend.weights import quiet_coremltools
 from xdsl_ane.dialects import ane
 from xdsl_ane.frontend.milproto import read_compiled
 from xdsl_ane.interpreter.core import random_inputs, run_function
 from xdsl_ane.passes.layouts import layout_of
 from xdsl_ane.tools.common import parse_module_text
-
-
-def saved_output_names(path) -> dict[str, list[str]]:
-    """Each function's output names in a saved .mlpackage, as coremltools
-    reads them: the program's block outputs and the description's."""
-    with quiet_coremltools():
-        import coremltools as ct
-
-        spec = ct.models.MLModel(str(path), skip_model_load=True).get_spec()
-    names = {}
-    for name, f in spec.mlProgram.functions.items():
-        block = f.block_specializations[f.opset]
-        names[name] = list(block.outputs)
-    described = spec.description.functions or [spec.description]
-    for d in described:
-        key = getattr(d, "name", "") or "main"
-        assert [o.name for o in d.output] == names[key], key
-    return names
 
 
 def mil_text_outputs(text: str) -> list[list[str]]:

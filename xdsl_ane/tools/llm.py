@@ -18,7 +18,11 @@ position → hidden_states, with its own `key_cache` / `value_cache` states
 logits chunks or next_token); each a multifunction prefill/decode package
 with its function records in `NAME.manifest.json` beside it.
 `OUT/manifest.json` holds the `llm` record with `packages`: each one's
-name, path, layer range, inputs, outputs and states, in calling order.
+name, path, layer range, inputs, outputs (Core ML's names) and states, in
+calling order. An output feeds the later inputs of its name, or of the
+name `feeds` maps it to: a layers package returns `hidden_states_output`
+(Core ML's inputs and outputs share one namespace), which the next
+package takes as `hidden_states`.
 
 Protocol: state starts at zeros; `prefill` takes up to `prefill` prompt
 tokens (padded with any id) at `position` 0, N, 2N, ...; the logits of
@@ -251,12 +255,18 @@ def compile_llm(
             "head": ["hidden_states"],
         }[part]
         states = cache_states(config, layers[1] - layers[0], context) if layers else {}
+        # Core ML's names: a layers package takes and returns hidden_states,
+        # and its output is renamed (inputs and outputs share one namespace);
+        # `feeds` says which later input each renamed output is.
+        outputs = compiled.manifest()["functions"]["prefill"]["outputs"]
+        logical = output_names(config, part_shape)
         part_record = {
             "name": name,
             "path": f"{name}.mlpackage",
             "layers": list(layers) if layers else None,
             "inputs": inputs,
-            "outputs": output_names(config, part_shape),
+            "outputs": outputs,
+            "feeds": {o: n for o, n in zip(outputs, logical) if o != n},
             "states": states,
         }
         packages.append(LlmPart(name, compiled, part_record, weights))
@@ -286,7 +296,7 @@ def split_record(path: Path) -> dict[str, Any] | None:
 class PackageRunner:
     """Runs a compiled LLM's prefill and decode with the interpreter: one
     package, or the packages of a split model chained in the manifest's
-    order (each output feeds the inputs of that name after it); each
+    order (each output feeds the inputs of its `feeds` name after it); each
     package keeps its own states across calls; logits are concatenated
     over the head chunks."""
 
@@ -327,7 +337,8 @@ class PackageRunner:
         }
         for part, runtime in self.parts:
             outputs = runtime.call(function, [values[n] for n in part["inputs"]])
-            values.update(zip(part["outputs"], outputs))
+            feeds = part.get("feeds", {})
+            values.update(zip([feeds.get(o, o) for o in part["outputs"]], outputs))
         outputs = [values[n] for n in self.record["outputs"]]
         if self.record["argmax"]:
             return layout_of((tokens,)).to_logical(outputs[0])[: len(ids)]
