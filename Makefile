@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: all install test lit pytest demo lint bench clean
+.PHONY: all install test test-fast lit pytest demo lint bench clean
 
 all: test
 
@@ -26,6 +26,10 @@ test: $(STAMP)
 	$(BIN)/lit -sv --order=lexical tests/filecheck || status=1; \
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests || status=1; \
 	exit $$status
+
+# The unit tests alone (about a minute): pytest without the tests marked slow.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" tests
 
 lit: $(STAMP)
 	$(BIN)/lit -v tests/filecheck

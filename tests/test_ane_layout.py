@@ -90,6 +90,7 @@ def test_qwen3_blocks(build, mode):
         assert len(weight_arguments(function_of(ane))) == counts["mil.matmul"] - 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["static", "dynamic"])
 def test_qwen3_decoder_layer_real_size(mode):
     config = QWEN3_0_6B.with_(seq_len=16)

@@ -8,8 +8,12 @@ import subprocess
 import sys
 
 import coremltools as ct
+import pytest
 from cli_helpers import cli as in_process
 from cli_helpers import error_line
+
+# Qwen3-0.6B-size kernels and a 2-layer forward model: -m 'not slow' skips them.
+pytestmark = pytest.mark.slow
 
 REFERENCE = {
     "attention_forward",

@@ -108,6 +108,7 @@ WEIGHT = (np.random.default_rng(0).standard_normal((64, 128, 1, 1)) * 0.02).asty
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "ct_config"),
     [
@@ -202,6 +203,7 @@ def small_layer():
     return module, make_weights(module, SMALL, 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "mode",
     ["int8", "int4", "lut4", "lut6", "lut8", "lut4:per-tensor", "int4:per-channel"],

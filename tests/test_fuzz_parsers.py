@@ -280,6 +280,7 @@ def test_seeds_compile(corpus):
             model.proto  # noqa: B018
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "seed, examples",
     [

@@ -24,6 +24,9 @@ from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.passes.layouts import ane_form_problems
 from xdsl_ane.passes.pipeline import AnePipelinePass
 
+# Random programs through the whole pipeline: -m 'not slow' skips them.
+pytestmark = pytest.mark.slow
+
 FUZZ = settings(
     deadline=None,
     derandomize=True,

@@ -23,6 +23,9 @@ from xdsl_ane.passes.compression.kmeans import (
 with quiet_coremltools():
     from coremltools._deps import kmeans1d
 
+# k-means over real-size weight groups against coremltools: -m 'not slow' skips it.
+pytestmark = pytest.mark.slow
+
 
 def weights(rows: int, n: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)

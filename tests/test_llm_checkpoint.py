@@ -19,6 +19,9 @@ from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.models.llm import LlmShape, build_llm, llm_config, llm_weights
 from xdsl_ane.tools.common import XdslAneError
 
+# Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
+pytestmark = pytest.mark.slow
+
 pytest.importorskip("transformers")
 
 PROMPT = [5, 17, 200, 3, 99]

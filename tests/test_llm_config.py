@@ -30,6 +30,9 @@ from xdsl_ane.tools.cli import main
 from xdsl_ane.tools.common import XdslAneError
 from xdsl_ane.tools.llm import PackageRunner, compile_llm, reference_generate
 
+# Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
+pytestmark = pytest.mark.slow
+
 transformers = pytest.importorskip("transformers")
 
 PROMPT = [5, 17, 200, 3, 99]

@@ -166,6 +166,7 @@ def test_decoder_layer_small_f16() -> None:
     np.testing.assert_allclose(out, reference, rtol=2e-2, atol=2e-2)
 
 
+@pytest.mark.slow
 def test_decoder_layer_qwen3_0_6b_sizes_seq32() -> None:
     """Real Qwen3-0.6B widths (hidden 1024, 16 query / 8 kv heads of 128,
     FFN 3072), sequence 32, f32."""

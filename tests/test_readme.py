@@ -212,12 +212,14 @@ def test_readme_has_commands_to_run():
     assert len(transcripts()) >= 2
 
 
+@pytest.mark.slow
 def test_readme_shell_commands_run_as_written(sandbox):
     for command in shell_commands():
         result = run_in(sandbox, command)
         assert result.returncode == 0, (command, result.stderr[-2000:])
 
 
+@pytest.mark.slow
 def test_readme_transcripts_are_what_the_commands_print(sandbox):
     for command, expected in transcripts():
         result = run_in(sandbox, f"{command} --force" if " -o " in command else command)

@@ -258,6 +258,7 @@ def test_attention_f16_computes_in_float16(rng):
     np.testing.assert_allclose(f64(y), attention64(q, k, v, "causal"), 1e-2, 1e-2)
 
 
+@pytest.mark.slow
 def test_attention_real_sizes_grouped_query_16_over_8(rng):
     """Qwen3-0.6B's shape: 16 query heads over 8 key/value heads of 128."""
     q, k, v = attention_inputs(rng, h=16, hkv=8, s=64, skv=64, d=128)

@@ -439,6 +439,7 @@ def sweep(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess
         return {name: (root / name, f.result()) for name, f in futures.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_bad_input_is_one_clean_error(sweep, name):
     case = CASES[name]
@@ -460,6 +461,7 @@ def test_bad_input_is_one_clean_error(sweep, name):
     assert leftovers(directory) == []
 
 
+@pytest.mark.slow
 def test_extra_weights_warn_and_compile(tmp_path):
     (tmp_path / "p.mlir").write_text(PROGRAM)
     np.savez(tmp_path / "w.npz", w=WEIGHT, unused=np.zeros(3, np.float32))
@@ -701,6 +703,7 @@ def test_cli_unexpected_exception_is_one_line(tmp_path, monkeypatch, capsys):
 XDSL_OPT = Path(sys.executable).with_name("xdsl-opt")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "program, passes, needle",
     [
@@ -732,6 +735,7 @@ def test_xdsl_opt_pass_failures_are_one_line(tmp_path, program, passes, needle):
     assert len(lines) == 1 and needle in lines[0], result.stdout
 
 
+@pytest.mark.slow
 def test_xdsl_opt_printer_rejects_non_tensors_in_one_line(tmp_path):
     path = tmp_path / "p.mlir"
     path.write_text("func.func @f(%x: f32) -> f32 {\n  func.return %x : f32\n}\n")

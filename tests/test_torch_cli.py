@@ -18,6 +18,9 @@ from torch_check import export, relative_error
 from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.tools.common import load_arrays, parse_module
 
+# Exports torch programs and Hugging Face models built from configs: -m 'not slow' skips them.
+pytestmark = pytest.mark.slow
+
 transformers = pytest.importorskip("transformers")
 warnings.filterwarnings("ignore", module="transformers")
 transformers.logging.set_verbosity_error()

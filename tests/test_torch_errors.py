@@ -18,6 +18,9 @@ from torch_check import export
 import xdsl_ane
 from xdsl_ane import XdslAneError
 
+# Exports torch programs and Hugging Face models built from configs: -m 'not slow' skips them.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -19,6 +19,9 @@ from torch_check import check_program, export, max_rank, relative_error
 import xdsl_ane
 from xdsl_ane.interpreter.core import run_function
 
+# Exports torch programs and Hugging Face models built from configs: -m 'not slow' skips them.
+pytestmark = pytest.mark.slow
+
 transformers = pytest.importorskip("transformers")
 warnings.filterwarnings("ignore", module="transformers")
 transformers.logging.set_verbosity_error()

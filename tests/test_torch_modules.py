@@ -19,6 +19,9 @@ from torch_check import check_program, export
 import xdsl_ane
 from xdsl_ane.interpreter.core import run_function
 
+# Exports torch programs and Hugging Face models built from configs: -m 'not slow' skips them.
+pytestmark = pytest.mark.slow
+
 
 class Mlp(nn.Module):
     def __init__(self, size: int = 64, hidden: int = 256):

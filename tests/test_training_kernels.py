@@ -46,6 +46,9 @@ from xdsl_ane.passes.gqa_tile import repeat_heads, sum_head_groups
 from xdsl_ane.passes.layouts import ane_form_problems
 from xdsl_ane.passes.pipeline import AnePipelinePass
 
+# Qwen3-0.6B-size kernels and training steps: -m 'not slow' skips them.
+pytestmark = pytest.mark.slow
+
 REAL = QWEN3_0_6B
 
 SMALL = QWEN3_0_6B.with_(

@@ -40,6 +40,9 @@ from xdsl_ane.models.transformer import (
     rope_tables,
 )
 
+# Qwen3-0.6B-size kernels and training steps: -m 'not slow' skips them.
+pytestmark = pytest.mark.slow
+
 SMALL = QWEN3_0_6B.with_(
     name="qwen3-train-small",
     hidden_size=64,
