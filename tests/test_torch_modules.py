@@ -254,14 +254,18 @@ def test_float64_is_narrowed_with_a_note():
     assert abs(y - expected).max() < 1e-4 * abs(expected).max()
 
 
-def test_import_prints_the_float64_note(tmp_path):
+@pytest.mark.parametrize("command", ["import", "compile"])
+def test_import_and_compile_print_the_float64_note(tmp_path, command):
     model = Mlp(32, 64).eval().double()
     path = tmp_path / "mlp.pt2"
     torch.export.save(export(model, (hidden(size=32).double(),)), path)
-    result = cli("import", str(path), "-o", str(tmp_path / "mlp.mlir"))
+    output = tmp_path / ("mlp.mlir" if command == "import" else "mlp.mlpackage")
+    result = cli(command, str(path), "-o", str(output))
     assert result.returncode == 0, result.stderr
     (note,) = [ln for ln in result.stderr.splitlines() if "float64" in ln]
     assert note.startswith(f"xdsl-ane: note: {path}: float64 narrowed to float32")
+    if command == "compile":
+        assert xdsl_ane.compile(path).notes == [note.removeprefix("xdsl-ane: note: ")]
 
 
 def test_float32_module_has_no_notes():

@@ -73,6 +73,9 @@ class CompiledModel:
     uncompressed: builtin.ModuleOp | None = field(default=None, repr=False)
     """The module as it was before `mil-compress-weights`, for the output
     error of the compression."""
+    notes: list[str] = field(default_factory=list)
+    """What the import changed without changing the numbers (a torch
+    program's bf16 or f64 tensors held as f32: `TorchImport.notes`)."""
     prefetch: Any = field(default=None, repr=False)
     """fp16 copies of the weights made while the passes ran
     (`backend.weights.Fp16Prefetch`), used by the first print and freed
@@ -457,6 +460,7 @@ def compile(
             message = str(e).replace("<module>", imported.source, 1)
             raise type(e)(message) from e.__cause__
         model.source = imported.source
+        model.notes = list(imported.notes)
         return model
     with collection_paused():
         return _compile_module(

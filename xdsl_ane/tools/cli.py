@@ -213,6 +213,8 @@ def command_compile(args: argparse.Namespace) -> int:
                 f"{args.input}: the emitted ML program is not valid "
                 f"({len(report.findings)} findings, first: {report.findings[0]})"
             )
+    for note in model.notes:
+        print(f"xdsl-ane: note: {note}", file=sys.stderr)
     summary = model.summary(output)  # (prints the program before writing)
     model.save(output, emit=args.emit, force=args.force)
     print(summary)
