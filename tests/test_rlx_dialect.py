@@ -67,6 +67,9 @@ DESIGN_OPS = {
     "dequantize",
     # docs/DESIGN.md "State, update and argmax ops"
     *"read_state write_state slice_update argmax".split(),
+    # ../shared/DESIGN.md "Vision and audio ops (issue 17)"
+    "conv",
+    "conv_transpose",
 }
 
 # Allowed values of the choice properties, from the contract.

@@ -44,6 +44,7 @@ from xdsl_ane.dialects.typing import (
     ints_prop,
     str_prop,
 )
+from xdsl_ane.interpreter import convolution
 from xdsl_ane.interpreter.numerics import (
     Array,
     Compute,
@@ -358,6 +359,23 @@ class MilFunctions(InterpreterFunctions):
         if bias is not None:
             out = out + bias.astype(x.dtype).reshape(-1, *([1] * (x.ndim - 2)))
         return out
+
+    @mil_impl(mil.ConvTransposeOp)
+    def run_conv_transpose(self, op: mil.ConvTransposeOp, *args: Array) -> Array:
+        values = operand_values(op, args)
+        x, weight, bias = values["x"], values["weight"], values["bias"]
+        assert x is not None and weight is not None
+        pad_type, strides, dilations, pad, groups = op.spatial_parameters(
+            x.ndim, op.properties
+        )
+        crop = mil.conv_transpose_crop(
+            pad_type, x.shape[2:], weight.shape[2:], strides, dilations, pad
+        )
+        bias = None if bias is None else bias.astype(x.dtype)
+        no_extra = [0] * (x.ndim - 2)
+        return convolution.conv_transpose(
+            x, weight.astype(x.dtype), bias, strides, crop, no_extra, dilations, groups
+        )
 
     # --- shape ---
 

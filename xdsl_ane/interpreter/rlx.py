@@ -36,6 +36,7 @@ from xdsl.interpreter import (
 from xdsl.ir import Operation
 
 from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects.rlx.convolution import conv_parameters
 from xdsl_ane.dialects.rlx.normalization import rms_axis
 from xdsl_ane.dialects.typing import (
     bool_prop,
@@ -44,6 +45,7 @@ from xdsl_ane.dialects.typing import (
     ints_prop,
     str_prop,
 )
+from xdsl_ane.interpreter import convolution
 from xdsl_ane.interpreter.numerics import (
     GELU_TANH_CUBIC,
     SQRT_2_OVER_PI,
@@ -554,6 +556,24 @@ class RlxFunctions(InterpreterFunctions):
         self, op: rlx.ActivationBackwardOp, x: Array, d_out: Array
     ) -> Array:
         return ACTIVATION_DERIVATIVES[op.kind.data](x) * d_out
+
+    # --- convolution ---
+
+    @rlx_impl(rlx.ConvOp)
+    def run_conv(self, op: rlx.ConvOp, x: Array, w: Array, *bias: Array) -> Array:
+        p = conv_parameters(op)
+        b = bias[0] if bias else None
+        return convolution.conv(x, w, b, p.strides, p.padding, p.dilations, p.groups)
+
+    @rlx_impl(rlx.ConvTransposeOp)
+    def run_conv_transpose(
+        self, op: rlx.ConvTransposeOp, x: Array, w: Array, *bias: Array
+    ) -> Array:
+        p = conv_parameters(op)
+        b = bias[0] if bias else None
+        return convolution.conv_transpose(
+            x, w, b, p.strides, p.padding, p.output_padding, p.dilations, p.groups
+        )
 
     # --- quantization ---
 

@@ -14,7 +14,8 @@ Each op class also states what MIL says of the op: its inputs in
 coremltools' order with their defaults (`MIL_INPUTS`, see `inputs`) and the
 opset that introduced it (`OPSET`).
 
-Modules: `const`, `elementwise`, `linear` (matmul, linear, conv), `shape`,
+Modules: `const`, `elementwise`, `linear` (matmul, linear, conv), `convolution`
+(conv_transpose), `shape`,
 `indexing` (gather, one_hot, band_part), `reduction` (reduce_*, softmax,
 layer_norm), `quantization`, `state`; `base` holds the shared machinery,
 `inputs` the declaration of MIL inputs.
@@ -75,6 +76,7 @@ from xdsl_ane.dialects.mil.elementwise import (
     UnaryWithEpsilonOp,
 )
 from xdsl_ane.dialects.mil.indexing import BandPartOp, GatherOp, OneHotOp
+from xdsl_ane.dialects.mil.convolution import ConvTransposeOp, conv_transpose_crop
 from xdsl_ane.dialects.mil.linear import ConvOp, LinearOp, MatmulOp, conv_padding
 from xdsl_ane.dialects.mil.quantization import (
     ConstexprAffineDequantizeOp,
@@ -154,6 +156,7 @@ MIL_OPS: list[type[MilOp]] = [
     MatmulOp,
     LinearOp,
     ConvOp,
+    ConvTransposeOp,
     # shape
     ReshapeOp,
     TransposeOp,
@@ -222,6 +225,7 @@ __all__ = [
     "ConstexprBlockwiseShiftScaleOp",
     "ConstexprLutToDenseOp",
     "ConvOp",
+    "ConvTransposeOp",
     "CoremlUpdateStateOp",
     "CosOp",
     "DequantizeOp",
@@ -282,6 +286,7 @@ __all__ = [
     "UnaryOp",
     "UnaryWithEpsilonOp",
     "conv_padding",
+    "conv_transpose_crop",
     "is_compile_time_constant",
     "mil_dtype_name",
 ]

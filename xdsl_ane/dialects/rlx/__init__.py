@@ -12,6 +12,7 @@ module each:
 - shape.py: matmul, reshape, expand, transpose, narrow, concat, gather
 - reduction.py: reduce_sum/mean/max/min, softmax, argmax
 - normalization.py: rms_norm, layer_norm
+- convolution.py: conv, conv_transpose
 - attention.py: rope, rope_backward, attention, attention_backward
 - loss.py: softmax_cross_entropy and its backward
 - training.py: rms_norm_backward_input/gamma, activation_backward
@@ -48,6 +49,11 @@ from xdsl_ane.dialects.rlx.attention import (
     sequence_and_head,
 )
 from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
+from xdsl_ane.dialects.rlx.convolution import (
+    ConvOp,
+    ConvolutionOp,
+    ConvTransposeOp,
+)
 from xdsl_ane.dialects.rlx.elementwise import (
     COMPARE_PREDICATES,
     AbsOp,
@@ -183,6 +189,8 @@ RLX = Dialect(
         WriteStateOp,
         SliceUpdateOp,
         ArgmaxOp,
+        ConvOp,
+        ConvTransposeOp,
     ],
     [StateType],
 )
@@ -206,6 +214,9 @@ __all__ = [
     "CompareOp",
     "ConcatOp",
     "ConstantOp",
+    "ConvOp",
+    "ConvTransposeOp",
+    "ConvolutionOp",
     "CosOp",
     "DeclaredShapeOp",
     "DequantizeOp",

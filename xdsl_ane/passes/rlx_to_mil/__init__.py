@@ -4,7 +4,8 @@
 One pattern per rlx op, in a module named after the op's family in
 xdsl_ane.dialects.rlx: elementwise.py (sources, elementwise, compare,
 where, cast), shape.py (matmul, shape ops), reduction.py (reductions,
-softmax, argmax), normalization.py (RMSNorm, LayerNorm), attention.py
+softmax, argmax), normalization.py (RMSNorm, LayerNorm), convolution.py
+(conv, conv_transpose), attention.py
 (RoPE, attention and their backward ops), loss.py (softmax cross-entropy),
 training.py (RMSNorm and activation backward), quantization.py and
 state.py (states, slice_update); each family's lit test is
@@ -27,6 +28,7 @@ from xdsl_ane.locations import location_keeper, where
 from xdsl_ane.passes.gqa_tile import RlxGqaTilePass
 from xdsl_ane.passes.rlx_to_mil import (
     attention,
+    convolution,
     elementwise,
     loss,
     normalization,
@@ -42,6 +44,7 @@ PATTERNS = (
     *shape.PATTERNS,
     *reduction.PATTERNS,
     *normalization.PATTERNS,
+    *convolution.PATTERNS,
     *attention.PATTERNS,
     *loss.PATTERNS,
     *training.PATTERNS,

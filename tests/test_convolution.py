@@ -1,0 +1,496 @@
+"""Convolutions end to end: rlx.conv / rlx.conv_transpose (verifiers, numpy
+semantics against torch.nn.functional), mil.conv_transpose (types against
+coremltools, semantics against torch), and convert-rlx-to-mil by numbers
+(f32 1e-5, f16 1e-2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from lowering_cases import F16_TOL, F32_TOL, build_module, check_lowering, lower
+from test_mil_dialect import C, Case, R, coreml_types, our_types
+from xdsl.dialects.builtin import TensorType, f16, f32
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.test_value import create_ssa_value
+
+from xdsl_ane.dialects import mil, rlx
+from xdsl_ane.interpreter.core import run_function
+
+mb = pytest.importorskip("coremltools.converters.mil").Builder
+
+
+def v(shape, element=f32):
+    return create_ssa_value(TensorType(element, list(shape)))
+
+
+# --- rlx verifiers ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "build, expected",
+    [
+        (
+            lambda: rlx.ConvOp(
+                v([1, 4, 9, 9]),
+                v([6, 2, 3, 3]),
+                v([6]),
+                strides=[2, 1],
+                padding=[1, 0, 2, 1],
+                groups=2,
+            ),
+            [1, 6, 4, 10],
+        ),
+        (lambda: rlx.ConvOp(v([2, 3, 16]), v([5, 3, 3]), dilations=[2]), [2, 5, 12]),
+        (
+            lambda: rlx.ConvOp(
+                v([1, 8, 5, 5], f16),
+                v([8, 1, 3, 3], f16),
+                padding=[1, 1, 1, 1],
+                groups=8,
+            ),
+            [1, 8, 5, 5],
+        ),
+        (
+            lambda: rlx.ConvTransposeOp(
+                v([1, 4, 9, 9]),
+                v([4, 3, 3, 3]),
+                strides=[2, 2],
+                padding=[1, 1, 1, 1],
+                output_padding=[1, 0],
+                groups=2,
+            ),
+            [1, 6, 18, 17],
+        ),
+        (
+            lambda: rlx.ConvTransposeOp(
+                v([1, 4, 7]), v([4, 2, 4]), v([2]), strides=[3]
+            ),
+            [1, 2, 22],
+        ),
+    ],
+)
+def test_result_type_is_inferred(build, expected):
+    op = build()
+    op.verify()
+    assert list(op.result.type.get_shape()) == expected
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (
+            lambda: rlx.ConvOp(v([1, 6, 8, 8]), v([4, 3, 3, 3]), groups=4),
+            r"rlx\.conv: property 'groups' 4 must divide C_in 6",
+        ),
+        (
+            lambda: rlx.ConvOp(v([1, 6, 8, 8]), v([4, 2, 3, 3]), groups=2),
+            r"rlx\.conv: operand 'weight' \[4, 2, 3, 3\] must be \[C_out, C_in/groups",
+        ),
+        (
+            lambda: rlx.ConvOp(v([1, 3, 8, 8]), v([4, 3, 3])),
+            r"rlx\.conv: operand 'weight' \[4, 3, 3\] must have the rank",
+        ),
+        (
+            lambda: rlx.ConvOp(v([1, 3, 8, 8, 8]), v([4, 3, 3, 3, 3])),
+            r"rlx\.conv: operand 'input' .* must be \[N, C, W\] or \[N, C, H, W\]",
+        ),
+        (
+            lambda: rlx.ConvOp(v([1, 3, 8, 8]), v([4, 3, 3, 3]), v([3])),
+            r"rlx\.conv: operand 'bias' \[3\] must be \[4\]",
+        ),
+        (
+            lambda: rlx.ConvOp(v([1, 3, 8, 8]), v([4, 3, 3, 3]), padding=[1, 1]),
+            r"rlx\.conv: property 'padding' \[1, 1\] must have 4 entries",
+        ),
+        (
+            lambda: rlx.ConvOp(v([1, 3, 8, 8]), v([4, 3, 3, 3]), strides=[0, 1]),
+            r"rlx\.conv: property 'strides' \[0, 1\] must be >= 1",
+        ),
+        (
+            lambda: rlx.ConvOp(v([1, 3, 2, 2]), v([4, 3, 3, 3])),
+            r"rlx\.conv: kernel \[3, 3\] .* does not fit",
+        ),
+        (
+            lambda: rlx.ConvOp(v([1, 3, 8]), v([4, 3, 3], f16)),
+            r"rlx\.conv: operands 'input' \(f32\) and 'weight' \(f16\)",
+        ),
+        (
+            lambda: rlx.ConvTransposeOp(
+                v([1, 4, 8]), v([4, 2, 3]), strides=[2], output_padding=[2]
+            ),
+            r"rlx\.conv_transpose: property 'output_padding' \[2\] must be smaller "
+            r"than the stride or the dilation",
+        ),
+        (
+            lambda: rlx.ConvTransposeOp(v([1, 4, 8]), v([3, 2, 3])),
+            r"rlx\.conv_transpose: operand 'weight' \[3, 2, 3\] must be "
+            r"\[C_in, C_out/groups",
+        ),
+    ],
+)
+def test_verifier_errors_name_the_op_and_what_is_wrong(build, message):
+    with pytest.raises(VerifyException, match=message):
+        build().verify()
+
+
+# --- semantics against torch --------------------------------------------------
+
+
+@dataclass
+class Conv:
+    """A random convolution case: shapes and properties as rlx writes them."""
+
+    id: str
+    input: tuple[int, ...]
+    c_out: int
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...] | None = None
+    padding: tuple[int, ...] | None = None
+    dilations: tuple[int, ...] | None = None
+    groups: int = 1
+    bias: bool = True
+    transposed: bool = False
+    output_padding: tuple[int, ...] | None = None
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def weight_shape(self) -> tuple[int, ...]:
+        c_in = self.input[1]
+        if self.transposed:
+            return (c_in, self.c_out // self.groups, *self.kernel)
+        return (self.c_out, c_in // self.groups, *self.kernel)
+
+    def arrays(self, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        rng = np.random.default_rng(seed)
+        x = rng.standard_normal(self.input).astype(np.float32)
+        w = (rng.standard_normal(self.weight_shape) * 0.3).astype(np.float32)
+        b = rng.standard_normal(self.c_out).astype(np.float32) if self.bias else None
+        return x, w, b
+
+    def build(self, x, w, b):
+        props = dict(
+            strides=self.strides,
+            padding=self.padding,
+            dilations=self.dilations,
+            groups=None if self.groups == 1 else self.groups,
+        )
+        if self.transposed:
+            return rlx.ConvTransposeOp(
+                x, w, b, output_padding=self.output_padding, **props
+            )
+        return rlx.ConvOp(x, w, b, **props)
+
+    def torch(self, x, w, b) -> np.ndarray:
+        spatial = len(self.input) - 2
+        strides = self.strides or (1,) * spatial
+        dilations = self.dilations or (1,) * spatial
+        padding = self.padding or (0,) * (2 * spatial)
+        xt, wt = torch.tensor(x), torch.tensor(w)
+        bt = None if b is None else torch.tensor(b)
+        if self.transposed:
+            f = F.conv_transpose1d if spatial == 1 else F.conv_transpose2d
+            assert padding[::2] == padding[1::2], "torch pads both ends alike"
+            out = f(
+                xt,
+                wt,
+                bt,
+                stride=strides,
+                padding=padding[::2],
+                output_padding=self.output_padding or 0,
+                groups=self.groups,
+                dilation=dilations,
+            )
+        else:
+            # torch pads both ends alike: asymmetric padding pads first.
+            pairs = [padding[2 * i : 2 * i + 2] for i in reversed(range(spatial))]
+            xt = F.pad(xt, [p for pair in pairs for p in pair])
+            f = F.conv1d if spatial == 1 else F.conv2d
+            out = f(xt, wt, bt, stride=strides, dilation=dilations, groups=self.groups)
+        return out.numpy()
+
+
+CONVS = [
+    Conv("conv1d", (2, 3, 17), 4, (3,)),
+    Conv("conv1d_strided_padded", (1, 4, 20), 6, (5,), strides=(2,), padding=(2, 1)),
+    Conv(
+        "conv1d_dilated_grouped",
+        (1, 6, 16),
+        4,
+        (3,),
+        dilations=(3,),
+        groups=2,
+        padding=(3, 3),
+    ),
+    Conv("conv1d_depthwise", (1, 5, 12), 5, (3,), padding=(1, 1), groups=5),
+    Conv("conv2d", (1, 3, 9, 8), 5, (3, 3), bias=False),
+    Conv(
+        "conv2d_strided_asymmetric",
+        (2, 4, 11, 10),
+        6,
+        (3, 2),
+        strides=(2, 3),
+        padding=(1, 0, 0, 2),
+    ),
+    Conv(
+        "conv2d_dilated",
+        (1, 3, 12, 12),
+        4,
+        (3, 3),
+        dilations=(2, 1),
+        padding=(2, 2, 1, 1),
+    ),
+    Conv("conv2d_grouped", (1, 8, 7, 7), 12, (3, 3), groups=4, padding=(1, 1, 1, 1)),
+    Conv(
+        "conv2d_depthwise",
+        (1, 16, 8, 8),
+        16,
+        (3, 3),
+        groups=16,
+        strides=(2, 2),
+        padding=(1, 1, 1, 1),
+    ),
+    Conv("conv2d_pointwise", (1, 32, 4, 5), 8, (1, 1)),
+    Conv(
+        "conv_transpose1d",
+        (1, 4, 9),
+        3,
+        (4,),
+        strides=(2,),
+        padding=(1, 1),
+        transposed=True,
+    ),
+    Conv(
+        "conv_transpose1d_output_padding",
+        (2, 4, 6),
+        6,
+        (3,),
+        strides=(3,),
+        output_padding=(2,),
+        groups=2,
+        transposed=True,
+    ),
+    Conv(
+        "conv_transpose2d",
+        (1, 6, 5, 4),
+        4,
+        (3, 3),
+        strides=(2, 2),
+        padding=(1, 1, 1, 1),
+        output_padding=(1, 1),
+        transposed=True,
+    ),
+    Conv(
+        "conv_transpose2d_unet",
+        (1, 8, 4, 4),
+        4,
+        (2, 2),
+        strides=(2, 2),
+        transposed=True,
+    ),
+    Conv(
+        "conv_transpose2d_dilated_grouped",
+        (1, 4, 5, 6),
+        6,
+        (3, 2),
+        strides=(1, 2),
+        dilations=(2, 1),
+        padding=(2, 2, 0, 0),
+        output_padding=(1, 1),
+        groups=2,
+        transposed=True,
+    ),
+    Conv(
+        "conv_transpose2d_output_padding_past_the_crop",
+        (1, 2, 3, 3),
+        2,
+        (3, 3),
+        strides=(2, 2),
+        padding=(0, 0, 1, 1),
+        output_padding=(1, 1),
+        bias=True,
+        transposed=True,
+    ),
+]
+
+
+def program(c: Conv, dtype=f32):
+    x, w, b = c.arrays()
+    weights = {"w": w} if b is None else {"w": w, "b": b}
+
+    def body(xv):
+        wv = rlx.ParamOp("w", TensorType(dtype, list(w.shape)))
+        bv = None if b is None else rlx.ParamOp("b", TensorType(dtype, list(b.shape)))
+        return c.build(xv, wv, bv)
+
+    module = build_module([TensorType(dtype, list(x.shape))], body)
+    return module, x, weights
+
+
+@pytest.mark.parametrize("c", CONVS, ids=[c.id for c in CONVS])
+def test_rlx_semantics_match_torch(c: Conv):
+    module, x, weights = program(c)
+    (out,) = run_function(module, [x], weights)
+    expected = c.torch(x, weights["w"], weights.get("b"))
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("c", CONVS, ids=[c.id for c in CONVS])
+def test_lowering_f32(c: Conv):
+    module, x, weights = program(c)
+    lowered = lower(module)
+    names = {op.name for op in lowered.walk()}
+    assert ("mil.conv_transpose" if c.transposed else "mil.conv") in names
+    check_lowering(module, [x], weights, **F32_TOL)
+    (out,) = run_function(lowered, [x], weights)
+    np.testing.assert_allclose(
+        out, c.torch(x, weights["w"], weights.get("b")), rtol=1e-5, atol=1e-5
+    )
+
+
+@pytest.mark.parametrize("c", CONVS, ids=[c.id for c in CONVS])
+def test_lowering_f16(c: Conv):
+    module, x, weights = program(c, f16)
+    weights = {k: w.astype(np.float16) for k, w in weights.items()}
+    check_lowering(
+        module, [x.astype(np.float16)], weights, **F16_TOL, expect_dtype=np.float16
+    )
+
+
+def test_dilated_conv_with_a_runtime_weight_is_refused_in_one_line():
+    from xdsl.utils.exceptions import PassFailedException
+
+    module = build_module(
+        [TensorType(f32, [1, 3, 8, 8]), TensorType(f32, [4, 3, 3, 3])],
+        lambda x, w: rlx.ConvOp(x, w, dilations=[2, 2]),
+    )
+    with pytest.raises(
+        PassFailedException,
+        match=(
+            r"rlx\.conv: property 'dilations' \[2, 2\] needs a constant operand "
+            r"'weight' \(MIL's conv takes a dilated kernel only as a compile-time"
+        ),
+    ):
+        lower(module)
+
+
+# --- mil.conv_transpose -------------------------------------------------------
+
+MIL_CASES = [
+    Case(
+        "conv_transpose_1d",
+        [R([1, 4, 7]), C([4, 3, 3])],
+        lambda x, w: mil.ConvTransposeOp(x, w),
+        lambda x, w: mb.conv_transpose(x=x, weight=w),
+    ),
+    Case(
+        "conv_transpose_strided_custom",
+        [R([1, 4, 7, 6]), C([4, 3, 3, 2]), C([3])],
+        lambda x, w, b: mil.ConvTransposeOp(
+            x, w, b, strides=[2, 3], pad_type="custom", pad=[1, 0, 0, 2]
+        ),
+        lambda x, w, b: mb.conv_transpose(
+            x=x, weight=w, bias=b, strides=[2, 3], pad_type="custom", pad=[1, 0, 0, 2]
+        ),
+    ),
+    Case(
+        "conv_transpose_same_grouped_dilated",
+        [R([2, 6, 5, 5], f16), C([6, 2, 3, 3], f16)],
+        lambda x, w: mil.ConvTransposeOp(
+            x, w, pad_type="same", strides=[2, 2], dilations=[2, 1], groups=3
+        ),
+        lambda x, w: mb.conv_transpose(
+            x=x, weight=w, pad_type="same", strides=[2, 2], dilations=[2, 1], groups=3
+        ),
+    ),
+    Case(
+        "conv_transpose_runtime_weight",
+        [R([1, 2, 4, 4]), R([2, 2, 2, 2])],
+        lambda x, w: mil.ConvTransposeOp(x, w, strides=[2, 2]),
+        lambda x, w: mb.conv_transpose(x=x, weight=w, strides=[2, 2]),
+    ),
+    Case(
+        "conv_1d_custom_dilated_grouped",
+        [R([1, 6, 20]), C([4, 3, 3]), C([4])],
+        lambda x, w, b: mil.ConvOp(
+            x, w, b, pad_type="custom", pad=[2, 1], dilations=[2], strides=[3], groups=2
+        ),
+        lambda x, w, b: mb.conv(
+            x=x,
+            weight=w,
+            bias=b,
+            pad_type="custom",
+            pad=[2, 1],
+            dilations=[2],
+            strides=[3],
+            groups=2,
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", MIL_CASES, ids=[c.id for c in MIL_CASES])
+def test_mil_types_match_coremltools(case: Case):
+    assert our_types(case) == coreml_types(case)
+
+
+def test_mil_conv_transpose_rejects_what_mil_leaves_open():
+    with pytest.raises(
+        VerifyException,
+        match=r"property 'output_shape' \[1, 3, 9\] "
+        r"must be \[1, 3, 9, 9\]",
+    ):
+        mil.ConvTransposeOp(v([1, 4, 7, 7]), v([4, 3, 3, 3]), output_shape=[1, 3, 9])
+    with pytest.raises(VerifyException, match=r"pad_type.*\"same_lower\""):
+        mil.ConvTransposeOp(v([1, 4, 7]), v([4, 3, 3]), pad_type="same_lower")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_mil_conv_transpose_semantics_match_torch(dtype):
+    """pad_type "same" crops the smaller half at the start; "custom" pads."""
+    from test_mil_interpreter import run
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 4, 5, 6)).astype(dtype)
+    w = (rng.standard_normal((4, 3, 3, 3)) * 0.3).astype(dtype)
+    b = rng.standard_normal(6).astype(dtype)
+    out = run(
+        lambda x, w, b: mil.ConvTransposeOp(
+            x, w, b, strides=[2, 2], pad_type="custom", pad=[1, 0, 0, 1], groups=2
+        ),
+        x,
+        w,
+        b,
+    )
+    full = F.conv_transpose2d(
+        torch.tensor(x.astype(np.float32)),
+        torch.tensor(w.astype(np.float32)),
+        torch.tensor(b.astype(np.float32)),
+        stride=2,
+        groups=2,
+    )
+    expected = full[:, :, 1:, :-1].numpy()
+    assert out.dtype == dtype
+    tol = 1e-5 if dtype == np.float32 else 1e-2
+    np.testing.assert_allclose(out.astype(np.float32), expected, rtol=tol, atol=tol)
+    same = run(
+        lambda x, w: mil.ConvTransposeOp(
+            x, w, strides=[2, 2], pad_type="same", groups=2
+        ),
+        x,
+        w,
+    )
+    full = F.conv_transpose2d(
+        torch.tensor(x.astype(np.float32)),
+        torch.tensor(w.astype(np.float32)),
+        stride=2,
+        groups=2,
+    )
+    # full is 11 x 13; same keeps 10 x 12, dropping the last row and column.
+    np.testing.assert_allclose(
+        same.astype(np.float32), full[:, :, :10, :12].numpy(), rtol=tol, atol=tol
+    )

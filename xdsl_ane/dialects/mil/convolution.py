@@ -1,0 +1,236 @@
+"""MIL's transposed convolution, `conv_transpose` (iOS17's: weight and bias
+need not be constants and may have another float dtype than x).
+
+Type rules from coremltools 9.0 iOS15/iOS17 conv.py; `conv` itself is in
+linear.py with matmul and linear."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.irdl import operand_def, opt_operand_def, opt_prop_def, result_def
+
+from xdsl_ane.dialects.mil.base import (
+    FLOAT,
+    TaggedOptionalOperandsOp,
+    Value,
+    mil_op_definition,
+    require_element_type,
+)
+from xdsl_ane.dialects.mil.inputs import MilInput, PerSpatialAxis
+from xdsl_ane.dialects.typing import (
+    I64Array,
+    I64Attr,
+    OpTypeError,
+    choice,
+    fmt_shape,
+    i64_attr,
+    int_prop,
+    ints_attr,
+    ints_prop,
+    require_same_element_type,
+    str_attr,
+    str_prop,
+    tensor,
+)
+
+CONV_TRANSPOSE_PAD_TYPES = ("valid", "same", "custom")
+
+
+def conv_transpose_crop(
+    pad_type: str,
+    input_shape: Sequence[int],
+    kernel_shape: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    pad: Sequence[int],
+) -> list[tuple[int, int]]:
+    """How much of the full transposed convolution, of size
+    (D − 1)·stride + (K − 1)·dilation + 1 per spatial axis, each end of
+    the output drops: `pad` ("custom"), nothing ("valid"), or for "same"
+    what leaves D·stride, the smaller half at the start (a negative amount
+    appends zeros)."""
+    crop: list[tuple[int, int]] = []
+    for i, (size, k, s, d) in enumerate(
+        zip(input_shape, kernel_shape, strides, dilations)
+    ):
+        if pad_type == "custom":
+            crop.append((pad[2 * i], pad[2 * i + 1]))
+        elif pad_type == "same":
+            total = (size - 1) * s + (k - 1) * d + 1 - size * s
+            crop.append((total // 2, total - total // 2))
+        else:
+            crop.append((0, 0))
+    return crop
+
+
+@mil_op_definition
+class ConvTransposeOp(TaggedOptionalOperandsOp):
+    """Transposed convolution of x [N, C_in, *D] (1 to 3 spatial axes) with
+    weight [C_in, C_out/groups, *K] plus bias [C_out]: each x[n, i, p]
+    adds x · weight[i, o, k] at output position p·stride + k·dilation of
+    channel g·C_out/groups + o for i's group g, and the output drops `pad`
+    (before, after per axis): D_out = (D − 1)·stride + (K − 1)·dilation + 1
+    − before − after ("custom"), without the pads ("valid"), D·stride
+    ("same"). `output_shape`, when given, must be that shape (MIL leaves
+    the placement of any other size open). Absent properties take MIL's
+    defaults: strides and dilations 1, pad_type "valid", pad 0, groups 1."""
+
+    name = "mil.conv_transpose"
+    OPSET: ClassVar[str] = "iOS15"
+    x = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    pad = opt_prop_def(I64Array)
+    output_shape = opt_prop_def(I64Array)
+    pad_type = opt_prop_def(StringAttr)
+    strides = opt_prop_def(I64Array)
+    dilations = opt_prop_def(I64Array)
+    groups = opt_prop_def(I64Attr)
+    result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("weight"),
+        MilInput("bias"),
+        MilInput("pad", PerSpatialAxis(0, per_axis=2)),
+        MilInput("output_shape"),
+        MilInput("pad_type", "valid"),
+        MilInput("strides", PerSpatialAxis(1)),
+        MilInput("dilations", PerSpatialAxis(1)),
+        MilInput("groups", 1),
+    )
+
+    def __init__(
+        self,
+        x: Value,
+        weight: Value,
+        bias: Value | None = None,
+        *,
+        pad: Sequence[int] | None = None,
+        output_shape: Sequence[int] | None = None,
+        pad_type: str | None = None,
+        strides: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        groups: int | None = None,
+    ):
+        self.init_mil(
+            {"x": x, "weight": weight, "bias": bias},
+            {
+                "pad": ints_attr(pad),
+                "output_shape": ints_attr(output_shape),
+                "pad_type": str_attr(pad_type),
+                "strides": ints_attr(strides),
+                "dilations": ints_attr(dilations),
+                "groups": i64_attr(groups),
+            },
+        )
+
+    @classmethod
+    def spatial_parameters(
+        cls, rank: int, properties
+    ) -> tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...], int]:
+        """pad_type, strides, dilations, pad and groups with MIL's defaults,
+        checked against the number of spatial axes."""
+        spatial = rank - 2
+        pad_type = choice(
+            cls.name,
+            "pad_type",
+            str_prop(properties, "pad_type", cls.input_default("pad_type")),
+            CONV_TRANSPOSE_PAD_TYPES,
+        )
+        strides, dilations, pad = (
+            ints_prop(properties, name, cls.spatial_input_default(name, spatial))
+            for name in ("strides", "dilations", "pad")
+        )
+        groups = int_prop(properties, "groups", cls.input_default("groups"))
+        assert strides is not None and dilations is not None and pad is not None
+        for prop, values, length in (
+            ("strides", strides, spatial),
+            ("dilations", dilations, spatial),
+            ("pad", pad, 2 * spatial),
+        ):
+            if len(values) != length:
+                raise OpTypeError(
+                    cls.name,
+                    f"property '{prop}' {list(values)} must have {length} entries for "
+                    f"{spatial} spatial axes",
+                )
+        if any(v < 1 for v in (*strides, *dilations)) or groups < 1:
+            raise OpTypeError(cls.name, "strides, dilations and groups must be >= 1")
+        if any(p < 0 for p in pad):
+            raise OpTypeError(cls.name, f"property 'pad' {list(pad)} must be >= 0")
+        if pad_type != "custom" and any(pad):
+            raise OpTypeError(
+                cls.name, f"property 'pad' {list(pad)} requires pad_type \"custom\""
+            )
+        return pad_type, strides, dilations, pad, groups
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        ops = cls.tensor_operands(operand_types, properties)
+        x, weight, bias = ops["x"], ops["weight"], ops["bias"]
+        assert x is not None and weight is not None
+        require_element_type(cls.name, "x", x, FLOAT)
+        require_element_type(cls.name, "weight", weight, FLOAT)
+        xs, ws = x.get_shape(), weight.get_shape()
+        if not 3 <= len(xs) <= 5:
+            raise OpTypeError(
+                cls.name,
+                f"operand 'x' must be [N, C_in, *spatial] with 1 to 3 spatial axes, "
+                f"got shape {fmt_shape(xs)}",
+            )
+        if len(ws) != len(xs):
+            raise OpTypeError(
+                cls.name,
+                f"operand 'weight' {fmt_shape(ws)} must have the rank of operand 'x' "
+                f"{fmt_shape(xs)}",
+            )
+        pad_type, strides, dilations, pad, groups = cls.spatial_parameters(
+            len(xs), properties
+        )
+        c_in = xs[1]
+        if c_in % groups:
+            raise OpTypeError(
+                cls.name,
+                f"C_in {c_in} of operand 'x' {fmt_shape(xs)} must be divisible by "
+                f"groups {groups}",
+            )
+        if ws[0] != c_in:
+            raise OpTypeError(
+                cls.name,
+                f"operand 'weight' {fmt_shape(ws)} must be [C_in, C_out/groups, ...] "
+                f"with C_in = {c_in} (operand 'x' {fmt_shape(xs)})",
+            )
+        c_out = ws[1] * groups
+        if bias is not None:
+            require_same_element_type(cls.name, [("weight", weight), ("bias", bias)])
+            if bias.get_shape() != (c_out,):
+                raise OpTypeError(
+                    cls.name,
+                    f"operand 'bias' {fmt_shape(bias.get_shape())} must have shape "
+                    f"[{c_out}] (C_out of weight {fmt_shape(ws)}, groups {groups})",
+                )
+        crop = conv_transpose_crop(pad_type, xs[2:], ws[2:], strides, dilations, pad)
+        spatial_out = []
+        for size, k, s, d, (before, after) in zip(
+            xs[2:], ws[2:], strides, dilations, crop
+        ):
+            out = (size - 1) * s + (k - 1) * d + 1 - before - after
+            if out <= 0:
+                raise OpTypeError(
+                    cls.name,
+                    f"property 'pad' {list(pad)} leaves no output for operand 'x' "
+                    f"{fmt_shape(xs)} and kernel {fmt_shape(ws[2:])}",
+                )
+            spatial_out.append(out)
+        shape = (xs[0], c_out, *spatial_out)
+        given = ints_prop(properties, "output_shape")
+        if given is not None and tuple(given) != shape:
+            raise OpTypeError(
+                cls.name,
+                f"property 'output_shape' {list(given)} must be {list(shape)}, the "
+                "shape the padding gives (MIL leaves another size's placement open)",
+            )
+        return [tensor(shape, x.element_type)]
