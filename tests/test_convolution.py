@@ -13,6 +13,8 @@ import torch
 import torch.nn.functional as F
 from lowering_cases import F16_TOL, F32_TOL, build_module, check_lowering, lower
 from test_mil_dialect import C, Case, R, coreml_types, our_types
+from torch import nn
+from torch_check import check_program, export
 from xdsl.dialects.builtin import TensorType, f16, f32
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
@@ -494,3 +496,66 @@ def test_mil_conv_transpose_semantics_match_torch(dtype):
     np.testing.assert_allclose(
         same.astype(np.float32), full[:, :, :10, :12].numpy(), rtol=tol, atol=tol
     )
+
+
+# --- torch.export: aten.convolution -------------------------------------------
+
+TORCH_CONVS = [
+    ("conv1d", nn.Conv1d(4, 6, 3), (1, 4, 16)),
+    (
+        "conv1d_strided_padded_dilated",
+        nn.Conv1d(4, 6, 5, stride=2, padding=3, dilation=2),
+        (1, 4, 20),
+    ),
+    ("conv2d", nn.Conv2d(3, 8, 3), (1, 3, 10, 10)),
+    ("conv2d_strided", nn.Conv2d(3, 8, 3, stride=2, padding=1), (1, 3, 11, 9)),
+    (
+        "conv2d_dilated",
+        nn.Conv2d(4, 4, 3, dilation=2, padding=2, bias=False),
+        (1, 4, 9, 9),
+    ),
+    ("conv2d_grouped", nn.Conv2d(8, 12, 3, groups=4, padding=1), (1, 8, 7, 7)),
+    (
+        "conv2d_depthwise",
+        nn.Conv2d(16, 16, 3, groups=16, stride=2, padding=1),
+        (1, 16, 8, 8),
+    ),
+    ("conv2d_pointwise", nn.Conv2d(16, 24, 1), (1, 16, 6, 5)),
+    ("conv_transpose1d", nn.ConvTranspose1d(6, 4, 4, stride=2, padding=1), (1, 6, 9)),
+    ("conv_transpose2d", nn.ConvTranspose2d(8, 4, 2, stride=2), (1, 8, 5, 5)),
+    (
+        "conv_transpose2d_output_padding",
+        nn.ConvTranspose2d(6, 4, 3, stride=2, padding=1, output_padding=1),
+        (1, 6, 5, 4),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "model, shape", [c[1:] for c in TORCH_CONVS], ids=[c[0] for c in TORCH_CONVS]
+)
+def test_aten_convolution_matches_torch(model, shape):
+    """One aten.convolution per module, through the whole pipeline: the rlx
+    program at f32, the fp16 ANE-form package, coremltools' loader."""
+    torch.manual_seed(0)
+    args = (torch.randn(shape),)
+    checked = check_program(export(model.eval(), args), args)
+    kind = (
+        "rlx.conv_transpose"
+        if "transpose" in type(model).__name__.lower()
+        else "rlx.conv"
+    )
+    assert len(checked.ops(kind)) == 1
+
+
+def test_a_dynamic_spatial_size_names_the_input_and_axis():
+    import xdsl_ane
+    from xdsl_ane.errors import XdslAneError
+
+    model = nn.Conv2d(3, 4, 3).eval()
+    width = torch.export.Dim("width", min=4, max=64)
+    program = torch.export.export(
+        model, (torch.randn(1, 3, 8, 16),), dynamic_shapes=({3: width},)
+    )
+    with pytest.raises(XdslAneError, match=r"input '\w+' dimension 3 is symbolic"):
+        xdsl_ane.from_torch(program)

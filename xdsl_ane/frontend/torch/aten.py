@@ -324,6 +324,48 @@ def matmul(tr: Translator, node, lhs, rhs):
     return rlx.MatmulOp(a, b).result
 
 
+@translates(aten.convolution.default)
+def convolution(
+    tr: Translator,
+    node,
+    x,
+    weight,
+    bias,
+    stride,
+    padding,
+    dilation,
+    transposed,
+    output_padding,
+    groups,
+):
+    """conv / conv_transpose (1-D and 2-D); torch pads both ends of each
+    spatial axis alike, rlx takes (before, after) per axis."""
+    element = tr.result_element(node)
+    xv, wv = tr.value(x, element), tr.value(weight, element)
+    spatial = len(shape_of(xv)) - 2
+
+    def per_axis(values) -> list[int]:
+        values = [int(v) for v in values]
+        return values * spatial if len(values) == 1 else values
+
+    pads = [p for p in per_axis(padding) for p in (p, p)]
+    props = dict(
+        strides=per_axis(stride),
+        padding=pads if any(pads) else None,
+        dilations=per_axis(dilation),
+        groups=int(groups) if groups != 1 else None,
+    )
+    b = None if bias is None else tr.value(bias, element)
+    if transposed:
+        extra = per_axis(output_padding)
+        op = rlx.ConvTransposeOp(
+            xv, wv, b, output_padding=extra if any(extra) else None, **props
+        )
+    else:
+        op = rlx.ConvOp(xv, wv, b, **props)
+    return op.result
+
+
 @translates(aten.embedding.default)
 def embedding(tr: Translator, node, weight, indices, *rest):
     """table[indices] (padding_idx only matters for training)."""
