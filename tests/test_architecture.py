@@ -1,6 +1,6 @@
 """The layers of xdsl_ane depend one way: leaf modules (errors, outputs,
-locations, diagnostics, progress, limits) ← dialects ← interpreter ← passes ←
-backend and frontend ← models ← api ← tools ← the universe and the
+locations, diagnostics, progress, limits, chips) ← dialects ← interpreter ← passes ←
+backend and frontend ← models and estimator ← api ← tools ← the universe and the
 package's own `__init__`. Checked on the import statements of every module
 (module level, inside functions and under TYPE_CHECKING alike): no import
 cycle, and no import of a higher layer."""
@@ -21,12 +21,14 @@ LAYERS = {
     "diagnostics": 0,
     "progress": 0,
     "limits": 0,
+    "chips": 0,
     "dialects": 1,
     "interpreter": 2,
     "passes": 3,
     "backend": 4,
     "frontend": 4,
     "models": 5,
+    "estimator": 5,
     "api": 6,
     "tools": 7,
     "universe": 8,

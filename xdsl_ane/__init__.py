@@ -9,6 +9,8 @@ pipeline and returns a `CompiledModel` (MIL protobuf, MIL text, lint report,
 Hugging Face checkpoint directory to a stateful prefill/decode package
 (`LlmPackage`, `save(path)`), or with `layers_per_package=K` to a set of
 packages chained by one manifest (`LlmPackageSet`). See `xdsl_ane.tools.llm`.
+`xdsl_ane.estimate(compiled, chip="m4")` places each op on the chip's ANE or
+the CPU/GPU and estimates its time (`Estimate`). See `xdsl_ane.estimator`.
 """
 
 __version__ = "0.1.0"
@@ -16,6 +18,7 @@ __version__ = "0.1.0"
 from xdsl_ane.api import CompiledModel, compile  # noqa: E402
 from xdsl_ane.errors import XdslAneError  # noqa: E402
 from xdsl_ane.frontend.torch import TorchImport, from_torch  # noqa: E402
+from xdsl_ane.tools.estimate import estimate  # noqa: E402
 from xdsl_ane.tools.llm import LlmPackage, LlmPackageSet, compile_llm  # noqa: E402
 
 __all__ = [
@@ -26,5 +29,6 @@ __all__ = [
     "XdslAneError",
     "compile",
     "compile_llm",
+    "estimate",
     "from_torch",
 ]

@@ -32,6 +32,9 @@ compute is reported once per function because it is all-or-nothing and one
 pass (`mil-fp16`) fixes it. `OP_RULES` is keyed by op name, so unregistered
 ops parsed with `--allow-unregistered-dialect` ("mil.scatter",
 "mil.while_loop") are recognized like our own; add an entry to extend it.
+The rules themselves live in `ane_rules.py`, shared with the placement of
+`xdsl-ane estimate` (which applies one chip's limits where this lint is
+chip-neutral).
 
 `lint_module` is the Python API (used by the pass and by `xdsl-ane compile`);
 the pass prints each finding and a summary to stderr and fails on errors, or
@@ -42,22 +45,15 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from enum import Enum
 
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    ArrayAttr,
-    DenseArrayBase,
-    FloatAttr,
-    IntegerAttr,
     TensorType,
     UnrankedTensorType,
-    UnregisteredOp,
-    f32,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -76,16 +72,21 @@ from xdsl_ane.limits import (
     WEIGHTS_WARNING_BYTES,
 )
 from xdsl_ane.locations import location
+from xdsl_ane.passes.ane_rules import (  # noqa: F401 (the lint's API names them)
+    FALLBACK,
+    OP_RULES,
+    OpRule,
+    Severity,
+    dimensions_over,
+    is_const,
+    is_fp32,
+    numbers,
+    op_name,
+    op_rule_details,
+    rank_problem,
+)
 
 FP16_SUGGESTION = "run mil-fp16 for fp16 compute and I/O"
-
-
-class Severity(str, Enum):
-    ERROR = "error"
-    WARNING = "warning"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
@@ -160,137 +161,6 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-# --- rules by op name -------------------------------------------------------
-
-
-def _numbers(op: Operation, key: str) -> list[float]:
-    """An integer or float list property/attribute of any op, registered or
-    not, as numbers ([] when absent)."""
-    attr = op.properties.get(key)
-    if attr is None:
-        attr = op.attributes.get(key)
-    if isinstance(attr, DenseArrayBase):
-        return [v for v in attr.get_values()]
-    if isinstance(attr, ArrayAttr):
-        return [
-            a.value.data for a in attr.data if isinstance(a, IntegerAttr | FloatAttr)
-        ]
-    if isinstance(attr, IntegerAttr | FloatAttr):
-        return [attr.value.data]
-    return []
-
-
-def _above(key: str, limit: float) -> Callable[[Operation], str | None]:
-    def detail(op: Operation) -> str | None:
-        values = _numbers(op, key)
-        if not any(v > limit for v in values):
-            return None
-        shown = values[0] if len(values) == 1 else values
-        return f"{key} {shown} > {limit}"
-
-    return detail
-
-
-def _any_of(*checks: Callable[[Operation], str | None]):
-    def detail(op: Operation) -> str | None:
-        found = [d for d in (check(op) for check in checks) if d]
-        return ", ".join(found) or None
-
-    return detail
-
-
-@dataclass(frozen=True)
-class OpRule:
-    """What is wrong with ops of one name. With `condition`, the rule applies
-    only when it returns a detail (e.g. "dilations [2, 2] > 1")."""
-
-    severity: Severity
-    reason: str
-    suggestion: str = ""
-    condition: Callable[[Operation], str | None] | None = None
-
-
-FALLBACK = "usually runs on the CPU/GPU, not the ANE"
-GATHER = OpRule(
-    Severity.WARNING,
-    f"gather {FALLBACK}",
-    "look embeddings up on the CPU and pass them in, or multiply a one_hot by "
-    "the table",
-)
-SCATTER = OpRule(
-    Severity.WARNING,
-    f"scatter {FALLBACK}",
-    "select with a one_hot mask, or scatter on the CPU",
-)
-FILL = OpRule(
-    Severity.WARNING, f"fill {FALLBACK}", "use a mil.const (shapes are static)"
-)
-CONTROL_FLOW = OpRule(
-    Severity.WARNING,
-    f"control flow {FALLBACK}",
-    "unroll it, or run the loop or branch outside the model",
-)
-RNN = OpRule(
-    Severity.WARNING,
-    f"recurrent layer {FALLBACK}",
-    "unroll it into matmul and elementwise ops",
-)
-POOL = OpRule(
-    Severity.WARNING,
-    f"pooling with a kernel > 13 or a stride > 2 {FALLBACK}",
-    "pool in several smaller steps",
-    _any_of(_above("kernel_sizes", 13), _above("strides", 2)),
-)
-UPSAMPLE = OpRule(
-    Severity.WARNING,
-    f"upsampling by more than 2× {FALLBACK}",
-    "upsample in steps of at most 2×",
-    _any_of(_above("scale_factor_height", 2), _above("scale_factor_width", 2)),
-)
-DILATED_CONV = OpRule(
-    Severity.WARNING,
-    f"dilated convolution {FALLBACK}",
-    "use an undilated kernel with zeros between the taps",
-    _above("dilations", 1),
-)
-DATA_DEPENDENT_SHAPE = OpRule(
-    Severity.ERROR,
-    "the result shape depends on the input data; the ANE needs static shapes",
-    "compute it on the CPU, or use a fixed-size form with a mask",
-)
-
-OP_RULES: dict[str, OpRule] = {
-    "mil.gather": GATHER,
-    "mil.gather_along_axis": GATHER,
-    "mil.gather_nd": GATHER,
-    "mil.scatter": SCATTER,
-    "mil.scatter_along_axis": SCATTER,
-    "mil.scatter_nd": SCATTER,
-    "mil.fill": FILL,
-    "mil.fill_like": FILL,
-    "mil.band_part": OpRule(
-        Severity.WARNING,
-        f"band_part {FALLBACK}",
-        "add a constant 0/-1e4 mask instead",
-    ),
-    "mil.cond": CONTROL_FLOW,
-    "mil.while_loop": CONTROL_FLOW,
-    "mil.rnn": RNN,
-    "mil.lstm": RNN,
-    "mil.gru": RNN,
-    "mil.conv": DILATED_CONV,
-    "mil.conv_transpose": DILATED_CONV,
-    "mil.avg_pool": POOL,
-    "mil.max_pool": POOL,
-    "mil.l2_pool": POOL,
-    "mil.upsample_nearest_neighbor": UPSAMPLE,
-    "mil.upsample_bilinear": UPSAMPLE,
-    "mil.non_zero": DATA_DEPENDENT_SHAPE,
-    "mil.non_maximum_suppression": DATA_DEPENDENT_SHAPE,
-}
-"""Rules by op name; registered and unregistered ops alike."""
-
-
 # --- the lint ---------------------------------------------------------------
 
 
@@ -305,19 +175,6 @@ def lint_module(module: builtin.ModuleOp) -> LintReport:
             report.functions += 1
             report.ops += linter.ops
     return report
-
-
-def op_name(op: Operation) -> str:
-    """The op's name as written, also for ops of unregistered dialects."""
-    return op.op_name.data if isinstance(op, UnregisteredOp) else op.name
-
-
-def is_const(name: str) -> bool:
-    """Consts hold weights and are not counted as ops; constexpr ops are
-    evaluated when the model loads."""
-    return name in ("mil.const", "rlx.constant", "rlx.param") or name.startswith(
-        "mil.constexpr_"
-    )
 
 
 def feeds_constexpr_only(value: SSAValue) -> bool:
@@ -478,11 +335,8 @@ class _FunctionLint:
 
     def op_kind(self, op: Operation, name: str) -> None:
         rule = OP_RULES.get(name)
-        if rule is not None:
-            detail = None if rule.condition is None else rule.condition(op)
-            if rule.condition is None or detail:
-                reason = f"{rule.reason} ({detail})" if detail else rule.reason
-                self.report(rule.severity, op, reason, rule.suggestion)
+        for found, reason in op_rule_details(op, lint=True):
+            self.report(found.severity, op, reason, found.suggestion)
         if name == "mil.gather":
             self.gather_table(op)
         if name.startswith("rlx."):
@@ -510,7 +364,7 @@ class _FunctionLint:
         if not op.operands or not isinstance(op.operands[0].type, TensorType):
             return
         shape = op.operands[0].type.get_shape()
-        axes = _numbers(op, "axis") or [0]
+        axes = numbers(op, "axis") or [0]
         axis = int(axes[0])
         if not -len(shape) <= axis < len(shape):
             return
@@ -582,13 +436,15 @@ def type_problems(t: Attribute) -> list[tuple[Severity, str, str]]:
     problems: list[tuple[Severity, str, str]] = []
     shape = t.get_shape()
     to_rank_4 = "reshape to rank 4 ([1, C, 1, S])"
-    if len(shape) > MAX_RANK:
+    rank = rank_problem(shape, PREFERRED_RANK)
+    if rank is not None and rank[0] is Severity.ERROR:
         message = f"rank {len(shape)} {t}; Core ML supports rank ≤ {MAX_RANK}"
         problems.append((Severity.ERROR, message, to_rank_4))
-    elif len(shape) > PREFERRED_RANK:
+    elif rank is not None:
         message = f"rank {len(shape)} {t}; the ANE prefers rank ≤ {PREFERRED_RANK}"
         problems.append((Severity.WARNING, message, to_rank_4))
-    big = [(axis, d) for axis, d in enumerate(shape) if d > MAX_DIMENSION]
+    # chip-neutral: above the smallest chip's limit on any axis
+    big = [(a, d) for a, d, _ in dimensions_over(shape, lambda a, r: MAX_DIMENSION)]
     if big:
         largest = max(d for _, d in big)
         axes = ", ".join(f"axis {a} has size {d}" for a, d in big)
@@ -608,10 +464,6 @@ def type_problems(t: Attribute) -> list[tuple[Severity, str, str]]:
             (severity, f"{t}: {axes}, above {limit}", f"{split} of ≤ {MAX_DIMENSION}")
         )
     return problems
-
-
-def is_fp32(t: Attribute) -> bool:
-    return isinstance(t, TensorType | UnrankedTensorType) and t.element_type == f32
 
 
 def tensor_bytes(t: Attribute) -> int:

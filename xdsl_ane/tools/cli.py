@@ -11,6 +11,7 @@
     xdsl-ane compile-llm CHECKPOINT -o OUT ...   (tools/llm.py)
     xdsl-ane generate PACKAGE --prompt-ids IDS [--max-new-tokens N]
                  [--reference CHECKPOINT]
+    xdsl-ane estimate COMPILED|IN.mlir|IN.pt2 [--chip m4] [--json] [--plot FILE]
     xdsl-ane --version
 
 Every failure ends in one line `xdsl-ane: error: ...` on stderr naming the
@@ -173,10 +174,80 @@ def build_parser() -> argparse.ArgumentParser:
         required=False,
     )
     run.set_defaults(handler=command_run)
+    add_estimate_command(commands)
     from xdsl_ane.tools.llm import add_llm_commands
 
     add_llm_commands(commands)
     return parser
+
+
+def add_estimate_command(commands) -> None:
+    from xdsl_ane.chips import CHIPS, DEFAULT_CHIP
+
+    estimate = commands.add_parser(
+        "estimate",
+        help="where each op runs on a chip's ANE (or why not) and how long it takes",
+        description="Places each op of a compiled model on the ANE or the "
+        "CPU/GPU by the chip's rules (those of ane-lint) and estimates its "
+        "time from its FLOPs and bytes (a roofline at the chip's peak and "
+        "bandwidth, plus dispatches and transfers); prints a table per op "
+        "(per layer for large models) and a summary. A source program is "
+        "compiled first with the default pipeline.",
+    )
+    estimate.add_argument(
+        "input",
+        help="a compiled model (.mlpackage, compile-llm output, --emit "
+        "directory, .mil) or what compile takes (.mlir, .pt2)",
+    )
+    estimate.add_argument(
+        "--chip",
+        default=DEFAULT_CHIP,
+        metavar="{" + ",".join(CHIPS) + "}",
+        help="the chip (default: %(default)s)",
+    )
+    estimate.add_argument(
+        "--json", action="store_true", help="print the estimate as one JSON object"
+    )
+    estimate.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="write a bar chart of time per layer (.png, .svg)",
+    )
+    estimate.add_argument(
+        "--by",
+        choices=("auto", "op", "layer"),
+        default="auto",
+        help="table rows (default: per op, per layer above 120 ops)",
+    )
+    estimate.add_argument("--weights", help="a source's weights (not needed)")
+    estimate.add_argument(
+        "-p", "--passes", dest="pipeline", help="a source's pass pipeline"
+    )
+    estimate.set_defaults(handler=command_estimate)
+
+
+def command_estimate(args: argparse.Namespace) -> int:
+    import json
+
+    from xdsl_ane.chips import get_chip
+    from xdsl_ane.estimator import report
+    from xdsl_ane.tools.estimate import estimate
+
+    chip = get_chip(args.chip)  # checked before the work
+    if args.plot:
+        report.check_plot(args.plot)
+    result = estimate(args.input, chip, args.weights, args.pipeline)
+    if args.plot:
+        report.plot(result, args.plot)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        print(f"{args.input}:")
+        print(report.table(result, args.by))
+        print(report.summary(result))
+    if args.plot:
+        print(f"wrote {args.plot}", file=sys.stderr if args.json else sys.stdout)
+    return 0
 
 
 def command_compile(args: argparse.Namespace) -> int:

@@ -1,0 +1,470 @@
+"""The rules that keep an op off the ANE (ANE_FACTS.md "What keeps a program
+off the ANE" and "What keeps an op off the ANE"), one function or table entry
+per rule, read by `ane-lint` (its diagnostics) and by the placement of
+`xdsl-ane estimate` (which unit runs each op on a given chip).
+
+`OP_RULES` holds the rules keyed by op name (registered and unregistered
+ops alike, so pooling and upsampling rules apply to `mil.max_pool` or
+`mil.upsample_bilinear` whether the mil dialect defines them or not); the
+type rules (`rank_problem`, `dimensions_over`) and the per-op rules of the
+placement (`placement_rule`) are functions. `ane-lint` is chip-neutral: it
+warns above the smallest chip's dimension limit and fails above the
+largest; `placement_rule` applies one chip's limits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    TensorType,
+    UnrankedTensorType,
+    UnregisteredOp,
+    bf16,
+    f32,
+    i32,
+)
+from xdsl.ir import Attribute, Operation
+
+from xdsl_ane.chips import Chip
+from xdsl_ane.dialects.mil.base import MilOp
+from xdsl_ane.dialects.state_type import StateTypeBase
+from xdsl_ane.limits import MAX_RANK
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def op_name(op: Operation) -> str:
+    """The op's name as written, also for ops of unregistered dialects."""
+    return op.op_name.data if isinstance(op, UnregisteredOp) else op.name
+
+
+def is_const(name: str) -> bool:
+    """Consts hold weights and are not counted as ops; constexpr ops are
+    evaluated when the model loads."""
+    return name in ("mil.const", "rlx.constant", "rlx.param") or name.startswith(
+        "mil.constexpr_"
+    )
+
+
+def numbers(op: Operation, key: str) -> list[float]:
+    """An integer or float list property/attribute of any op, registered or
+    not, as numbers ([] when absent)."""
+    attr = op.properties.get(key)
+    if attr is None:
+        attr = op.attributes.get(key)
+    if isinstance(attr, DenseArrayBase):
+        return [v for v in attr.get_values()]
+    if isinstance(attr, ArrayAttr):
+        return [
+            a.value.data for a in attr.data if isinstance(a, IntegerAttr | FloatAttr)
+        ]
+    if isinstance(attr, IntegerAttr | FloatAttr):
+        return [attr.value.data]
+    return []
+
+
+Condition = Callable[[Operation], "str | None"]
+
+
+def _above(key: str, limit: float) -> Condition:
+    def detail(op: Operation) -> str | None:
+        values = numbers(op, key)
+        if not any(v > limit for v in values):
+            return None
+        shown = values[0] if len(values) == 1 else values
+        return f"{key} {shown} > {limit}"
+
+    return detail
+
+
+def _any_of(*checks: Condition) -> Condition:
+    def detail(op: Operation) -> str | None:
+        found = [d for d in (check(op) for check in checks) if d]
+        return ", ".join(found) or None
+
+    return detail
+
+
+def shape_of(t: Attribute) -> tuple[int, ...] | None:
+    return tuple(t.get_shape()) if isinstance(t, TensorType) else None
+
+
+MAX_KERNEL_WIDTH = 13
+"""Conv kernel width ≤ 13 (hollance/neural-engine, ane-guide)."""
+
+MAX_POOL_KERNEL = 13
+MAX_POOL_STRIDE = 2
+MAX_UPSAMPLE = 2
+MAX_ARGMAX = 2048
+"""argmax over ≤ 2048 elements."""
+
+STATE_ALIGNMENT = 32
+"""ANE compilation fails when a state dimension is not a multiple of 32
+(coremltools #2631); read as the last axis, the one that must be 64-byte
+aligned (32 fp16 values)."""
+
+
+def _kernel_width(op: Operation) -> str | None:
+    if len(op.operands) < 2:
+        return None
+    shape = shape_of(op.operands[1].type)
+    if shape is None or len(shape) < 3 or shape[-1] <= MAX_KERNEL_WIDTH:
+        return None
+    return f"kernel width {shape[-1]} > {MAX_KERNEL_WIDTH}"
+
+
+def _argmax_extent(op: Operation) -> str | None:
+    shape = shape_of(op.operands[0].type) if op.operands else None
+    if not shape:
+        return None
+    axes = numbers(op, "axis") or [-1]
+    axis = int(axes[0])
+    if not -len(shape) <= axis < len(shape) or shape[axis] <= MAX_ARGMAX:
+        return None
+    return f"{shape[axis]} elements on axis {axis % len(shape)} > {MAX_ARGMAX}"
+
+
+@dataclass(frozen=True)
+class OpRule:
+    """What is wrong with ops of one name. With `condition`, the rule applies
+    only when it returns a detail (e.g. "dilations [2, 2] > 1"). `unit` is
+    where Core ML runs such an op instead of the ANE; `lint=False` rules
+    are the placement's only (ane-lint does not report them)."""
+
+    severity: Severity
+    reason: str
+    suggestion: str = ""
+    condition: Condition | None = None
+    unit: str = "cpu"
+    lint: bool = True
+
+    def detail(self, op: Operation) -> str | None:
+        """The reason with its detail when the rule applies to `op`, else None."""
+        if self.condition is None:
+            return self.reason
+        found = self.condition(op)
+        return f"{self.reason} ({found})" if found else None
+
+
+FALLBACK = "usually runs on the CPU/GPU, not the ANE"
+GATHER = OpRule(
+    Severity.WARNING,
+    f"gather {FALLBACK}",
+    "look embeddings up on the CPU and pass them in, or multiply a one_hot by "
+    "the table",
+)
+SCATTER = OpRule(
+    Severity.WARNING,
+    f"scatter {FALLBACK}",
+    "select with a one_hot mask, or scatter on the CPU",
+)
+FILL = OpRule(
+    Severity.WARNING, f"fill {FALLBACK}", "use a mil.const (shapes are static)"
+)
+CONTROL_FLOW = OpRule(
+    Severity.WARNING,
+    f"control flow {FALLBACK}",
+    "unroll it, or run the loop or branch outside the model",
+)
+RNN = OpRule(
+    Severity.WARNING,
+    f"recurrent layer {FALLBACK}",
+    "unroll it into matmul and elementwise ops",
+)
+POOL = OpRule(
+    Severity.WARNING,
+    f"pooling with a kernel > {MAX_POOL_KERNEL} or a stride > {MAX_POOL_STRIDE} "
+    f"{FALLBACK}",
+    "pool in several smaller steps",
+    _any_of(
+        _above("kernel_sizes", MAX_POOL_KERNEL), _above("strides", MAX_POOL_STRIDE)
+    ),
+    unit="gpu",
+)
+UPSAMPLE = OpRule(
+    Severity.WARNING,
+    f"upsampling by more than {MAX_UPSAMPLE}× {FALLBACK}",
+    f"upsample in steps of at most {MAX_UPSAMPLE}×",
+    _any_of(
+        _above("scale_factor_height", MAX_UPSAMPLE),
+        _above("scale_factor_width", MAX_UPSAMPLE),
+    ),
+    unit="gpu",
+)
+DILATED_CONV = OpRule(
+    Severity.WARNING,
+    f"dilated convolution {FALLBACK}",
+    "use an undilated kernel with zeros between the taps",
+    _above("dilations", 1),
+    unit="gpu",
+)
+DATA_DEPENDENT_SHAPE = OpRule(
+    Severity.ERROR,
+    "the result shape depends on the input data; the ANE needs static shapes",
+    "compute it on the CPU, or use a fixed-size form with a mask",
+)
+
+OP_RULES: dict[str, OpRule] = {
+    "mil.gather": GATHER,
+    "mil.gather_along_axis": GATHER,
+    "mil.gather_nd": GATHER,
+    "mil.scatter": SCATTER,
+    "mil.scatter_along_axis": SCATTER,
+    "mil.scatter_nd": SCATTER,
+    "mil.fill": FILL,
+    "mil.fill_like": FILL,
+    "mil.band_part": OpRule(
+        Severity.WARNING,
+        f"band_part {FALLBACK}",
+        "add a constant 0/-1e4 mask instead",
+    ),
+    "mil.cond": CONTROL_FLOW,
+    "mil.while_loop": CONTROL_FLOW,
+    "mil.rnn": RNN,
+    "mil.lstm": RNN,
+    "mil.gru": RNN,
+    "mil.conv": DILATED_CONV,
+    "mil.conv_transpose": DILATED_CONV,
+    "mil.avg_pool": POOL,
+    "mil.max_pool": POOL,
+    "mil.l2_pool": POOL,
+    "mil.upsample_nearest_neighbor": UPSAMPLE,
+    "mil.upsample_bilinear": UPSAMPLE,
+    "mil.non_zero": DATA_DEPENDENT_SHAPE,
+    "mil.non_maximum_suppression": DATA_DEPENDENT_SHAPE,
+}
+"""Rules by op name; registered and unregistered ops alike (ane-lint and the
+placement)."""
+
+CONV_KERNEL = OpRule(
+    Severity.WARNING,
+    f"convolution kernel wider than {MAX_KERNEL_WIDTH} {FALLBACK}",
+    "split the kernel into several narrower convolutions",
+    _kernel_width,
+    unit="gpu",
+    lint=False,
+)
+MORE_OP_RULES: dict[str, OpRule] = {
+    "mil.conv": CONV_KERNEL,
+    "mil.conv_transpose": CONV_KERNEL,
+    "mil.reduce_prod": OpRule(
+        Severity.WARNING,
+        f"reduce_prod {FALLBACK}",
+        "reduce_sum of logs, or the product on the CPU",
+        lint=False,
+    ),
+    "mil.reduce_argmax": OpRule(
+        Severity.WARNING,
+        f"argmax over more than {MAX_ARGMAX} elements {FALLBACK}",
+        f"argmax over chunks of ≤ {MAX_ARGMAX}, then over the chunks' maxima",
+        _argmax_extent,
+        lint=False,
+    ),
+}
+"""Second rules for ops that already have one in OP_RULES, and rules the
+placement applies that ane-lint does not report."""
+
+
+def op_rule_details(op: Operation, lint: bool = False) -> list[tuple[OpRule, str]]:
+    """Each rule by op name that applies to `op`, with its reason; with
+    `lint`, only the rules ane-lint reports."""
+    name = op_name(op)
+    found = []
+    for table in (OP_RULES, MORE_OP_RULES):
+        rule = table.get(name)
+        if rule is None or (lint and not rule.lint):
+            continue
+        detail = rule.detail(op)
+        if detail is not None:
+            found.append((rule, detail))
+    return found
+
+
+# --- type rules ---------------------------------------------------------------
+
+
+def rank_problem(shape: Sequence[int], preferred: int) -> tuple[Severity, int] | None:
+    """(severity, limit) when the rank is above `preferred` (a warning) or
+    above Core ML's MAX_RANK (an error)."""
+    if len(shape) > MAX_RANK:
+        return Severity.ERROR, MAX_RANK
+    if len(shape) > preferred:
+        return Severity.WARNING, preferred
+    return None
+
+
+def dimensions_over(
+    shape: Sequence[int], limit: Callable[[int, int], int]
+) -> list[tuple[int, int, int]]:
+    """(axis, size, limit) of each axis above `limit(axis, rank)`."""
+    return [
+        (axis, d, limit(axis, len(shape)))
+        for axis, d in enumerate(shape)
+        if d > limit(axis, len(shape))
+    ]
+
+
+def chip_limit(chip: Chip) -> Callable[[int, int], int]:
+    """The chip's limit per axis: channels (third from the end of a rank ≥ 3
+    tensor) and every other axis."""
+
+    def limit(axis: int, rank: int) -> int:
+        return chip.max_channels if rank >= 3 and axis == rank - 3 else chip.max_spatial
+
+    return limit
+
+
+def split_chunks(size: int, limit: int) -> int:
+    return math.ceil(size / limit)
+
+
+# --- the placement of one op on one chip -----------------------------------------
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where an op runs: "ane", or "cpu"/"gpu" with the rule that moved it
+    (`rule`, a short key) and why (`reason`)."""
+
+    unit: str
+    rule: str = ""
+    reason: str = ""
+
+
+ON_ANE = Placement("ane")
+
+
+def _tensors(op: Operation) -> list[tuple[str, Attribute]]:
+    values = [("result", r.type) for r in op.results]
+    values += [("operand", o.type) for o in op.operands]
+    return values
+
+
+def _state_shapes(function: Operation | None) -> set[tuple[int, ...]]:
+    shapes = set()
+    if function is None:
+        return shapes
+    for op in function.walk():
+        for value in (*op.results, *op.operands):
+            if isinstance(value.type, StateTypeBase):
+                shapes.add(tuple(value.type.wrapped.get_shape()))
+    for region in function.regions:
+        for block in region.blocks:
+            for arg in block.args:
+                if isinstance(arg.type, StateTypeBase):
+                    shapes.add(tuple(arg.type.wrapped.get_shape()))
+    return shapes
+
+
+def _const_defined(value) -> bool:
+    owner = getattr(value, "owner", None)
+    return isinstance(owner, Operation) and is_const(op_name(owner))
+
+
+def placement_rule(
+    op: Operation, chip: Chip, state_shapes: set[tuple[int, ...]] | None = None
+) -> Placement:
+    """Where `op` (not a const) runs on `chip`, by the first rule that moves
+    it off the ANE. `state_shapes` are the state shapes of its function (for
+    chips that cannot mix them)."""
+    name = op_name(op)
+    if name.startswith("rlx."):
+        return Placement("cpu", "not-lowered", "rlx op not lowered to mil")
+    if not name.startswith("mil."):
+        return Placement("cpu", "not-mil", "not a MIL op")
+    details = op_rule_details(op)
+    if details:
+        rule, detail = details[0]
+        key = name.removeprefix("mil.")
+        return Placement(rule.unit, key, detail)
+    if not isinstance(op, MilOp) and name not in OP_RULES and name not in MORE_OP_RULES:
+        # (an op with a rule is a MIL op, defined by the mil dialect or not)
+        return Placement("cpu", "custom", "custom op (not in the mil dialect)")
+    if name in ("mil.sin", "mil.cos") and not chip.sin_cos:
+        return Placement(
+            "gpu", "sin-cos", f"{name.removeprefix('mil.')} runs on the ANE from A15"
+        )
+    for kind, t in _tensors(op):
+        if isinstance(t, StateTypeBase):
+            shape = tuple(t.wrapped.get_shape())
+            if shape and shape[-1] % STATE_ALIGNMENT:
+                return Placement(
+                    "cpu",
+                    "state-shape",
+                    f"state {list(shape)}: last axis not a multiple of "
+                    f"{STATE_ALIGNMENT}",
+                )
+            if not chip.mixed_state_shapes and len(state_shapes or ()) > 1:
+                return Placement(
+                    "cpu",
+                    "state-shapes",
+                    f"{chip.title} cannot compile states of different shapes in "
+                    "one model",
+                )
+            continue
+        if isinstance(t, UnrankedTensorType):
+            return Placement("cpu", "dynamic-shape", f"{kind} of dynamic shape")
+        shape = shape_of(t)
+        if shape is None:
+            continue
+        if any(d < 0 for d in shape):
+            return Placement("cpu", "dynamic-shape", f"{kind} of dynamic shape")
+        if len(shape) > MAX_RANK:
+            return Placement("cpu", "rank", f"{kind} of rank {len(shape)} > {MAX_RANK}")
+        over = dimensions_over(shape, chip_limit(chip))
+        if over:
+            axis, size, limit = over[0]
+            return Placement(
+                "gpu",
+                "dimension",
+                f"{kind} axis {axis} has size {size} > {limit} on {chip.title}",
+            )
+    for kind, t in _tensors(op):
+        element = getattr(t, "element_type", None)
+        if element == bf16:
+            return Placement("gpu", "dtype", f"bf16 {kind}; the ANE has no bf16")
+    for r in op.results:
+        if getattr(r.type, "element_type", None) == f32:
+            return Placement("gpu", "dtype", "fp32 compute; the ANE computes fp16")
+        # (argmax's index result: argmax over ≤ 2048 elements runs there)
+        if getattr(r.type, "element_type", None) == i32 and name not in INDEX_OPS:
+            return Placement("cpu", "dtype", "int32 result; the ANE has no int32")
+    for o in op.operands:
+        element = getattr(o.type, "element_type", None)
+        if element == f32:
+            if _const_defined(o):
+                return Placement(
+                    "gpu", "fp32-const", "fp32 constant operand (an fp32 buffer)"
+                )
+            return Placement("gpu", "dtype", "fp32 operand; the ANE computes fp16")
+        # (slice_update's runtime begin/end: a KV-cache write at a runtime
+        # position ran on the ANE, Anemll #27)
+        if element == i32 and not _const_defined(o) and name != "mil.slice_update":
+            return Placement("cpu", "dtype", "int32 operand; the ANE has no int32")
+    return ON_ANE
+
+
+INDEX_OPS = frozenset(("mil.reduce_argmax", "mil.reduce_argmin"))
+"""Ops whose int32 result is an index the ANE computes."""
+
+
+def function_state_shapes(function: Operation) -> set[tuple[int, ...]]:
+    return _state_shapes(function)
+
+
+def is_fp32(t: Attribute) -> bool:
+    return isinstance(t, TensorType | UnrankedTensorType) and t.element_type == f32
