@@ -566,3 +566,77 @@ def test_estimate_is_exported() -> None:
         xdsl_ane.estimate(parse(SWITCHING), "m4").total_ms,
         estimate_module(parse(SWITCHING), "m4").total_ms,
     )
+
+
+# --- the summaries of compile and compile-llm ------------------------------------------
+
+
+def test_compile_summary_has_the_estimate(tmp_path, capsys) -> None:
+    from xdsl_ane.api import compile
+
+    source = tmp_path / "f.mlir"
+    source.write_text(SWITCHING)
+    model = compile(source, weights={"embed": [[0.0] * 64] * 100})
+    line = next(s for s in model.summary().splitlines() if "estimate on" in s)
+    assert line.startswith("  estimate on M4 ")
+    assert model.summary(chip=None).count("estimate on") == 0
+    args = ["compile", str(source), "-o", str(tmp_path / "f.mlpackage")]
+    assert main([*args, "--weights", str(_npz(tmp_path)), "--chip", "a14"]) == 0
+    assert "  estimate on A14 (11 TOPS fp16" in capsys.readouterr().out
+    assert main([*args, "--chip", "x1", "--force"]) == 1
+    assert capsys.readouterr().err.startswith("xdsl-ane: error: unknown chip 'x1'")
+
+
+def _npz(tmp_path):
+    import numpy as np
+
+    path = tmp_path / "w.npz"
+    np.savez(path, embed=np.zeros((100, 64), np.float32))
+    return path
+
+
+@pytest.fixture(scope="module")
+def llm_packages(tmp_path_factory):
+    """A tiny qwen3 checkpoint compiled whole (on M1) and split."""
+    from contextlib import redirect_stdout
+    from io import StringIO
+
+    from llm_checkpoints import write_checkpoint
+
+    root = tmp_path_factory.mktemp("llm")
+    checkpoint = root / "ckpt"
+    write_checkpoint(checkpoint, "qwen3", False, "float32")
+    common = ["--context", "32", "--prefill", "4", "--chunk", "128"]
+    whole, split = root / "q.mlpackage", root / "split"
+    printed = StringIO()
+    with redirect_stdout(printed):
+        args = ["compile-llm", str(checkpoint), "-o", str(whole), *common]
+        assert main([*args, "--chip", "m1"]) == 0
+        args = ["compile-llm", str(checkpoint), "-o", str(split), *common]
+        assert main([*args, "--layers-per-package", "1"]) == 0
+    return whole, split, printed.getvalue()
+
+
+@pytest.mark.slow
+def test_llm_packages(llm_packages, capsys) -> None:
+    """compile-llm's summaries carry the estimate; estimate reads the whole
+    package (both functions) and the split one (each package's), and the
+    int32 position arithmetic and the 16-wide states of the tiny model run
+    on the CPU."""
+    whole, split, printed = llm_packages
+    assert "  estimate on M1 (11 TOPS fp16" in printed
+    assert "  estimate on M4 (18.6 TOPS fp16" in printed  # the split one
+    assert main(["estimate", str(whole), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert set(data["functions"]) == {"prefill", "decode"}
+    moved = {r["reason"] for r in data["ops"] if r["unit"] != "ane"}
+    assert any("int32" in r for r in moved)
+    assert any("not a multiple of 32" in r for r in moved)
+    assert main(["estimate", str(split), "--json"]) == 0
+    parts = json.loads(capsys.readouterr().out)["functions"]
+    assert {f.split("/")[0] for f in parts} == {
+        "embed",
+        "layers_0-0",
+        "layers_1-1",
+        "head",
+    }

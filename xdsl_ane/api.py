@@ -268,9 +268,10 @@ class CompiledModel:
             f"interpreter, random inputs seed {seed})"
         )
 
-    def summary(self, output: str | Path | None = None) -> str:
-        """Functions, ops per function by type, lint findings, weight bytes
-        and the output path, in a few lines."""
+    def summary(self, output: str | Path | None = None, chip: str | None = "m4") -> str:
+        """Functions, ops per function by type, lint findings, weight bytes,
+        the placement and latency estimate on `chip` (none with None) and
+        the output path, in a few lines."""
         lines = [f"{self.source}: compiled with {self.pipeline}"]
         for name, counts in self.op_counts().items():
             ops = ", ".join(f"{n} {op}" for op, n in sorted(counts.items()))
@@ -279,6 +280,11 @@ class CompiledModel:
         for finding in report.findings:
             lines.append("  " + finding.format())
         lines.append(f"  {report.summary()}")
+        if chip is not None:
+            from xdsl_ane.estimator import estimate
+            from xdsl_ane.estimator.report import summary
+
+            lines.append(f"  {summary(estimate(self, chip))}")
         lines.append(f"  weights: {self.weight_bytes():,} bytes in the blob")
         if self.compression is not None:
             lines.append("  " + self.compression.summary())

@@ -164,8 +164,9 @@ def check_plot(path: str | Path) -> Path:
 
 
 def plot(estimate: Estimate, path: str | Path) -> Path:
-    """A bar chart of time per layer, stacked by unit, as PNG or SVG (by the
-    suffix). Needs matplotlib (the `plot` extra)."""
+    """A bar chart of time per layer (per op for one or two layers), stacked
+    by unit, as PNG or SVG (by the suffix). Needs matplotlib (the `plot`
+    extra)."""
     path = check_plot(path)
     import matplotlib
 
@@ -173,9 +174,15 @@ def plot(estimate: Estimate, path: str | Path) -> Path:
     import matplotlib.pyplot as plt
 
     groups = layers(estimate)
+    if len(groups) < 3:  # one or two layers: a bar per op
+        groups = [
+            LayerEstimate(o.function, f"{o.name} {o.op}", [o]) for o in estimate.ops
+        ]
     labels = [g.layer for g in groups]
     colours = {"ane": "#2a9d8f", "gpu": "#e9c46a", "cpu": "#e76f51"}
-    figure, axes = plt.subplots(figsize=(max(6.0, 0.35 * len(groups) + 2), 4.0))
+    figure, axes = plt.subplots(
+        figsize=(min(24.0, max(6.0, 0.16 * len(groups) + 2)), 4.5)
+    )
     bottom = [0.0] * len(groups)
     for unit in UNITS:
         values = [g.unit_us(unit) for g in groups]
@@ -185,10 +192,12 @@ def plot(estimate: Estimate, path: str | Path) -> Path:
     axes.set_ylabel("estimated µs")
     axes.set_title(
         f"{Path(estimate.source).name} on {estimate.chip.title}: "
-        f"{estimate.total_ms:.3f} ms, ANE {percent(estimate.ane_fraction)} of FLOPs"
+        f"{estimate.total_ms:.3f} ms, ANE {percent(estimate.ane_fraction)} of FLOPs",
+        fontsize=10,
     )
+    axes.set_xlim(-0.6, len(groups) - 0.4)
     axes.legend()
-    axes.tick_params(axis="x", labelrotation=90, labelsize=7)
+    axes.tick_params(axis="x", labelrotation=90, labelsize=6)
     figure.tight_layout()
     try:
         figure.savefig(path, format=path.suffix.lower().lstrip("."))

@@ -2,7 +2,7 @@
 
     xdsl-ane compile IN.mlir|IN.mil|IN.pt2 -o OUT [--weights W.npz|W.safetensors]
                  [-p PIPELINE] [--emit mlpackage|mil-text|proto] [--target iOS18|iOS17]
-                 [--validate] [--force]
+                 [--validate] [--force] [--chip m4]
     xdsl-ane import K.mil|MODEL.pt2 [-o OUT.mlir] [--force]
     xdsl-ane compile-model qwen3-0.6b (--training | [--layers N]) -o OUT
                  [--seq-len S] [--seed N] [--validate] [--force]
@@ -30,6 +30,7 @@ import numpy as np
 
 from xdsl_ane.diagnostics import did_you_mean
 from xdsl_ane.progress import Progress
+from xdsl_ane.tools.chip_option import add_chip_argument
 from xdsl_ane.tools.common import (
     XdslAneError,
     add_output_arguments,
@@ -90,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write the model even when ane-lint finds errors (they are printed)",
     )
+    add_chip_argument(compile_, "the chip of the summary's estimate")
     add_compress_arguments(compile_)
     compile_.set_defaults(handler=command_compile)
 
@@ -182,8 +184,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_estimate_command(commands) -> None:
-    from xdsl_ane.chips import CHIPS, DEFAULT_CHIP
-
     estimate = commands.add_parser(
         "estimate",
         help="where each op runs on a chip's ANE (or why not) and how long it takes",
@@ -199,12 +199,7 @@ def add_estimate_command(commands) -> None:
         help="a compiled model (.mlpackage, compile-llm output, --emit "
         "directory, .mil) or what compile takes (.mlir, .pt2)",
     )
-    estimate.add_argument(
-        "--chip",
-        default=DEFAULT_CHIP,
-        metavar="{" + ",".join(CHIPS) + "}",
-        help="the chip (default: %(default)s)",
-    )
+    add_chip_argument(estimate, "the chip")
     estimate.add_argument(
         "--json", action="store_true", help="print the estimate as one JSON object"
     )
@@ -254,8 +249,10 @@ def command_compile(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from xdsl_ane.api import compile, manifest_path
+    from xdsl_ane.chips import get_chip
     from xdsl_ane.tools.common import check_outputs
 
+    get_chip(args.chip)  # an unknown chip fails before the work
     output = Path(args.output)
     # (a directory output holds its manifest)
     outputs = (
@@ -286,7 +283,8 @@ def command_compile(args: argparse.Namespace) -> int:
             )
     for note in model.notes:
         print(f"xdsl-ane: note: {note}", file=sys.stderr)
-    summary = model.summary(output)  # (prints the program before writing)
+    # (prints the program before writing)
+    summary = model.summary(output, chip=args.chip)
     model.save(output, emit=args.emit, force=args.force)
     print(summary)
     if args.validate:

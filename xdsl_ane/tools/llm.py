@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from xdsl_ane.tools.chip_option import add_chip_argument
 from xdsl_ane.tools.common import (
     XdslAneError,
     atomic_output,
@@ -64,8 +65,8 @@ class LlmPackage:
     def validate(self):
         return self.compiled.validate()
 
-    def summary(self) -> str:
-        return self.compiled.summary()
+    def summary(self, chip: str | None = "m4") -> str:
+        return self.compiled.summary(chip=chip)
 
     def save(self, path: str | Path, force: bool = False) -> Path:
         """Writes OUT.mlpackage and OUT.manifest.json (nothing on failure)."""
@@ -109,7 +110,7 @@ class LlmPackageSet:
         for part in self.parts:
             part.compiled.validate().raise_if_failed()
 
-    def summary(self) -> str:
+    def summary(self, chip: str | None = "m4") -> str:
         lines = [f"{self.source}: {len(self.parts)} packages"]
         for part in self.parts:
             counts = part.compiled.op_counts()
@@ -117,6 +118,11 @@ class LlmPackageSet:
             lines.append(
                 f"  {part.name}: {ops}, weights {part.compiled.weight_bytes():,} bytes"
             )
+        if chip is not None:  # the packages one after the other
+            from xdsl_ane.estimator import estimate
+            from xdsl_ane.estimator.report import summary
+
+            lines.append(f"  {summary(estimate(self, chip))}")
         return "\n".join(lines)
 
     def save(self, path: str | Path, force: bool = False) -> Path:
@@ -524,6 +530,7 @@ def add_llm_commands(commands: Any) -> None:
         "(OUT is then a directory)",
     )
     add_compress_arguments(compile_llm_)
+    add_chip_argument(compile_llm_, "the chip of the summary's estimate")
     compile_llm_.set_defaults(handler=command_compile_llm)
 
     generate = commands.add_parser(
@@ -559,7 +566,9 @@ def add_llm_commands(commands: Any) -> None:
 
 def command_compile_llm(args: Any) -> int:
     from xdsl_ane.api import manifest_path
+    from xdsl_ane.chips import get_chip
 
+    get_chip(args.chip)  # an unknown chip fails before the work
     output = Path(args.output)
     split = args.layers_per_package is not None
     if split:
@@ -577,7 +586,7 @@ def command_compile_llm(args: Any) -> int:
         **compress_options(args),
     )
     package.save(output, force=args.force)
-    print(package.summary())
+    print(package.summary(chip=args.chip))
     record = package.manifest_record
     if split:
         states = ", ".join(
