@@ -666,6 +666,31 @@ for kind in rlx.ACTIVATION_KINDS:
     )
 
 
+# --- resampling and vision activations (more cases: test_resampling.py,
+# test_vision_activations.py) ---------------------------------------------------
+
+case(
+    "upsample_bilinear",
+    [normal(1, 3, 4, 5)],
+    lambda dt, x: rlx.UpsampleOp(x, "bilinear", [8, 10]),
+)
+case(
+    "upsample_bicubic",
+    [normal(1, 3, 4, 5)],
+    lambda dt, x: rlx.UpsampleOp(x, "bicubic", [6, 7], True),
+)
+case(
+    "pad_reflect",
+    [normal(1, 3, 4, 5)],
+    lambda dt, x: rlx.PadOp(x, [0, 0, 0, 0, 1, 2, 3, 0], "reflect"),
+)
+case("hardswish", [normal(2, 16, sigma=4.0)], lambda dt, x: rlx.HardswishOp(x))
+case("hardsigmoid", [normal(2, 16, sigma=4.0)], lambda dt, x: rlx.HardsigmoidOp(x))
+case("leaky_relu", [normal(2, 16)], lambda dt, x: rlx.LeakyReluOp(x, 0.2))
+case("elu", [normal(2, 16)], lambda dt, x: rlx.EluOp(x))
+case("relu6", [normal(2, 16, sigma=4.0)], lambda dt, x: rlx.ClampOp(x, 0.0, 6.0))
+
+
 # --- parametrized check ---------------------------------------------------------
 
 IDS = [c.id for c in CASES]

@@ -205,6 +205,20 @@ func.func @main(%x: tensor<1x8x1x4xf16>) -> (tensor<8x16xf16>, tensor<1x8x1x4xf1
   func.return %blocks, %conv, %vector : tensor<8x16xf16>, tensor<1x8x1x4xf16>, tensor<4x3xf16>
 }
 """,
+    "resampling": """
+func.func @main(%x: tensor<1x3x4x5xf32>, %h: tensor<1x3x4x5xf16>, %s: tensor<1x3x5xf16>) -> (tensor<1x3x8x15xf32>, tensor<1x3x8x10xf16>, tensor<1x3x10xf16>, tensor<1x3x5x10xf32>, tensor<1x3x7x12xf16>, tensor<1x3x10xf16>, tensor<1x3x4x5xf16>, tensor<1x3x4x5xf32>, tensor<1x3x4x5xf16>) {
+  %nearest = mil.upsample_nearest_neighbor %x {scale_factor_height = 2 : i64, scale_factor_width = 3 : i64} : (tensor<1x3x4x5xf32>) -> tensor<1x3x8x15xf32>
+  %bilinear = mil.upsample_bilinear %h {scale_factor_height = 2 : i64, scale_factor_width = 2 : i64, align_corners = false} : (tensor<1x3x4x5xf16>) -> tensor<1x3x8x10xf16>
+  %corners = mil.upsample_bilinear %s {scale_factor_width = 2 : i64} : (tensor<1x3x5xf16>) -> tensor<1x3x10xf16>
+  %constant = mil.pad %x {pad = array<i64: 1, 0, 2, 3>, constant_val = -1.5 : f32} : (tensor<1x3x4x5xf32>) -> tensor<1x3x5x10xf32>
+  %reflect = mil.pad %h {pad = array<i64: 1, 2, 3, 4>, mode = "reflect"} : (tensor<1x3x4x5xf16>) -> tensor<1x3x7x12xf16>
+  %replicate = mil.pad %s {pad = array<i64: 0, 5>, mode = "replicate"} : (tensor<1x3x5xf16>) -> tensor<1x3x10xf16>
+  %leaky = mil.leaky_relu %h {alpha = 0.2 : f32} : tensor<1x3x4x5xf16>
+  %elu = mil.elu %x {alpha = 1.0 : f32} : tensor<1x3x4x5xf32>
+  %hard = mil.sigmoid_hard %h {alpha = 0.16666667 : f32, beta = 0.5 : f32} : tensor<1x3x4x5xf16>
+  func.return %nearest, %bilinear, %corners, %constant, %reflect, %replicate, %leaky, %elu, %hard : tensor<1x3x8x15xf32>, tensor<1x3x8x10xf16>, tensor<1x3x10xf16>, tensor<1x3x5x10xf32>, tensor<1x3x7x12xf16>, tensor<1x3x10xf16>, tensor<1x3x4x5xf16>, tensor<1x3x4x5xf32>, tensor<1x3x4x5xf16>
+}
+""",
     "consts": """
 func.func @main(%x: tensor<2x8xf32>) -> (tensor<f16>, tensor<f32>, tensor<i32>, tensor<i8>, tensor<i1>, tensor<12xi1>, tensor<2x8xi32>, tensor<3xf16>, tensor<2x8xf32>, tensor<4xf16>, tensor<2x8xf32>, tensor<2x8xf32>) {
   %h = mil.const dense<-65504.0> : tensor<f16>

@@ -70,6 +70,7 @@ DESIGN_OPS = {
     # ../shared/DESIGN.md "Vision and audio ops (issue 17)"
     "conv",
     "conv_transpose",
+    *"upsample pad hardswish hardsigmoid leaky_relu elu clamp".split(),
 }
 
 # Allowed values of the choice properties, from the contract.

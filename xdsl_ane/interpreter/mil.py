@@ -44,7 +44,7 @@ from xdsl_ane.dialects.typing import (
     ints_prop,
     str_prop,
 )
-from xdsl_ane.interpreter import convolution
+from xdsl_ane.interpreter import convolution, resampling
 from xdsl_ane.interpreter.numerics import (
     Array,
     Compute,
@@ -316,6 +316,39 @@ class MilFunctions(InterpreterFunctions):
             x.dtype.type(op.beta.value.data),
         )
         return np.minimum(np.maximum(x, alpha), beta)
+
+    @mil_impl(mil.LeakyReluOp)
+    def run_leaky_relu(self, op: mil.LeakyReluOp, x: Array) -> Array:
+        return resampling.leaky_relu(x, op.alpha.value.data)
+
+    @mil_impl(mil.EluOp)
+    def run_elu(self, op: mil.EluOp, x: Array) -> Array:
+        return resampling.elu(x, op.alpha.value.data)
+
+    @mil_impl(mil.SigmoidHardOp)
+    def run_sigmoid_hard(self, op: mil.SigmoidHardOp, x: Array) -> Array:
+        return resampling.sigmoid_hard(x, op.alpha.value.data, op.beta.value.data)
+
+    # --- resampling ---
+
+    @mil_impl(mil.UpsampleNearestNeighborOp)
+    def run_upsample_nearest_neighbor(
+        self, op: mil.UpsampleNearestNeighborOp, x: Array
+    ) -> Array:
+        return resampling.mil_upsample_nearest(x, op.scale_factors(op.properties))
+
+    @mil_impl(mil.UpsampleBilinearOp)
+    def run_upsample_bilinear(self, op: mil.UpsampleBilinearOp, x: Array) -> Array:
+        align_corners, half_pixel = op.grid(op.properties)
+        scales = op.scale_factors(op.properties)
+        return resampling.mil_upsample_bilinear(x, scales, align_corners, half_pixel)
+
+    @mil_impl(mil.PadOp)
+    def run_pad(self, op: mil.PadOp, x: Array) -> Array:
+        pairs = op.pairs(op.properties, op.x.type)
+        mode = str_prop(op.properties, "mode", op.input_default("mode"))
+        value = float_prop(op.properties, "constant_val", 0.0)
+        return resampling.pad(x, pairs, mode, value)
 
     @mil_impl(mil.SelectOp)
     def run_select(self, op: mil.SelectOp, cond: Array, a: Array, b: Array) -> Array:

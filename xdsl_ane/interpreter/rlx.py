@@ -38,6 +38,7 @@ from xdsl.ir import Operation
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.rlx.convolution import conv_parameters
 from xdsl_ane.dialects.rlx.normalization import rms_axis
+from xdsl_ane.dialects.rlx.resampling import pad_parameters
 from xdsl_ane.dialects.typing import (
     bool_prop,
     float_prop,
@@ -45,7 +46,7 @@ from xdsl_ane.dialects.typing import (
     ints_prop,
     str_prop,
 )
-from xdsl_ane.interpreter import convolution
+from xdsl_ane.interpreter import convolution, resampling
 from xdsl_ane.interpreter.numerics import (
     GELU_TANH_CUBIC,
     SQRT_2_OVER_PI,
@@ -576,6 +577,48 @@ class RlxFunctions(InterpreterFunctions):
         )
 
     # --- quantization ---
+
+    # --- resampling and vision activations ---
+
+    @rlx_impl(rlx.UpsampleOp)
+    def run_upsample(self, op: rlx.UpsampleOp, x: Array) -> Array:
+        return resampling.upsample(
+            x,
+            op.mode.data,
+            ints_prop(op.properties, "size"),
+            bool_prop(op.properties, "align_corners"),
+        )
+
+    @rlx_impl(rlx.PadOp)
+    def run_pad(self, op: rlx.PadOp, x: Array) -> Array:
+        pairs, mode, value = pad_parameters(op.name, op.properties, op.input.type)
+        return resampling.pad(x, pairs, mode, value)
+
+    @rlx_impl(rlx.HardswishOp)
+    def run_hardswish(self, op: rlx.HardswishOp, x: Array) -> Array:
+        return resampling.hardswish(x)
+
+    @rlx_impl(rlx.HardsigmoidOp)
+    def run_hardsigmoid(self, op: rlx.HardsigmoidOp, x: Array) -> Array:
+        return resampling.hardsigmoid(x)
+
+    @rlx_impl(rlx.LeakyReluOp)
+    def run_leaky_relu(self, op: rlx.LeakyReluOp, x: Array) -> Array:
+        return resampling.leaky_relu(x, op.alpha_of(op))
+
+    @rlx_impl(rlx.EluOp)
+    def run_elu(self, op: rlx.EluOp, x: Array) -> Array:
+        return resampling.elu(x, op.alpha_of(op))
+
+    @rlx_impl(rlx.ClampOp)
+    def run_clamp(self, op: rlx.ClampOp, x: Array) -> Array:
+        low = float_prop(op.properties, "min")
+        high = float_prop(op.properties, "max")
+        if low is not None:
+            x = np.maximum(x, x.dtype.type(low))
+        if high is not None:
+            x = np.minimum(x, x.dtype.type(high))
+        return x
 
     @rlx_impl(rlx.QuantizeOp)
     def run_quantize(

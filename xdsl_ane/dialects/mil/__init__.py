@@ -18,7 +18,9 @@ Modules: `const`, `elementwise`, `linear` (matmul, linear, conv), `convolution`
 (conv_transpose), `shape`,
 `indexing` (gather, one_hot, band_part), `reduction` (reduce_*, softmax,
 layer_norm), `quantization`, `state`; `base` holds the shared machinery,
-`inputs` the declaration of MIL inputs.
+`inputs` the declaration of MIL inputs. `resampling` (upsample_nearest_neighbor,
+upsample_bilinear, pad) and `activations` (leaky_relu, elu, sigmoid_hard)
+serve the vision models.
 """
 
 from xdsl.dialect_interfaces.constant_materialization import (
@@ -27,6 +29,12 @@ from xdsl.dialect_interfaces.constant_materialization import (
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Attribute, Dialect, Operation
 
+from xdsl_ane.dialects.mil.activations import (
+    AlphaActivationOp,
+    EluOp,
+    LeakyReluOp,
+    SigmoidHardOp,
+)
 from xdsl_ane.dialects.mil.base import (
     MIL_DTYPES,
     MIL_STORAGE_DTYPES,
@@ -96,6 +104,12 @@ from xdsl_ane.dialects.mil.reduction import (
     ReductionOp,
     SoftmaxOp,
 )
+from xdsl_ane.dialects.mil.resampling import (
+    PadOp,
+    UpsampleBilinearOp,
+    UpsampleNearestNeighborOp,
+    UpsampleOp,
+)
 from xdsl_ane.dialects.mil.shape import (
     ConcatOp,
     ExpandDimsOp,
@@ -136,6 +150,9 @@ MIL_OPS: list[type[MilOp]] = [
     CeilOp,
     ErfOp,
     ClipOp,
+    LeakyReluOp,
+    EluOp,
+    SigmoidHardOp,
     # elementwise binary
     AddOp,
     SubOp,
@@ -179,6 +196,10 @@ MIL_OPS: list[type[MilOp]] = [
     ReduceLogSumExpOp,
     SoftmaxOp,
     LayerNormOp,
+    # resampling
+    UpsampleNearestNeighborOp,
+    UpsampleBilinearOp,
+    PadOp,
     # quantization
     QuantizeOp,
     DequantizeOp,
@@ -213,6 +234,7 @@ __all__ = [
     "MIL_OPS",
     "AbsOp",
     "AddOp",
+    "AlphaActivationOp",
     "BandPartOp",
     "BinaryOp",
     "CastOp",
@@ -229,6 +251,7 @@ __all__ = [
     "CoremlUpdateStateOp",
     "CosOp",
     "DequantizeOp",
+    "EluOp",
     "EqualOp",
     "ErfOp",
     "ExpOp",
@@ -240,6 +263,7 @@ __all__ = [
     "GreaterOp",
     "InverseOp",
     "LayerNormOp",
+    "LeakyReluOp",
     "LessEqualOp",
     "LessOp",
     "LinearOp",
@@ -251,6 +275,7 @@ __all__ = [
     "MulOp",
     "NotEqualOp",
     "OneHotOp",
+    "PadOp",
     "PowOp",
     "QuantizeOp",
     "ReadStateOp",
@@ -268,6 +293,7 @@ __all__ = [
     "RoundOp",
     "RsqrtOp",
     "SelectOp",
+    "SigmoidHardOp",
     "SigmoidOp",
     "SiluOp",
     "SinOp",
@@ -285,6 +311,9 @@ __all__ = [
     "TransposeOp",
     "UnaryOp",
     "UnaryWithEpsilonOp",
+    "UpsampleBilinearOp",
+    "UpsampleNearestNeighborOp",
+    "UpsampleOp",
     "conv_padding",
     "conv_transpose_crop",
     "is_compile_time_constant",

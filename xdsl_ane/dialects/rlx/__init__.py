@@ -13,6 +13,8 @@ module each:
 - reduction.py: reduce_sum/mean/max/min, softmax, argmax
 - normalization.py: rms_norm, layer_norm
 - convolution.py: conv, conv_transpose
+- resampling.py: upsample, pad
+- activations.py: hardswish, hardsigmoid, leaky_relu, elu, clamp
 - attention.py: rope, rope_backward, attention, attention_backward
 - loss.py: softmax_cross_entropy and its backward
 - training.py: rms_norm_backward_input/gamma, activation_backward
@@ -30,6 +32,14 @@ are in properties_invalid.mlir.
 
 from xdsl.ir import Dialect
 
+from xdsl_ane.dialects.rlx.activations import (
+    AlphaActivationOp,
+    ClampOp,
+    EluOp,
+    HardsigmoidOp,
+    HardswishOp,
+    LeakyReluOp,
+)
 from xdsl_ane.dialects.rlx.attention import (
     ATTENTION_WRT,
     LAYOUTS,
@@ -107,6 +117,7 @@ from xdsl_ane.dialects.rlx.reduction import (
     ReduceSumOp,
     SoftmaxOp,
 )
+from xdsl_ane.dialects.rlx.resampling import PadOp, UpsampleOp
 from xdsl_ane.dialects.rlx.shape import (
     ConcatOp,
     DeclaredShapeOp,
@@ -189,6 +200,13 @@ RLX = Dialect(
         WriteStateOp,
         SliceUpdateOp,
         ArgmaxOp,
+        UpsampleOp,
+        PadOp,
+        HardswishOp,
+        HardsigmoidOp,
+        LeakyReluOp,
+        EluOp,
+        ClampOp,
         ConvOp,
         ConvTransposeOp,
     ],
@@ -202,6 +220,7 @@ __all__ = [
     "ATTENTION_WRT",
     "AbsOp",
     "ActivationBackwardOp",
+    "AlphaActivationOp",
     "ArgmaxOp",
     "AddOp",
     "ArithmeticOp",
@@ -211,6 +230,7 @@ __all__ = [
     "BinaryOp",
     "COMPARE_PREDICATES",
     "CastOp",
+    "ClampOp",
     "CompareOp",
     "ConcatOp",
     "ConstantOp",
@@ -221,13 +241,17 @@ __all__ = [
     "DeclaredShapeOp",
     "DequantizeOp",
     "DivOp",
+    "EluOp",
     "ExpOp",
     "ExpandOp",
     "FUNCTIONAL",
     "GatherOp",
     "GeluOp",
     "GeluTanhOp",
+    "HardsigmoidOp",
+    "HardswishOp",
     "LayerNormOp",
+    "LeakyReluOp",
     "LogOp",
     "MASKS",
     "MatmulOp",
@@ -237,6 +261,7 @@ __all__ = [
     "NarrowOp",
     "NegOp",
     "NormOp",
+    "PadOp",
     "ParamOp",
     "PowOp",
     "QuantizeOp",
@@ -271,6 +296,7 @@ __all__ = [
     "TanhOp",
     "TransposeOp",
     "UnaryOp",
+    "UpsampleOp",
     "Value",
     "WhereOp",
     "WriteStateOp",

@@ -36,6 +36,19 @@ KEPT_OPS = (
     aten.layer_norm.default,
     aten.gelu.default,
     aten.silu.default,
+    # one rlx.upsample, rlx.pad or activation each, which the table would
+    # turn into index arithmetic and gathers
+    aten.upsample_nearest1d.vec,
+    aten.upsample_nearest2d.vec,
+    aten.upsample_linear1d.vec,
+    aten.upsample_bilinear2d.vec,
+    aten.upsample_bicubic2d.vec,
+    aten.reflection_pad1d.default,
+    aten.reflection_pad2d.default,
+    aten.replication_pad1d.default,
+    aten.replication_pad2d.default,
+    aten.hardswish.default,
+    aten.hardsigmoid.default,
 )
 """Ops that stay whole: each is one rlx op (or matmul + add), and splitting
 them would only make the translator re-discover them."""

@@ -7,7 +7,9 @@ where, cast), shape.py (matmul, shape ops), reduction.py (reductions,
 softmax, argmax), normalization.py (RMSNorm, LayerNorm), convolution.py
 (conv, conv_transpose), attention.py
 (RoPE, attention and their backward ops), loss.py (softmax cross-entropy),
-training.py (RMSNorm and activation backward), quantization.py and
+training.py (RMSNorm and activation backward), resampling.py (upsample,
+pad), activations.py (hardswish, hardsigmoid, leaky_relu, elu, clamp),
+quantization.py and
 state.py (states, slice_update); each family's lit test is
 tests/filecheck/passes/convert-rlx-to-mil/<family>.mlir. Grouped-query
 attention is first tiled to H key/value heads with the `rlx-gqa-tile`
@@ -27,6 +29,7 @@ from xdsl.utils.exceptions import PassFailedException
 from xdsl_ane.locations import location_keeper, where
 from xdsl_ane.passes.gqa_tile import RlxGqaTilePass
 from xdsl_ane.passes.rlx_to_mil import (
+    activations,
     attention,
     convolution,
     elementwise,
@@ -34,6 +37,7 @@ from xdsl_ane.passes.rlx_to_mil import (
     normalization,
     quantization,
     reduction,
+    resampling,
     shape,
     state,
     training,
@@ -48,6 +52,8 @@ PATTERNS = (
     *attention.PATTERNS,
     *loss.PATTERNS,
     *training.PATTERNS,
+    *resampling.PATTERNS,
+    *activations.PATTERNS,
     *quantization.PATTERNS,
     *state.PATTERNS,
 )
