@@ -39,7 +39,9 @@ def parse(text: str) -> builtin.ModuleOp:
 
 
 def program(args: str, body: str) -> builtin.ModuleOp:
-    return parse(f"func.func @f({args}) {{\n{body}\n  func.return\n}}")
+    module = parse(f"func.func @f({args}) {{\n{body}\n  func.return\n}}")
+    module.verify()
+    return module
 
 
 def only(module: builtin.ModuleOp, chip: str = "m4"):
@@ -117,10 +119,10 @@ RULES = [
         "reduce_prod",
         "m4",
         f"%x: {ACT}",
-        f"%r = mil.reduce_prod %x {{axes = array<i64: 1>}} : ({ACT}) -> "
-        "tensor<1x1x1x256xf16>",
-        f"%r = mil.reduce_sum %x {{axes = array<i64: 1>}} : ({ACT}) -> "
-        "tensor<1x1x1x256xf16>",
+        f"%r = mil.reduce_prod %x {{axes = array<i64: 1>, keep_dims = true}} : "
+        f"({ACT}) -> tensor<1x1x1x256xf16>",
+        f"%r = mil.reduce_sum %x {{axes = array<i64: 1>, keep_dims = true}} : "
+        f"({ACT}) -> tensor<1x1x1x256xf16>",
     ),
     (
         "conv",
@@ -640,3 +642,87 @@ def test_llm_packages(llm_packages, capsys) -> None:
         "layers_1-1",
         "head",
     }
+
+
+def test_a_kernel_directory(tmp_path, capsys) -> None:
+    """What compile-model --training writes: the kernels of kernels.json,
+    each package's functions in turn."""
+    from xdsl_ane.api import compile
+
+    source = tmp_path / "f.mlir"
+    source.write_text(SWITCHING)
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    model = compile(source, weights={"embed": [[0.0] * 64] * 100})
+    listing = []
+    for name in ("first", "second"):
+        model.save(kernels / f"{name}.mlpackage")
+        listing.append({"name": name, "mlpackage": f"{name}.mlpackage"})
+    (kernels / "kernels.json").write_text(json.dumps({"kernels": listing}))
+    assert main(["estimate", str(kernels), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert list(data["functions"]) == ["first/main", "second/main"]
+    one = xdsl_ane_estimate(kernels / "first.mlpackage")
+    assert data["total_ms"] == pytest.approx(2 * one.total_ms)
+    (kernels / "kernels.json").write_text("{}")
+    assert main(["estimate", str(kernels)]) == 1
+    err = capsys.readouterr().err
+    assert "kernels.json: not a kernel listing" in err and err.count("\n") == 1
+
+
+def xdsl_ane_estimate(*args, **kwargs):
+    import xdsl_ane
+
+    return xdsl_ane.estimate(*args, **kwargs)
+
+
+@pytest.mark.slow
+def test_a_torch_cnn() -> None:
+    """A CNN through torch.export: the dilated conv and the 15-wide kernel
+    leave the ANE for the GPU, the rest stays: a switch at each."""
+    import torch
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = torch.nn.Conv2d(3, 16, 3, padding=1)
+            self.c2 = torch.nn.Conv2d(16, 32, 3, stride=2, padding=2, dilation=2)
+            self.c3 = torch.nn.Conv2d(32, 32, (1, 15), padding=(0, 7))
+
+        def forward(self, x):
+            return self.c3(torch.relu(self.c2(torch.relu(self.c1(x)))))
+
+    program = torch.export.export(Net().eval(), (torch.randn(1, 3, 32, 32),))
+    result = xdsl_ane_estimate(program, "m4")
+    convs = [(o.unit, o.rule) for o in result.ops if o.op == "conv"]
+    assert convs == [("ane", ""), ("gpu", "conv"), ("gpu", "conv")]
+    moved = [o.reason for o in result.ops if o.unit != "ane"]
+    assert "(dilations [2, 2] > 1)" in moved[0] and "kernel width 15 > 13" in moved[1]
+    # (the layout's reshapes after the last conv may add one more ANE segment)
+    assert [s.unit for s in result.segments][:4] == ["ane", "gpu", "ane", "gpu"]
+
+
+def test_ane_lint_with_a_chip_warns_of_its_placement() -> None:
+    """ane-lint{chip=...} adds, as warnings, the placement's rules that the
+    chip-neutral lint does not report; without a chip it is unchanged."""
+    from xdsl_ane.passes.ane_lint import lint_module
+
+    module = program(
+        f"%x: {ACT}, %v: tensor<1x4x1x64xf16>",
+        f"%s = mil.sin %x : {ACT}\n"
+        '%g = mil.const weight "w" : tensor<4x4x1x15xf16>\n'
+        "%c = mil.conv %v, %g : (tensor<1x4x1x64xf16>, tensor<4x4x1x15xf16>) -> "
+        "tensor<1x4x1x50xf16>",
+    )
+    assert lint_module(module).findings == []
+    m1 = [f.format() for f in lint_module(module, "m1").findings]
+    assert m1 == [
+        "ane-lint: warning: @f: mil.sin (%s): sin runs on the ANE from A15: on M1 "
+        "it runs on the GPU",
+        "ane-lint: warning: @f: mil.conv (%c): convolution kernel wider than 13 "
+        "usually runs on the CPU/GPU, not the ANE (kernel width 15 > 13): on M1 it "
+        "runs on the GPU; split the kernel into several narrower convolutions",
+    ]
+    assert [f.op_name for f in lint_module(module, "m4").findings] == ["mil.conv"]
+    with pytest.raises(XdslAneError, match="unknown chip 'x'"):
+        lint_module(module, "x")

@@ -329,14 +329,6 @@ LOWERINGS = [
         "upsample_nearest_neighbor",
     ),
     ("nearest_x3_1d", (1, 3, 5), "nearest", (15,), False, "upsample_nearest_neighbor"),
-    (
-        "nearest_x8_x4",
-        (1, 3, 2, 3),
-        "nearest",
-        (16, 12),
-        False,
-        "upsample_nearest_neighbor",
-    ),
     ("nearest_fraction", (1, 3, 4, 5), "nearest", (6, 7), False, "matmul"),
     ("nearest_down", (1, 3, 8, 6), "nearest", (4, 3), False, "matmul"),
     ("bilinear_x2", (1, 3, 4, 5), "bilinear", (8, 15), False, "upsample_bilinear"),
@@ -366,29 +358,6 @@ def test_upsample_lowering(shape, mode, size, align_corners, emitted, element):
     check_lowering(module, make_inputs(args, element, 0), **tol)
     counts = mil_op_counts(lower(module))
     assert counts[f"mil.{emitted}"] >= 1, counts
-
-
-def test_power_of_two_nearest_upsamples_in_steps_of_two():
-    """The ANE upsamples at most 2x per op: x8 by x4 is three ops."""
-    module = build_case(
-        [normal(1, 3, 2, 3)],
-        lambda dt, x: rlx.UpsampleOp(x, "nearest", [16, 12]),
-        f32,
-    )
-    steps = [
-        (op.scale_factor_height.value.data, op.scale_factor_width.value.data)
-        for op in lower(module).walk()
-        if isinstance(op, mil.UpsampleNearestNeighborOp)
-    ]
-    assert steps == [(2, 2), (2, 2), (2, 1)]
-
-
-@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
-def test_upsample_to_the_same_size_is_no_op(mode):
-    module = build_case(
-        [normal(1, 3, 4, 5)], lambda dt, x: rlx.UpsampleOp(x, mode, [4, 5]), f32
-    )
-    assert not [op for op in lower(module).walk() if op.name.startswith("mil.")]
 
 
 PAD_LOWERINGS = [

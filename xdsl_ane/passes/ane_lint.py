@@ -36,6 +36,12 @@ The rules themselves live in `ane_rules.py`, shared with the placement of
 `xdsl-ane estimate` (which applies one chip's limits where this lint is
 chip-neutral).
 
+With `chip` (`ane-lint{chip=m1}`, `lint_module(module, "m1")`) the lint
+also warns of each op that chip's placement (`ane_rules.placement_rule`,
+what `xdsl-ane estimate` applies) moves off the ANE by a rule the table
+above does not cover: sin/cos before A15, conv kernels wider than 13,
+reduce_prod, argmax over > 2048, int32 or bf16 compute, state shapes.
+
 `lint_module` is the Python API (used by the pass and by `xdsl-ane compile`);
 the pass prints each finding and a summary to stderr and fails on errors, or
 on warnings too with `strict=true`.
@@ -60,7 +66,9 @@ from xdsl.passes import ModulePass
 from xdsl.traits import IsolatedFromAbove
 from xdsl.utils.exceptions import PassFailedException
 
+from xdsl_ane.chips import Chip, get_chip
 from xdsl_ane.dialects.mil.base import MilOp
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.limits import (
     MAX_DIMENSION,
     MAX_DIMENSION_NEWER,
@@ -78,11 +86,13 @@ from xdsl_ane.passes.ane_rules import (  # noqa: F401 (the lint's API names them
     OpRule,
     Severity,
     dimensions_over,
+    function_state_shapes,
     is_const,
     is_fp32,
     numbers,
     op_name,
     op_rule_details,
+    placement_rule,
     rank_problem,
 )
 
@@ -164,12 +174,15 @@ def _count(n: int, noun: str) -> str:
 # --- the lint ---------------------------------------------------------------
 
 
-def lint_module(module: builtin.ModuleOp) -> LintReport:
-    """Lints every func.func of `module` (nested ones too); changes nothing."""
+def lint_module(module: builtin.ModuleOp, chip: str = "") -> LintReport:
+    """Lints every func.func of `module` (nested ones too); changes nothing.
+    With `chip`, also warns of each op that chip's placement moves off the
+    ANE by a rule the chip-neutral lint does not report."""
     report = LintReport()
+    target = get_chip(chip) if chip else None
     for op in module.walk():
         if isinstance(op, func.FuncOp):
-            linter = _FunctionLint(op)
+            linter = _FunctionLint(op, target)
             linter.run()
             report.findings.extend(linter.findings)
             report.functions += 1
@@ -224,8 +237,10 @@ def printed_names(function: func.FuncOp) -> dict[SSAValue, str]:
 
 
 class _FunctionLint:
-    def __init__(self, function: func.FuncOp):
+    def __init__(self, function: func.FuncOp, chip: Chip | None = None):
         self.function = function
+        self.chip = chip
+        self.states = function_state_shapes(function) if chip else set()
         self.findings: list[Finding] = []
         self.ops = 0
         self._names: dict[SSAValue, str] | None = None
@@ -290,7 +305,10 @@ class _FunctionLint:
                 weight_bytes += sum(tensor_bytes(r.type) for r in op.results)
             elif not const:
                 self.ops += 1
+            found = len(self.findings)
             self.op_kind(op, name)
+            if self.chip is not None and not const:
+                self.chip_placement(op, found)
             for r in op.results:
                 if const and feeds_constexpr_only(r):
                     # compressed data (a LUT's rank is its weight's + 2),
@@ -359,6 +377,27 @@ class _FunctionLint:
                 op,
                 "not an op of the mil dialect; Core ML runs custom ops on the CPU",
             )
+
+    def chip_placement(self, op: Operation, found: int) -> None:
+        """The chip's placement of `op`, when it moves the op off the ANE by
+        a rule no other finding reports (fp32 is the function's one fp32
+        finding)."""
+        placement = placement_rule(op, self.chip, self.states)
+        if placement.unit == "ane" or len(self.findings) > found:
+            return
+        if placement.rule in ("dtype", "fp32-const") and "fp32" in placement.reason:
+            return
+        if op_rule_details(op, lint=True):
+            return
+        rules = op_rule_details(op)  # a rule of the placement's only
+        fix = rules[0][0].suggestion if rules else ""
+        self.report(
+            Severity.WARNING,
+            op,
+            f"{placement.reason}: on {self.chip.title} it runs on the "
+            f"{placement.unit.upper()}",
+            fix,
+        )
 
     def gather_table(self, op: Operation) -> None:
         if not op.operands or not isinstance(op.operands[0].type, TensorType):
@@ -481,9 +520,14 @@ class AneLintPass(ModulePass):
     name = "ane-lint"
 
     strict: bool = False
+    chip: str = ""
+    """With a chip (`ane-lint{chip=m1}`), also that chip's placement rules."""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        report = lint_module(op)
+        try:
+            report = lint_module(op, self.chip)
+        except XdslAneError as e:  # an unknown chip, in one line
+            raise PassFailedException(f"ane-lint: {e}") from None
         print(report.format(), file=sys.stderr)
         first = report.failure(self.strict)
         if first is not None:
