@@ -329,6 +329,14 @@ LOWERINGS = [
         "upsample_nearest_neighbor",
     ),
     ("nearest_x3_1d", (1, 3, 5), "nearest", (15,), False, "upsample_nearest_neighbor"),
+    (
+        "nearest_x8_x4",
+        (1, 3, 2, 3),
+        "nearest",
+        (16, 12),
+        False,
+        "upsample_nearest_neighbor",
+    ),
     ("nearest_fraction", (1, 3, 4, 5), "nearest", (6, 7), False, "matmul"),
     ("nearest_down", (1, 3, 8, 6), "nearest", (4, 3), False, "matmul"),
     ("bilinear_x2", (1, 3, 4, 5), "bilinear", (8, 15), False, "upsample_bilinear"),
@@ -358,6 +366,29 @@ def test_upsample_lowering(shape, mode, size, align_corners, emitted, element):
     check_lowering(module, make_inputs(args, element, 0), **tol)
     counts = mil_op_counts(lower(module))
     assert counts[f"mil.{emitted}"] >= 1, counts
+
+
+def test_power_of_two_nearest_upsamples_in_steps_of_two():
+    """The ANE upsamples at most 2x per op: x8 by x4 is three ops."""
+    module = build_case(
+        [normal(1, 3, 2, 3)],
+        lambda dt, x: rlx.UpsampleOp(x, "nearest", [16, 12]),
+        f32,
+    )
+    steps = [
+        (op.scale_factor_height.value.data, op.scale_factor_width.value.data)
+        for op in lower(module).walk()
+        if isinstance(op, mil.UpsampleNearestNeighborOp)
+    ]
+    assert steps == [(2, 2), (2, 2), (2, 1)]
+
+
+@pytest.mark.parametrize("mode", ["nearest", "bilinear", "bicubic"])
+def test_upsample_to_the_same_size_is_no_op(mode):
+    module = build_case(
+        [normal(1, 3, 4, 5)], lambda dt, x: rlx.UpsampleOp(x, mode, [4, 5]), f32
+    )
+    assert not [op for op in lower(module).walk() if op.name.startswith("mil.")]
 
 
 PAD_LOWERINGS = [
@@ -489,3 +520,24 @@ def test_position_embedding_interpolation_folds_at_import():
     (y,) = run_function(imported.module, imported.numpy_inputs(x), imported.weights)
     with torch.no_grad():
         np.testing.assert_allclose(y, model(x).numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_dinov2_at_another_image_size_folds_its_position_interpolation():
+    """Hugging Face DINOv2 on a 48×48 image, built for 32×32: its position
+    embeddings are bicubically resampled to the 6×6 patch grid, from
+    parameters only, so torch computes them at import; the model agrees
+    with torch in fp32 and as an fp16 package."""
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    config = transformers.Dinov2Config(
+        image_size=32,
+        patch_size=8,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+    )
+    model = transformers.Dinov2Model(config).eval()
+    x = torch.randn(1, 3, 48, 48)
+    checked = check_program(export(model, (x,)), (x,))
+    assert not checked.ops("rlx.upsample")
