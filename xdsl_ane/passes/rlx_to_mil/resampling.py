@@ -1,9 +1,10 @@
 """Lowering of rlx resampling (upsample, pad) to MIL.
 
 MIL's upsample ops take integer scale factors on the last two axes, so an
-upsample to an integer multiple of each spatial size is one
-`upsample_nearest_neighbor` (torch's nearest index ⌊d·n/m⌋ is then ⌊d/k⌋)
-or `upsample_bilinear` (whose grid is torch's for both align_corners);
+upsample to an integer multiple of each spatial size is
+`upsample_nearest_neighbor` (torch's nearest index ⌊d·n/m⌋ is then ⌊d/k⌋;
+power-of-two scales in steps of at most 2×, the ANE's limit) or one
+`upsample_bilinear` (whose grid is torch's for both align_corners);
 a 1-D input [N, C, W] is resampled on its last two axes with the C scale 1,
 which every grid leaves unchanged. MIL has no bicubic resampling, and other
 sizes (fractional or downsampling ratios) have no integer scale: those are
@@ -48,6 +49,25 @@ def integer_scales(mode: str, sizes: tuple[int, ...], size: tuple[int, ...]):
     return (1, *scales) if len(scales) == 1 else tuple(scales)
 
 
+MAX_STEP = 2
+"""The ANE upsamples at most 2× per op (ANE_FACTS)."""
+
+
+def nearest_steps(scales: tuple[int, int]) -> list[tuple[int, int]]:
+    """Nearest-neighbour (height, width) scales as steps of at most 2× where
+    each scale is a power of two (⌊⌊d/2⌋/(k/2)⌋ = ⌊d/k⌋, so exact), else one
+    step."""
+    if not all(k & (k - 1) == 0 for k in scales):
+        return [scales]
+    steps = []
+    remaining = list(scales)
+    while any(k > 1 for k in remaining) or not steps:
+        step = tuple(min(k, MAX_STEP) for k in remaining)
+        steps.append(step)
+        remaining = [k // s for k, s in zip(remaining, step)]
+    return steps
+
+
 def interpolate_axis(
     e: Emitter, x: SSAValue, matrix: np.ndarray, axis: int
 ) -> SSAValue:
@@ -71,8 +91,15 @@ class LowerUpsample(RewritePattern):
         )
         sizes = shape_of(op.input)[2:]
         scales = None if mode == "bicubic" else integer_scales(mode, sizes, size)
+        if scales is not None and scales == (1, 1):
+            rewriter.replace(op, [], [op.input])  # every grid is the identity
+            return
         if scales is not None and mode == "nearest":
-            rewriter.replace(op, mil.UpsampleNearestNeighborOp(op.input, *scales))
+            e = Emitter(rewriter)
+            y = op.input
+            for step in nearest_steps(scales):
+                y = e(mil.UpsampleNearestNeighborOp(y, *step))
+            rewriter.replace(op, [], [y])
             return
         if scales is not None:
             rewriter.replace(

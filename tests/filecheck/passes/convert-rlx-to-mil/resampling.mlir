@@ -16,6 +16,17 @@ func.func @nearest_x2(%x: tensor<1x3x4x5xf32>) -> tensor<1x3x8x10xf32> {
   func.return %y : tensor<1x3x8x10xf32>
 }
 
+// A power-of-two nearest scale goes in steps of at most 2x, the ANE's limit
+// (floor(floor(d/2) / (k/2)) = floor(d/k)).
+// CHECK-LABEL: func.func @nearest_x4(
+// CHECK-NEXT:  [[V0:%.+]] = mil.upsample_nearest_neighbor %x {scale_factor_height = 2 : i64, scale_factor_width = 2 : i64} : (tensor<1x3x2x3xf16>) -> tensor<1x3x4x6xf16>
+// CHECK-NEXT:  %y = mil.upsample_nearest_neighbor [[V0]] {scale_factor_height = 2 : i64, scale_factor_width = 1 : i64} : (tensor<1x3x4x6xf16>) -> tensor<1x3x8x6xf16>
+// CHECK-NEXT:  func.return %y : tensor<1x3x8x6xf16>
+func.func @nearest_x4(%x: tensor<1x3x2x3xf16>) -> tensor<1x3x8x6xf16> {
+  %y = rlx.upsample %x {mode = "nearest", size = array<i64: 8, 6>} : (tensor<1x3x2x3xf16>) -> tensor<1x3x8x6xf16>
+  func.return %y : tensor<1x3x8x6xf16>
+}
+
 // CHECK-LABEL: func.func @bilinear_corners(
 // CHECK-NEXT:  %y = mil.upsample_bilinear %x {scale_factor_height = 2 : i64, scale_factor_width = 3 : i64, align_corners = true} : (tensor<1x3x4x5xf16>) -> tensor<1x3x8x15xf16>
 // CHECK-NEXT:  func.return %y : tensor<1x3x8x15xf16>
