@@ -11,7 +11,7 @@ from xdsl.dialects import builtin, func
 
 from xdsl_ane.dialects import ane
 from xdsl_ane.interpreter.core import run_function
-from xdsl_ane.passes.layouts import layout_of
+from xdsl_ane.passes.layouts import layout_of, recorded_layout
 
 
 def function_of(module: builtin.ModuleOp, name: str | None = None) -> func.FuncOp:
@@ -39,8 +39,10 @@ def ane_inputs(
     [1, Cin, 1, Cout] arguments holding Wᵀ."""
     arg_types = function.function_type.inputs.data
     inputs: list[np.ndarray | None] = [None] * len(arg_types)
+    layouts = [recorded_layout(r) for r in ane.arg_layouts(function)]
     for i, x in enumerate(logical_inputs):
-        inputs[i] = layout_of(x.shape).to_ane(x)
+        layout = layouts[i] if i < len(layouts) else layout_of(x.shape)
+        inputs[i] = layout.to_ane(x)
     for index, name, stored_out_in in weight_arguments(function):
         w = weights[name]
         shape = arg_types[index].get_shape()  # type: ignore[attr-defined]
@@ -66,4 +68,7 @@ def run_ane_form(
     function = function_of(module, name)
     inputs = ane_inputs(function, logical_inputs, weights)
     results = run_function(module, inputs, weights, function.sym_name.data)
-    return [layout_of(shape).to_logical(y) for y, shape in zip(results, logical_shapes)]
+    layouts = [recorded_layout(r) for r in ane.result_layouts(function)]
+    if len(layouts) != len(results):
+        layouts = [layout_of(shape) for shape in logical_shapes]
+    return [layout.to_logical(y) for y, layout in zip(results, layouts)]

@@ -559,3 +559,108 @@ def test_a_dynamic_spatial_size_names_the_input_and_axis():
     )
     with pytest.raises(XdslAneError, match=r"input '\w+' dimension 3 is symbolic"):
         xdsl_ane.from_torch(program)
+
+
+# --- ANE form: images and signals through the whole ane-pipeline -----------
+
+
+def conv_net_weights(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    def w(*shape, fan_in):
+        return (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
+
+    return {
+        "stem": w(32, 3, 3, 3, fan_in=27),
+        "stem_b": w(32, fan_in=1) * 0.1,
+        "block": w(32, 32, 3, 3, fan_in=288),
+        "depthwise": w(32, 1, 3, 3, fan_in=9),
+        "pointwise": w(64, 32, 1, 1, fan_in=32),
+        "up": w(64, 32, 2, 2, fan_in=64),
+        "up_b": w(32, fan_in=1) * 0.1,
+        "audio": w(64, 4, 3, fan_in=12),
+        "audio2": w(64, 64, 3, fan_in=192),
+    }
+
+
+def conv_net() -> tuple[object, dict[str, np.ndarray]]:
+    """An image branch (conv + bias, relu, a residual conv, depthwise
+    stride 2, pointwise, conv_transpose up 2x with bias) and a 1-D signal
+    branch (conv, gelu, strided dilated conv): [1, 3, 16, 16] -> [1, 32,
+    16, 16] and [1, 4, 32] -> [1, 64, 14]."""
+    weights = conv_net_weights(np.random.default_rng(5))
+
+    def p(name):
+        return rlx.ParamOp(name, TensorType(f32, list(weights[name].shape))).result
+
+    def body(x, s):
+        y = rlx.ReluOp(rlx.ConvOp(x, p("stem"), p("stem_b"), padding=[1] * 4)).result
+        r = rlx.ConvOp(y, p("block"), padding=[1] * 4).result
+        y = rlx.AddOp(y, r).result
+        y = rlx.ConvOp(y, p("depthwise"), strides=[2, 2], padding=[1] * 4, groups=32)
+        y = rlx.SiluOp(rlx.ConvOp(y.result, p("pointwise"))).result
+        up = rlx.ConvTransposeOp(y, p("up"), p("up_b"), strides=[2, 2]).result
+        a = rlx.GeluOp(rlx.ConvOp(s, p("audio"), padding=[1, 1])).result
+        a = rlx.ConvOp(a, p("audio2"), strides=[2], dilations=[2], padding=[0, 0])
+        return [up, a.result]
+
+    module = build_module(
+        [TensorType(f32, [1, 3, 16, 16]), TensorType(f32, [1, 4, 32])], body
+    )
+    return module, weights
+
+
+def conv_net_inputs() -> list[np.ndarray]:
+    rng = np.random.default_rng(6)
+    return [
+        rng.standard_normal((1, 3, 16, 16)).astype(np.float32),
+        rng.standard_normal((1, 4, 32)).astype(np.float32),
+    ]
+
+
+def relative_error(expected: np.ndarray, actual: np.ndarray) -> float:
+    e, a = expected.astype(np.float64), actual.astype(np.float64)
+    return float(np.linalg.norm(e - a) / np.linalg.norm(e))
+
+
+@pytest.mark.parametrize("compress", [None, "lut6", "int8"])
+def test_conv_net_through_the_ane_pipeline(compress):
+    """Images stay [1, C, H, W], signals become [1, C, 1, W] with 1-D convs
+    as 2-D ones of kernel height 1; fp16 (and compressed) numbers match the
+    rlx program, and coremltools reloads the protobuf."""
+    import xdsl_ane
+    from ane_form import run_ane_form
+
+    module, weights = conv_net()
+    inputs = conv_net_inputs()
+    expected = run_function(module, inputs, weights)
+    compiled = xdsl_ane.compile(module, weights=weights, compress=compress)
+    function = next(op for op in compiled.module.walk() if op.name == "func.func")
+    records = function.attributes
+    assert [r.kind.data for r in records["ane.arg_layouts"].data] == ["nchw", "ncw"]
+    assert [r.kind.data for r in records["ane.result_layouts"].data] == ["nchw", "ncw"]
+    ops = [op.name for op in function.walk()]
+    # no layout change anywhere: the image and the signal stay in ANE form
+    assert "mil.transpose" not in ops and "mil.reshape" not in ops, ops
+    convs = [
+        op for op in function.walk() if op.name in ("mil.conv", "mil.conv_transpose")
+    ]
+    assert len(convs) == 7
+    for conv in convs:
+        x, w = conv.operands[0].type, conv.operands[1].type
+        assert x.get_num_dims() == w.get_num_dims() == 4
+        assert x.element_type == w.element_type == f16
+    if compress is not None:
+        kind = "lut_to_dense" if compress.startswith("lut") else "blockwise_shift_scale"
+        compressed = [
+            c for c in convs if c.operands[1].owner.name == f"mil.constexpr_{kind}"
+        ]
+        # every weight of at least 2048 elements
+        assert len(compressed) == 4, [c.operands[1].owner.name for c in convs]
+    actual = run_ane_form(
+        compiled.module, inputs, compiled.weights, [e.shape for e in expected]
+    )
+    tolerance = 2e-2 if compress is None else 5e-2
+    for e, a in zip(expected, actual):
+        assert a.dtype == np.float16
+        assert relative_error(e, a) < tolerance
+    report = compiled.validate()
+    assert report.ok, report.findings

@@ -63,6 +63,8 @@ LAYOUT_MAPS = {
     "bsc": "[1, S, C] -> [1, C, 1, S]",
     "bhsd": "[1, H, S, D] -> [1, H*D, 1, S]",
     "ane": "[1, C, 1, S] unchanged",
+    "nchw": "[1, C, H, W] unchanged (an image)",
+    "ncw": "[1, C, W] -> [1, C, 1, W] (a 1-D signal)",
     "state": "state, held in its own shape",
 }
 """What each kind of layout maps: a logical shape to `[1, C, 1, S]`, or a
@@ -204,6 +206,14 @@ class LayoutAttr(ParametrizedAttribute):
                 raise VerifyException(
                     f"#ane.layout: a state keeps its shape {fmt_shape(logical)}, "
                     f"not {fmt_shape(ane)}"
+                )
+            return
+        if kind == "nchw":
+            # An image keeps its spatial axes: the ANE convolves [1, C, H, W].
+            if ane != logical or len(ane) != 4 or ane[0] != 1:
+                raise VerifyException(
+                    f"#ane.layout: an nchw image is [1, C, H, W], held unchanged, "
+                    f"not {fmt_shape(logical)} -> {fmt_shape(ane)}"
                 )
             return
         if not is_ane_form(ane):

@@ -23,7 +23,12 @@ natural, and its result gets a twin:
   `transpose_x`, computed transposed (recorded in `ane.weight_args` as
   `#ane.weight_arg`s);
 - reshapes and transposes that leave the ANE-form element order unchanged
-  (a head split `[1, S, H·D] -> [1, H, S, D]` or merge) cost nothing.
+  (a head split `[1, S, H·D] -> [1, H, S, D]` or merge) cost nothing;
+- images and 1-D signals: the input and result of a convolution
+  (`SPATIAL_OPS`), and the values the elementwise ops and channel concats
+  around them connect, are laid out `nchw` (`[1, C, H, W]`, unchanged) or
+  `ncw` (`[1, C, W]` as `[1, C, 1, W]`) instead of by shape alone; a 1-D
+  conv or conv_transpose becomes the 2-D one with a kernel of height 1.
 
 An op without such a rule runs on logical values; where it reads a value
 that only exists as a twin, the twin is converted back (reshape, transpose,
@@ -57,16 +62,84 @@ from xdsl_ane.dialects.typing import (
     bool_prop,
     element_type_of,
     int_prop,
+    ints_attr,
     ints_prop,
     shape_of,
     tensor,
 )
 from xdsl_ane.locations import copy_location, where
-from xdsl_ane.passes.layouts import Layout, LayoutError, layout_of
+from xdsl_ane.passes.layouts import (
+    SPATIAL_KINDS,
+    Layout,
+    LayoutError,
+    layout_of,
+    spatial_layout,
+)
 
 CHANNEL_LAYOUTS = ("c", "sc", "bsc", "scalar", "ane")
 """Layouts whose ANE form is an axis permutation of the logical one (no
 merged axes): broadcasting and channel-axis rules carry over."""
+
+SPATIAL_OPS = (
+    "mil.conv",
+    "mil.conv_transpose",
+    "mil.max_pool",
+    "mil.avg_pool",
+    "mil.batch_norm",
+    "mil.instance_norm",
+    "mil.upsample_nearest_neighbor",
+    "mil.upsample_bilinear",
+    "mil.resize",
+)
+"""Ops whose input x (operand 0) and result are `[N, C, *spatial]`: an
+image or signal there is laid out as one (`spatial_layout`)."""
+
+
+def spatial_values(block: Block) -> set[SSAValue]:
+    """The images `[1, C, H, W]` and signals `[1, C, W]` of `block`: the x
+    and result of each `SPATIAL_OPS` op, and every value of the same shape
+    joined to one through an elementwise op or a concat along the channels
+    (a residual add, a U-Net skip), either way."""
+
+    def is_spatial_shape(value: SSAValue) -> bool:
+        t = value.type
+        return (
+            isinstance(t, TensorType)
+            and t.get_num_dims() in (3, 4)
+            and t.get_shape()[0] == 1
+        )
+
+    links: dict[SSAValue, list[SSAValue]] = {}
+    found: list[SSAValue] = []
+    for op in block.ops:
+        if op.name in SPATIAL_OPS and op.operands:
+            found += [v for v in (op.operands[0], op.results[0]) if is_spatial_shape(v)]
+            continue
+        joined: list[SSAValue] = []
+        if op.has_trait(Elementwise) and op.results:
+            result = op.results[0]
+            joined = [
+                o
+                for o in op.operands
+                if o.type == result.type
+                or (isinstance(o.type, TensorType) and shape_of(o) == shape_of(result))
+            ]
+        elif isinstance(op, mil.ConcatOp):
+            rank = len(shape_of(op.results[0]))
+            if int_prop(op.properties, "axis") % rank == 1:
+                joined = list(op.operands)
+        if joined and is_spatial_shape(op.results[0]):
+            for o in joined:
+                links.setdefault(o, []).append(op.results[0])
+                links.setdefault(op.results[0], []).append(o)
+    spatial: set[SSAValue] = set()
+    while found:
+        value = found.pop()
+        if value in spatial:
+            continue
+        spatial.add(value)
+        found += links.get(value, [])
+    return spatial
 
 
 def to_ane_ops(value: SSAValue, layout: Layout) -> list[Operation]:
@@ -118,6 +191,10 @@ def broadcast_layout(shape: Sequence[int], result: Layout) -> Layout | None:
     padded = (1,) * (rank - len(shape)) + tuple(shape)
     if len(padded) != rank:
         return None
+    if result.name in SPATIAL_KINDS:
+        # a bias [C, 1, 1] of an image, [1, 1, W] of a signal: padded to the
+        # result's rank, laid out the same way.
+        return spatial_layout(padded) if padded[0] == 1 else None
     if result.name == "bhsd":
         _, h, s, d = padded
         if h * d not in (1, result.ane[1]) or padded[0] != 1:
@@ -155,6 +232,8 @@ class FunctionLayout:
     """Weight arguments by (weight name, stored as [Cout, Cin] for this use):
     a weight used both as x·Wᵀ and as dy·W needs two arguments."""
     weight_records: list[ane.WeightArgAttr] = field(default_factory=list)
+    spatial: set[SSAValue] = field(default_factory=set)
+    """The images and signals (`spatial_values`)."""
 
     @property
     def block(self) -> Block:
@@ -167,6 +246,7 @@ class FunctionLayout:
             ane.keep_result_names(self.function)
         except VerifyException as e:
             raise PassFailedException(f"mil-ane-layout: {e}") from None
+        self.spatial = spatial_values(self.block)
         arg_records = self.convert_arguments()
         for op in list(self.block.ops):
             if isinstance(op, func.ReturnOp):
@@ -196,7 +276,7 @@ class FunctionLayout:
                 continue
             layout = self.layout(arg, "argument")
             records.append(layout.record())
-            if layout.name == "ane":
+            if layout.name in ("ane", "nchw"):
                 self.twins[arg] = Twin(arg, layout)
                 continue
             element = element_type_of(arg)
@@ -207,6 +287,8 @@ class FunctionLayout:
             ops = to_logical_ops(new_arg, layout)
             self.insert_at_start(ops)
             logical = ops[-1].results[0]
+            if arg in self.spatial:
+                self.spatial.add(logical)
             for use in list(new_arg.uses):
                 if use.operation not in ops:
                     use.operation.operands[use.index] = logical
@@ -228,12 +310,19 @@ class FunctionLayout:
                 f"{what} of type {value.type} is not a tensor"
             )
         try:
-            return layout_of(shape_of(value))
+            return self.value_layout(value)
         except LayoutError as e:
             raise PassFailedException(
                 f"{where(self.function)}mil-ane-layout: @{self.function.sym_name.data}: "
                 f"{what} of type {value.type}: {e}"
             ) from None
+
+    def value_layout(self, value: SSAValue) -> Layout:
+        """The layout of a logical value: an image's or signal's, else the
+        one its shape picks (raises LayoutError)."""
+        if value in self.spatial:
+            return spatial_layout(shape_of(value))
+        return layout_of(shape_of(value))
 
     # --- twins ---------------------------------------------------------------
 
@@ -265,7 +354,7 @@ class FunctionLayout:
             chain.append(owner)
             source = owner.operands[0]
             try:
-                source_layout = layout_of(shape_of(source))
+                source_layout = self.value_layout(source)
             except LayoutError:
                 continue
             if source_layout.ane == layout.ane and keeps_ane_order(
@@ -329,11 +418,13 @@ class FunctionLayout:
             return self.matmul
         if isinstance(op, mil.ReshapeOp | mil.TransposeOp):
             return self.layout_op
+        if isinstance(op, mil.ConvOp | mil.ConvTransposeOp):
+            return self.convolution
         return None
 
     def result_layout(self, op: Operation) -> Layout | None:
         try:
-            return layout_of(shape_of(op.results[0]))
+            return self.value_layout(op.results[0])
         except LayoutError:
             return None
 
@@ -350,7 +441,7 @@ class FunctionLayout:
 
     def elementwise(self, op: Operation) -> Twin | None:
         result = self.result_layout(op)
-        if result is None or result.name not in CHANNEL_LAYOUTS:
+        if result is None or result.name not in (*CHANNEL_LAYOUTS, *SPATIAL_KINDS):
             # Attention-shaped values ([1, H, S, D]) feed ops that read them
             # in logical form; computing them in ANE form would only add
             # conversions.
@@ -455,6 +546,71 @@ class FunctionLayout:
         ):
             return None
         return Twin(twin.value, result)
+
+    def convolution(self, op: Operation) -> Twin | None:
+        """An image's conv or conv_transpose runs as it is (on the twin of
+        its input); a signal's [1, C, W] becomes the 2-D op on [1, C, 1, W]
+        with a kernel [.., .., 1, K] and the height's stride, dilation and
+        padding 1, 1 and 0."""
+        assert isinstance(op, mil.ConvOp | mil.ConvTransposeOp)
+        result = self.result_layout(op)
+        x = op.operands[0]
+        if result is None or result.name not in SPATIAL_KINDS or x not in self.spatial:
+            return None
+        x_twin = self.ane_value(x, self.value_layout(x), op)
+        weight: SSAValue | None = op.weight
+        bias = [] if op.bias is None else [op.bias]
+        properties = dict(op.properties)
+        if result.name == "ncw":
+            weight = self.kernel_of_height_one(op.weight, op)
+            if weight is None:
+                return None
+            for name, height in (("strides", 1), ("dilations", 1)):
+                if name in properties:
+                    values = ints_prop(properties, name)
+                    assert values is not None
+                    properties[name] = ints_attr([height, *values])
+            if "pad" in properties:
+                pad = ints_prop(properties, "pad")
+                assert pad is not None
+                properties["pad"] = ints_attr([0, 0, *pad])
+        new = type(op).__new__(type(op))
+        new.init_inferred([x_twin, weight, bias], properties)  # type: ignore[attr-defined]
+        Rewriter.insert_op(new, InsertPoint.after(op))
+        copy_location(new, op)
+        if shape_of(new.results[0]) != result.ane:
+            new.detach()
+            new.erase()
+            return None
+        return Twin(new.results[0], result)
+
+    def kernel_of_height_one(
+        self, weight: SSAValue, before: Operation
+    ) -> SSAValue | None:
+        """A 1-D conv's weight [A, B, K] as [A, B, 1, K]: a view of the same
+        weights-file tensor or the reshaped inline value (a computed weight
+        is reshaped, unless it must stay a constant for a dilated kernel)."""
+        a, b, k = shape_of(weight)
+        shape = (a, b, 1, k)
+        element = element_type_of(weight)
+        owner = weight.owner
+        if isinstance(owner, mil.ConstOp) and owner.weight is not None:
+            if ints_prop(owner.properties, "perm") is not None:
+                return None
+            new: Operation = mil.ConstOp.from_weight(
+                owner.weight.data,
+                tensor(shape, element),
+                weight_shape=owner.file_shape(),
+            )
+        elif isinstance(owner, mil.ConstOp) and owner.val is not None:
+            new = const_op(dense_to_numpy(owner.val).reshape(shape), element)
+        else:
+            dilations = ints_prop(before.properties, "dilations")
+            if dilations is not None and any(d != 1 for d in dilations):
+                return None
+            new = mil.ReshapeOp(weight, shape)
+        Rewriter.insert_op(new, InsertPoint.before(before))
+        return new.results[0]
 
     def matmul(self, op: Operation) -> Twin | None:
         assert isinstance(op, mil.MatmulOp)

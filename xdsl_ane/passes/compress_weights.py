@@ -15,8 +15,8 @@ constexpr ops, which Core ML decompresses at load time:
   (`per-grouped-channel`, group 16 by default; `per-channel` is group 1).
 
 The output channels are those of the consumer: axis 0 of a conv or linear
-weight (and of an embedding table), the last axis of a matmul's `y` (the
-one before with `transpose_y`). `head=MODE|none|same` sets the LM head's
+weight (and of an embedding table), axis 1 of a conv_transpose's, the last
+axis of a matmul's `y` (the one before with `transpose_y`). `head=MODE|none|same` sets the LM head's
 weight apart (named `lm_head` or `head`, or `output` at the front, or shared
 with the embedding), `embedding=MODE|none` the embedding table; norms and
 other small or non-matmul weights stay as they are.
@@ -230,6 +230,9 @@ def weight_use(const: mil.ConstOp) -> WeightUse | None:
             return WeightUse("embedding", 0, 1)
         if isinstance(user, mil.ConvOp | mil.LinearOp) and user.weight is const.result:
             uses.append(WeightUse("linear", 0, 1))
+        elif isinstance(user, mil.ConvTransposeOp) and user.weight is const.result:
+            # [C_in, C_out/groups, *K]: the output channels are axis 1.
+            uses.append(WeightUse("linear", 1, 0))
         elif isinstance(user, mil.MatmulOp) and rank >= 2:
             if user.y is const.result:
                 transposed = bool_prop(user.properties, "transpose_y")

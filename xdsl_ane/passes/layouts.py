@@ -12,7 +12,12 @@ shape by its rank:
 | `bsc`      | `[1, S, C]`    | `[1, C, 1, S]`    | x[0, s, c] at [0, c, 0, s]       |
 | `bhsd`     | `[1, H, S, D]` | `[1, H·D, 1, S]`  | x[0, h, s, d] at [0, h·D + d, 0, s] |
 | `ane`      | `[1, C, 1, S]` | `[1, C, 1, S]`    | unchanged (rank 4 with axis 2 of size 1) |
+| `nchw`     | `[1, C, H, W]` | `[1, C, H, W]`    | unchanged (an image: conv and pooling keep H, W) |
+| `ncw`      | `[1, C, W]`    | `[1, C, 1, W]`    | x[0, c, w] at [0, c, 0, w] (a 1-D signal) |
 
+The shape alone picks the first six; `nchw` and `ncw` are for the values
+`mil-ane-layout` finds to be images or signals (`spatial_layout`): the
+inputs and outputs of convolutions and the elementwise ops between them.
 Each layout is a reshape, an axis permutation and a reshape, so the same
 three steps (as mil ops or on numpy arrays) convert both ways. `to_ane` and
 `to_logical` here are what a runtime uses to lay out its buffers.
@@ -98,10 +103,35 @@ def layout_of(shape: Sequence[int]) -> Layout:
     )
 
 
+SPATIAL_KINDS = ("nchw", "ncw")
+"""The layouts of images and 1-D signals (`spatial_layout`)."""
+
+
+def spatial_layout(shape: Sequence[int]) -> Layout:
+    """The layout of an image `[1, C, H, W]` (held unchanged) or a 1-D
+    signal `[1, C, W]` (as `[1, C, 1, W]`)."""
+    shape = tuple(shape)
+    if len(shape) == 4 and shape[0] == 1:
+        return Layout("nchw", shape, shape, shape, (0, 1, 2, 3))
+    if len(shape) == 3 and shape[0] == 1:
+        _, c, w = shape
+        return Layout("ncw", shape, (1, c, 1, w), shape, (0, 1, 2))
+    raise LayoutError(
+        f"no spatial layout for shape [{', '.join(map(str, shape))}] "
+        "(supported: [1, C, H, W], [1, C, W])"
+    )
+
+
+def layout_of_kind(kind: str, logical: Sequence[int]) -> Layout:
+    """The layout of `kind` for a logical shape: a spatial kind's, or the
+    one the shape picks."""
+    return spatial_layout(logical) if kind in SPATIAL_KINDS else layout_of(logical)
+
+
 def recorded_layout(record: LayoutAttr) -> Layout:
     """The layout an `#ane.layout` record describes (one of a logical
     shape: a state's record has none)."""
-    layout = layout_of(record.logical_shape)
+    layout = layout_of_kind(record.kind.data, record.logical_shape)
     if (layout.name, layout.ane) != (record.kind.data, record.ane_shape):
         raise LayoutError(
             f"{record}: the layout of logical shape {list(layout.logical)} is "
@@ -112,7 +142,8 @@ def recorded_layout(record: LayoutAttr) -> Layout:
 
 def ane_form_problems(function: object, fp16: bool = False) -> list[str]:
     """Why a func.func is not in ANE form (empty when it is): every argument
-    and result must be a rank-4 `[1, C, 1, S]` tensor, with no fp32 if
+    and result must be a rank-4 `[1, C, 1, S]` tensor (or `[1, C, H, W]`
+    where its recorded layout is `nchw`), with no fp32 if
     `fp16` (int32 token ids and positions stay int32); a state argument
     keeps its own shape (fp16 if `fp16`)."""
     from xdsl.dialects import func
@@ -124,6 +155,15 @@ def ane_form_problems(function: object, fp16: bool = False) -> list[str]:
     problems = []
     name = function.sym_name.data
     signature = function.function_type
+    images: dict[str, set[int]] = {"argument": set(), "result": set()}
+    for what, key in (
+        ("argument", "ane.arg_layouts"),
+        ("result", "ane.result_layouts"),
+    ):
+        records = function.attributes.get(key)
+        for i, record in enumerate(getattr(records, "data", ())):
+            if isinstance(record, LayoutAttr) and record.kind.data == "nchw":
+                images[what].add(i)
     for what, types in (("argument", signature.inputs), ("result", signature.outputs)):
         for i, t in enumerate(types.data):
             if what == "argument" and isinstance(t, StateTypeBase):
@@ -134,7 +174,9 @@ def ane_form_problems(function: object, fp16: bool = False) -> list[str]:
                 problems.append(f"@{name}: {what} {i} is not a tensor: {t}")
                 continue
             shape = t.get_shape()
-            if len(shape) != 4 or shape[0] != 1 or shape[2] != 1:
+            if i in images[what]:
+                pass  # [1, C, H, W], an image the ANE convolves as it is
+            elif len(shape) != 4 or shape[0] != 1 or shape[2] != 1:
                 problems.append(
                     f"@{name}: {what} {i} has shape {list(shape)}, not [1, C, 1, S]"
                 )

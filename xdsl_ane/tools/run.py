@@ -27,7 +27,7 @@ from xdsl_ane.diagnostics import did_you_mean
 from xdsl_ane.dialects.dense import numpy_dtype_of
 from xdsl_ane.dialects.state_type import is_state
 from xdsl_ane.interpreter.core import find_function, random_array, run_function
-from xdsl_ane.passes.layouts import Layout, layout_of
+from xdsl_ane.passes.layouts import Layout, layout_of_kind
 from xdsl_ane.tools.common import XdslAneError
 
 
@@ -72,8 +72,14 @@ class LogicalIO:
     def of(cls, function: func.FuncOp, record: Mapping[str, Any]) -> LogicalIO:
         return cls(
             function,
-            [layout_of(r["logical"]) for r in record.get("arg_layouts", [])],
-            [layout_of(r["logical"]) for r in record.get("result_layouts", [])],
+            [
+                layout_of_kind(r["layout"], r["logical"])
+                for r in record.get("arg_layouts", [])
+            ],
+            [
+                layout_of_kind(r["layout"], r["logical"])
+                for r in record.get("result_layouts", [])
+            ],
             list(record.get("weight_args", [])),
             record.get("packing"),
         )

@@ -3,8 +3,15 @@
 // Verifier errors of the ane dialect's records, reported where the record
 // is parsed.
 
-// CHECK: #ane.layout: unknown kind 'nchw' (expected one of scalar, c, sc, bsc, bhsd, ane, state)
-func.func @unknown_kind() attributes {ane.arg_layouts = [#ane.layout<nchw, logical = [1, 8, 2, 2], ane = [1, 8, 1, 4]>]} {
+// CHECK: #ane.layout: unknown kind 'nhwc' (expected one of scalar, c, sc, bsc, bhsd, ane, nchw, ncw, state)
+func.func @unknown_kind() attributes {ane.arg_layouts = [#ane.layout<nhwc, logical = [1, 8, 2, 2], ane = [1, 8, 1, 4]>]} {
+  func.return
+}
+
+// -----
+
+// CHECK: #ane.layout: an nchw image is [1, C, H, W], held unchanged, not [1, 8, 2, 2] -> [1, 8, 1, 4]
+func.func @image_changed() attributes {ane.arg_layouts = [#ane.layout<nchw, logical = [1, 8, 2, 2], ane = [1, 8, 1, 4]>]} {
   func.return
 }
 
