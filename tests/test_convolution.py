@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from ane_form import run_ane_form
 from lowering_cases import F16_TOL, F32_TOL, build_module, check_lowering, lower
 from test_mil_dialect import C, Case, R, coreml_types, our_types
 from torch import nn
@@ -19,6 +20,7 @@ from xdsl.dialects.builtin import TensorType, f16, f32
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
+import xdsl_ane
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.interpreter.core import run_function
 
@@ -549,7 +551,6 @@ def test_aten_convolution_matches_torch(model, shape):
 
 
 def test_a_dynamic_spatial_size_names_the_input_and_axis():
-    import xdsl_ane
     from xdsl_ane.errors import XdslAneError
 
     model = nn.Conv2d(3, 4, 3).eval()
@@ -626,9 +627,6 @@ def test_conv_net_through_the_ane_pipeline(compress):
     """Images stay [1, C, H, W], signals become [1, C, 1, W] with 1-D convs
     as 2-D ones of kernel height 1; fp16 (and compressed) numbers match the
     rlx program, and coremltools reloads the protobuf."""
-    import xdsl_ane
-    from ane_form import run_ane_form
-
     module, weights = conv_net()
     inputs = conv_net_inputs()
     expected = run_function(module, inputs, weights)
@@ -664,3 +662,37 @@ def test_conv_net_through_the_ane_pipeline(compress):
         assert relative_error(e, a) < tolerance
     report = compiled.validate()
     assert report.ok, report.findings
+
+
+def test_linear_bias_folds_into_the_one_by_one_conv():
+    """nn.Linear's bias goes into the bias input of the 1x1 conv it becomes:
+    no add is left, and the numbers still match torch."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 128), nn.GELU(), nn.Linear(128, 64)).eval()
+    args = (torch.randn(1, 16, 64),)
+    checked = check_program(export(model, args), args)
+    counts = checked.compiled.op_counts()["main"]
+    assert counts["conv"] == 2 and "add" not in counts, counts
+
+
+def test_a_per_channel_add_after_a_conv_becomes_its_bias():
+    weights = {
+        "w": np.random.default_rng(1).standard_normal((6, 3, 3, 3)).astype(np.float32),
+        "b": np.random.default_rng(2).standard_normal((6, 1, 1)).astype(np.float32),
+    }
+
+    def body(x):
+        w = rlx.ParamOp("w", TensorType(f32, [6, 3, 3, 3])).result
+        b = rlx.ParamOp("b", TensorType(f32, [6, 1, 1])).result
+        return rlx.AddOp(rlx.ConvOp(x, w, padding=[1] * 4).result, b)
+
+    module = build_module([TensorType(f32, [1, 3, 8, 8])], body)
+    x = np.random.default_rng(3).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    (expected,) = run_function(module, [x], weights)
+    compiled = xdsl_ane.compile(module, weights=weights)
+    convs = [op for op in compiled.module.walk() if op.name == "mil.conv"]
+    assert len(convs) == 1 and convs[0].bias is not None
+    assert not [op for op in compiled.module.walk() if op.name == "mil.add"]
+    (actual,) = run_ane_form(compiled.module, [x], compiled.weights, [expected.shape])
+    assert relative_error(expected, actual) < 2e-2
+    assert compiled.validate().ok

@@ -14,6 +14,7 @@ is imported (`xdsl_ane.passes` imports it), at the end below.
 | `FoldTransposeOfWeight`        | transpose(weight const viewed by a pure transpose) -> weight const |
 | `ConcatInSourceView`           | concat(reshape(a), ...) appending flat data -> reshape(concat(a, ...)) in the sources' view |
 | `DropEmptyConcatOperands`      | concat(a, empty, b) -> concat(a, b), concat(a, empty) -> a |
+| `FoldBiasIntoConv` (conv_bias.py) | conv(x, W) + b, b a const per channel -> conv(x, W, bias=b) |
 
 Besides the patterns, `canonicalize` folds every mil op of inline consts
 into inline consts through xDSL's folding (`fold_constants`, registered as
@@ -69,6 +70,7 @@ from xdsl_ane.dialects.typing import (
 )
 from xdsl_ane.interpreter.core import InterpretationError
 from xdsl_ane.interpreter.mil import MilFunctions
+from xdsl_ane.passes.conv_bias import FoldBiasIntoConv
 
 Shape = tuple[int, ...]
 
@@ -564,7 +566,7 @@ def register() -> None:
     """The patterns of each mil canonicalization trait."""
     register_constant_folder(fold_constants)
     register_canonicalization(
-        ElementwiseCanonicalization, SinkLayoutThroughElementwise()
+        ElementwiseCanonicalization, SinkLayoutThroughElementwise(), FoldBiasIntoConv()
     )
     register_canonicalization(
         EpsilonCanonicalization, SinkLayoutThroughElementwise(), FoldAddIntoEpsilon()
