@@ -45,6 +45,7 @@ with warnings.catch_warnings():
     from coremltools.converters.mil.mil import types as ct_types
 
 RNG = np.random.default_rng(0)
+aten = torch.ops.aten
 
 
 def value(shape, element=f32):
@@ -468,6 +469,9 @@ TORCH_CASES = {
     # aten.upsample_nearest1d.vec, aten.upsample_linear1d.vec
     "nearest1d": lambda x: F.interpolate(x[:, :, 0], scale_factor=2, mode="nearest"),
     "linear1d": lambda x: F.interpolate(x[:, :, 0], size=9, mode="linear"),
+    # the default overloads of nearest, as a program calling them has them
+    "nearest2d_default": lambda x: aten.upsample_nearest2d.default(x, [8, 12]),
+    "nearest1d_default": lambda x: aten.upsample_nearest1d.default(x[:, :, 0], [12]),
     # aten.constant_pad_nd
     "constant_pad": lambda x: F.pad(x, (1, 2, 3, 0)),
     "constant_pad_value_crop": lambda x: F.pad(x, (1, -2, 3, 0), value=2.5),
