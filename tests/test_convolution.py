@@ -696,24 +696,3 @@ def test_a_per_channel_add_after_a_conv_becomes_its_bias():
     (actual,) = run_ane_form(compiled.module, [x], compiled.weights, [expected.shape])
     assert relative_error(expected, actual) < 2e-2
     assert compiled.validate().ok
-
-
-class Patches(nn.Module):
-    """A ViT's patch embedding, norm and first linear."""
-
-    def __init__(self):
-        super().__init__()
-        self.patch = nn.Conv2d(3, 32, 4, stride=4)
-        self.norm = nn.LayerNorm(32)
-        self.linear = nn.Linear(32, 16)
-
-    def forward(self, x):
-        return self.linear(self.norm(self.patch(x).flatten(2).transpose(1, 2)))
-
-
-def test_vit_patches_reach_the_sequence_form_by_one_reshape():
-    torch.manual_seed(0)
-    args = (torch.randn(1, 3, 16, 16),)
-    checked = check_program(export(Patches().eval(), args), args)
-    counts = checked.compiled.op_counts()["main"]
-    assert counts == {"conv": 2, "reshape": 1, "layer_norm": 1}, counts

@@ -732,6 +732,8 @@ def test_all_rlx_ops_covered() -> None:
     seen = {"rlx.quantize", "rlx.dequantize"}
     # by tests/test_convolution.py, against torch as well
     seen |= {"rlx.conv", "rlx.conv_transpose"}
+    # by tests/test_pooling.py and tests/test_spatial_norms.py, against torch too
+    seen |= {"rlx.max_pool", "rlx.avg_pool", "rlx.batch_norm", "rlx.group_norm"}
     seen |= {
         f"rlx.{n}" for n in ("read_state", "write_state", "slice_update", "argmax")
     }

@@ -70,6 +70,7 @@ DESIGN_OPS = {
     # ../shared/DESIGN.md "Vision and audio ops (issue 17)"
     "conv",
     "conv_transpose",
+    *"max_pool avg_pool batch_norm group_norm".split(),
     *"upsample pad hardswish hardsigmoid leaky_relu elu clamp".split(),
 }
 

@@ -70,6 +70,12 @@ from xdsl_ane.interpreter.numerics import (
     total,
 )
 from xdsl_ane.interpreter.numerics import family_impls as shared_family_impls
+from xdsl_ane.interpreter.spatial import (
+    avg_pool,
+    batch_norm,
+    group_norm,
+    max_pool,
+)
 from xdsl_ane.interpreter.values import (
     InterpretationError,
     WeightStore,
@@ -96,6 +102,12 @@ def operand_values(op: Operation, args: tuple[Array, ...]) -> dict[str, Array | 
         value = getattr(op, name)
         out[name] = None if value is None else by_value[value]
     return out
+
+
+def data_epsilon(op: Operation, x: Array) -> float:
+    """An op's epsilon (MIL's default when absent) in the data's dtype."""
+    epsilon = float_prop(op.properties, "epsilon", op.input_default("epsilon"))
+    return float(x.dtype.type(epsilon))
 
 
 # --- elementwise -------------------------------------------------------------
@@ -154,6 +166,48 @@ BINARY_FUNCTIONS: dict[type[Operation], Callable[[Array, Array], Array]] = {
     mil.GreaterOp: np.greater,
     mil.GreaterEqualOp: np.greater_equal,
 }
+
+
+# --- linear algebra ----------------------------------------------------------
+
+
+def conv(
+    x: Array,
+    weight: Array,
+    strides: tuple[int, ...],
+    dilations: tuple[int, ...],
+    padding: list[tuple[int, int]],
+    groups: int,
+) -> Array:
+    """Cross-correlation of x [N, C_in, *d] with weight [C_out, C_in/g, *K]:
+    out[n, o, p] = Σ_{c, k} x_pad[n, g(o)·C_in/g + c, p·stride + k·dilation]
+    · weight[o, c, k], as an im2col matmul per group."""
+    spatial = x.ndim - 2
+    kernel = weight.shape[2:]
+    padded = np.pad(x, [(0, 0), (0, 0), *padding])
+    windows = np.lib.stride_tricks.sliding_window_view(
+        padded,
+        [(k - 1) * d + 1 for k, d in zip(kernel, dilations)],
+        axis=tuple(range(2, 2 + spatial)),
+    )
+    # windows: [N, C_in, *out_full, *window]; take strides and dilations.
+    window_index = tuple(slice(None, None, d) for d in dilations)
+    out_index = tuple(slice(None, None, s) for s in strides)
+    patches = windows[(slice(None), slice(None), *out_index, *window_index)]
+    n, c_in = x.shape[:2]
+    out_spatial = patches.shape[2 : 2 + spatial]
+    c_out = weight.shape[0]
+    per_group_in, per_group_out = c_in // groups, c_out // groups
+    # [N, g, C_in/g, *out, *K] -> [N, g, *out, C_in/g · K]
+    patches = patches.reshape(n, groups, per_group_in, *out_spatial, *kernel)
+    patches = np.moveaxis(patches, 2, 2 + spatial)
+    patches = patches.reshape(n, groups, *out_spatial, -1)
+    w = weight.reshape(groups, per_group_out, -1)  # [g, C_out/g, C_in/g · K]
+    out = np.stack(
+        [matmul(patches[:, g], w[g].T) for g in range(groups)], axis=1
+    )  # [N, g, *out, C_out/g]
+    out = np.moveaxis(out, -1, 2)  # [N, g, C_out/g, *out]
+    return out.reshape(n, c_out, *out_spatial)
 
 
 # --- shape and indexing ------------------------------------------------------
@@ -346,10 +400,10 @@ class MilFunctions(InterpreterFunctions):
         padding = mil.conv_padding(
             pad_type, x.shape[2:], weight.shape[2:], strides, dilations, pad
         )
-        bias = None if bias is None else bias.astype(x.dtype)
-        return convolution.conv(
-            x, weight.astype(x.dtype), bias, strides, padding, dilations, groups
-        )
+        out = conv(x, weight.astype(x.dtype), strides, dilations, padding, groups)
+        if bias is not None:
+            out = out + bias.astype(x.dtype).reshape(-1, *([1] * (x.ndim - 2)))
+        return out
 
     @mil_impl(mil.ConvTransposeOp)
     def run_conv_transpose(self, op: mil.ConvTransposeOp, *args: Array) -> Array:
@@ -480,6 +534,47 @@ class MilFunctions(InterpreterFunctions):
             for p in (values["gamma"], values["beta"])
         )
         return layer_norm(x, axes, epsilon, gamma, beta)
+
+    @mil_impl(mil.BatchNormOp)
+    def run_batch_norm(self, op: mil.BatchNormOp, *args: Array) -> Array:
+        """(x − mean) / sqrt(variance + epsilon) · gamma + beta per channel."""
+        values = operand_values(op, args)
+        x = values["x"]
+        assert x is not None
+        mean, variance, gamma, beta = (
+            None if (p := values[n]) is None else p.astype(x.dtype)
+            for n in ("mean", "variance", "gamma", "beta")
+        )
+        epsilon = data_epsilon(op, x)
+        return batch_norm(x, mean, variance, gamma, beta, epsilon)
+
+    @mil_impl(mil.InstanceNormOp)
+    def run_instance_norm(self, op: mil.InstanceNormOp, *args: Array) -> Array:
+        """Each sample's channel normalized over its spatial axes."""
+        values = operand_values(op, args)
+        x = values["x"]
+        assert x is not None
+        gamma, beta = (
+            None if (p := values[n]) is None else p.astype(x.dtype)
+            for n in ("gamma", "beta")
+        )
+        return group_norm(x, x.shape[1], gamma, beta, data_epsilon(op, x))
+
+    # --- pooling ---
+
+    @mil_impl(mil.MaxPoolOp)
+    def run_max_pool(self, op: mil.MaxPoolOp, x: Array) -> Array:
+        w = op.windows(x.shape, op.properties)
+        return max_pool(x, w.kernel, w.strides, w.padding, result_shape(op)[2:])
+
+    @mil_impl(mil.AvgPoolOp)
+    def run_avg_pool(self, op: mil.AvgPoolOp, x: Array) -> Array:
+        """The divisor counts padding (within the padded input) unless
+        exclude_padding_from_average; a ceil_mode overhang never counts."""
+        w = op.windows(x.shape, op.properties)
+        exclude = bool_prop(op.properties, "exclude_padding_from_average")
+        out = result_shape(op)[2:]
+        return avg_pool(x, w.kernel, w.strides, w.padding, out, not exclude)
 
     # --- quantization ---
 

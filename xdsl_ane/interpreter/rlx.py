@@ -74,6 +74,7 @@ from xdsl_ane.interpreter.numerics import (
 )
 from xdsl_ane.interpreter.numerics import family_impls as shared_family_impls
 from xdsl_ane.interpreter.numerics import result_dtype as numeric_result_dtype
+from xdsl_ane.interpreter.spatial import avg_pool, batch_norm, group_norm, max_pool
 from xdsl_ane.interpreter.values import (
     InterpretationError,
     WeightStore,
@@ -362,6 +363,14 @@ def quantization(
     return scales.astype(dtype), zero_point
 
 
+def optional_operands(op: Operation, values: Iterable[Array]) -> list[Array | None]:
+    """The values of `op`'s operands after the first, None for an absent
+    optional one."""
+    given = dict(zip(op.operands[1:], values))
+    names = [name for name, _ in op.get_irdl_definition().operands[1:]]
+    return [given.get(v) if (v := getattr(op, n)) is not None else None for n in names]
+
+
 # --- the interpreter functions -----------------------------------------------
 
 
@@ -477,6 +486,29 @@ class RlxFunctions(InterpreterFunctions):
     ) -> Array:
         """(x − mean) · rsqrt(var + eps) · γ + β over the last axis."""
         return layer_norm(x, (-1,), op.eps.value.data, gamma, beta)
+
+    @rlx_impl(rlx.BatchNormOp)
+    def run_batch_norm(self, op: rlx.BatchNormOp, x: Array, *params: Array) -> Array:
+        mean, var, gamma, beta = optional_operands(op, params)
+        return batch_norm(x, mean, var, gamma, beta, op.eps())
+
+    @rlx_impl(rlx.GroupNormOp)
+    def run_group_norm(self, op: rlx.GroupNormOp, x: Array, *params: Array) -> Array:
+        gamma, beta = optional_operands(op, params)
+        return group_norm(x, op.groups.value.data, gamma, beta, op.eps())
+
+    # --- pooling ---
+
+    @rlx_impl(rlx.MaxPoolOp)
+    def run_max_pool(self, op: rlx.MaxPoolOp, x: Array) -> Array:
+        w = op.windows()
+        return max_pool(x, w.kernel, w.strides, w.padding, result_shape(op)[2:])
+
+    @rlx_impl(rlx.AvgPoolOp)
+    def run_avg_pool(self, op: rlx.AvgPoolOp, x: Array) -> Array:
+        w = op.windows()
+        out = result_shape(op)[2:]
+        return avg_pool(x, w.kernel, w.strides, w.padding, out, op.includes_padding())
 
     @rlx_impl(rlx.RopeOp)
     def run_rope(self, op: rlx.RopeOp, x: Array, cos: Array, sin: Array) -> Array:

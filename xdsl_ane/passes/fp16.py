@@ -244,11 +244,18 @@ class ReinferResultTypes(RewritePattern):
 
 
 class RaiseTinyEpsilons(RewritePattern):
-    """log, rsqrt, inverse and layer_norm on fp16 get an epsilon of at least
-    MIN_EPSILON (an absent one counts as MIL's default)."""
+    """log, rsqrt, inverse, layer_norm, batch_norm and instance_norm on fp16
+    get an epsilon of at least MIN_EPSILON (an absent one counts as MIL's
+    default)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, mil.UnaryWithEpsilonOp | mil.LayerNormOp):
+        if not isinstance(
+            op,
+            mil.UnaryWithEpsilonOp
+            | mil.LayerNormOp
+            | mil.BatchNormOp
+            | mil.InstanceNormOp,
+        ):
             return
         epsilon = float_prop(op.properties, "epsilon", op.input_default("epsilon"))
         assert epsilon is not None

@@ -17,7 +17,8 @@ opset that introduced it (`OPSET`).
 Modules: `const`, `elementwise`, `linear` (matmul, linear, conv), `convolution`
 (conv_transpose), `shape`,
 `indexing` (gather, one_hot, band_part), `reduction` (reduce_*, softmax,
-layer_norm), `quantization`, `state`; `base` holds the shared machinery,
+layer_norm), `spatial_norm` (batch_norm, instance_norm), `pooling`
+(max_pool, avg_pool), `quantization`, `state`; `base` holds the shared machinery,
 `inputs` the declaration of MIL inputs. `resampling` (upsample_nearest_neighbor,
 upsample_bilinear, pad) and `activations` (leaky_relu, elu, sigmoid_hard)
 serve the vision models.
@@ -86,6 +87,7 @@ from xdsl_ane.dialects.mil.elementwise import (
 from xdsl_ane.dialects.mil.indexing import BandPartOp, GatherOp, OneHotOp
 from xdsl_ane.dialects.mil.convolution import ConvTransposeOp, conv_transpose_crop
 from xdsl_ane.dialects.mil.linear import ConvOp, LinearOp, MatmulOp, conv_padding
+from xdsl_ane.dialects.mil.pooling import AvgPoolOp, MaxPoolOp, PoolingOp
 from xdsl_ane.dialects.mil.quantization import (
     ConstexprAffineDequantizeOp,
     ConstexprBlockwiseShiftScaleOp,
@@ -120,6 +122,7 @@ from xdsl_ane.dialects.mil.shape import (
     TileOp,
     TransposeOp,
 )
+from xdsl_ane.dialects.mil.spatial_norm import BatchNormOp, InstanceNormOp
 from xdsl_ane.dialects.mil.state import (
     CoremlUpdateStateOp,
     ReadStateOp,
@@ -196,6 +199,11 @@ MIL_OPS: list[type[MilOp]] = [
     ReduceLogSumExpOp,
     SoftmaxOp,
     LayerNormOp,
+    BatchNormOp,
+    InstanceNormOp,
+    # pooling
+    MaxPoolOp,
+    AvgPoolOp,
     # resampling
     UpsampleNearestNeighborOp,
     UpsampleBilinearOp,
@@ -235,7 +243,9 @@ __all__ = [
     "AbsOp",
     "AddOp",
     "AlphaActivationOp",
+    "AvgPoolOp",
     "BandPartOp",
+    "BatchNormOp",
     "BinaryOp",
     "CastOp",
     "CeilOp",
@@ -261,6 +271,7 @@ __all__ = [
     "GeluOp",
     "GreaterEqualOp",
     "GreaterOp",
+    "InstanceNormOp",
     "InverseOp",
     "LayerNormOp",
     "LeakyReluOp",
@@ -269,6 +280,7 @@ __all__ = [
     "LinearOp",
     "LogOp",
     "MatmulOp",
+    "MaxPoolOp",
     "MaximumOp",
     "MilOp",
     "MinimumOp",
@@ -276,6 +288,7 @@ __all__ = [
     "NotEqualOp",
     "OneHotOp",
     "PadOp",
+    "PoolingOp",
     "PowOp",
     "QuantizeOp",
     "ReadStateOp",

@@ -12,6 +12,8 @@ module each:
 - shape.py: matmul, reshape, expand, transpose, narrow, concat, gather
 - reduction.py: reduce_sum/mean/max/min, softmax, argmax
 - normalization.py: rms_norm, layer_norm
+- spatial_norm.py: batch_norm, group_norm (over the channels of [N, C, ...])
+- pooling.py: max_pool, avg_pool
 - convolution.py: conv, conv_transpose
 - resampling.py: upsample, pad
 - activations.py: hardswish, hardsigmoid, leaky_relu, elu, clamp
@@ -103,6 +105,7 @@ from xdsl_ane.dialects.rlx.loss import (
     check_cross_entropy,
 )
 from xdsl_ane.dialects.rlx.normalization import LayerNormOp, NormOp, RmsNormOp
+from xdsl_ane.dialects.rlx.pooling import AvgPoolOp, MaxPoolOp, PoolOp
 from xdsl_ane.dialects.rlx.quantization import (
     DequantizeOp,
     QuantizeOp,
@@ -128,6 +131,7 @@ from xdsl_ane.dialects.rlx.shape import (
     ReshapeOp,
     TransposeOp,
 )
+from xdsl_ane.dialects.rlx.spatial_norm import BatchNormOp, GroupNormOp
 from xdsl_ane.dialects.rlx.state import (
     ReadStateOp,
     SliceUpdateOp,
@@ -200,6 +204,10 @@ RLX = Dialect(
         WriteStateOp,
         SliceUpdateOp,
         ArgmaxOp,
+        MaxPoolOp,
+        AvgPoolOp,
+        BatchNormOp,
+        GroupNormOp,
         UpsampleOp,
         PadOp,
         HardswishOp,
@@ -227,6 +235,8 @@ __all__ = [
     "AttentionBackwardOp",
     "AttentionBase",
     "AttentionOp",
+    "AvgPoolOp",
+    "BatchNormOp",
     "BinaryOp",
     "COMPARE_PREDICATES",
     "CastOp",
@@ -248,6 +258,7 @@ __all__ = [
     "GatherOp",
     "GeluOp",
     "GeluTanhOp",
+    "GroupNormOp",
     "HardsigmoidOp",
     "HardswishOp",
     "LayerNormOp",
@@ -255,6 +266,7 @@ __all__ = [
     "LogOp",
     "MASKS",
     "MatmulOp",
+    "MaxPoolOp",
     "MaxOp",
     "MinOp",
     "MulOp",
@@ -263,6 +275,7 @@ __all__ = [
     "NormOp",
     "PadOp",
     "ParamOp",
+    "PoolOp",
     "PowOp",
     "QuantizeOp",
     "RLX",

@@ -4,7 +4,8 @@
 One pattern per rlx op, in a module named after the op's family in
 xdsl_ane.dialects.rlx: elementwise.py (sources, elementwise, compare,
 where, cast), shape.py (matmul, shape ops), reduction.py (reductions,
-softmax, argmax), normalization.py (RMSNorm, LayerNorm), convolution.py
+softmax, argmax), normalization.py (RMSNorm, LayerNorm), spatial_norm.py
+(batch_norm, group_norm), pooling.py (max_pool, avg_pool), convolution.py
 (conv, conv_transpose), attention.py
 (RoPE, attention and their backward ops), loss.py (softmax cross-entropy),
 training.py (RMSNorm and activation backward), resampling.py (upsample,
@@ -35,10 +36,12 @@ from xdsl_ane.passes.rlx_to_mil import (
     elementwise,
     loss,
     normalization,
+    pooling,
     quantization,
     reduction,
     resampling,
     shape,
+    spatial_norm,
     state,
     training,
 )
@@ -48,6 +51,8 @@ PATTERNS = (
     *shape.PATTERNS,
     *reduction.PATTERNS,
     *normalization.PATTERNS,
+    *spatial_norm.PATTERNS,
+    *pooling.PATTERNS,
     *convolution.PATTERNS,
     *attention.PATTERNS,
     *loss.PATTERNS,
