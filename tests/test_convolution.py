@@ -696,3 +696,58 @@ def test_a_per_channel_add_after_a_conv_becomes_its_bias():
     (actual,) = run_ane_form(compiled.module, [x], compiled.weights, [expected.shape])
     assert relative_error(expected, actual) < 2e-2
     assert compiled.validate().ok
+
+
+class Patches(nn.Module):
+    """A ViT's patch embedding, norm and first linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Conv2d(3, 32, 4, stride=4)
+        self.norm = nn.LayerNorm(32)
+        self.linear = nn.Linear(32, 16)
+
+    def forward(self, x):
+        return self.linear(self.norm(self.patch(x).flatten(2).transpose(1, 2)))
+
+
+def test_vit_patches_reach_the_sequence_form_by_one_reshape():
+    torch.manual_seed(0)
+    args = (torch.randn(1, 3, 16, 16),)
+    checked = check_program(export(Patches().eval(), args), args)
+    counts = checked.compiled.op_counts()["main"]
+    assert counts == {"conv": 2, "reshape": 1, "layer_norm": 1}, counts
+
+
+class AudioStem(nn.Module):
+    """Whisper's encoder stem: two conv1d + GELU, the signal turned into a
+    sequence, a position embedding, a norm and a linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(16, 32, 3, padding=1)
+        self.conv2 = nn.Conv1d(32, 32, 3, stride=2, padding=1)
+        self.positions = nn.Parameter(torch.randn(20, 32))
+        self.norm = nn.LayerNorm(32)
+        self.linear = nn.Linear(32, 32)
+
+    def forward(self, x):
+        x = F.gelu(self.conv2(F.gelu(self.conv1(x))))
+        return self.linear(self.norm(x.permute(0, 2, 1) + self.positions))
+
+
+def test_audio_stem_keeps_the_signal_in_ane_form():
+    """The signal [1, C, W] is [1, C, 1, W] from the input on; its turn into
+    a sequence [1, W, C] costs nothing: the only layout ops left act on the
+    constant position table."""
+    torch.manual_seed(0)
+    args = (torch.randn(1, 16, 40),)
+    checked = check_program(export(AudioStem().eval(), args), args)
+    function = next(
+        op for op in checked.compiled.module.walk() if op.name == "func.func"
+    )
+    for op in function.walk():
+        if op.name in ("mil.transpose", "mil.reshape"):
+            assert op.operands[0].owner.name in ("mil.const", "mil.transpose"), op
+        if op.name == "mil.conv":
+            assert op.operands[0].type.get_shape()[2] == 1
