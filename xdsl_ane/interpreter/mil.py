@@ -168,48 +168,6 @@ BINARY_FUNCTIONS: dict[type[Operation], Callable[[Array, Array], Array]] = {
 }
 
 
-# --- linear algebra ----------------------------------------------------------
-
-
-def conv(
-    x: Array,
-    weight: Array,
-    strides: tuple[int, ...],
-    dilations: tuple[int, ...],
-    padding: list[tuple[int, int]],
-    groups: int,
-) -> Array:
-    """Cross-correlation of x [N, C_in, *d] with weight [C_out, C_in/g, *K]:
-    out[n, o, p] = Σ_{c, k} x_pad[n, g(o)·C_in/g + c, p·stride + k·dilation]
-    · weight[o, c, k], as an im2col matmul per group."""
-    spatial = x.ndim - 2
-    kernel = weight.shape[2:]
-    padded = np.pad(x, [(0, 0), (0, 0), *padding])
-    windows = np.lib.stride_tricks.sliding_window_view(
-        padded,
-        [(k - 1) * d + 1 for k, d in zip(kernel, dilations)],
-        axis=tuple(range(2, 2 + spatial)),
-    )
-    # windows: [N, C_in, *out_full, *window]; take strides and dilations.
-    window_index = tuple(slice(None, None, d) for d in dilations)
-    out_index = tuple(slice(None, None, s) for s in strides)
-    patches = windows[(slice(None), slice(None), *out_index, *window_index)]
-    n, c_in = x.shape[:2]
-    out_spatial = patches.shape[2 : 2 + spatial]
-    c_out = weight.shape[0]
-    per_group_in, per_group_out = c_in // groups, c_out // groups
-    # [N, g, C_in/g, *out, *K] -> [N, g, *out, C_in/g · K]
-    patches = patches.reshape(n, groups, per_group_in, *out_spatial, *kernel)
-    patches = np.moveaxis(patches, 2, 2 + spatial)
-    patches = patches.reshape(n, groups, *out_spatial, -1)
-    w = weight.reshape(groups, per_group_out, -1)  # [g, C_out/g, C_in/g · K]
-    out = np.stack(
-        [matmul(patches[:, g], w[g].T) for g in range(groups)], axis=1
-    )  # [N, g, *out, C_out/g]
-    out = np.moveaxis(out, -1, 2)  # [N, g, C_out/g, *out]
-    return out.reshape(n, c_out, *out_spatial)
-
-
 # --- shape and indexing ------------------------------------------------------
 
 
@@ -400,10 +358,10 @@ class MilFunctions(InterpreterFunctions):
         padding = mil.conv_padding(
             pad_type, x.shape[2:], weight.shape[2:], strides, dilations, pad
         )
-        out = conv(x, weight.astype(x.dtype), strides, dilations, padding, groups)
-        if bias is not None:
-            out = out + bias.astype(x.dtype).reshape(-1, *([1] * (x.ndim - 2)))
-        return out
+        bias = None if bias is None else bias.astype(x.dtype)
+        return convolution.conv(
+            x, weight.astype(x.dtype), bias, strides, padding, dilations, groups
+        )
 
     @mil_impl(mil.ConvTransposeOp)
     def run_conv_transpose(self, op: mil.ConvTransposeOp, *args: Array) -> Array:

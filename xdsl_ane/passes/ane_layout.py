@@ -398,6 +398,9 @@ class FunctionLayout:
         twin = rule(op) if rule is not None else None
         if twin is not None:
             self.twins[op.results[0]] = twin
+            if twin.layout.name == "nchw":
+                # an image is its own logical value, which later ops read
+                self.twins[twin.value] = twin
             return
         # No ANE form: read logical operands, rebuilt from twins where needed.
         for i, operand in enumerate(op.operands):
@@ -528,7 +531,8 @@ class FunctionLayout:
 
     def layout_op(self, op: Operation) -> Twin | None:
         """A reshape/transpose chain from a twin that keeps the ANE element
-        order: the result's twin is the source's twin, at no cost."""
+        order: the result's twin is the source's twin, at no cost (or, from
+        an image or signal, its reshape to the result's ANE shape)."""
         result = self.result_layout(op)
         if result is None:
             return None
@@ -541,11 +545,19 @@ class FunctionLayout:
             chain.append(owner)
             source = owner.operands[0]
         twin = self.twins[source]
-        if twin.layout.ane != result.ane or not keeps_ane_order(
-            twin.layout, chain, result
-        ):
+        if not keeps_ane_order(twin.layout, chain, result):
             return None
-        return Twin(twin.value, result)
+        if twin.layout.ane == result.ane:
+            return Twin(twin.value, result)
+        if twin.layout.name not in SPATIAL_KINDS:
+            return None
+        # An image flattened into a sequence (a ViT's patches [1, C, H, W] ->
+        # [1, H·W, C]) holds its elements in the sequence's ANE order: one
+        # reshape of the image instead of a transpose each way.
+        new = mil.ReshapeOp(twin.value, result.ane)
+        Rewriter.insert_op(new, InsertPoint.after(op))
+        copy_location(new, op)
+        return Twin(new.results[0], result)
 
     def convolution(self, op: Operation) -> Twin | None:
         """An image's conv or conv_transpose runs as it is (on the twin of
@@ -767,7 +779,9 @@ def steps_keep_ane_order(
         # `result` is a broadcast operand's padded layout ([1, C] read as
         # [1, 1, C]): no shortcut, the value is converted as it is.
         return False
-    return bool(np.array_equal(result.to_ane(logical), index))
+    # Compared flat: the callers check the ANE shapes themselves (an image
+    # reshaped to a sequence's form keeps the order in another shape).
+    return bool(np.array_equal(result.to_ane(logical).ravel(), index.ravel()))
 
 
 def sanitize(name: str) -> str:
