@@ -751,3 +751,15 @@ def test_audio_stem_keeps_the_signal_in_ane_form():
             assert op.operands[0].owner.name in ("mil.const", "mil.transpose"), op
         if op.name == "mil.conv":
             assert op.operands[0].type.get_shape()[2] == 1
+
+
+def test_packing_an_image_is_refused_in_one_line():
+    from xdsl.utils.exceptions import PassFailedException
+
+    module, weights = conv_net()
+    with pytest.raises(
+        (PassFailedException, xdsl_ane.XdslAneError),
+        match=r"mil-pack-io: @kernel: argument 0 of type tensor<1x3x16x16xf16> is "
+        r"an image \[1, C, H, W\]; only \[1, C, 1, S\] tensors pack along S",
+    ):
+        xdsl_ane.compile(module, weights=weights, pipeline="ane-pipeline{pack-io=true}")

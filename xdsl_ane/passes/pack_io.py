@@ -85,6 +85,12 @@ def pack_function(function: func.FuncOp) -> PackingAttr:
     ):
         for i, t in enumerate(types):
             shape = t.get_shape() if isinstance(t, TensorType) else ()
+            if len(shape) == 4 and shape[0] == 1 and shape[2] != 1:
+                raise PassFailedException(
+                    f"mil-pack-io: @{name}: {what} {i} of type {t} is an image "
+                    "[1, C, H, W]; only [1, C, 1, S] tensors pack along S "
+                    "(compile it without packing)"
+                )
             if len(shape) != 4 or shape[0] != 1 or shape[2] != 1:
                 raise PassFailedException(
                     f"mil-pack-io: @{name}: {what} {i} of type {t} is not in "
