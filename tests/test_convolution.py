@@ -763,3 +763,32 @@ def test_packing_an_image_is_refused_in_one_line():
         r"an image \[1, C, H, W\]; only \[1, C, 1, S\] tensors pack along S",
     ):
         xdsl_ane.compile(module, weights=weights, pipeline="ane-pipeline{pack-io=true}")
+
+
+PADDED_CONVS = [
+    ("conv2d_same_even_kernel", nn.Conv2d(3, 4, 4, padding="same"), (1, 3, 8, 8)),
+    (
+        "conv2d_reflect",
+        nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect"),
+        (1, 3, 8, 8),
+    ),
+    ("conv1d_same_even_kernel", nn.Conv1d(3, 4, 4, padding="same"), (1, 3, 9)),
+    (
+        "conv1d_replicate",
+        nn.Conv1d(3, 4, 3, padding=2, padding_mode="replicate"),
+        (1, 3, 9),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "model, shape", [c[1:] for c in PADDED_CONVS], ids=[c[0] for c in PADDED_CONVS]
+)
+def test_a_conv_padded_apart_stays_in_ane_form(model, shape):
+    """torch pads an even 'same' kernel or a padding_mode other than zeros
+    with a pad before the conv: the pad runs on the image or on the
+    signal's [1, C, 1, W], no layout op around it."""
+    torch.manual_seed(0)
+    args = (torch.randn(shape),)
+    checked = check_program(export(model.eval(), args), args)
+    assert checked.compiled.op_counts()["main"] == {"pad": 1, "conv": 1}

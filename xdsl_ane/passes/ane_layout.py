@@ -94,12 +94,16 @@ SPATIAL_OPS = (
 """Ops whose input x (operand 0) and result are `[N, C, *spatial]`: an
 image or signal there is laid out as one (`spatial_layout`)."""
 
+SPATIAL_LINKS = ("mil.pad",)
+"""Ops whose input x and result are images or signals together, when
+either is (a conv's padded input; a pad alone may pad a sequence)."""
+
 
 def spatial_values(block: Block) -> set[SSAValue]:
     """The images `[1, C, H, W]` and signals `[1, C, W]` of `block`: the x
-    and result of each `SPATIAL_OPS` op, and every value of the same shape
-    joined to one through an elementwise op or a concat along the channels
-    (a residual add, a U-Net skip), either way."""
+    and result of each `SPATIAL_OPS` op, and every value joined to one
+    through an elementwise op of the same shape, a concat along the channels
+    (a residual add, a U-Net skip) or a `SPATIAL_LINKS` op, either way."""
 
     def is_spatial_shape(value: SSAValue) -> bool:
         t = value.type
@@ -124,6 +128,8 @@ def spatial_values(block: Block) -> set[SSAValue]:
                 if o.type == result.type
                 or (isinstance(o.type, TensorType) and shape_of(o) == shape_of(result))
             ]
+        elif op.name in SPATIAL_LINKS and op.operands:
+            joined = [op.operands[0]]
         elif isinstance(op, mil.ConcatOp):
             rank = len(shape_of(op.results[0]))
             if int_prop(op.properties, "axis") % rank == 1:
@@ -423,6 +429,8 @@ class FunctionLayout:
             return self.layout_op
         if isinstance(op, mil.ConvOp | mil.ConvTransposeOp):
             return self.convolution
+        if isinstance(op, mil.PadOp):
+            return self.signal_pad
         return None
 
     def result_layout(self, op: Operation) -> Layout | None:
@@ -594,6 +602,30 @@ class FunctionLayout:
             new.detach()
             new.erase()
             return None
+        return Twin(new.results[0], result)
+
+    def signal_pad(self, op: Operation) -> Twin | None:
+        """A pad of a signal's W only (a conv's padded input) runs on its
+        [1, C, 1, W] twin: MIL pads the last len(pad)/2 axes."""
+        assert isinstance(op, mil.PadOp)
+        result = self.result_layout(op)
+        twin = self.twins.get(op.x)
+        pad = ints_prop(op.properties, "pad")
+        if (
+            result is None
+            or result.name != "ncw"
+            or twin is None
+            or twin.layout.name != "ncw"
+            or pad is None
+            or any(pad[:-2])
+        ):
+            return None
+        properties = dict(op.properties)
+        properties["pad"] = ints_attr(pad[-2:])
+        new = mil.PadOp.__new__(mil.PadOp)
+        new.init_inferred([twin.value], properties)
+        Rewriter.insert_op(new, InsertPoint.after(op))
+        copy_location(new, op)
         return Twin(new.results[0], result)
 
     def kernel_of_height_one(

@@ -95,3 +95,17 @@ func.func @patches(%x: tensor<1x3x16x16xf32>) -> tensor<1x16x32xf32> {
   %n = mil.layer_norm %seq {axes = array<i64: -1>, epsilon = 1.000000e-05 : f32} : (tensor<1x16x32xf32>) -> tensor<1x16x32xf32>
   func.return %n : tensor<1x16x32xf32>
 }
+
+// A signal's pad before its conv runs on the [1, C, 1, W] twin (MIL pads
+// the last len(pad)/2 axes).
+// CHECK-LABEL: func.func @signal_pad(%s: tensor<1x4x1x8xf32>) -> tensor<1x5x1x8xf32>
+// CHECK-NEXT: %0 = mil.pad %s {pad = array<i64: 1, 1>, mode = "reflect"} : (tensor<1x4x1x8xf32>) -> tensor<1x4x1x10xf32>
+// CHECK-NEXT: %1 = mil.const dense<1.000000e+00> : tensor<5x4x1x3xf32>
+// CHECK-NEXT: %2 = mil.conv %0, %1 : (tensor<1x4x1x10xf32>, tensor<5x4x1x3xf32>) -> tensor<1x5x1x8xf32>
+// CHECK-NEXT: func.return %2 : tensor<1x5x1x8xf32>
+func.func @signal_pad(%s: tensor<1x4x8xf32>) -> tensor<1x5x8xf32> {
+  %p = mil.pad %s {pad = array<i64: 0, 0, 1, 1>, mode = "reflect"} : (tensor<1x4x8xf32>) -> tensor<1x4x10xf32>
+  %w = mil.const dense<1.0> : tensor<5x4x3xf32>
+  %z = mil.conv %p, %w : (tensor<1x4x10xf32>, tensor<5x4x3xf32>) -> tensor<1x5x8xf32>
+  func.return %z : tensor<1x5x8xf32>
+}
