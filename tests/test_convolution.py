@@ -792,3 +792,26 @@ def test_a_conv_padded_apart_stays_in_ane_form(model, shape):
     args = (torch.randn(shape),)
     checked = check_program(export(model.eval(), args), args)
     assert checked.compiled.op_counts()["main"] == {"pad": 1, "conv": 1}
+
+
+def test_plain_cnn_needs_no_layout_op():
+    """Conv2d + BatchNorm2d + ReLU + MaxPool2d + Conv2d + AdaptiveAvgPool2d +
+    Linear: the image is [1, C, H, W] from the input to the pooled
+    [1, C, 1, 1], which the classifier's 1x1 conv reads as it is."""
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 16, 3, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(16, 10),
+    ).eval()
+    args = (torch.randn(1, 3, 16, 16),)
+    checked = check_program(export(model, args), args)
+    counts = checked.compiled.op_counts()["main"]
+    assert not {"reshape", "transpose", "add"} & set(counts), counts
+    assert counts["conv"] == 3
