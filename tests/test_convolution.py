@@ -815,3 +815,31 @@ def test_plain_cnn_needs_no_layout_op():
     counts = checked.compiled.op_counts()["main"]
     assert not {"reshape", "transpose", "add"} & set(counts), counts
     assert counts["conv"] == 3
+
+
+class UNetDecoder(nn.Module):
+    """A strided conv down, ConvTranspose2d up, a skip concat, nearest
+    upsampling, a depthwise-separable block with BatchNorm and ReLU6."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.up = nn.ConvTranspose2d(8, 8, 2, stride=2)
+        self.merge = nn.Conv2d(11, 4, 3, padding=1)
+        self.depthwise = nn.Conv2d(4, 4, 3, padding=1, groups=4)
+        self.pointwise = nn.Conv2d(4, 8, 1)
+        self.norm = nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        skip = torch.cat([self.up(F.relu(self.down(x))), x], 1)
+        y = F.interpolate(self.merge(skip), scale_factor=2, mode="nearest")
+        return F.relu6(self.norm(self.pointwise(self.depthwise(y))))
+
+
+def test_unet_decoder_needs_no_layout_op():
+    torch.manual_seed(0)
+    args = (torch.randn(1, 3, 16, 16),)
+    checked = check_program(export(UNetDecoder().eval(), args), args)
+    counts = checked.compiled.op_counts()["main"]
+    assert not {"reshape", "transpose"} & set(counts), counts
+    assert counts["conv"] == 4 and counts["conv_transpose"] == 1
