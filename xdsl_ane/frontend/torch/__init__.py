@@ -103,6 +103,7 @@ def from_torch(
         read_signature,
     )
     from xdsl_ane.frontend.torch.translate import Translator
+    from xdsl_ane.passes.fold_batch_norm import fold_batch_norms
 
     where = "from_torch"
     if isinstance(program, str | Path):
@@ -122,6 +123,7 @@ def from_torch(
         signature, aten.TRANSLATIONS, aten.SHAPE_ONLY, aten.NO_OPS, where
     )
     module = translator.build(program.graph_module.graph)
+    fold_batch_norms(module, translator.weights)
     dtypes = [
         np.dtype(np.bool_)
         if n.meta["val"].dtype == torch.bool
