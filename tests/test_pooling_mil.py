@@ -7,6 +7,8 @@ mil-fp16)."""
 from __future__ import annotations
 
 import re
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,10 +21,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import f16, f32
 from xdsl.utils.exceptions import VerifyException
 
-from xdsl_ane.backend.mil_text import module_to_mil_text
+from xdsl_ane.backend.mil_text import module_to_mil_text, write_mil_text_dir
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.builders import const_op
 from xdsl_ane.dialects.typing import tensor
+from xdsl_ane.frontend.mil_text import read_mil_file
 from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.passes.fp16 import MilFp16Pass
 
@@ -295,3 +298,19 @@ def test_lowered_program_reloads_in_coremltools(fp16):
     assert "avg_pool(" in text and "max_pool(" in text
     assert "exclude_padding_from_average" in text
     assert "variance = " in text
+
+
+def test_mil_text_reads_back_to_the_same_numbers():
+    """The MIL text of the lowered block, read back by the MIL text
+    importer, computes what the lowered module computes."""
+    lowered = lower(vision_block(f32))
+    weights = block_weights()
+    with tempfile.TemporaryDirectory() as d:
+        write_mil_text_dir(lowered, weights, d)
+        imported, read_weights = read_mil_file(Path(d) / "model.mil")
+    x = np.random.default_rng(3).standard_normal((1, 6, 9, 9)).astype(np.float32)
+    (expected,) = run_function(lowered, [x], weights)
+    (actual,) = run_function(imported, [x], read_weights)
+    np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-6)
+    names = {op.name for op in imported.walk()}
+    assert {"mil.batch_norm", "mil.layer_norm", "mil.max_pool", "mil.avg_pool"} <= names

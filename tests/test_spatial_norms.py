@@ -207,3 +207,31 @@ def test_group_norm_errors():
         ),
     ):
         rlx.GroupNormOp(x, 4)
+
+
+@pytest.mark.parametrize("element", [f32, f16], ids=["f32", "f16"])
+@pytest.mark.parametrize("groups", [1, 2, 6])
+def test_runtime_parameters_lower_elementwise(groups, element):
+    """Statistics and parameters that are function arguments (MIL wants its
+    norms' parameters const): batch_norm as sub/rsqrt/mul/add, group_norm
+    with γ and β applied after the norm."""
+    shape = (1, 6, 4, 5)
+    dtype = np.float32 if element == f32 else np.float16
+    c = tensor((6,), element)
+
+    def body(x, m, v, g, b):
+        y = rlx.BatchNormOp(x, m, v, g, b, 1e-3).result
+        return rlx.GroupNormOp(y, groups, g, b)
+
+    module = build_module([tensor(shape, element), c, c, c, c], body)
+    rng = np.random.default_rng(4)
+    inputs = [
+        rng.standard_normal(shape).astype(dtype),
+        rng.standard_normal(6).astype(dtype),
+        rng.uniform(0.5, 2.0, 6).astype(dtype),
+        rng.standard_normal(6).astype(dtype),
+        rng.standard_normal(6).astype(dtype),
+    ]
+    check_lowering(module, inputs, **(F32_TOL if element == f32 else F16_TOL))
+    names = {op.name for op in lower(module).walk()}
+    assert "mil.batch_norm" not in names
