@@ -12,27 +12,18 @@ from typing import ClassVar
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.irdl import operand_def, opt_operand_def, opt_prop_def, result_def
 
-from xdsl_ane.dialects.mil.base import (
-    FLOAT,
-    TaggedOptionalOperandsOp,
-    Value,
-    mil_op_definition,
-    require_element_type,
-)
+from xdsl_ane.dialects.mil.base import Value, mil_op_definition
 from xdsl_ane.dialects.mil.inputs import MilInput, PerSpatialAxis
+from xdsl_ane.dialects.mil.linear import ConvolutionOp
 from xdsl_ane.dialects.typing import (
     I64Array,
     I64Attr,
     OpTypeError,
-    choice,
     fmt_shape,
     i64_attr,
-    int_prop,
     ints_attr,
     ints_prop,
-    require_same_element_type,
     str_attr,
-    str_prop,
     tensor,
 )
 
@@ -67,7 +58,7 @@ def conv_transpose_crop(
 
 
 @mil_op_definition
-class ConvTransposeOp(TaggedOptionalOperandsOp):
+class ConvTransposeOp(ConvolutionOp):
     """Transposed convolution of x [N, C_in, *D] (1 to 3 spatial axes) with
     weight [C_in, C_out/groups, *K] plus bias [C_out]: each x[n, i, p]
     adds x · weight[i, o, k] at output position p·stride + k·dilation of
@@ -79,6 +70,7 @@ class ConvTransposeOp(TaggedOptionalOperandsOp):
     defaults: strides and dilations 1, pad_type "valid", pad 0, groups 1."""
 
     name = "mil.conv_transpose"
+    PAD_TYPES: ClassVar = CONV_TRANSPOSE_PAD_TYPES
     OPSET: ClassVar[str] = "iOS15"
     x = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -128,68 +120,9 @@ class ConvTransposeOp(TaggedOptionalOperandsOp):
         )
 
     @classmethod
-    def spatial_parameters(
-        cls, rank: int, properties
-    ) -> tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...], int]:
-        """pad_type, strides, dilations, pad and groups with MIL's defaults,
-        checked against the number of spatial axes."""
-        spatial = rank - 2
-        pad_type = choice(
-            cls.name,
-            "pad_type",
-            str_prop(properties, "pad_type", cls.input_default("pad_type")),
-            CONV_TRANSPOSE_PAD_TYPES,
-        )
-        strides, dilations, pad = (
-            ints_prop(properties, name, cls.spatial_input_default(name, spatial))
-            for name in ("strides", "dilations", "pad")
-        )
-        groups = int_prop(properties, "groups", cls.input_default("groups"))
-        assert strides is not None and dilations is not None and pad is not None
-        for prop, values, length in (
-            ("strides", strides, spatial),
-            ("dilations", dilations, spatial),
-            ("pad", pad, 2 * spatial),
-        ):
-            if len(values) != length:
-                raise OpTypeError(
-                    cls.name,
-                    f"property '{prop}' {list(values)} must have {length} entries for "
-                    f"{spatial} spatial axes",
-                )
-        if any(v < 1 for v in (*strides, *dilations)) or groups < 1:
-            raise OpTypeError(cls.name, "strides, dilations and groups must be >= 1")
-        if any(p < 0 for p in pad):
-            raise OpTypeError(cls.name, f"property 'pad' {list(pad)} must be >= 0")
-        if pad_type != "custom" and any(pad):
-            raise OpTypeError(
-                cls.name, f"property 'pad' {list(pad)} requires pad_type \"custom\""
-            )
-        return pad_type, strides, dilations, pad, groups
-
-    @classmethod
     def infer_result_types(cls, operand_types, properties):
-        ops = cls.tensor_operands(operand_types, properties)
-        x, weight, bias = ops["x"], ops["weight"], ops["bias"]
-        assert x is not None and weight is not None
-        require_element_type(cls.name, "x", x, FLOAT)
-        require_element_type(cls.name, "weight", weight, FLOAT)
-        xs, ws = x.get_shape(), weight.get_shape()
-        if not 3 <= len(xs) <= 5:
-            raise OpTypeError(
-                cls.name,
-                f"operand 'x' must be [N, C_in, *spatial] with 1 to 3 spatial axes, "
-                f"got shape {fmt_shape(xs)}",
-            )
-        if len(ws) != len(xs):
-            raise OpTypeError(
-                cls.name,
-                f"operand 'weight' {fmt_shape(ws)} must have the rank of operand 'x' "
-                f"{fmt_shape(xs)}",
-            )
-        pad_type, strides, dilations, pad, groups = cls.spatial_parameters(
-            len(xs), properties
-        )
+        c = cls.conv_operands(operand_types, properties)
+        xs, ws, groups, pad = c.xs, c.ws, c.groups, c.pad
         c_in = xs[1]
         if c_in % groups:
             raise OpTypeError(
@@ -204,18 +137,15 @@ class ConvTransposeOp(TaggedOptionalOperandsOp):
                 f"with C_in = {c_in} (operand 'x' {fmt_shape(xs)})",
             )
         c_out = ws[1] * groups
-        if bias is not None:
-            require_same_element_type(cls.name, [("weight", weight), ("bias", bias)])
-            if bias.get_shape() != (c_out,):
-                raise OpTypeError(
-                    cls.name,
-                    f"operand 'bias' {fmt_shape(bias.get_shape())} must have shape "
-                    f"[{c_out}] (C_out of weight {fmt_shape(ws)}, groups {groups})",
-                )
-        crop = conv_transpose_crop(pad_type, xs[2:], ws[2:], strides, dilations, pad)
+        cls.require_bias(
+            c.weight, c.bias, c_out, f"C_out of weight {fmt_shape(ws)}, groups {groups}"
+        )
+        crop = conv_transpose_crop(
+            c.pad_type, xs[2:], ws[2:], c.strides, c.dilations, pad
+        )
         spatial_out = []
         for size, k, s, d, (before, after) in zip(
-            xs[2:], ws[2:], strides, dilations, crop
+            xs[2:], ws[2:], c.strides, c.dilations, crop
         ):
             out = (size - 1) * s + (k - 1) * d + 1 - before - after
             if out <= 0:
@@ -233,4 +163,4 @@ class ConvTransposeOp(TaggedOptionalOperandsOp):
                 f"property 'output_shape' {list(given)} must be {list(shape)}, the "
                 "shape the padding gives (MIL leaves another size's placement open)",
             )
-        return [tensor(shape, x.element_type)]
+        return [tensor(shape, c.x.element_type)]

@@ -9,7 +9,9 @@ type coremltools would disagree with.
 from __future__ import annotations
 
 import math
+from abc import ABC
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -226,8 +228,118 @@ def conv_padding(
     return padding
 
 
+@dataclass(frozen=True)
+class ConvOperands:
+    """What `ConvolutionOp.conv_operands` checked: x, weight and bias with
+    their shapes and the spatial properties with MIL's defaults."""
+
+    x: TensorType
+    weight: TensorType
+    bias: TensorType | None
+    xs: tuple[int, ...]
+    ws: tuple[int, ...]
+    pad_type: str
+    strides: tuple[int, ...]
+    dilations: tuple[int, ...]
+    pad: tuple[int, ...]
+    groups: int
+
+
+class ConvolutionOp(TaggedOptionalOperandsOp, ABC):
+    """mil.conv and mil.conv_transpose: the same operands (x, weight, bias)
+    and spatial properties, checked the same way; each op states its pad
+    types (`PAD_TYPES`), its weight layout and its output shape."""
+
+    PAD_TYPES: ClassVar[tuple[str, ...]]
+
+    @classmethod
+    def spatial_parameters(
+        cls, rank: int, properties
+    ) -> tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...], int]:
+        """pad_type, strides, dilations, pad and groups with MIL's defaults,
+        checked against the number of spatial axes."""
+        spatial = rank - 2
+        pad_type = choice(
+            cls.name,
+            "pad_type",
+            str_prop(properties, "pad_type", cls.input_default("pad_type")),
+            cls.PAD_TYPES,
+        )
+        strides, dilations, pad = (
+            ints_prop(properties, name, cls.spatial_input_default(name, spatial))
+            for name in ("strides", "dilations", "pad")
+        )
+        groups = int_prop(properties, "groups", cls.input_default("groups"))
+        assert strides is not None and dilations is not None and pad is not None
+        for prop, values, length in (
+            ("strides", strides, spatial),
+            ("dilations", dilations, spatial),
+            ("pad", pad, 2 * spatial),
+        ):
+            if len(values) != length:
+                raise OpTypeError(
+                    cls.name,
+                    f"property '{prop}' {list(values)} must have {length} entries for "
+                    f"{spatial} spatial axes",
+                )
+        if any(v < 1 for v in (*strides, *dilations)) or groups < 1:
+            raise OpTypeError(cls.name, "strides, dilations and groups must be >= 1")
+        if any(p < 0 for p in pad):
+            raise OpTypeError(cls.name, f"property 'pad' {list(pad)} must be >= 0")
+        if pad_type != "custom" and any(pad):
+            raise OpTypeError(
+                cls.name, f"property 'pad' {list(pad)} requires pad_type \"custom\""
+            )
+        return pad_type, strides, dilations, pad, groups
+
+    @classmethod
+    def conv_operands(cls, operand_types, properties) -> ConvOperands:
+        """x and weight as float tensors of the same rank with 1 to 3 spatial
+        axes, and the spatial properties checked against that rank."""
+        ops = cls.tensor_operands(operand_types, properties)
+        x, weight, bias = ops["x"], ops["weight"], ops["bias"]
+        assert x is not None and weight is not None
+        require_element_type(cls.name, "x", x, FLOAT)
+        require_element_type(cls.name, "weight", weight, FLOAT)
+        xs, ws = x.get_shape(), weight.get_shape()
+        if not 3 <= len(xs) <= 5:
+            raise OpTypeError(
+                cls.name,
+                f"operand 'x' must be [N, C_in, *spatial] with 1 to 3 spatial axes, "
+                f"got shape {fmt_shape(xs)}",
+            )
+        if len(ws) != len(xs):
+            raise OpTypeError(
+                cls.name,
+                f"operand 'weight' {fmt_shape(ws)} must have the rank of operand 'x' "
+                f"{fmt_shape(xs)}",
+            )
+        pad_type, strides, dilations, pad, groups = cls.spatial_parameters(
+            len(xs), properties
+        )
+        return ConvOperands(
+            x, weight, bias, xs, ws, pad_type, strides, dilations, pad, groups
+        )
+
+    @classmethod
+    def require_bias(
+        cls, weight: TensorType, bias: TensorType | None, c_out: int, why: str
+    ) -> None:
+        """bias, when present, is [C_out] of weight's element type; `why`
+        says where C_out comes from."""
+        if bias is None:
+            return
+        require_same_element_type(cls.name, [("weight", weight), ("bias", bias)])
+        if bias.get_shape() != (c_out,):
+            raise OpTypeError(
+                cls.name,
+                f"operand 'bias' {fmt_shape(bias.get_shape())} must have shape "
+                f"[{c_out}] ({why})",
+            )
+
+
 @mil_op_definition
-class ConvOp(TaggedOptionalOperandsOp):
+class ConvOp(ConvolutionOp):
     """N-d convolution (1 to 3 spatial axes) of x [N, C_in, *d_in] with
     weight [C_out, C_in/groups, *K], plus bias [C_out]:
     d_out = floor((d_in + pad_before + pad_after - (K-1)·dilation - 1) / stride) + 1.
@@ -235,6 +347,7 @@ class ConvOp(TaggedOptionalOperandsOp):
     pad_type "valid", pad 0, groups 1."""
 
     name = "mil.conv"
+    PAD_TYPES: ClassVar = CONV_PAD_TYPES
     x = operand_def(TensorType)
     weight = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
@@ -279,68 +392,9 @@ class ConvOp(TaggedOptionalOperandsOp):
         )
 
     @classmethod
-    def spatial_parameters(
-        cls, rank: int, properties
-    ) -> tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...], int]:
-        """pad_type, strides, dilations, pad and groups with MIL's defaults,
-        checked against the number of spatial axes."""
-        spatial = rank - 2
-        pad_type = choice(
-            cls.name,
-            "pad_type",
-            str_prop(properties, "pad_type", cls.input_default("pad_type")),
-            CONV_PAD_TYPES,
-        )
-        strides, dilations, pad = (
-            ints_prop(properties, name, cls.spatial_input_default(name, spatial))
-            for name in ("strides", "dilations", "pad")
-        )
-        groups = int_prop(properties, "groups", cls.input_default("groups"))
-        assert strides is not None and dilations is not None and pad is not None
-        for prop, values, length in (
-            ("strides", strides, spatial),
-            ("dilations", dilations, spatial),
-            ("pad", pad, 2 * spatial),
-        ):
-            if len(values) != length:
-                raise OpTypeError(
-                    cls.name,
-                    f"property '{prop}' {list(values)} must have {length} entries for "
-                    f"{spatial} spatial axes",
-                )
-        if any(v < 1 for v in (*strides, *dilations)) or groups < 1:
-            raise OpTypeError(cls.name, "strides, dilations and groups must be >= 1")
-        if any(p < 0 for p in pad):
-            raise OpTypeError(cls.name, f"property 'pad' {list(pad)} must be >= 0")
-        if pad_type != "custom" and any(pad):
-            raise OpTypeError(
-                cls.name, f"property 'pad' {list(pad)} requires pad_type \"custom\""
-            )
-        return pad_type, strides, dilations, pad, groups
-
-    @classmethod
     def infer_result_types(cls, operand_types, properties):
-        ops = cls.tensor_operands(operand_types, properties)
-        x, weight, bias = ops["x"], ops["weight"], ops["bias"]
-        assert x is not None and weight is not None
-        require_element_type(cls.name, "x", x, FLOAT)
-        require_element_type(cls.name, "weight", weight, FLOAT)
-        xs, ws = x.get_shape(), weight.get_shape()
-        if not 3 <= len(xs) <= 5:
-            raise OpTypeError(
-                cls.name,
-                f"operand 'x' must be [N, C_in, *spatial] with 1 to 3 spatial axes, "
-                f"got shape {fmt_shape(xs)}",
-            )
-        if len(ws) != len(xs):
-            raise OpTypeError(
-                cls.name,
-                f"operand 'weight' {fmt_shape(ws)} must have the rank of operand 'x' "
-                f"{fmt_shape(xs)}",
-            )
-        pad_type, strides, dilations, pad, groups = cls.spatial_parameters(
-            len(xs), properties
-        )
+        c = cls.conv_operands(operand_types, properties)
+        xs, ws, groups = c.xs, c.ws, c.groups
         c_in, c_out = xs[1], ws[0]
         if c_in % groups or c_out % groups:
             raise OpTypeError(
@@ -355,28 +409,23 @@ class ConvOp(TaggedOptionalOperandsOp):
                 f"with C_in/groups = {c_in // groups} (operand 'x' {fmt_shape(xs)}, "
                 f"groups {groups})",
             )
-        if bias is not None:
-            require_same_element_type(cls.name, [("weight", weight), ("bias", bias)])
-            if bias.get_shape() != (c_out,):
-                raise OpTypeError(
-                    cls.name,
-                    f"operand 'bias' {fmt_shape(bias.get_shape())} must have shape "
-                    f"[{c_out}] (C_out of weight {fmt_shape(ws)})",
-                )
+        cls.require_bias(c.weight, c.bias, c_out, f"C_out of weight {fmt_shape(ws)}")
         spatial_out: list[int] = []
-        padding = conv_padding(pad_type, xs[2:], ws[2:], strides, dilations, pad)
+        padding = conv_padding(
+            c.pad_type, xs[2:], ws[2:], c.strides, c.dilations, c.pad
+        )
         for size, k, s, d, (before, after) in zip(
-            xs[2:], ws[2:], strides, dilations, padding
+            xs[2:], ws[2:], c.strides, c.dilations, padding
         ):
             out = (size + before + after - (k - 1) * d - 1) // s + 1
             if out <= 0:
                 raise OpTypeError(
                     cls.name,
-                    f"kernel {fmt_shape(ws[2:])} (dilations {list(dilations)}) does not "
-                    f"fit the padded input of operand 'x' {fmt_shape(xs)}",
+                    f"kernel {fmt_shape(ws[2:])} (dilations {list(c.dilations)}) "
+                    f"does not fit the padded input of operand 'x' {fmt_shape(xs)}",
                 )
             spatial_out.append(out)
-        return [tensor([xs[0], c_out, *spatial_out], x.element_type)]
+        return [tensor([xs[0], c_out, *spatial_out], c.x.element_type)]
 
     def verify_(self) -> None:
         super().verify_()
