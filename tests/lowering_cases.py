@@ -18,6 +18,7 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import f16, f32, i1, i8, i32
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.test_value import create_ssa_value
 
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import numpy_dtype, run_function
@@ -39,6 +40,7 @@ __all__ = [
     "lower",
     "make_inputs",
     "mil_op_counts",
+    "value",
 ]
 
 F32_TOL = {"rtol": 1e-5, "atol": 1e-6}
@@ -49,6 +51,12 @@ F16_TOL = {"rtol": 1e-2, "atol": 1e-2}
 rounds at other points than the rlx reference."""
 
 Generator = Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
+
+
+def value(shape: Sequence[int], element: Attribute = f32) -> SSAValue:
+    """A free SSA value of tensor type `shape` x `element`, an operand for
+    verifier tests that build one op."""
+    return create_ssa_value(tensor(shape, element))
 
 
 def _normal(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:

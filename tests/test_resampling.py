@@ -22,13 +22,13 @@ from lowering_cases import (
     make_inputs,
     mil_op_counts,
     normal,
+    value,
 )
 from test_mil_interpreter import check, coreml, randn, run
 from torch import nn
-from torch_check import check_program, export
+from torch_check import OneOp, check_program, export
 from xdsl.dialects.builtin import i32
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.test_value import create_ssa_value
 
 import xdsl_ane
 from xdsl_ane.dialects import mil, rlx
@@ -46,10 +46,6 @@ with warnings.catch_warnings():
 
 RNG = np.random.default_rng(0)
 aten = torch.ops.aten
-
-
-def value(shape, element=f32):
-    return create_ssa_value(tensor(shape, element))
 
 
 # --- numpy semantics against torch ----------------------------------------------
@@ -436,15 +432,6 @@ def test_reflect_pad_of_a_leading_axis_is_refused_in_one_line():
 
 
 # --- the ATen translations, one op each ----------------------------------------------
-
-
-class OneOp(nn.Module):
-    def __init__(self, f):
-        super().__init__()
-        self.f = f
-
-    def forward(self, x):
-        return self.f(x)
 
 
 X = torch.randn(1, 3, 4, 6)

@@ -22,17 +22,15 @@ from lowering_cases import (
     make_inputs,
     mil_op_counts,
     normal,
+    value,
 )
 from test_mil_interpreter import check, coreml, run
-from torch import nn
-from torch_check import check_program, export
+from torch_check import OneOp, check_program, export
 from xdsl.dialects.builtin import i32
 from xdsl.utils.exceptions import VerifyException
-from xdsl.utils.test_value import create_ssa_value
 
 import xdsl_ane
 from xdsl_ane.dialects import mil, rlx
-from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter import resampling
 from xdsl_ane.interpreter.core import run_function
 
@@ -43,10 +41,6 @@ with warnings.catch_warnings():
 RNG = np.random.default_rng(0)
 X = (RNG.standard_normal((4, 64)) * 4).astype(np.float32)
 X[0, :4] = [-3.0, 3.0, 0.0, -0.0]  # the kinks
-
-
-def value(shape, element=f32):
-    return create_ssa_value(tensor(shape, element))
 
 
 # --- numpy semantics against torch ----------------------------------------------
@@ -193,15 +187,6 @@ def test_activation_lowering(body, emitted, element):
 
 
 # --- the ATen translations, one op each ----------------------------------------------
-
-
-class OneOp(nn.Module):
-    def __init__(self, f):
-        super().__init__()
-        self.f = f
-
-    def forward(self, x):
-        return self.f(x)
 
 
 TORCH_CASES = {

@@ -36,6 +36,17 @@ class Checked:
         return [op for op in self.imported.module.walk() if op.name == name]
 
 
+class OneOp(torch.nn.Module):
+    """A module that applies `f` to its one input: a one-op program to export."""
+
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
+    def forward(self, x):
+        return self.f(x)
+
+
 def export(model: torch.nn.Module, args: tuple, kwargs: dict | None = None):
     with torch.no_grad():
         return torch.export.export(model, args, kwargs=kwargs or {})
