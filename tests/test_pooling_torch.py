@@ -120,3 +120,23 @@ def test_dilated_max_pool_is_an_error():
         xdsl_ane.from_torch(
             export(nn.MaxPool2d(2, dilation=2), (torch.randn(1, 2, 8, 8),))
         )
+
+
+def test_signal_chain_stays_in_ane_form():
+    """Conv1d, instance norm, max and avg pooling (ceil mode), batch norm and
+    a 1x1 conv on a [1, C, W] signal: every op runs on [1, C, 1, W], no
+    reshape or transpose in the package."""
+    module = randomized(
+        nn.Sequential(
+            nn.Conv1d(3, 8, 3),
+            nn.GroupNorm(8, 8),
+            nn.MaxPool1d(2),
+            nn.AvgPool1d(3, 2, 1, ceil_mode=True),
+            nn.BatchNorm1d(8),
+            nn.Conv1d(8, 8, 1),
+        )
+    )
+    args = (torch.randn(1, 3, 20),)
+    checked = check_program(export(module, args), args)
+    counts = checked.compiled.op_counts()["main"]
+    assert not {"reshape", "transpose"} & set(counts), counts

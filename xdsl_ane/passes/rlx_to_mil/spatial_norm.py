@@ -51,26 +51,41 @@ def affine(
     return y
 
 
+def on_image(e: Emitter, x: SSAValue) -> SSAValue:
+    """A signal [N, C, W] as the image [N, C, 1, W] (the ANE's form of a
+    signal, which mil-ane-layout keeps without conversions); an image as
+    it is."""
+    shape = shape_of(x)
+    if len(shape) == 4:
+        return x
+    n, c, w = shape
+    return e(mil.ReshapeOp(x, [n, c, 1, w]))
+
+
+def from_image(e: Emitter, y: SSAValue, shape: tuple[int, ...]) -> SSAValue:
+    return y if shape_of(y) == shape else e(mil.ReshapeOp(y, shape))
+
+
 def all_constant(*values: SSAValue | None) -> bool:
     return all(v is None or is_constant(v) for v in values)
 
 
 class LowerBatchNorm(RewritePattern):
     """y = (x − mean) / sqrt(var + eps) · γ + β = MIL batch_norm, when the
-    statistics and parameters are consts; otherwise
+    statistics and parameters are consts (a signal as an image of height
+    1); otherwise
     (x − mean) · rsqrt(var, eps) · γ + β elementwise (MIL's rsqrt adds its
     epsilon under the root)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: rlx.BatchNormOp, rewriter: PatternRewriter) -> None:
         eps = op.eps()
-        if all_constant(op.mean, op.var, op.gamma, op.beta):
-            new = mil.BatchNormOp(
-                op.input, op.mean, op.var, op.gamma, op.beta, epsilon=eps
-            )
-            rewriter.replace(op, new)
-            return
         e = Emitter(rewriter)
+        if all_constant(op.mean, op.var, op.gamma, op.beta):
+            x = on_image(e, op.input)
+            y = e(mil.BatchNormOp(x, op.mean, op.var, op.gamma, op.beta, epsilon=eps))
+            rewriter.replace(op, [], [from_image(e, y, shape_of(op.input))])
+            return
         rank = len(shape_of(op.input))
         centered = e(mil.SubOp(op.input, per_channel(e, op.mean, rank)))
         scale = per_channel(e, e(mil.RsqrtOp(op.var, epsilon=eps)), rank)
@@ -80,7 +95,8 @@ class LowerBatchNorm(RewritePattern):
 
 class LowerGroupNorm(RewritePattern):
     """y = (x − mean_g) / sqrt(var_g + eps) · γ + β. groups = C is MIL
-    instance_norm (γ and β inside when const); groups = 1 is layer_norm over
+    instance_norm (γ and β inside when const; a signal as an image of
+    height 1); groups = 1 is layer_norm over
     every axis but N; otherwise x is viewed as [N, G, C/G, Π spatial] and
     layer-normed over its last two axes: reshape, layer_norm, reshape, then
     γ and β per channel (`affine`: MIL's norms have no per-channel
@@ -94,11 +110,12 @@ class LowerGroupNorm(RewritePattern):
         groups = op.groups.value.data
         e = Emitter(rewriter)
         if groups == c:
+            x = on_image(e, op.input)
             if all_constant(op.gamma, op.beta):
-                new = mil.InstanceNormOp(op.input, op.gamma, op.beta, epsilon=eps)
-                rewriter.replace(op, new)
+                y = e(mil.InstanceNormOp(x, op.gamma, op.beta, epsilon=eps))
+                rewriter.replace(op, [], [from_image(e, y, shape)])
                 return
-            y = e(mil.InstanceNormOp(op.input, epsilon=eps))
+            y = from_image(e, e(mil.InstanceNormOp(x, epsilon=eps)), shape)
         elif groups == 1:
             axes = list(range(1, len(shape)))
             y = e(mil.LayerNormOp(op.input, axes=axes, epsilon=eps))

@@ -14,9 +14,12 @@ func.func @max_pool(%x: tensor<1x3x9x9xf32>) -> tensor<1x3x5x5xf32> {
   func.return %y : tensor<1x3x5x5xf32>
 }
 
-// count_include_pad = false is MIL's exclude_padding_from_average.
+// count_include_pad = false is MIL's exclude_padding_from_average; a signal
+// pools as an image of height 1 (its ANE form).
 // CHECK-LABEL: func.func @avg_pool(
-// CHECK-NEXT: %y = mil.avg_pool %x {kernel_sizes = array<i64: 3>, strides = array<i64: 2>, pad_type = "custom", pad = array<i64: 1, 1>, exclude_padding_from_average = true} : (tensor<2x4x11xf16>) -> tensor<2x4x6xf16>
+// CHECK-NEXT: %0 = mil.reshape %x {shape = array<i64: 2, 4, 1, 11>} : (tensor<2x4x11xf16>) -> tensor<2x4x1x11xf16>
+// CHECK-NEXT: %1 = mil.avg_pool %0 {kernel_sizes = array<i64: 1, 3>, strides = array<i64: 1, 2>, pad_type = "custom", pad = array<i64: 0, 0, 1, 1>, exclude_padding_from_average = true} : (tensor<2x4x1x11xf16>) -> tensor<2x4x1x6xf16>
+// CHECK-NEXT: %y = mil.reshape %1 {shape = array<i64: 2, 4, 6>} : (tensor<2x4x1x6xf16>) -> tensor<2x4x6xf16>
 func.func @avg_pool(%x: tensor<2x4x11xf16>) -> tensor<2x4x6xf16> {
   %y = rlx.avg_pool %x {kernel = array<i64: 3>, strides = array<i64: 2>, padding = array<i64: 1, 1>, count_include_pad = false} : (tensor<2x4x11xf16>) -> tensor<2x4x6xf16>
   func.return %y : tensor<2x4x6xf16>
@@ -26,9 +29,9 @@ func.func @avg_pool(%x: tensor<2x4x11xf16>) -> tensor<2x4x6xf16> {
 // divisor (which counts padding but not the overhang) restored by a const
 // ratio Π kernel / count.
 // CHECK-LABEL: func.func @avg_pool_ceil(
-// CHECK-NEXT: %0 = mil.const dense<{{\[\[}}1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00, 1.500000e+00], {{.*}}, [1.500000e+00, 1.500000e+00, 1.500000e+00, 1.500000e+00, 2.250000e+00]]> : tensor<5x5xf32>
-// CHECK-NEXT: %1 = mil.avg_pool %x {kernel_sizes = array<i64: 3, 3>, strides = array<i64: 2, 2>, pad_type = "custom", pad = array<i64: 1, 2, 1, 2>} : (tensor<1x2x8x8xf32>) -> tensor<1x2x5x5xf32>
-// CHECK-NEXT: %y = mil.mul %1, %0 : (tensor<1x2x5x5xf32>, tensor<5x5xf32>) -> tensor<1x2x5x5xf32>
+// CHECK-NEXT: %0 = mil.avg_pool %x {kernel_sizes = array<i64: 3, 3>, strides = array<i64: 2, 2>, pad_type = "custom", pad = array<i64: 1, 2, 1, 2>} : (tensor<1x2x8x8xf32>) -> tensor<1x2x5x5xf32>
+// CHECK-NEXT: %1 = mil.const dense<{{\[\[}}1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00, 1.500000e+00], {{.*}}, [1.500000e+00, 1.500000e+00, 1.500000e+00, 1.500000e+00, 2.250000e+00]]> : tensor<5x5xf32>
+// CHECK-NEXT: %y = mil.mul %0, %1 : (tensor<1x2x5x5xf32>, tensor<5x5xf32>) -> tensor<1x2x5x5xf32>
 func.func @avg_pool_ceil(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x5x5xf32> {
   %y = rlx.avg_pool %x {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, ceil_mode = true} : (tensor<1x2x8x8xf32>) -> tensor<1x2x5x5xf32>
   func.return %y : tensor<1x2x5x5xf32>

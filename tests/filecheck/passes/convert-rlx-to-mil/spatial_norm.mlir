@@ -18,6 +18,18 @@ func.func @batch_norm(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
   func.return %y : tensor<1x4x5x5xf32>
 }
 
+// A signal's batch norm runs on it as an image of height 1.
+// CHECK-LABEL: func.func @batch_norm_signal(
+// CHECK: %0 = mil.reshape %x {shape = array<i64: 1, 4, 1, 9>} : (tensor<1x4x9xf32>) -> tensor<1x4x1x9xf32>
+// CHECK-NEXT: %1 = mil.batch_norm %0, %m, %v {epsilon = 1.000000e-05 : f32} : (tensor<1x4x1x9xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x1x9xf32>
+// CHECK-NEXT: %y = mil.reshape %1 {shape = array<i64: 1, 4, 9>} : (tensor<1x4x1x9xf32>) -> tensor<1x4x9xf32>
+func.func @batch_norm_signal(%x: tensor<1x4x9xf32>) -> tensor<1x4x9xf32> {
+  %m = rlx.param "bn.mean" : tensor<4xf32>
+  %v = rlx.param "bn.var" : tensor<4xf32>
+  %y = rlx.batch_norm %x, %m, %v : (tensor<1x4x9xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x9xf32>
+  func.return %y : tensor<1x4x9xf32>
+}
+
 // Runtime statistics: (x − mean) · rsqrt(var, eps), per channel.
 // CHECK-LABEL: func.func @batch_norm_runtime(
 // CHECK-NEXT: %0 = mil.reshape %m {shape = array<i64: 3, 1>} : (tensor<3xf16>) -> tensor<3x1xf16>
