@@ -11,7 +11,7 @@ from typing import ClassVar
 from xdsl.irdl import prop_def
 
 from xdsl_ane.dialects.mil.base import Value, mil_op_definition
-from xdsl_ane.dialects.mil.elementwise import UnaryOp
+from xdsl_ane.dialects.mil.elementwise import AlphaBetaOp, UnaryOp
 from xdsl_ane.dialects.mil.inputs import LIKE_X, MilInput
 from xdsl_ane.dialects.typing import F32Attr, f32_attr
 
@@ -41,17 +41,7 @@ class EluOp(AlphaActivationOp):
 
 
 @mil_op_definition
-class SigmoidHardOp(UnaryOp):
+class SigmoidHardOp(AlphaBetaOp):
     """min(max(alpha · x + beta, 0), 1) (hard sigmoid: alpha 1/6, beta ½)."""
 
     name = "mil.sigmoid_hard"
-    alpha = prop_def(F32Attr)
-    beta = prop_def(F32Attr)
-    MIL_INPUTS: ClassVar = (
-        MilInput("x"),
-        MilInput("alpha", dtype=LIKE_X),
-        MilInput("beta", dtype=LIKE_X),
-    )
-
-    def __init__(self, x: Value, alpha: float, beta: float):
-        self.init_mil({"x": x}, {"alpha": f32_attr(alpha), "beta": f32_attr(beta)})

@@ -261,11 +261,10 @@ class GeluOp(UnaryOp):
         return super().infer_result_types(operand_types, properties)
 
 
-@mil_op_definition
-class ClipOp(UnaryOp):
-    """min(max(x, alpha), beta); iOS17 requires alpha < beta."""
+class AlphaBetaOp(UnaryOp, ABC):
+    """`y = f(x; alpha, beta)` elementwise, alpha and beta required and
+    written in x's dtype."""
 
-    name = "mil.clip"
     alpha = prop_def(F32Attr)
     beta = prop_def(F32Attr)
     MIL_INPUTS: ClassVar = (
@@ -276,6 +275,13 @@ class ClipOp(UnaryOp):
 
     def __init__(self, x: Value, alpha: float, beta: float):
         self.init_mil({"x": x}, {"alpha": f32_attr(alpha), "beta": f32_attr(beta)})
+
+
+@mil_op_definition
+class ClipOp(AlphaBetaOp):
+    """min(max(x, alpha), beta); iOS17 requires alpha < beta."""
+
+    name = "mil.clip"
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):
