@@ -34,7 +34,9 @@ HUGGING_FACE: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
     "resnet-basic": (
         "ResNetModel",
         "ResNetConfig",
-        dict(embedding_size=16, hidden_sizes=[16, 32], depths=[2, 1], layer_type="basic"),
+        dict(
+            embedding_size=16, hidden_sizes=[16, 32], depths=[2, 1], layer_type="basic"
+        ),
         (1, 3, 64, 64),
     ),
     "mobilenet_v2": (
@@ -55,6 +57,85 @@ HUGGING_FACE: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
             patch_size=8,
         ),
         (1, 3, 32, 32),
+    ),
+    "convnext": (
+        "ConvNextModel",
+        "ConvNextConfig",
+        dict(hidden_sizes=[16, 32], depths=[1, 1], num_stages=2),
+        (1, 3, 64, 64),
+    ),
+    "regnet": (
+        "RegNetModel",
+        "RegNetConfig",
+        dict(embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], groups_width=8),
+        (1, 3, 64, 64),
+    ),
+    "deit": (
+        "DeiTModel",
+        "DeiTConfig",
+        dict(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            image_size=32,
+            patch_size=8,
+        ),
+        (1, 3, 32, 32),
+    ),
+    "dinov2": (
+        "Dinov2Model",
+        "Dinov2Config",
+        dict(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            mlp_ratio=2,
+            image_size=32,
+            patch_size=8,
+        ),
+        (1, 3, 32, 32),
+    ),
+    "segformer": (
+        "SegformerModel",
+        "SegformerConfig",
+        dict(
+            num_encoder_blocks=2,
+            depths=[1, 1],
+            sr_ratios=[2, 1],
+            hidden_sizes=[16, 32],
+            num_attention_heads=[1, 2],
+            patch_sizes=[7, 3],
+            strides=[4, 2],
+            mlp_ratios=[2, 2],
+        ),
+        (1, 3, 64, 64),
+    ),
+    "mobilevit": (
+        "MobileViTModel",
+        "MobileViTConfig",
+        dict(
+            image_size=64,
+            hidden_sizes=[16, 24, 32],
+            neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64],
+        ),
+        (1, 3, 64, 64),
+    ),
+    "wav2vec2": (
+        "Wav2Vec2Model",
+        "Wav2Vec2Config",
+        dict(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            conv_dim=(16, 16),
+            conv_stride=(5, 2),
+            conv_kernel=(10, 3),
+            num_conv_pos_embeddings=16,
+            num_conv_pos_embedding_groups=2,
+        ),
+        (1, 1600),
     ),
     "whisper_encoder": (
         "WhisperEncoder",
