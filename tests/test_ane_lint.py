@@ -216,20 +216,25 @@ FALLBACK_CASES = [
         f"%y = mil.band_part %x {{lower = -1 : i64, upper = 0 : i64}} : ({ACT}) -> {ACT}",
         "mil.band_part (%y)",
     ),
+    # registered pooling and upsampling ops: the rules read their properties
     (
-        f'%y = "mil.max_pool"(%x) {{kernel_sizes = array<i64: 1, 14>, strides = array<i64: 1, 1>}} : ({ACT}) -> {ACT}',
+        f'%y = mil.max_pool %x {{kernel_sizes = array<i64: 1, 14>, strides = array<i64: 1, 1>, pad_type = "valid"}} : ({ACT}) -> tensor<1x64x1x243xf16>',
         "mil.max_pool (%y)",
     ),
     (
-        f'%y = "mil.max_pool"(%x) {{kernel_sizes = array<i64: 1, 13>, strides = array<i64: 1, 2>}} : ({ACT}) -> {ACT}',
+        f'%y = mil.avg_pool %x {{kernel_sizes = array<i64: 1, 3>, strides = array<i64: 1, 3>, pad_type = "valid"}} : ({ACT}) -> tensor<1x64x1x85xf16>',
+        "mil.avg_pool (%y)",
+    ),
+    (
+        f'%y = mil.max_pool %x {{kernel_sizes = array<i64: 1, 13>, strides = array<i64: 1, 2>, pad_type = "valid"}} : ({ACT}) -> tensor<1x64x1x122xf16>',
         None,
     ),
     (
-        f'%y = "mil.upsample_bilinear"(%x) {{scale_factor_height = 1.0 : f32, scale_factor_width = 3.0 : f32}} : ({ACT}) -> {ACT}',
+        f"%y = mil.upsample_bilinear %x {{scale_factor_height = 1 : i64, scale_factor_width = 3 : i64}} : ({ACT}) -> tensor<1x64x1x768xf16>",
         "mil.upsample_bilinear (%y)",
     ),
     (
-        f'%y = "mil.upsample_bilinear"(%x) {{scale_factor_height = 2.0 : f32, scale_factor_width = 2.0 : f32}} : ({ACT}) -> {ACT}',
+        f"%y = mil.upsample_bilinear %x {{scale_factor_height = 2 : i64, scale_factor_width = 2 : i64}} : ({ACT}) -> tensor<1x64x2x512xf16>",
         None,
     ),
     (f'%y = "mil.my_custom_layer"(%x) : ({ACT}) -> {ACT}', "mil.my_custom_layer (%y)"),

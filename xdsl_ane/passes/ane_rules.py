@@ -4,8 +4,9 @@ per rule, read by `ane-lint` (its diagnostics) and by the placement of
 `xdsl-ane estimate` (which unit runs each op on a given chip).
 
 `OP_RULES` holds the rules keyed by op name (registered and unregistered
-ops alike, so pooling and upsampling rules apply to `mil.max_pool` or
-`mil.upsample_bilinear` whether the mil dialect defines them or not); the
+ops alike: the rules of the mil dialect's `mil.max_pool` or
+`mil.upsample_bilinear` read their properties, those of MIL ops it does
+not define, such as `mil.scatter`, their attributes); the
 type rules (`rank_problem`, `dimensions_over`) and the per-op rules of the
 placement (`placement_rule`) are functions. `ane-lint` is chip-neutral: it
 warns above the smallest chip's dimension limit and fails above the
