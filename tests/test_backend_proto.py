@@ -421,6 +421,29 @@ func.func @resampling(%x: tensor<1x3x4x5xf32>, %h: tensor<1x3x4x5xf16>, %s: tens
   func.return
 }
 """,
+    "vision": """
+func.func @vision(%x: tensor<1x4x7x6xf32>, %h: tensor<1x4x7x6xf16>, %s: tensor<2x6x5xf16>) {
+  %max = mil.max_pool %x {kernel_sizes = array<i64: 3, 3>, strides = array<i64: 2, 2>, pad_type = "valid"} : (tensor<1x4x7x6xf32>) -> tensor<1x4x3x2xf32>
+  %max_ceil = mil.max_pool %x {kernel_sizes = array<i64: 3, 3>, strides = array<i64: 2, 2>, pad_type = "custom", pad = array<i64: 1, 1, 1, 1>, ceil_mode = true} : (tensor<1x4x7x6xf32>) -> tensor<1x4x4x4xf32>
+  %avg = mil.avg_pool %h {kernel_sizes = array<i64: 2, 3>, strides = array<i64: 1, 3>, pad_type = "same_lower"} : (tensor<1x4x7x6xf16>) -> tensor<1x4x7x2xf16>
+  %avg_excl = mil.avg_pool %s {kernel_sizes = array<i64: 4>, strides = array<i64: 3>, pad_type = "same", exclude_padding_from_average = true} : (tensor<2x6x5xf16>) -> tensor<2x6x2xf16>
+  %mean = mil.const dense<[0.1, 0.2, 0.3, 0.4]> : tensor<4xf32>
+  %var = mil.const dense<[1.0, 2.0, 0.5, 0.25]> : tensor<4xf32>
+  %bn = mil.batch_norm %x, %mean, %var, gamma %var, beta %mean {epsilon = 1.0e-03 : f32} : (tensor<1x4x7x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x7x6xf32>
+  %mean16 = mil.const dense<[0.1, 0.2, 0.3, 0.4]> : tensor<4xf16>
+  %var16 = mil.const dense<[1.0, 2.0, 0.5, 0.25]> : tensor<4xf16>
+  %bn_plain = mil.batch_norm %h, %mean16, %var16 : (tensor<1x4x7x6xf16>, tensor<4xf16>, tensor<4xf16>) -> tensor<1x4x7x6xf16>
+  %in = mil.instance_norm %x, gamma %var, beta %mean : (tensor<1x4x7x6xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x7x6xf32>
+  %in_plain = mil.instance_norm %h : (tensor<1x4x7x6xf16>) -> tensor<1x4x7x6xf16>
+  %w = mil.const weight "up.weight" : tensor<4x3x3x2xf32>
+  %b = mil.const dense<0.5> : tensor<3xf32>
+  %up = mil.conv_transpose %x, %w : (tensor<1x4x7x6xf32>, tensor<4x3x3x2xf32>) -> tensor<1x3x9x7xf32>
+  %up_custom = mil.conv_transpose %x, %w, bias %b {pad = array<i64: 1, 0, 0, 2>, pad_type = "custom", strides = array<i64: 2, 3>} : (tensor<1x4x7x6xf32>, tensor<4x3x3x2xf32>, tensor<3xf32>) -> tensor<1x3x14x15xf32>
+  %ws = mil.const weight "up.grouped" : tensor<6x2x3xf16>
+  %up_same = mil.conv_transpose %s, %ws {pad_type = "same", strides = array<i64: 2>, dilations = array<i64: 2>, groups = 3 : i64} : (tensor<2x6x5xf16>, tensor<6x2x3xf16>) -> tensor<2x6x10xf16>
+  func.return
+}
+""",
 }
 
 

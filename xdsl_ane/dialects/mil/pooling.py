@@ -66,7 +66,7 @@ class PoolingOp(MilOp, ABC):
     x = operand_def(TensorType)
     kernel_sizes = prop_def(I64Array)
     strides = opt_prop_def(I64Array)
-    pad_type = opt_prop_def(StringAttr)
+    pad_type = prop_def(StringAttr)
     pad = opt_prop_def(I64Array)
     ceil_mode = opt_prop_def(BoolAttr)
     result = result_def(TensorType)
@@ -75,8 +75,8 @@ class PoolingOp(MilOp, ABC):
         MilInput("x"),
         MilInput("kernel_sizes"),
         MilInput("strides", PerSpatialAxis(1)),
-        # required by MIL; absent here means "valid", written as such
-        MilInput("pad_type", "valid"),
+        # required by MIL (no default in coremltools), so required here too
+        MilInput("pad_type"),
         MilInput("pad", PerSpatialAxis(0, per_axis=2)),
         MilInput("ceil_mode", False),
     )
@@ -94,12 +94,10 @@ class PoolingOp(MilOp, ABC):
             for name in ("strides", "pad")
         )
         assert strides is not None and pad is not None
-        pad_type = choice(
-            cls.name,
-            "pad_type",
-            str_prop(properties, "pad_type", cls.input_default("pad_type")),
-            CONV_PAD_TYPES,
-        )
+        given = str_prop(properties, "pad_type")
+        if given is None:
+            raise OpTypeError(cls.name, "property 'pad_type' is required")
+        pad_type = choice(cls.name, "pad_type", given, CONV_PAD_TYPES)
         for prop, values, length in (
             ("kernel_sizes", kernel, spatial),
             ("strides", strides, spatial),
@@ -176,7 +174,7 @@ class PoolingOp(MilOp, ABC):
 def _pool_properties(
     kernel_sizes: Sequence[int],
     strides: Sequence[int] | None,
-    pad_type: str | None,
+    pad_type: str,
     pad: Sequence[int] | None,
     ceil_mode: bool | None,
 ) -> dict[str, Attribute | None]:
@@ -194,7 +192,8 @@ class MaxPoolOp(PoolingOp):
     """The maximum of each window of x (kernel_sizes, strides; pad_type
     "valid", "same", "same_lower" or "custom" with `pad` before/after per
     spatial axis); padding never wins. Absent properties take MIL's
-    defaults: strides 1, pad_type "valid", pad 0, ceil_mode false."""
+    defaults: strides 1, pad 0, ceil_mode false; pad_type, which MIL
+    requires, is "valid" unless the builder is given another."""
 
     name = "mil.max_pool"
     MIL_INPUTS: ClassVar = PoolingOp.POOLING_INPUTS
@@ -204,7 +203,7 @@ class MaxPoolOp(PoolingOp):
         x: Value,
         kernel_sizes: Sequence[int],
         strides: Sequence[int] | None = None,
-        pad_type: str | None = None,
+        pad_type: str = "valid",
         pad: Sequence[int] | None = None,
         ceil_mode: bool | None = None,
     ):
@@ -232,7 +231,7 @@ class AvgPoolOp(PoolingOp):
         x: Value,
         kernel_sizes: Sequence[int],
         strides: Sequence[int] | None = None,
-        pad_type: str | None = None,
+        pad_type: str = "valid",
         pad: Sequence[int] | None = None,
         ceil_mode: bool | None = None,
         exclude_padding_from_average: bool | None = None,

@@ -40,7 +40,7 @@ def pool_arguments(windows: PoolWindows, sizes: tuple[int, ...]) -> dict:
     return {
         "kernel_sizes": windows.kernel,
         "strides": windows.strides,
-        "pad_type": "custom" if custom else None,
+        "pad_type": "custom" if custom else "valid",
         "pad": pad if custom else None,
     }
 

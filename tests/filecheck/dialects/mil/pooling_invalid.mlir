@@ -20,7 +20,7 @@ func.func @ceil_same(%x: tensor<1x2x7x7xf32>) {
 
 // CHECK: Operation does not verify: mil.max_pool: property 'ceil_mode' takes 1 or 2 spatial axes only
 func.func @ceil_3d(%x: tensor<1x2x4x4x4xf32>) {
-  %y = mil.max_pool %x {kernel_sizes = array<i64: 2, 2, 2>, ceil_mode = true} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x3x3x3xf32>
+  %y = mil.max_pool %x {kernel_sizes = array<i64: 2, 2, 2>, pad_type = "valid", ceil_mode = true} : (tensor<1x2x4x4x4xf32>) -> tensor<1x2x3x3x3xf32>
   func.return
 }
 
@@ -28,7 +28,7 @@ func.func @ceil_3d(%x: tensor<1x2x4x4x4xf32>) {
 
 // CHECK: Operation does not verify: mil.max_pool: property 'pad' [1, 1, 1, 1] requires pad_type "custom"
 func.func @pad_without_custom(%x: tensor<1x2x7x7xf32>) {
-  %y = mil.max_pool %x {kernel_sizes = array<i64: 3, 3>, pad = array<i64: 1, 1, 1, 1>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x7x7xf32>
+  %y = mil.max_pool %x {kernel_sizes = array<i64: 3, 3>, pad_type = "valid", pad = array<i64: 1, 1, 1, 1>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x7x7xf32>
   func.return
 }
 
@@ -36,6 +36,15 @@ func.func @pad_without_custom(%x: tensor<1x2x7x7xf32>) {
 
 // CHECK: Operation does not verify: mil.avg_pool: operand 'x' has element type i32, expected one of f16, f32
 func.func @integer(%x: tensor<1x2x7x7xi32>) {
-  %y = mil.avg_pool %x {kernel_sizes = array<i64: 3, 3>} : (tensor<1x2x7x7xi32>) -> tensor<1x2x5x5xi32>
+  %y = mil.avg_pool %x {kernel_sizes = array<i64: 3, 3>, pad_type = "valid"} : (tensor<1x2x7x7xi32>) -> tensor<1x2x5x5xi32>
+  func.return
+}
+
+// -----
+
+// pad_type is required, as in MIL (coremltools has no default for it).
+// CHECK: Operation does not verify: property 'pad_type' expected in operation 'mil.max_pool'
+func.func @no_pad_type(%x: tensor<1x2x7x7xf32>) {
+  %y = mil.max_pool %x {kernel_sizes = array<i64: 3, 3>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x5x5xf32>
   func.return
 }

@@ -46,7 +46,7 @@ func.func @avg_pool_ceil_unpadded(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32
 }
 
 // CHECK-LABEL: func.func @global_avg_pool(
-// CHECK-NEXT: %y = mil.avg_pool %x {kernel_sizes = array<i64: 7, 7>, strides = array<i64: 7, 7>} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
+// CHECK-NEXT: %y = mil.avg_pool %x {kernel_sizes = array<i64: 7, 7>, strides = array<i64: 7, 7>, pad_type = "valid"} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
 func.func @global_avg_pool(%x: tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32> {
   %y = rlx.avg_pool %x {kernel = array<i64: 7, 7>, strides = array<i64: 7, 7>} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
   func.return %y : tensor<1x8x1x1xf32>
