@@ -201,6 +201,36 @@ class LinearOp(TaggedOptionalOperandsOp):
 CONV_PAD_TYPES = ("valid", "same", "same_lower", "custom")
 
 
+def check_window_lengths(
+    op_name: str,
+    spatial: int,
+    per_axis: Sequence[tuple[str, Sequence[int]]],
+    pad: Sequence[int],
+) -> None:
+    """Each per-axis property of a conv or pooling has one entry per spatial
+    axis, and `pad` two (before, after)."""
+    for prop, values, length in (
+        *((prop, values, spatial) for prop, values in per_axis),
+        ("pad", pad, 2 * spatial),
+    ):
+        if len(values) != length:
+            raise OpTypeError(
+                op_name,
+                f"property '{prop}' {list(values)} must have {length} entries for "
+                f"{spatial} spatial axes",
+            )
+
+
+def check_pad(op_name: str, pad_type: str, pad: Sequence[int]) -> None:
+    """`pad` is non-negative, and non-zero only with pad_type "custom"."""
+    if any(p < 0 for p in pad):
+        raise OpTypeError(op_name, f"property 'pad' {list(pad)} must be >= 0")
+    if pad_type != "custom" and any(pad):
+        raise OpTypeError(
+            op_name, f"property 'pad' {list(pad)} requires pad_type \"custom\""
+        )
+
+
 def conv_padding(
     pad_type: str,
     input_shape: Sequence[int],
@@ -271,25 +301,12 @@ class ConvolutionOp(TaggedOptionalOperandsOp, ABC):
         )
         groups = int_prop(properties, "groups", cls.input_default("groups"))
         assert strides is not None and dilations is not None and pad is not None
-        for prop, values, length in (
-            ("strides", strides, spatial),
-            ("dilations", dilations, spatial),
-            ("pad", pad, 2 * spatial),
-        ):
-            if len(values) != length:
-                raise OpTypeError(
-                    cls.name,
-                    f"property '{prop}' {list(values)} must have {length} entries for "
-                    f"{spatial} spatial axes",
-                )
+        check_window_lengths(
+            cls.name, spatial, (("strides", strides), ("dilations", dilations)), pad
+        )
         if any(v < 1 for v in (*strides, *dilations)) or groups < 1:
             raise OpTypeError(cls.name, "strides, dilations and groups must be >= 1")
-        if any(p < 0 for p in pad):
-            raise OpTypeError(cls.name, f"property 'pad' {list(pad)} must be >= 0")
-        if pad_type != "custom" and any(pad):
-            raise OpTypeError(
-                cls.name, f"property 'pad' {list(pad)} requires pad_type \"custom\""
-            )
+        check_pad(cls.name, pad_type, pad)
         return pad_type, strides, dilations, pad, groups
 
     @classmethod

@@ -32,7 +32,12 @@ from xdsl_ane.dialects.mil.base import (
     require_element_type,
 )
 from xdsl_ane.dialects.mil.inputs import MilInput, PerSpatialAxis
-from xdsl_ane.dialects.mil.linear import CONV_PAD_TYPES, conv_padding
+from xdsl_ane.dialects.mil.linear import (
+    CONV_PAD_TYPES,
+    check_pad,
+    check_window_lengths,
+    conv_padding,
+)
 from xdsl_ane.dialects.typing import (
     I64Array,
     OpTypeError,
@@ -98,25 +103,12 @@ class PoolingOp(MilOp, ABC):
         if given is None:
             raise OpTypeError(cls.name, "property 'pad_type' is required")
         pad_type = choice(cls.name, "pad_type", given, CONV_PAD_TYPES)
-        for prop, values, length in (
-            ("kernel_sizes", kernel, spatial),
-            ("strides", strides, spatial),
-            ("pad", pad, 2 * spatial),
-        ):
-            if len(values) != length:
-                raise OpTypeError(
-                    cls.name,
-                    f"property '{prop}' {list(values)} must have {length} entries for "
-                    f"{spatial} spatial axes",
-                )
+        check_window_lengths(
+            cls.name, spatial, (("kernel_sizes", kernel), ("strides", strides)), pad
+        )
         if any(v < 1 for v in (*kernel, *strides)):
             raise OpTypeError(cls.name, "kernel_sizes and strides must be >= 1")
-        if any(p < 0 for p in pad):
-            raise OpTypeError(cls.name, f"property 'pad' {list(pad)} must be >= 0")
-        if pad_type != "custom" and any(pad):
-            raise OpTypeError(
-                cls.name, f"property 'pad' {list(pad)} requires pad_type \"custom\""
-            )
+        check_pad(cls.name, pad_type, pad)
         ceil = bool_prop(properties, "ceil_mode")
         if ceil:
             if spatial > 2:
