@@ -24,8 +24,10 @@ from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.torch import patterns
 from xdsl_ane.frontend.torch.translate import (
     NONE_RESULTS,
+    Const,
     TranslationError,
     Translator,
+    Value,
     element_type,
     empty_value,
     is_empty,
@@ -407,6 +409,33 @@ def reduce(tr: Translator, node, x, dims=None, keepdim=False, **kwargs):
     ).result
 
 
+@translates(aten.linalg_vector_norm.default)
+def vector_norm(tr: Translator, node, x, ord=2, dim=None, keepdim=False, dtype=None):
+    """(Σ |x|^p)^(1/p) over `dim`; p = 2 as √Σx², 1 as Σ|x|, ±inf as the
+    max / min of |x|."""
+    x = tr.value(x, tr.result_element(node))
+    rank = len(shape_of(x))
+    dims = list(range(rank)) if dim is None or dim == [] else dim
+    axes = [axis_of(d, rank) for d in ([dims] if isinstance(dims, int) else dims)]
+    keep = bool(keepdim)
+    p = float(ord)
+    if p == 2:
+        squares = rlx.MulOp(x, x).result
+        return rlx.SqrtOp(rlx.ReduceSumOp(squares, axes, keep).result).result
+    magnitude = rlx.AbsOp(x).result
+    if p == 1:
+        return rlx.ReduceSumOp(magnitude, axes, keep).result
+    if p == float("inf"):
+        return rlx.ReduceMaxOp(magnitude, axes, keep).result
+    if p == float("-inf"):
+        return rlx.ReduceMinOp(magnitude, axes, keep).result
+    if p <= 0:
+        raise TranslationError(f"linalg_vector_norm of order {ord}: only p > 0")
+    powered = rlx.PowOp(magnitude, scalar(tr, p, x)).result
+    total = rlx.ReduceSumOp(powered, axes, keep).result
+    return rlx.PowOp(total, scalar(tr, 1 / p, x)).result
+
+
 @translates(aten._softmax.default, aten.softmax.int)
 def softmax(tr: Translator, node, x, dim, *rest):
     x = tr.value(x, tr.result_element(node))
@@ -501,14 +530,20 @@ def symmetric(padding: Sequence[int]) -> list[int] | None:
 
 @translates(aten._native_batch_norm_legit_no_training.default)
 def batch_norm(tr: Translator, node, x, weight, bias, mean, var, momentum, eps):
+    """rlx.batch_norm; BatchNorm1d on [N, C] (after a linear) as [N, C, 1]."""
     x = tr.value(x, None)
+    shape = shape_of(x)
+    if len(shape) == 2:
+        x = reshape(x, (*shape, 1))
     element = element_type_of(x)
     gamma = None if weight is None else tr.value(weight, element)
     beta = None if bias is None else tr.value(bias, element)
     y = rlx.BatchNormOp(
         x, tr.value(mean, element), tr.value(var, element), gamma, beta, float(eps)
     ).result
-    return UnusedOutputs(y, node.target.__name__, ("save_mean", "save_rstd"))
+    return UnusedOutputs(
+        reshape(y, shape), node.target.__name__, ("save_mean", "save_rstd")
+    )
 
 
 @translates(aten.native_group_norm.default)
@@ -603,20 +638,42 @@ def adaptive_avg_pool(tr: Translator, node, x, output_size):
     spatial = len(shape) - 2
     out = spatial_pairs(output_size, spatial)
     sizes = shape[2:]
-    for axis, (n, o) in enumerate(zip(sizes, out), start=2):
-        if n % o:
-            raise TranslationError(
-                f"{node.target.__name__}: input size {n} on axis {axis} is not a "
-                f"multiple of the output size {o}, so its pooling windows differ in "
-                "size, which no avg_pool expresses"
-            )
     if tuple(out) == tuple(sizes):
         return x
     if all(o == 1 for o in out):
         axes = list(range(2, len(shape)))
         return rlx.ReduceMeanOp(x, axes, True).result
+    if any(n % o for n, o in zip(sizes, out)):
+        return uneven_average(tr, node, x, out)
     kernel = [n // o for n, o in zip(sizes, out)]
     return rlx.AvgPoolOp(x, kernel, kernel).result
+
+
+def averaging_matrix(n: int, o: int) -> np.ndarray:
+    """[o, n]: row i averages torch's adaptive window i, from ⌊i·n/o⌋ to
+    ⌈(i+1)·n/o⌉."""
+    matrix = np.zeros((o, n), np.float32)
+    for i in range(o):
+        start, end = (i * n) // o, -((-(i + 1) * n) // o)
+        matrix[i, start:end] = 1.0 / (end - start)
+    return matrix
+
+
+def uneven_average(tr: Translator, node, x: SSAValue, out: Sequence[int]):
+    """Adaptive pooling whose windows differ in size (7 from 10): separable,
+    so a constant averaging matrix per axis, A_h · x · A_wᵀ."""
+    shape = shape_of(x)
+    element = element_type_of(x)
+    if len(shape) == 4 and shape[2] != out[0]:
+        rows = Const(
+            torch.from_numpy(averaging_matrix(shape[2], out[0])), f"{node.name}.rows"
+        )
+        x = rlx.MatmulOp(tr.value(rows, element), x).result
+    if shape[-1] != out[-1]:
+        columns = averaging_matrix(shape[-1], out[-1])
+        columns = Const(torch.from_numpy(columns), f"{node.name}.columns")
+        x = rlx.MatmulOp(x, tr.value(columns, element), transpose_rhs=True).result
+    return x
 
 
 # --- attention ----------------------------------------------------------------------------
@@ -680,14 +737,41 @@ def expand(tr: Translator, node, x, *rest, **kwargs):
     return rlx.ExpandOp(x, shape).result
 
 
+MAX_TRANSPOSE_RANK = 4
+"""A permutation of a higher rank is done at the lowest rank it can be."""
+
+
+def transposed(x: SSAValue, perm: Sequence[int]) -> SSAValue:
+    """x with its axes permuted. Above `MAX_TRANSPOSE_RANK` (Swin's window
+    partition is rank 6; Core ML takes ≤ 5) size-1 axes are dropped and axes
+    that stay adjacent merged, between two reshapes."""
+    perm = list(perm)
+    if perm == sorted(perm):
+        return x
+    shape = shape_of(x)
+    if len(shape) <= MAX_TRANSPOSE_RANK:
+        return rlx.TransposeOp(x, perm).result
+    kept = [a for a in perm if shape[a] != 1]
+    groups: list[list[int]] = []
+    for a in kept:
+        if groups and a == groups[-1][-1] + 1:
+            groups[-1].append(a)
+        else:
+            groups.append([a])
+    order = sorted(range(len(groups)), key=lambda g: groups[g][0])
+    merged = [int(np.prod([shape[a] for a in groups[g]])) for g in order]
+    small_perm = [order.index(g) for g in range(len(groups))]
+    y = reshape(x, merged)
+    if small_perm != sorted(small_perm):
+        y = rlx.TransposeOp(y, small_perm).result
+    return reshape(y, [shape[a] for a in perm])
+
+
 @translates(aten.permute.default)
 def permute(tr: Translator, node, x, dims):
     x = tr.value(x)
     rank = len(shape_of(x))
-    perm = [axis_of(d, rank) for d in dims]
-    if perm == list(range(rank)):
-        return x
-    return rlx.TransposeOp(x, perm).result
+    return transposed(x, [axis_of(d, rank) for d in dims])
 
 
 @translates(aten.transpose.int)
@@ -697,7 +781,7 @@ def transpose(tr: Translator, node, x, dim0, dim1):
     perm = list(range(rank))
     a, b = axis_of(dim0, rank), axis_of(dim1, rank)
     perm[a], perm[b] = perm[b], perm[a]
-    return rlx.TransposeOp(x, perm).result if a != b else x
+    return transposed(x, perm)
 
 
 @translates(aten.t.default)
@@ -714,15 +798,17 @@ def narrow(x: SSAValue, axis: int, start: int, length: int) -> SSAValue:
 
 @translates(aten.slice.Tensor)
 def slice_(tr: Translator, node, x, dim=0, start=None, end=None, step=1):
+    """A narrow; with a step, the constant indices it reads (`take`)."""
     x = tr.value(x)
     shape = shape_of(x)
     axis = axis_of(dim, len(shape))
-    if step != 1:
-        raise TranslationError(f"slice with step {step} (only step 1 is supported)")
     size = shape[axis]
     begin = 0 if start is None else (start + size if start < 0 else start)
     begin = min(max(begin, 0), size)
-    return narrow(x, axis, begin, tr.result_shape(node)[axis])
+    length = tr.result_shape(node)[axis]
+    if step == 1:
+        return narrow(x, axis, begin, length)
+    return take(tr, node, x, axis, np.arange(length) * int(step) + begin)
 
 
 @translates(aten.select.int)
@@ -767,6 +853,202 @@ def unbind(tr: Translator, node, x, dim=0):
         reshape(narrow(x, axis, i, 1), tuple(meta.shape))
         for i, meta in enumerate(node.meta["val"])
     ]
+
+
+# --- indexing -------------------------------------------------------------------------
+
+MAX_NARROWS = 4
+"""Constant indices that fall into at most this many runs of consecutive
+ones (a slice, a roll, a head split) are read as narrows joined by a
+concat; others by one rlx.gather of a constant index."""
+
+
+def take(tr: Translator, node, x: SSAValue, axis: int, indices: Any) -> SSAValue:
+    """numpy `take(x, indices, axis)` for constant `indices` (negative ones
+    count from the end): result shape x.shape[:axis] + indices.shape +
+    x.shape[axis+1:]."""
+    shape = shape_of(x)
+    size = shape[axis]
+    wanted = np.asarray(indices, dtype=np.int64)
+    flat = wanted.reshape(-1)
+    flat = np.where(flat < 0, flat + size, flat)
+    outside = flat[(flat < 0) | (flat >= size)]
+    if outside.size:
+        raise TranslationError(
+            f"index {int(outside[0])} is out of range for axis {axis} of size {size}"
+        )
+    result_shape = (*shape[:axis], *wanted.shape, *shape[axis + 1 :])
+    breaks = np.flatnonzero(np.diff(flat) != 1) + 1
+    runs = np.split(flat, breaks)
+    if len(runs) <= MAX_NARROWS:
+        pieces = [narrow(x, axis, int(run[0]), len(run)) for run in runs]
+        y = pieces[0] if len(pieces) == 1 else rlx.ConcatOp(pieces, axis).result
+    else:
+        index = Const(torch.from_numpy(flat.astype(np.int32)), f"{node.name}.indices")
+        y = rlx.GatherOp(x, tr.materialize(index, i32), axis).result
+    return reshape(y, result_shape)
+
+
+def gathered(tr: Translator, node, x: SSAValue, axis: int, index: Value) -> SSAValue:
+    """x's slices along `axis` at `index`: constant indices through `take`,
+    runtime ones through rlx.gather (i32)."""
+    if isinstance(index, Const):
+        return take(tr, node, x, axis, index.value.numpy())
+    return rlx.GatherOp(x, tr.value(index, i32), axis).result
+
+
+@translates(aten.index_select.default)
+def index_select(tr: Translator, node, x, dim, index):
+    x = tr.value(x)
+    return gathered(tr, node, x, axis_of(dim, len(shape_of(x))), index)
+
+
+@translates(aten.index.Tensor)
+def index(tr: Translator, node, x, indices):
+    """Advanced indexing `x[..., i, j, ...]`. One index tensor (constant or
+    runtime) is a gather along its axis. Several constant ones broadcast to
+    one shape and read the flat index of the axes they index (those axes
+    merged into one); torch puts the broadcast axes where the indexed axes
+    were when these are adjacent, first otherwise."""
+    x = tr.value(x)
+    shape = shape_of(x)
+    positions = [(axis, i) for axis, i in enumerate(indices) if i is not None]
+    for axis, i in positions:
+        if isinstance(i, Const) and i.value.dtype == torch.bool:
+            raise TranslationError(
+                f"index by a boolean mask on axis {axis}: its result's size depends "
+                "on the mask; index by integer positions instead"
+            )
+    if len(positions) == 1:
+        axis, i = positions[0]
+        return gathered(tr, node, x, axis, i)
+    runtime = [axis for axis, i in positions if not isinstance(i, Const)]
+    if runtime:
+        raise TranslationError(
+            f"index by {len(positions)} index tensors, of which the one on axis "
+            f"{runtime[0]} is computed at runtime: only one runtime index tensor "
+            "is supported"
+        )
+    axes = [axis for axis, _ in positions]
+    arrays = np.broadcast_arrays(
+        *(i.value.numpy().astype(np.int64) for _, i in positions)
+    )
+    if axes != list(range(axes[0], axes[0] + len(axes))):
+        rest = [a for a in range(len(shape)) if a not in axes]
+        x = rlx.TransposeOp(x, (*axes, *rest)).result
+        shape = shape_of(x)
+        axes = list(range(len(axes)))
+    first, last = axes[0], axes[-1] + 1
+    sizes = shape[first:last]
+    wrapped = [np.where(a < 0, a + n, a) for a, n in zip(arrays, sizes)]
+    for axis, a, n in zip(axes, wrapped, sizes):
+        if ((a < 0) | (a >= n)).any():
+            raise TranslationError(f"index out of range for axis {axis} of size {n}")
+    flat = np.ravel_multi_index(tuple(wrapped), sizes)
+    merged = reshape(x, (*shape[:first], int(np.prod(sizes)), *shape[last:]))
+    return take(tr, node, merged, first, flat)
+
+
+def uniform_except(value: torch.Tensor, axis: int) -> bool:
+    """Whether `value` is the same along every axis but `axis`."""
+    index = [0] * value.dim()
+    index[axis] = slice(None)
+    row = value[tuple(index)]
+    view = [1] * value.dim()
+    view[axis] = value.shape[axis]
+    return bool(torch.equal(row.reshape(view).expand(value.shape), value))
+
+
+@translates(aten.gather.default)
+def gather(tr: Translator, node, x, dim, index, sparse_grad=False):
+    """torch.gather: out[..., j, ...] = x[..., index[..., j, ...], ...] along
+    `dim`. With constant indices, the flat positions of x it reads; with
+    runtime ones from a constant x that varies along `dim` alone (a buffer
+    of position or token-type ids, expanded), a gather from that row."""
+    rank = node.args[0].meta["val"].dim()
+    axis = axis_of(dim, rank)
+    out_shape = tr.result_shape(node)
+    if isinstance(index, Const):
+        x = tr.value(x)
+        positions = np.indices(out_shape)
+        positions[axis] = index.value.numpy()
+        size = shape_of(x)[axis]
+        positions[axis] = np.where(
+            positions[axis] < 0, positions[axis] + size, positions[axis]
+        )
+        if ((positions[axis] < 0) | (positions[axis] >= size)).any():
+            raise TranslationError(
+                f"gather index out of range for axis {axis} of size {size}"
+            )
+        flat = np.ravel_multi_index(tuple(positions), shape_of(x))
+        return take(tr, node, reshape(x, (int(np.prod(shape_of(x))),)), 0, flat)
+    if isinstance(x, Const) and uniform_except(x.value, axis):
+        picker = [0] * rank
+        picker[axis] = slice(None)
+        row = Const(x.value[tuple(picker)].contiguous(), f"{node.name}.row")
+        element = tr.result_element(node)
+        return rlx.GatherOp(tr.value(row, element), tr.value(index, i32), 0).result
+    raise TranslationError(
+        "gather with runtime indices from a tensor that is not a constant varying "
+        f"along axis {axis} alone: MIL's gather_along_axis is not supported"
+    )
+
+
+@translates(aten.as_strided.default)
+def as_strided(tr: Translator, node, x, size, stride, storage_offset=None):
+    """A view of x's storage (its recorded strides): the elements it reads,
+    by their positions in x (a reshape where they are x's in order)."""
+    meta = node.args[0].meta["val"]
+    x = tr.value(x)
+    count = int(np.prod(meta.shape))
+    logical = np.arange(count).reshape(tuple(meta.shape))
+    stored = (
+        sum(np.indices(tuple(meta.shape))[k] * s for k, s in enumerate(meta.stride()))
+        + meta.storage_offset()
+    )
+    where = {}
+    for position, flat in zip(np.ravel(stored), np.ravel(logical)):
+        where.setdefault(int(position), int(flat))
+    offset = meta.storage_offset() if storage_offset is None else int(storage_offset)
+    wanted = offset + sum(
+        np.indices(tuple(size))[k] * int(s) for k, s in enumerate(stride)
+    )
+    try:
+        flat = np.vectorize(where.__getitem__, otypes=[np.int64])(wanted)
+    except KeyError as e:
+        raise TranslationError(
+            f"as_strided reads storage position {e.args[0]}, outside its input of "
+            f"shape {list(meta.shape)}"
+        ) from None
+    if flat.size == count and (np.ravel(flat) == np.arange(count)).all():
+        return reshape(x, tuple(size))
+    return take(tr, node, reshape(x, (count,)), 0, flat)
+
+
+@translates(
+    aten.bitwise_and.Tensor,
+    aten.bitwise_or.Tensor,
+    aten.bitwise_xor.Tensor,
+    aten.logical_and.default,
+    aten.logical_or.default,
+    aten.logical_xor.default,
+)
+def boolean(tr: Translator, node, lhs, rhs):
+    """and / or / xor of booleans as selects (rlx has no logical ops)."""
+    for arg in node.args[:2]:
+        if isinstance(arg, torch.fx.Node) and arg.meta["val"].dtype != torch.bool:
+            raise TranslationError(
+                f"{node.target.__name__} of {arg.meta['val'].dtype}: only booleans "
+                "are supported"
+            )
+    a, b = tr.value(lhs, i1), tr.value(rhs, i1)
+    name = node.target.__name__.split(".")[0]
+    if name.endswith("and"):
+        return rlx.WhereOp(a, b, scalar(tr, False, a)).result
+    if name.endswith("_or"):
+        return rlx.WhereOp(a, scalar(tr, True, a), b).result
+    not_b = rlx.WhereOp(b, scalar(tr, False, b), scalar(tr, True, b)).result
+    return rlx.WhereOp(a, not_b, b).result
 
 
 # --- resampling, padding and vision activations ------------------------------------
