@@ -23,6 +23,19 @@ transformers = pytest.importorskip("transformers")
 warnings.filterwarnings("ignore", module="transformers")
 transformers.logging.set_verbosity_error()
 
+TINY = dict(
+    hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
+)
+"""A transformer's sizes, small."""
+SPEECH_STEM = dict(
+    conv_dim=(16, 16),
+    conv_stride=(5, 2),
+    conv_kernel=(10, 3),
+    num_conv_pos_embeddings=16,
+    num_conv_pos_embedding_groups=2,
+)
+"""wav2vec 2.0's convolutional feature encoder, small."""
+
 HUGGING_FACE: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
     # name: (model class, config class, config fields, input shape)
     "resnet": (
@@ -48,14 +61,7 @@ HUGGING_FACE: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
     "vit": (
         "ViTModel",
         "ViTConfig",
-        dict(
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            intermediate_size=64,
-            image_size=32,
-            patch_size=8,
-        ),
+        dict(TINY, image_size=32, patch_size=8),
         (1, 3, 32, 32),
     ),
     "convnext": (
@@ -73,14 +79,7 @@ HUGGING_FACE: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
     "deit": (
         "DeiTModel",
         "DeiTConfig",
-        dict(
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            intermediate_size=64,
-            image_size=32,
-            patch_size=8,
-        ),
+        dict(TINY, image_size=32, patch_size=8),
         (1, 3, 32, 32),
     ),
     "dinov2": (
@@ -124,17 +123,132 @@ HUGGING_FACE: dict[str, tuple[str, str, dict, tuple[int, ...]]] = {
     "wav2vec2": (
         "Wav2Vec2Model",
         "Wav2Vec2Config",
+        dict(TINY, **SPEECH_STEM),
+        (1, 1600),
+    ),
+    "swin": (
+        "SwinModel",
+        "SwinConfig",
         dict(
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            intermediate_size=64,
-            conv_dim=(16, 16),
-            conv_stride=(5, 2),
-            conv_kernel=(10, 3),
-            num_conv_pos_embeddings=16,
-            num_conv_pos_embedding_groups=2,
+            image_size=32,
+            patch_size=4,
+            embed_dim=16,
+            depths=[2, 2],
+            num_heads=[1, 2],
+            window_size=4,
         ),
+        (1, 3, 32, 32),
+    ),
+    "focalnet": (
+        "FocalNetModel",
+        "FocalNetConfig",
+        dict(
+            image_size=32,
+            patch_size=4,
+            embed_dim=16,
+            depths=[1, 1],
+            hidden_sizes=[16, 32],
+        ),
+        (1, 3, 32, 32),
+    ),
+    "clip_vision": (
+        "CLIPVisionModel",
+        "CLIPVisionConfig",
+        dict(TINY, image_size=32, patch_size=8),
+        (1, 3, 32, 32),
+    ),
+    "siglip_vision": (
+        "SiglipVisionModel",
+        "SiglipVisionConfig",
+        dict(TINY, image_size=32, patch_size=8),
+        (1, 3, 32, 32),
+    ),
+    "beit": (
+        "BeitModel",
+        "BeitConfig",
+        dict(TINY, image_size=32, patch_size=8),
+        (1, 3, 32, 32),
+    ),
+    "yolos": (
+        "YolosModel",
+        "YolosConfig",
+        dict(TINY, image_size=[32, 32], patch_size=8, num_detection_tokens=4),
+        (1, 3, 32, 32),
+    ),
+    "levit": (
+        "LevitModel",
+        "LevitConfig",
+        dict(
+            image_size=64,
+            hidden_sizes=[32, 48, 64],
+            num_attention_heads=[2, 2, 2],
+            depths=[1, 1, 1],
+            key_dim=[8, 8, 8],
+        ),
+        (1, 3, 64, 64),
+    ),
+    "cvt": (
+        "CvtModel",
+        "CvtConfig",
+        dict(
+            embed_dim=[16, 32, 48],
+            num_heads=[1, 2, 3],
+            depth=[1, 2, 3],
+            mlp_ratio=[2.0, 2.0, 2.0],
+        ),
+        (1, 3, 64, 64),
+    ),
+    "convnextv2": (
+        "ConvNextV2Model",
+        "ConvNextV2Config",
+        dict(hidden_sizes=[16, 32], depths=[1, 1], num_stages=2),
+        (1, 3, 64, 64),
+    ),
+    "poolformer": (
+        "PoolFormerModel",
+        "PoolFormerConfig",
+        dict(hidden_sizes=[16, 32, 48, 64], depths=[1, 1, 1, 1]),
+        (1, 3, 64, 64),
+    ),
+    "mobilenet_v1": (
+        "MobileNetV1Model",
+        "MobileNetV1Config",
+        dict(depth_multiplier=0.25, image_size=64),
+        (1, 3, 64, 64),
+    ),
+    "efficientnet": (
+        "EfficientNetModel",
+        "EfficientNetConfig",
+        dict(
+            image_size=32, width_coefficient=0.5, depth_coefficient=0.2, hidden_dim=640
+        ),
+        (1, 3, 32, 32),
+    ),
+    "bit": (
+        "BitModel",
+        "BitConfig",
+        dict(embedding_size=32, hidden_sizes=[32, 64], depths=[1, 1], num_groups=8),
+        (1, 3, 64, 64),
+    ),
+    "ast": (
+        "ASTModel",
+        "ASTConfig",
+        dict(
+            TINY,
+            num_mel_bins=16,
+            max_length=32,
+            patch_size=8,
+            frequency_stride=8,
+            time_stride=8,
+        ),
+        (1, 32, 16),
+    ),
+    "hubert": ("HubertModel", "HubertConfig", dict(TINY, **SPEECH_STEM), (1, 1600)),
+    "wavlm": ("WavLMModel", "WavLMConfig", dict(TINY, **SPEECH_STEM), (1, 1600)),
+    "data2vec_audio": (
+        "Data2VecAudioModel",
+        "Data2VecAudioConfig",
+        dict(TINY, **SPEECH_STEM),
         (1, 1600),
     ),
     "whisper_encoder": (
