@@ -243,34 +243,83 @@ def test_every_field_of_the_families_is_read_or_ignored():
             assert name in IGNORED_FIELDS or f'"{name}"' in source, (family, name)
 
 
-@pytest.mark.parametrize(
-    "family,fields",
-    [
-        ("mistral", {"sliding_window": 8}),
+SLIDING = {
+    "mistral": ("mistral", {"sliding_window": 6}),
+    "qwen3_layer_types": (
+        "qwen3",
+        {
+            "use_sliding_window": True,
+            "sliding_window": 6,
+            "layer_types": ["sliding_attention", "full_attention"],
+        },
+    ),
+    "qwen2_max_window_layers": (
+        "qwen2",
+        {"use_sliding_window": True, "sliding_window": 5, "max_window_layers": 1},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SLIDING))
+def test_sliding_window_below_the_context(tmp_path, name):
+    """Layers whose window is smaller than the context attend only within
+    it, in prefill and decode: a prompt of 11 tokens (three prefill calls)
+    and 12 greedy steps, both past the window, give transformers' logits and
+    tokens; the same checkpoint without the window gives other logits."""
+    family, fields = SLIDING[name]
+    model = write_checkpoint(tmp_path / "ckpt", family, **fields)
+    shape = LlmShape(context=32, prefill=4)
+    prompt = [5, 17, 200, 3, 99, 42, 7, 250, 11, 64, 128]
+    got = program_greedy(tmp_path / "ckpt", prompt, 12, shape)
+    assert_same_greedy(got, reference_greedy(model, prompt, 12))
+    unwindowed = edited(tmp_path / "full", family, sliding_window=None)
+    full = program_greedy(unwindowed, prompt, 12, shape)
+    assert np.abs(full[0][-1] - got[0][-1]).max() > 1e-3
+
+
+def test_sliding_window_package_generates_transformers_tokens(tmp_path):
+    """The fp16 package of a Mistral whose window (6) is below the prompt
+    plus generation (11 + 16): transformers' greedy tokens."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "mistral", sliding_window=6)
+    out = tmp_path / "llm.mlpackage"
+    compile_llm(checkpoint, context=32, prefill=4, chunk=128).save(out)
+    prompt = [5, 17, 200, 3, 99, 42, 7, 250, 11, 64, 128]
+    tokens, _ = PackageRunner(out).generate(prompt, 16)
+    assert tokens == reference_generate(checkpoint, prompt, 16)[0]
+
+
+def test_sliding_layers_follow_the_config(tmp_path):
+    """Which layers slide, as transformers picks them."""
+    cases = [
+        ("mistral", {"sliding_window": 6}, {0, 1}),
         (
             "qwen3",
             {
                 "use_sliding_window": True,
-                "sliding_window": 8,
-                "layer_types": ["full_attention", "sliding_attention"],
+                "sliding_window": 6,
+                "layer_types": ["sliding_attention", "full_attention"],
             },
+            {0},
         ),
-    ],
-    ids=["mistral", "qwen3"],
-)
-def test_sliding_window_below_the_context_is_refused(tmp_path, capsys, family, fields):
-    edited(tmp_path / "ckpt", family, **fields)
-    capsys.readouterr()  # transformers' progress output
-    out = tmp_path / "m.mlpackage"
-    command = ["compile-llm", str(tmp_path / "ckpt"), "-o", str(out)]
-    assert main(command + ["--context", "16", "--prefill", "4"]) == 1
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and (
-        "--context 16 is beyond the model's sliding_window 8" in err
-    )
-    assert not out.exists()
-    # a window past the context changes nothing: compiled
-    assert main(command + ["--context", "8", "--prefill", "4"]) == 0
+        # (without layer_types, which a saved Qwen2 config.json holds)
+        (
+            "qwen2",
+            {
+                "use_sliding_window": True,
+                "sliding_window": 6,
+                "max_window_layers": 1,
+                "layer_types": None,
+            },
+            {1},
+        ),
+        ("qwen2", {"use_sliding_window": False, "sliding_window": 6}, set()),
+    ]
+    for i, (family, fields, layers) in enumerate(cases):
+        config = llm_config(
+            read_checkpoint(edited(tmp_path / str(i), family, **fields))
+        )
+        assert config.sliding_layers == frozenset(layers), (family, fields)
 
 
 def test_extra_layers_are_named(tmp_path):

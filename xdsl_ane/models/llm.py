@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import f32, i32
+from xdsl.dialects.builtin import f32, i1, i32
 from xdsl.ir import SSAValue
 
 from xdsl_ane.dialects import ane, rlx
@@ -134,6 +134,9 @@ class LlmConfig:
     """The MLP's gate activation (an ACTIVATIONS name)."""
     sliding_window: int | None = None
     """The window of the layers with sliding attention (None: none slide)."""
+    sliding_layers: frozenset[int] = frozenset()
+    """The layers whose attention slides (key j visible to query i iff
+    i − window < j ≤ i, transformers' sliding_window_overlay)."""
 
     @property
     def q_dim(self) -> int:
@@ -264,7 +267,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         qk_norm=family.qk_norm,
         biases=frozenset(biases),
         activation=activation,
-        sliding_window=sliding_window(read, family, num_layers),
+        **sliding_window(read, family, num_layers),
     )
 
 
@@ -310,8 +313,8 @@ def rope_config(read: ConfigReader) -> tuple[float, dict[str, Any] | None]:
 LAYER_TYPES = ("full_attention", "sliding_attention")
 
 
-def sliding_window(read: ConfigReader, family: Family, num_layers: int) -> int | None:
-    """The window of the layers that slide, as transformers picks them: per
+def sliding_window(read: ConfigReader, family: Family, num_layers: int) -> dict:
+    """The window and the layers that slide, as transformers picks them: per
     `layer_types` (Qwen; from `use_sliding_window` and `max_window_layers`
     when absent), else every layer when `sliding_window` is set."""
     c = read.c
@@ -326,17 +329,22 @@ def sliding_window(read: ConfigReader, family: Family, num_layers: int) -> int |
             raise read.error(
                 "layer_types", f"has {unknown}; supported: " + ", ".join(LAYER_TYPES)
             )
+    none: dict[str, Any] = {"sliding_window": None, "sliding_layers": frozenset()}
     if c.get("sliding_window") is None:
-        return None
+        return none
     if family.layer_types and not read.flag("use_sliding_window"):
-        return None
+        return none
     window = read.integer("sliding_window")
     if not family.layer_types:
-        return window
-    if types is None:  # transformers' default: layers from max_window_layers on
+        layers = set(range(num_layers))
+    elif types is None:  # transformers' default: layers from max_window_layers on
         first = read.integer("max_window_layers", 28, minimum=0)
-        return window if first < num_layers else None
-    return window if "sliding_attention" in types else None
+        layers = set(range(first, num_layers))
+    else:
+        layers = {i for i, t in enumerate(types) if t == "sliding_attention"}
+    if not layers:
+        return none
+    return {"sliding_window": window, "sliding_layers": frozenset(layers)}
 
 
 def check_shape(config: LlmConfig, shape: LlmShape, where: str) -> None:
@@ -352,12 +360,6 @@ def check_shape(config: LlmConfig, shape: LlmShape, where: str) -> None:
         raise XdslAneError(
             f"--context {context} is beyond the model's max_position_embeddings "
             f"{config.max_positions} ({where})"
-        )
-    if config.sliding_window is not None and context > config.sliding_window:
-        raise XdslAneError(
-            f"--context {context} is beyond the model's sliding_window "
-            f"{config.sliding_window} ({where}; sliding-window attention is not "
-            "supported)"
         )
     if context > MAX_DIMENSION:
         raise XdslAneError(
@@ -451,7 +453,7 @@ def split_parts(
 
 
 def const(value: np.ndarray) -> SSAValue:
-    dtype = f32 if value.dtype.kind == "f" else i32
+    dtype = f32 if value.dtype.kind == "f" else i1 if value.dtype == np.bool_ else i32
     return rlx.ConstantOp(dense_from_numpy(value, dtype)).result
 
 
@@ -608,27 +610,43 @@ class LlmBuilder:
 
     def positions(self, position: SSAValue, tokens: int):
         """cos, sin [S, D/2] at positions position + i, and the additive
-        causal mask [1, 1, S, context] (0 where key j ≤ position + i)."""
+        masks [1, 1, S, context]: causal (0 where key j ≤ position + i) and,
+        when a layer slides with a window below the context, sliding (0
+        where also j > position + i − window)."""
         context, half = self.shape.context, (self.shape.context, self.c.head_dim // 2)
         positions = rlx.AddOp(position, const(np.arange(tokens, dtype=np.int32))).result
         cos = rlx.GatherOp(self.param("rope.cos", half), positions).result
         sin = rlx.GatherOp(self.param("rope.sin", half), positions).result
         keys = const(np.arange(context, dtype=np.int32)[None, :])
-        visible = rlx.CompareOp(
-            keys, rlx.ReshapeOp(positions, (tokens, 1)).result, "le"
-        ).result
+        queries = rlx.ReshapeOp(positions, (tokens, 1)).result
+        visible = rlx.CompareOp(keys, queries, "le").result
+        masks = {"full": self.additive(visible, tokens)}
+        window = self.c.sliding_window
+        if window is not None and window < context:
+            oldest = rlx.SubOp(queries, const(np.array([[window]], np.int32))).result
+            recent = rlx.CompareOp(keys, oldest, "gt").result
+            inside = rlx.WhereOp(
+                recent, visible, const(np.zeros((1, 1), np.bool_))
+            ).result
+            masks["sliding"] = self.additive(inside, tokens)
+        return cos, sin, masks
+
+    def additive(self, visible: SSAValue, tokens: int) -> SSAValue:
+        """0 where `visible` [S, context], MASKED elsewhere, as [1, 1, S, context]."""
         mask = rlx.WhereOp(
             visible,
             const(np.zeros((1, 1), np.float32)),
             const(np.full((1, 1), MASKED, np.float32)),
         ).result
-        return cos, sin, rlx.ReshapeOp(mask, (1, 1, tokens, context)).result
+        return rlx.ReshapeOp(mask, (1, 1, tokens, self.shape.context)).result
 
     def stack(self, x, position, key_cache, value_cache) -> SSAValue:
         """The layers of shape.layers over hidden states x [1, S, hidden]."""
         first, end = self.shape.layers or (0, self.c.num_layers)
-        cos, sin, mask = self.positions(position, shape_of(x)[1])
+        cos, sin, masks = self.positions(position, shape_of(x)[1])
         for layer in range(first, end):
+            slides = layer in self.c.sliding_layers and "sliding" in masks
+            mask = masks["sliding" if slides else "full"]
             x = self.layer(x, layer, cos, sin, mask, position, key_cache, value_cache)
         return x
 
