@@ -22,7 +22,6 @@ SMALL = dict(
 def family_config(family: str, tied: bool = False, layers: int = 2, **overrides):
     """transformers' config of `family` at the SMALL size; `overrides` are
     config fields set on top (attention_bias=True, hidden_act="gelu")."""
-    import transformers
 
     fields = dict(SMALL, tie_word_embeddings=tied, num_hidden_layers=layers)
     if family == "qwen3":
@@ -40,13 +39,19 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
         )
     elif family == "mistral":
         fields.update(sliding_window=None)
-    config_class = {
-        "qwen3": transformers.Qwen3Config,
-        "qwen2": transformers.Qwen2Config,
-        "llama": transformers.LlamaConfig,
-        "mistral": transformers.MistralConfig,
-    }[family]
-    return config_class(**(fields | overrides))
+    elif family == "gemma":
+        fields.update(head_dim=16)
+    return model_class_of(family).config_class(**(fields | overrides))
+
+
+def model_class_of(family: str):
+    """transformers' class of `family`: its row of models.llm.FAMILIES."""
+    import transformers
+
+    from xdsl_ane.models.llm import FAMILIES
+
+    (arch,) = [a for a, f in FAMILIES.items() if f.name == family]
+    return getattr(transformers, arch)
 
 
 def write_checkpoint(
@@ -64,16 +69,10 @@ def write_checkpoint(
     model read back from the files in float32 (its RoPE buffers computed
     anew, not rounded to the file's dtype)."""
     import torch
-    import transformers
 
     torch.manual_seed(seed)
     config = family_config(family, tied, layers, **overrides)
-    model_class = {
-        "qwen3": transformers.Qwen3ForCausalLM,
-        "qwen2": transformers.Qwen2ForCausalLM,
-        "llama": transformers.LlamaForCausalLM,
-        "mistral": transformers.MistralForCausalLM,
-    }[family]
+    model_class = model_class_of(family)
     model = model_class(config).eval()
     with torch.no_grad():  # norms away from 1 and biases away from 0
         for name, p in model.named_parameters():

@@ -33,6 +33,7 @@ CASES = [
     ("qwen2", False, None, "float16"),
     ("llama", True, None, "float32"),
     ("mistral", False, "60KB", "float32"),
+    ("gemma", True, None, "float32"),
 ]
 
 

@@ -34,6 +34,7 @@ PROMPT = [5, 17, 200, 3, 99]
         ("llama", True, True),
         ("qwen2", True, False),
         ("mistral", False, False),
+        ("gemma", True, False),
     ],
 )
 def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):

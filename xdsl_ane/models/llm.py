@@ -15,10 +15,12 @@ The embedding and the LM head are split into row chunks of at most
 per chunk ([S, rows]), or, with `argmax`, the next token (i32 [S]) computed
 in the model.
 
-Families (config.json's `architectures`, FAMILIES): Qwen3 (QK-norm,
-`attention_bias`), Qwen2 (q/k/v bias), Llama (`attention_bias`,
-`mlp_bias`), Mistral; tied or separate embeddings; the MLP's activation
-from `hidden_act` (ACTIVATIONS); RoPE default, linear or Llama 3 scaled.
+Families (config.json's `architectures`, FAMILIES: one row each, the
+transformers class and how it differs): Qwen3 (QK-norm, `attention_bias`),
+Qwen2 (q/k/v bias), Llama (`attention_bias`, `mlp_bias`), Mistral, Gemma
+((1 + w) RMSNorm, the embedding times √hidden); tied or separate
+embeddings; the MLP's activation from `hidden_act` (ACTIVATIONS); RoPE
+default, linear or Llama 3 scaled; sliding-window layers (a second mask).
 Every config field that changes the math is honoured or refused in one
 line naming it (IGNORED_FIELDS lists those that do not), and every
 checkpoint tensor is read or named in an error (`check_all_used`).
@@ -65,6 +67,10 @@ class Family:
     """Full or sliding attention per layer (`layer_types`, else from
     `use_sliding_window` and `max_window_layers`); without it every layer
     slides when `sliding_window` is set (Mistral)."""
+    unit_offset_norms: bool = False
+    """RMSNorm scales by (1 + weight), computed in float32 (Gemma)."""
+    scaled_embedding: bool = False
+    """The embedding is multiplied by √hidden_size (Gemma)."""
 
 
 FAMILIES = {
@@ -74,6 +80,9 @@ FAMILIES = {
     "Qwen2ForCausalLM": Family("qwen2", qkv_bias=True, layer_types=True),
     "LlamaForCausalLM": Family("llama", attention_bias=True, mlp_bias=True),
     "MistralForCausalLM": Family("mistral"),
+    "GemmaForCausalLM": Family(
+        "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
+    ),
 }
 
 ACTIVATIONS: dict[str, type[rlx.UnaryOp]] = {
@@ -134,6 +143,10 @@ class LlmConfig:
     """The MLP's gate activation (an ACTIVATIONS name)."""
     sliding_window: int | None = None
     """The window of the layers with sliding attention (None: none slide)."""
+    unit_offset_norms: bool = False
+    """RMSNorm scales by (1 + weight) (Family.unit_offset_norms)."""
+    scaled_embedding: bool = False
+    """The embedding rows are multiplied by √hidden_size."""
     sliding_layers: frozenset[int] = frozenset()
     """The layers whose attention slides (key j visible to query i iff
     i − window < j ≤ i, transformers' sliding_window_overlay)."""
@@ -214,6 +227,11 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
             + ", ".join(FAMILIES)
         )
     family = FAMILIES[str(arch)]
+    if read.flag("use_bidirectional_attention"):
+        raise read.error(
+            "use_bidirectional_attention",
+            "is true: only causal (decoder) attention is supported",
+        )
     if c.get("quantization_config"):
         raise read.error(
             "quantization_config",
@@ -267,6 +285,8 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         qk_norm=family.qk_norm,
         biases=frozenset(biases),
         activation=activation,
+        unit_offset_norms=family.unit_offset_norms,
+        scaled_embedding=family.scaled_embedding,
         **sliding_window(read, family, num_layers),
     )
 
@@ -477,6 +497,8 @@ class LlmBuilder:
 
     def rms_norm(self, x: SSAValue, name: str) -> SSAValue:
         gamma = self.param(name + ".weight", (shape_of(x)[-1],))
+        if self.c.unit_offset_norms:
+            gamma = rlx.AddOp(gamma, const(np.ones(1, np.float32))).result
         return rlx.RmsNormOp(x, gamma, self.c.rms_eps).result
 
     def embed(self, ids: SSAValue) -> SSAValue:
@@ -671,7 +693,11 @@ class LlmBuilder:
         hidden = tensor((1, tokens, c.hidden_size), f32)
 
         def embedded(ids):
-            return rlx.ReshapeOp(self.embed(ids), (1, tokens, c.hidden_size)).result
+            x = rlx.ReshapeOp(self.embed(ids), (1, tokens, c.hidden_size)).result
+            if c.scaled_embedding:  # √hidden rounded to float32, as Gemma's
+                scale = np.full((1, 1, 1), np.sqrt(c.hidden_size), np.float32)
+                x = rlx.MulOp(x, const(scale)).result
+            return x
 
         caches = ["key_cache", "value_cache"]
         if shape.part == "embed":
