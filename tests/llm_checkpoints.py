@@ -41,6 +41,8 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
         fields.update(sliding_window=None)
     elif family == "gemma":
         fields.update(head_dim=16)
+    elif family == "phi3":
+        fields.update(sliding_window=None, pad_token_id=0)
     return model_class_of(family).config_class(**(fields | overrides))
 
 

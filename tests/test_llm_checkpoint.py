@@ -34,6 +34,7 @@ CASES = [
     ("llama", True, None, "float32"),
     ("mistral", False, "60KB", "float32"),
     ("gemma", True, None, "float32"),
+    ("phi3", False, None, "float32"),
 ]
 
 

@@ -35,6 +35,7 @@ PROMPT = [5, 17, 200, 3, 99]
         ("qwen2", True, False),
         ("mistral", False, False),
         ("gemma", True, False),
+        ("phi3", False, True),
     ],
 )
 def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):

@@ -17,8 +17,9 @@ in the model.
 
 Families (config.json's `architectures`, FAMILIES: one row each, the
 transformers class and how it differs): Qwen3 (QK-norm, `attention_bias`),
-Qwen2 (q/k/v bias), Llama (`attention_bias`, `mlp_bias`), Mistral, Gemma
-((1 + w) RMSNorm, the embedding times √hidden); tied or separate
+Qwen2 (q/k/v bias), Llama (`attention_bias`, `mlp_bias`), Mistral, Phi-3
+(fused qkv and gate_up projections), Gemma ((1 + w) RMSNorm, the
+embedding times √hidden); tied or separate
 embeddings; the MLP's activation from `hidden_act` (ACTIVATIONS); RoPE
 default, linear or Llama 3 scaled; sliding-window layers (a second mask).
 Every config field that changes the math is honoured or refused in one
@@ -71,6 +72,9 @@ class Family:
     """RMSNorm scales by (1 + weight), computed in float32 (Gemma)."""
     scaled_embedding: bool = False
     """The embedding is multiplied by √hidden_size (Gemma)."""
+    fused: bool = False
+    """q, k, v are one projection `self_attn.qkv_proj` ([q; k; v] rows) and
+    gate, up one `mlp.gate_up_proj` ([gate; up]) (Phi-3)."""
 
 
 FAMILIES = {
@@ -80,6 +84,7 @@ FAMILIES = {
     "Qwen2ForCausalLM": Family("qwen2", qkv_bias=True, layer_types=True),
     "LlamaForCausalLM": Family("llama", attention_bias=True, mlp_bias=True),
     "MistralForCausalLM": Family("mistral"),
+    "Phi3ForCausalLM": Family("phi3", fused=True),
     "GemmaForCausalLM": Family(
         "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
     ),
@@ -112,6 +117,10 @@ IGNORED_FIELDS = {
     "pad_token_id": "tokenizer ids: generation, not the math",
     "bos_token_id": "tokenizer ids: generation, not the math",
     "eos_token_id": "tokenizer ids: generation, not the math",
+    "embd_pdrop": "dropout is off at inference",
+    "resid_pdrop": "dropout is off at inference",
+    "original_max_position_embeddings": "read by longrope scaling alone, which is "
+    "refused (llama3 scaling reads its own, in rope_parameters)",
     "pretraining_tp": "transformers 5 no longer reads it (it only split the "
     "matmuls of the same linear layers)",
 }
@@ -147,6 +156,8 @@ class LlmConfig:
     """RMSNorm scales by (1 + weight) (Family.unit_offset_norms)."""
     scaled_embedding: bool = False
     """The embedding rows are multiplied by √hidden_size."""
+    fused: bool = False
+    """One qkv and one gate_up projection (Family.fused)."""
     sliding_layers: frozenset[int] = frozenset()
     """The layers whose attention slides (key j visible to query i iff
     i − window < j ≤ i, transformers' sliding_window_overlay)."""
@@ -287,6 +298,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         activation=activation,
         unit_offset_norms=family.unit_offset_norms,
         scaled_embedding=family.scaled_embedding,
+        fused=family.fused,
         **sliding_window(read, family, num_layers),
     )
 
@@ -561,15 +573,23 @@ class LlmBuilder:
     def layer(self, x, layer: int, cos, sin, mask, position, key_cache, value_cache):
         c, p = self.c, f"model.layers.{layer}."
         h = self.rms_norm(x, p + "input_layernorm")
-        q = self.split_heads(
-            self.linear(h, layer, "self_attn.q_proj", c.q_dim), c.num_heads
-        )
-        k = self.split_heads(
-            self.linear(h, layer, "self_attn.k_proj", c.kv_dim), c.num_kv_heads
-        )
-        v = self.split_heads(
-            self.linear(h, layer, "self_attn.v_proj", c.kv_dim), c.num_kv_heads
-        )
+        if c.fused:
+            qkv = self.linear(h, layer, "self_attn.qkv_proj", c.q_dim + 2 * c.kv_dim)
+            q, k, v = (
+                rlx.NarrowOp(qkv, 2, start, size).result
+                for start, size in [
+                    (0, c.q_dim),
+                    (c.q_dim, c.kv_dim),
+                    (c.q_dim + c.kv_dim, c.kv_dim),
+                ]
+            )
+        else:
+            q = self.linear(h, layer, "self_attn.q_proj", c.q_dim)
+            k = self.linear(h, layer, "self_attn.k_proj", c.kv_dim)
+            v = self.linear(h, layer, "self_attn.v_proj", c.kv_dim)
+        q = self.split_heads(q, c.num_heads)
+        k = self.split_heads(k, c.num_kv_heads)
+        v = self.split_heads(v, c.num_kv_heads)
         if c.qk_norm:
             q = self.rms_norm(q, p + "self_attn.q_norm")
             k = self.rms_norm(k, p + "self_attn.k_norm")
@@ -587,8 +607,14 @@ class LlmBuilder:
         ).result
         h = self.rms_norm(x, p + "post_attention_layernorm")
         activation = ACTIVATIONS[c.activation]
-        gate = activation(self.linear(h, layer, "mlp.gate_proj", c.ffn_size)).result
-        up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
+        if c.fused:
+            both = self.linear(h, layer, "mlp.gate_up_proj", 2 * c.ffn_size)
+            gate = rlx.NarrowOp(both, 2, 0, c.ffn_size).result
+            up = rlx.NarrowOp(both, 2, c.ffn_size, c.ffn_size).result
+        else:
+            gate = self.linear(h, layer, "mlp.gate_proj", c.ffn_size)
+            up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
+        gate = activation(gate).result
         down = self.linear(
             rlx.MulOp(gate, up).result, layer, "mlp.down_proj", c.hidden_size
         )
