@@ -41,6 +41,16 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
         fields.update(sliding_window=None)
     elif family == "gemma":
         fields.update(head_dim=16)
+    elif family == "gemma3_text":
+        # a sliding layer (window 6, its own RoPE base) and a full one; a
+        # query scale that is not head_dim's; soft-capped logits
+        fields.update(
+            head_dim=16,
+            layer_types=["sliding_attention", "full_attention"],
+            sliding_window=6,
+            query_pre_attn_scalar=24,
+            final_logit_softcapping=5.0,
+        )
     elif family == "phi3":
         fields.update(sliding_window=None, pad_token_id=0)
     return model_class_of(family).config_class(**(fields | overrides))

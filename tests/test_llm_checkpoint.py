@@ -35,6 +35,7 @@ CASES = [
     ("mistral", False, "60KB", "float32"),
     ("gemma", True, None, "float32"),
     ("phi3", False, None, "float32"),
+    ("gemma3_text", True, None, "float32"),
 ]
 
 

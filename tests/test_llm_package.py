@@ -36,6 +36,7 @@ PROMPT = [5, 17, 200, 3, 99]
         ("mistral", False, False),
         ("gemma", True, False),
         ("phi3", False, True),
+        ("gemma3_text", True, False),
     ],
 )
 def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):

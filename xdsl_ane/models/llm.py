@@ -19,7 +19,9 @@ Families (config.json's `architectures`, FAMILIES: one row each, the
 transformers class and how it differs): Qwen3 (QK-norm, `attention_bias`),
 Qwen2 (q/k/v bias), Llama (`attention_bias`, `mlp_bias`), Mistral, Phi-3
 (fused qkv and gate_up projections), Gemma ((1 + w) RMSNorm, the
-embedding times √hidden); tied or separate
+embedding times √hidden), Gemma 3 text (also sandwich norms, QK-norm, a
+query_pre_attn_scalar scale, its own RoPE for the sliding layers,
+soft-capped logits); tied or separate
 embeddings; the MLP's activation from `hidden_act` (ACTIVATIONS); RoPE
 default, linear or Llama 3 scaled; sliding-window layers (a second mask).
 Every config field that changes the math is honoured or refused in one
@@ -75,6 +77,17 @@ class Family:
     fused: bool = False
     """q, k, v are one projection `self_attn.qkv_proj` ([q; k; v] rows) and
     gate, up one `mlp.gate_up_proj` ([gate; up]) (Phi-3)."""
+    window_switch: bool = True
+    """With `layer_types`, `use_sliding_window` turns the windows on (Qwen);
+    without it `layer_types` alone says (Gemma 3)."""
+    sandwich_norms: bool = False
+    """Norms after attention and the MLP too, before their residual adds
+    (`post_attention_layernorm` on attention's output,
+    `pre_feedforward_layernorm`, `post_feedforward_layernorm`; Gemma 2, 3)."""
+    query_scale: bool = False
+    """Attention scales by query_pre_attn_scalar^−½, not head_dim^−½."""
+    activation_field: str = "hidden_act"
+    """The config field naming the MLP's activation."""
 
 
 FAMILIES = {
@@ -87,6 +100,18 @@ FAMILIES = {
     "Phi3ForCausalLM": Family("phi3", fused=True),
     "GemmaForCausalLM": Family(
         "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
+    ),
+    "Gemma3ForCausalLM": Family(
+        "gemma3_text",
+        qk_norm=True,
+        attention_bias=True,
+        layer_types=True,
+        window_switch=False,
+        unit_offset_norms=True,
+        scaled_embedding=True,
+        sandwich_norms=True,
+        query_scale=True,
+        activation_field="hidden_activation",
     ),
 }
 
@@ -158,6 +183,15 @@ class LlmConfig:
     """The embedding rows are multiplied by √hidden_size."""
     fused: bool = False
     """One qkv and one gate_up projection (Family.fused)."""
+    sandwich_norms: bool = False
+    """Family.sandwich_norms."""
+    attention_scale: float | None = None
+    """Attention's scale where it is not head_dim^−½."""
+    final_softcap: float | None = None
+    """Logits become cap · tanh(logits / cap) (final_logit_softcapping)."""
+    local_rope: tuple[float, dict[str, Any] | None] | None = None
+    """RoPE's (theta, scaling) of the sliding layers where it differs
+    (rope_parameters per layer type, Gemma 3); None: one RoPE for all."""
     sliding_layers: frozenset[int] = frozenset()
     """The layers whose attention slides (key j visible to query i iff
     i − window < j ≤ i, transformers' sliding_window_overlay)."""
@@ -198,7 +232,9 @@ class ConfigReader:
     def number(self, name: str, default: float, table: str | None = None) -> float:
         """A finite float: field `name`, or key `name` of the object field
         `table` (rope_parameters) when given."""
-        source = self.c if table is None else self.c.get(table) or {}
+        source = self.c
+        for part in [] if table is None else table.split("."):
+            source = source.get(part) or {}
         value = source.get(name)
         if value is None:
             return default
@@ -266,14 +302,30 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     head_dim = read.integer("head_dim", hidden // heads)
     if head_dim % 2:
         raise read.error("head_dim", f"is {head_dim}; RoPE needs an even one")
-    activation = c.get("hidden_act", "silu")
+    activation = c.get(family.activation_field, "silu")
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise read.error(
-            "hidden_act",
+            family.activation_field,
             f"is {activation!r}; supported: " + ", ".join(ACTIVATIONS),
         )
     num_layers = read.integer("num_hidden_layers")
-    theta, scaling = rope_config(read)
+    per_type = c.get("rope_parameters") or {}
+    if isinstance(per_type, dict) and set(per_type) & set(LAYER_TYPES):
+        theta, scaling = rope_config(read, "full_attention")
+        local = rope_config(read, "sliding_attention")
+        local_rope = None if local == (theta, scaling) else local
+    else:
+        theta, scaling = rope_config(read)
+        local_rope = None
+    if c.get("attn_logit_softcapping") is not None:
+        raise read.error(
+            "attn_logit_softcapping",
+            f"is {c['attn_logit_softcapping']}: soft-capped attention scores are "
+            "not supported",
+        )
+    attention_scale = None
+    if family.query_scale:
+        attention_scale = read.number("query_pre_attn_scalar", head_dim) ** -0.5
     biases: set[str] = set(QKV) if family.qkv_bias else set()
     if family.attention_bias and read.flag("attention_bias"):
         biases |= {*QKV, *OUT}
@@ -299,16 +351,30 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         unit_offset_norms=family.unit_offset_norms,
         scaled_embedding=family.scaled_embedding,
         fused=family.fused,
+        sandwich_norms=family.sandwich_norms,
+        attention_scale=attention_scale,
+        final_softcap=(
+            None
+            if c.get("final_logit_softcapping") is None
+            else read.number("final_logit_softcapping", 0.0)
+        ),
+        local_rope=local_rope,
         **sliding_window(read, family, num_layers),
     )
 
 
-def rope_config(read: ConfigReader) -> tuple[float, dict[str, Any] | None]:
+def rope_config(
+    read: ConfigReader, layer_type: str | None = None
+) -> tuple[float, dict[str, Any] | None]:
     """rope_theta and the scaling (None: default RoPE) from `rope_parameters`
-    (transformers 5) or `rope_scaling` with a top-level `rope_theta`."""
+    (transformers 5; its entry for `layer_type` where it has one per layer
+    type) or `rope_scaling` with a top-level `rope_theta`."""
     c = read.c
     field = "rope_parameters" if c.get("rope_parameters") else "rope_scaling"
     rope = c.get(field) or {}
+    if layer_type is not None and isinstance(rope, dict):
+        rope = rope.get(layer_type) or {}
+        field = f"{field}.{layer_type}"
     if not isinstance(rope, dict):
         raise read.error(field, f"is {rope!r}; expected an object")
     rope_type = rope.get("rope_type", rope.get("type", "default"))
@@ -364,8 +430,9 @@ def sliding_window(read: ConfigReader, family: Family, num_layers: int) -> dict:
     none: dict[str, Any] = {"sliding_window": None, "sliding_layers": frozenset()}
     if c.get("sliding_window") is None:
         return none
-    if family.layer_types and not read.flag("use_sliding_window"):
-        return none
+    if family.layer_types and family.window_switch:
+        if not read.flag("use_sliding_window"):
+            return none
     window = read.integer("sliding_window")
     if not family.layer_types:
         layers = set(range(num_layers))
@@ -405,13 +472,17 @@ def check_shape(config: LlmConfig, shape: LlmShape, where: str) -> None:
         raise XdslAneError(f"--prefill {prefill} must divide --context {context}")
 
 
-def inverse_frequencies(config: LlmConfig) -> np.ndarray:
+def inverse_frequencies(config: LlmConfig, local: bool = False) -> np.ndarray:
     """base^(−2i/D); rope type linear divides them all by `factor`, llama3
     rescales by Llama 3's rule (low frequencies divided by `factor`, high
     ones kept, a smooth blend between)."""
     d = config.head_dim
-    inv = config.rope_theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
-    s = config.rope_scaling
+    theta, s = (
+        config.local_rope
+        if local and config.local_rope
+        else (config.rope_theta, config.rope_scaling)
+    )
+    inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
     if s is None:
         return inv
     if s["rope_type"] == "linear":
@@ -426,10 +497,12 @@ def inverse_frequencies(config: LlmConfig) -> np.ndarray:
     return np.where(medium, blended, scaled)
 
 
-def rope_tables(config: LlmConfig, context: int) -> tuple[np.ndarray, np.ndarray]:
+def rope_tables(
+    config: LlmConfig, context: int, local: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin [context, D/2] of θ = position · inv_freq, computed in
-    float32 as Hugging Face does."""
-    inv = inverse_frequencies(config).astype(np.float32)
+    float32 as Hugging Face does (`local`: the sliding layers' RoPE)."""
+    inv = inverse_frequencies(config, local).astype(np.float32)
     angles = np.arange(context, dtype=np.float32)[:, None] * inv[None, :]
     return np.cos(angles), np.sin(angles)
 
@@ -482,6 +555,11 @@ def split_parts(
         parts.append((f"layers_{first}-{end - 1}", "layers", (first, end)))
     parts.append(("head", "head", None))
     return parts
+
+
+ROPE_TABLES = {"full": "rope", "sliding": "rope.local"}
+"""The RoPE tables' weight names (`rope.cos`, `rope.local.sin`) by the
+layers that read them; `rope.local` only where config.local_rope is set."""
 
 
 def const(value: np.ndarray) -> SSAValue:
@@ -597,15 +675,26 @@ class LlmBuilder:
         k = rlx.RopeOp(k, cos, sin, "half").result
         keys = self.cached(key_cache, layer, k, position)
         values = self.cached(value_cache, layer, v, position)
-        a = rlx.AttentionOp(q, keys, values, mask, mask="bias").result
+        a = rlx.AttentionOp(
+            q, keys, values, mask, mask="bias", scale=c.attention_scale
+        ).result
         s = shape_of(x)[1]
         a = rlx.ReshapeOp(
             rlx.TransposeOp(a, (0, 2, 1, 3)).result, (1, s, c.q_dim)
         ).result
-        x = rlx.AddOp(
-            x, self.linear(a, layer, "self_attn.o_proj", c.hidden_size)
-        ).result
-        h = self.rms_norm(x, p + "post_attention_layernorm")
+        a = self.linear(a, layer, "self_attn.o_proj", c.hidden_size)
+        if c.sandwich_norms:
+            a = self.rms_norm(a, p + "post_attention_layernorm")
+        x = rlx.AddOp(x, a).result
+        h = self.rms_norm(
+            x,
+            p
+            + (
+                "pre_feedforward_layernorm"
+                if c.sandwich_norms
+                else "post_attention_layernorm"
+            ),
+        )
         activation = ACTIVATIONS[c.activation]
         if c.fused:
             both = self.linear(h, layer, "mlp.gate_up_proj", 2 * c.ffn_size)
@@ -618,6 +707,8 @@ class LlmBuilder:
         down = self.linear(
             rlx.MulOp(gate, up).result, layer, "mlp.down_proj", c.hidden_size
         )
+        if c.sandwich_norms:
+            down = self.rms_norm(down, p + "post_feedforward_layernorm")
         return rlx.AddOp(x, down).result
 
     def head(self, h: SSAValue) -> list[SSAValue]:
@@ -628,7 +719,11 @@ class LlmBuilder:
         for start, end in parts:
             w_name = name if len(parts) == 1 else chunk_name(name, start, end)
             w = self.param(w_name, (end - start, c.hidden_size))
-            logits.append(rlx.MatmulOp(h, w, transpose_rhs=True).result)
+            y = rlx.MatmulOp(h, w, transpose_rhs=True).result
+            if c.final_softcap is not None:  # cap · tanh(y / cap)
+                cap = const(np.full((1, 1), c.final_softcap, np.float32))
+                y = rlx.MulOp(rlx.TanhOp(rlx.DivOp(y, cap).result).result, cap).result
+            logits.append(y)
         if not self.shape.argmax:
             return logits
         return [self.next_token(logits, parts)]
@@ -663,8 +758,14 @@ class LlmBuilder:
         where also j > position + i − window)."""
         context, half = self.shape.context, (self.shape.context, self.c.head_dim // 2)
         positions = rlx.AddOp(position, const(np.arange(tokens, dtype=np.int32))).result
-        cos = rlx.GatherOp(self.param("rope.cos", half), positions).result
-        sin = rlx.GatherOp(self.param("rope.sin", half), positions).result
+        tables = {
+            kind: tuple(
+                rlx.GatherOp(self.param(f"{prefix}.{f}", half), positions).result
+                for f in ("cos", "sin")
+            )
+            for kind, prefix in ROPE_TABLES.items()
+            if kind == "full" or self.c.local_rope is not None
+        }
         keys = const(np.arange(context, dtype=np.int32)[None, :])
         queries = rlx.ReshapeOp(positions, (tokens, 1)).result
         visible = rlx.CompareOp(keys, queries, "le").result
@@ -677,7 +778,7 @@ class LlmBuilder:
                 recent, visible, const(np.zeros((1, 1), np.bool_))
             ).result
             masks["sliding"] = self.additive(inside, tokens)
-        return cos, sin, masks
+        return tables, masks
 
     def additive(self, visible: SSAValue, tokens: int) -> SSAValue:
         """0 where `visible` [S, context], MASKED elsewhere, as [1, 1, S, context]."""
@@ -691,10 +792,11 @@ class LlmBuilder:
     def stack(self, x, position, key_cache, value_cache) -> SSAValue:
         """The layers of shape.layers over hidden states x [1, S, hidden]."""
         first, end = self.shape.layers or (0, self.c.num_layers)
-        cos, sin, masks = self.positions(position, shape_of(x)[1])
+        tables, masks = self.positions(position, shape_of(x)[1])
         for layer in range(first, end):
-            slides = layer in self.c.sliding_layers and "sliding" in masks
-            mask = masks["sliding" if slides else "full"]
+            sliding = layer in self.c.sliding_layers
+            mask = masks["sliding" if sliding and "sliding" in masks else "full"]
+            cos, sin = tables["sliding" if sliding and "sliding" in tables else "full"]
             x = self.layer(x, layer, cos, sin, mask, position, key_cache, value_cache)
         return x
 
@@ -769,8 +871,10 @@ def llm_weights(
     """Every weight the module's params name: checkpoint tensors (shapes
     checked against the config), chunk views of the embedding and the head,
     and the RoPE tables."""
-    cos, sin = rope_tables(config, shape.context)
-    weights: dict[str, np.ndarray] = {"rope.cos": cos, "rope.sin": sin}
+    weights: dict[str, np.ndarray] = {}
+    for kind, prefix in ROPE_TABLES.items():
+        cos, sin = rope_tables(config, shape.context, local=kind == "sliding")
+        weights |= {f"{prefix}.cos": cos, f"{prefix}.sin": sin}
     for op in module.walk():
         if not isinstance(op, rlx.ParamOp) or op.param_name.data in weights:
             continue
