@@ -361,6 +361,9 @@ func.func @reduction(%x: tensor<2x3x4xf32>, %i: tensor<5x6xi32>, %h: tensor<1x16
   %b32 = mil.const dense<0.5> : tensor<16xf32>
   %beta_only = mil.layer_norm %h, beta %b32 {axes = array<i64: 1>} : (tensor<1x16x1x8xf16>, tensor<16xf32>) -> tensor<1x16x1x8xf16>
   %plain = mil.layer_norm %x : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %cumsum = mil.cumsum %x : tensor<2x3x4xf32>
+  %cumsum_ids = mil.cumsum %i {axis = -1 : i64, exclusive = true} : tensor<5x6xi32>
+  %cumsum_back = mil.cumsum %h {axis = 3 : i64, exclusive = true, reverse = true} : tensor<1x16x1x8xf16>
   func.return
 }
 """,

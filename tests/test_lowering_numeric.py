@@ -362,6 +362,30 @@ case(
     [normal(3, 9, sigma=20.0)],
     lambda dt, x: rlx.SoftmaxOp(x, -1),
 )
+for axis, exclusive, reverse in (
+    (1, None, None),
+    (-1, True, None),
+    (0, None, True),
+    (-2, True, True),
+):
+    flags = "_exclusive" * bool(exclusive) + "_reverse" * bool(reverse)
+    case(
+        f"cumsum_axis{axis}{flags}".replace("-", "m"),
+        [normal(3, 4, 16)],
+        lambda dt, x, a=axis, e=exclusive, r=reverse: rlx.CumsumOp(x, a, e, r),
+    )
+case(
+    "cumsum_i32_position_ids",
+    [small_ints(2, 16, element=i32, low=0, high=2)],
+    lambda dt, mask: rlx.CumsumOp(mask, -1),
+    f16=False,
+)
+case(
+    "cumsum_i32_exclusive_reverse",
+    [small_ints(3, 5, element=i32, low=-1000, high=1000)],
+    lambda dt, x: rlx.CumsumOp(x, 0, exclusive=True, reverse=True),
+    f16=False,
+)
 case(
     "rms_norm",
     [normal(2, 5, 16), positive(16)],

@@ -52,7 +52,7 @@ REQUIRED_OPS = (
     "square add sub mul real_div maximum minimum pow equal not_equal less less_equal "
     "greater greater_equal select cast matmul linear conv reshape transpose "
     "slice_by_size concat tile expand_dims squeeze split reduce_sum reduce_mean "
-    "reduce_max reduce_min softmax one_hot gather layer_norm quantize dequantize "
+    "reduce_max reduce_min softmax cumsum one_hot gather layer_norm quantize dequantize "
     "constexpr_affine_dequantize"
 ).split()
 

@@ -172,6 +172,15 @@ func.func @main(%x: tensor<2x3x4xf32>, %h: tensor<1x8x1x4xf16>, %i: tensor<2x3xi
   func.return %sum, %mean, %max, %min, %prod, %lse, %isum, %softmax, %norm, %plain : tensor<2x1x4xf32>, tensor<3xf32>, tensor<f32>, tensor<2x3x1xf32>, tensor<2x4xf32>, tensor<2x3xf32>, tensor<2xi32>, tensor<1x8x1x4xf16>, tensor<1x8x1x4xf16>, tensor<2x3x4xf32>
 }
 """,
+    "cumsum": """
+func.func @main(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>, %h: tensor<1x8x1x4xf16>) -> (tensor<2x3x4xf32>, tensor<1x8xi32>, tensor<1x8x1x4xf16>, tensor<2x3x4xf32>) {
+  %first = mil.cumsum %x : tensor<2x3x4xf32>
+  %ids = mil.cumsum %i {axis = -1 : i64, exclusive = true} : tensor<1x8xi32>
+  %back = mil.cumsum %h {axis = 1 : i64, reverse = true} : tensor<1x8x1x4xf16>
+  %both = mil.cumsum %x {axis = 2 : i64, exclusive = true, reverse = true} : tensor<2x3x4xf32>
+  func.return %first, %ids, %back, %both : tensor<2x3x4xf32>, tensor<1x8xi32>, tensor<1x8x1x4xf16>, tensor<2x3x4xf32>
+}
+""",
     "quantization": """
 func.func @main(%x: tensor<1x4x1x8xf16>) -> (tensor<1x4x1x8xi8>, tensor<1x4x1x8xf16>, tensor<1x4x1x8xi8>, tensor<4x8xf32>, tensor<4x8xf16>) {
   %scale = mil.const dense<0.05> : tensor<f16>

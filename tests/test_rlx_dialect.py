@@ -72,6 +72,8 @@ DESIGN_OPS = {
     "conv_transpose",
     *"max_pool avg_pool batch_norm group_norm".split(),
     *"upsample pad hardswish hardsigmoid leaky_relu elu clamp".split(),
+    # docs/DESIGN.md "Cumulative sums" (RoBERTa's position ids)
+    "cumsum",
 }
 
 # Allowed values of the choice properties, from the contract.

@@ -3,9 +3,10 @@
 FLOPs count a multiply-add as 2: matmul and linear 2·|out|·K, conv
 2·|out|·(Cin/groups)·kh·kw (the weight's `[Cout, Cin/groups, kh, kw]` less
 its first axis), conv_transpose 2·|x|·(Cout/groups)·kh·kw, pooling
-|out|·|kernel|, reductions one per input element, elementwise ops one per
-output element except the few multi-step ones in `ELEMENT_FLOPS`; data
-movement (reshape, transpose, slice, concat, state reads and writes) none.
+|out|·|kernel|, reductions (and cumsum, a running sum) one per input element,
+elementwise ops one per output element except the few multi-step ones in
+`ELEMENT_FLOPS`; data movement (reshape, transpose, slice, concat, state
+reads and writes) none.
 Bytes are inputs + outputs + weights at their declared element sizes: an
 operand made by a const or a constexpr op is a weight, counted at its
 storage (a constexpr op's own const operands, so 4-bit weights move 4 bits),
@@ -42,7 +43,7 @@ NO_FLOPS = frozenset(
 
 REDUCTIONS = frozenset(
     "reduce_sum reduce_mean reduce_max reduce_min reduce_prod reduce_argmax "
-    "reduce_argmin reduce_l2_norm reduce_log_sum_exp".split()
+    "reduce_argmin reduce_l2_norm reduce_log_sum_exp cumsum".split()
 )
 
 

@@ -4,8 +4,8 @@ it).
 
 Each op returns an array of exactly its result type's shape and dtype, and
 f16 ops compute in float16, except that every reduction (reduce_sum,
-reduce_mean, reduce_prod, reduce_log_sum_exp, softmax, layer_norm, matmul,
-linear, conv) accumulates in float32 and rounds its result to f16 once,
+reduce_mean, reduce_prod, reduce_log_sum_exp, softmax, cumsum, layer_norm,
+matmul, linear, conv) accumulates in float32 and rounds its result to f16 once,
 along any axis. Parameters of another float dtype than the data
 (iOS17's linear/conv/layer_norm weights, epsilons) are converted to the
 data's dtype first. Cases MIL leaves open:
@@ -51,6 +51,7 @@ from xdsl_ane.interpreter.numerics import (
     cast,
     checked_impl,
     cos,
+    cumulative_sum,
     divide,
     erf,
     exp,
@@ -475,6 +476,15 @@ class MilFunctions(InterpreterFunctions):
     @mil_impl(mil.SoftmaxOp)
     def run_softmax(self, op: mil.SoftmaxOp, x: Array) -> Array:
         return softmax(x, int_prop(op.properties, "axis", op.input_default("axis")))
+
+    @mil_impl(mil.CumsumOp)
+    def run_cumsum(self, op: mil.CumsumOp, x: Array) -> Array:
+        return cumulative_sum(
+            x,
+            int_prop(op.properties, "axis", op.input_default("axis")),
+            bool_prop(op.properties, "exclusive", op.input_default("exclusive")),
+            bool_prop(op.properties, "reverse", op.input_default("reverse")),
+        )
 
     @mil_impl(mil.LayerNormOp)
     def run_layer_norm(self, op: mil.LayerNormOp, *args: Array) -> Array:

@@ -2,7 +2,7 @@
 decorator, the op-family registration helper, and the formulas both
 dialects use (erf, sigmoid, GELU, integer division, casts, and the
 reductions, which accumulate f16 in float32: sums, means, products,
-log-sum-exp, softmax, layer norm, matmul)."""
+log-sum-exp, softmax, layer norm, matmul, the running sum)."""
 
 from __future__ import annotations
 
@@ -237,6 +237,27 @@ def log_sum_exp(x: Array, axis: Axes = -1, keepdims: bool = False) -> Array:
     m = np.where(np.isfinite(m), m, 0)
     out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
     return out if keepdims else np.squeeze(out, axis=axis)
+
+
+@accumulates_in_float32
+def cumulative_sum(
+    x: Array, axis: int, exclusive: bool = False, reverse: bool = False
+) -> Array:
+    """The running sum along `axis` in x's dtype (int32 sums wrap): with
+    `reverse` from the end, with `exclusive` without the element itself (a
+    zero first, the inclusive sums shifted by one)."""
+    axis %= x.ndim
+    if reverse:
+        x = np.flip(x, axis)
+    out = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        before = [slice(None)] * x.ndim
+        after = list(before)
+        before[axis], after[axis] = slice(None, -1), slice(1, None)
+        shifted = np.zeros_like(out)
+        shifted[tuple(after)] = out[tuple(before)]
+        out = shifted
+    return np.flip(out, axis) if reverse else out
 
 
 @accumulates_in_float32

@@ -2,8 +2,8 @@
 
 Each op returns an array of exactly its result type's shape and dtype, and
 f16 ops compute in float16, except that reductions (reduce_sum, reduce_mean,
-softmax, the norms and their gradients, matmul, the sums inside attention
-and cross-entropy) accumulate in float32 and round to f16 once. The table leaves a few cases open; here they are:
+softmax, cumsum, the norms and their gradients, matmul, the sums inside
+attention and cross-entropy) accumulate in float32 and round to f16 once. The table leaves a few cases open; here they are:
 
 - `rlx.cast`: float to integer rounds toward zero and saturates at the target
   range, NaN becomes 0 (ARM's FCVTZS, Rust's `as`); integer to a narrower
@@ -56,6 +56,7 @@ from xdsl_ane.interpreter.numerics import (
     cast,
     checked_impl,
     cos,
+    cumulative_sum,
     divide,
     exp,
     gelu_tanh,
@@ -475,6 +476,15 @@ class RlxFunctions(InterpreterFunctions):
     @rlx_impl(rlx.SoftmaxOp)
     def run_softmax(self, op: rlx.SoftmaxOp, x: Array) -> Array:
         return softmax(x, int_prop(op.properties, "axis", -1))
+
+    @rlx_impl(rlx.CumsumOp)
+    def run_cumsum(self, op: rlx.CumsumOp, x: Array) -> Array:
+        return cumulative_sum(
+            x,
+            int_prop(op.properties, "axis"),
+            bool_prop(op.properties, "exclusive"),
+            bool_prop(op.properties, "reverse"),
+        )
 
     @rlx_impl(rlx.RmsNormOp)
     def run_rms_norm(self, op: rlx.RmsNormOp, x: Array, gamma: Array) -> Array:

@@ -14,7 +14,8 @@ natural, and its result gets a twin:
 - elementwise ops (unary, binary, compare, select, cast) — operands without
   a twin are laid out to broadcast against the result's form;
 - reductions with kept dims and softmax over the channel axis, layer_norm
-  over the channels;
+  over the channels, cumsum along any axis of `[C]`, `[S, C]` or
+  `[1, S, C]` (its axis moved where the layout puts it);
 - a matmul of an activation by a weight `[Cout, Cin]` (x·Wᵀ) or `[Cin, Cout]`
   becomes a 1×1 `conv` with weight `[Cout, Cin, 1, 1]` (`weights=static`;
   the const views the weights file's tensor, transposed where needed), or,
@@ -61,6 +62,7 @@ from xdsl_ane.dialects.mil.traits import Elementwise
 from xdsl_ane.dialects.typing import (
     bool_prop,
     element_type_of,
+    i64_attr,
     int_prop,
     ints_attr,
     ints_prop,
@@ -75,6 +77,10 @@ from xdsl_ane.passes.layouts import (
     layout_of,
     spatial_layout,
 )
+
+CUMSUM_AXES = {"c": (1,), "sc": (3, 1), "bsc": (0, 3, 1)}
+"""Where each logical axis of a `c`, `sc` or `bsc` value lies in its ANE form
+(`[1, C, 1, S]`): a cumsum along it runs there."""
 
 CHANNEL_LAYOUTS = ("c", "sc", "bsc", "scalar", "ane")
 """Layouts whose ANE form is an axis permutation of the logical one (no
@@ -421,6 +427,8 @@ class FunctionLayout:
             return self.channel_reduction
         if isinstance(op, mil.SoftmaxOp):
             return self.softmax
+        if isinstance(op, mil.CumsumOp):
+            return self.cumsum
         if isinstance(op, mil.LayerNormOp):
             return self.layer_norm
         if isinstance(op, mil.MatmulOp):
@@ -519,6 +527,28 @@ class FunctionLayout:
             return None
         twin, result = found
         new = mil.SoftmaxOp(twin.value, 1)
+        Rewriter.insert_op(new, InsertPoint.after(op))
+        copy_location(new, op)
+        return Twin(new.results[0], result)
+
+    def cumsum(self, op: Operation) -> Twin | None:
+        """A cumsum of a `c`, `sc` or `bsc` value runs on its twin along the
+        axis its axis becomes there (the channels 1, the sequence 3)."""
+        assert isinstance(op, mil.CumsumOp)
+        twin = self.twins.get(op.x)
+        if twin is None or twin.layout.name not in CUMSUM_AXES:
+            return None
+        result = self.result_layout(op)
+        if result is None or result != twin.layout:
+            return None
+        rank = len(shape_of(op.x))
+        axis = int_prop(op.properties, "axis", op.input_default("axis")) % rank
+        properties = {
+            "axis": i64_attr(CUMSUM_AXES[twin.layout.name][axis]),
+            **{k: v for k, v in op.properties.items() if k != "axis"},
+        }
+        new = mil.CumsumOp.__new__(mil.CumsumOp)
+        new.init_inferred([twin.value], properties)
         Rewriter.insert_op(new, InsertPoint.after(op))
         copy_location(new, op)
         return Twin(new.results[0], result)

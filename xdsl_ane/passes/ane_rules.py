@@ -275,6 +275,16 @@ MORE_OP_RULES: dict[str, OpRule] = {
         _argmax_extent,
         lint=False,
     ),
+    # not among the ANE's ops in any source of ANE_FACTS.md (nor listed as
+    # falling back there, hence placement only); int32 position ids (RoBERTa's
+    # cumsum of the padding mask) would leave the ANE for their dtype anyway
+    "mil.cumsum": OpRule(
+        Severity.WARNING,
+        f"cumsum {FALLBACK}",
+        "compute it before the model and pass it in (position ids), or matmul "
+        "by a constant triangular matrix of ones",
+        lint=False,
+    ),
 }
 """Second rules for ops that already have one in OP_RULES, and rules the
 placement applies that ane-lint does not report."""

@@ -17,7 +17,7 @@ opset that introduced it (`OPSET`).
 Modules: `const`, `elementwise`, `linear` (matmul, linear, conv), `convolution`
 (conv_transpose), `shape`,
 `indexing` (gather, one_hot, band_part), `reduction` (reduce_*, softmax,
-layer_norm), `spatial_norm` (batch_norm, instance_norm), `pooling`
+layer_norm, cumsum), `spatial_norm` (batch_norm, instance_norm), `pooling`
 (max_pool, avg_pool), `quantization`, `state`; `base` holds the shared machinery,
 `inputs` the declaration of MIL inputs. `resampling` (upsample_nearest_neighbor,
 upsample_bilinear, pad) and `activations` (leaky_relu, elu, sigmoid_hard)
@@ -44,6 +44,7 @@ from xdsl_ane.dialects.mil.base import (
     mil_dtype_name,
 )
 from xdsl_ane.dialects.mil.const import ConstOp
+from xdsl_ane.dialects.mil.convolution import ConvTransposeOp, conv_transpose_crop
 from xdsl_ane.dialects.mil.elementwise import (
     AbsOp,
     AddOp,
@@ -85,7 +86,6 @@ from xdsl_ane.dialects.mil.elementwise import (
     UnaryWithEpsilonOp,
 )
 from xdsl_ane.dialects.mil.indexing import BandPartOp, GatherOp, OneHotOp
-from xdsl_ane.dialects.mil.convolution import ConvTransposeOp, conv_transpose_crop
 from xdsl_ane.dialects.mil.linear import ConvOp, LinearOp, MatmulOp, conv_padding
 from xdsl_ane.dialects.mil.pooling import AvgPoolOp, MaxPoolOp, PoolingOp
 from xdsl_ane.dialects.mil.quantization import (
@@ -96,6 +96,7 @@ from xdsl_ane.dialects.mil.quantization import (
     QuantizeOp,
 )
 from xdsl_ane.dialects.mil.reduction import (
+    CumsumOp,
     LayerNormOp,
     ReduceLogSumExpOp,
     ReduceMaxOp,
@@ -198,6 +199,7 @@ MIL_OPS: list[type[MilOp]] = [
     ReduceProdOp,
     ReduceLogSumExpOp,
     SoftmaxOp,
+    CumsumOp,
     LayerNormOp,
     BatchNormOp,
     InstanceNormOp,
@@ -260,6 +262,7 @@ __all__ = [
     "ConvTransposeOp",
     "CoremlUpdateStateOp",
     "CosOp",
+    "CumsumOp",
     "DequantizeOp",
     "EluOp",
     "EqualOp",

@@ -1,7 +1,8 @@
-"""MIL's ops that reduce over axes: `reduce_*`, `softmax` and `layer_norm`.
+"""MIL's ops that reduce over axes: `reduce_*`, `softmax`, `layer_norm` and
+`cumsum` (the running sum along one axis).
 
 Type rules from coremltools iOS15 reduction.py (ReductionAxes), activation
-softmax and iOS17 normalization.layer_norm.
+softmax, iOS17 normalization.layer_norm and iOS15 tensor_operation.cumsum.
 """
 
 from __future__ import annotations
@@ -261,4 +262,62 @@ class LayerNormOp(TaggedOptionalOperandsOp):
                 )
         if len(params) == 2:
             require_same_element_type(cls.name, params)
+        return [x]
+
+
+@mil_op_definition
+class CumsumOp(MilOp):
+    """The running sum of x along `axis` (default 0): out[i] = Σ_{j ≤ i} x[j];
+    `exclusive` (default false) leaves out x[i] (a zero first), `reverse`
+    (default false) sums from the end. x is fp16, fp32 or int32 of rank ≥ 1;
+    the result has its type. `axis` lies in [−1, rank − 1]: coremltools'
+    type inference refuses every other negative axis."""
+
+    name = "mil.cumsum"
+    T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
+    x = operand_def(T)
+    axis = opt_prop_def(I64Attr)
+    exclusive = opt_prop_def(BoolAttr)
+    reverse = opt_prop_def(BoolAttr)
+    result = result_def(T)
+    assembly_format = "$x attr-dict `:` type($x)"
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("axis", 0),
+        MilInput("exclusive", False),
+        MilInput("reverse", False),
+    )
+
+    def __init__(
+        self,
+        x: Value,
+        axis: int | None = None,
+        exclusive: bool | None = None,
+        reverse: bool | None = None,
+    ):
+        self.init_mil(
+            {"x": x},
+            {
+                "axis": i64_attr(axis),
+                "exclusive": bool_attr(exclusive),
+                "reverse": bool_attr(reverse),
+            },
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        x = cls.tensor_operands(operand_types, properties)["x"]
+        assert x is not None
+        require_element_type(cls.name, "x", x, FLOAT_INT32)
+        shape = x.get_shape()
+        if not shape:
+            raise OpTypeError(cls.name, "operand 'x' must have rank ≥ 1")
+        axis = int_prop(properties, "axis", cls.input_default("axis"))
+        if not -1 <= axis < len(shape):
+            raise OpTypeError(
+                cls.name,
+                f"property 'axis' value {axis} is out of range [-1, {len(shape) - 1}] "
+                f"for operand 'x' {fmt_shape(shape)} (MIL takes no negative axis "
+                "but -1)",
+            )
         return [x]

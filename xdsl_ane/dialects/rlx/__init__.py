@@ -10,7 +10,7 @@ module each:
 - elementwise.py: the sources (constant, param), unary and binary ops,
   compare, where, cast
 - shape.py: matmul, reshape, expand, transpose, narrow, concat, gather
-- reduction.py: reduce_sum/mean/max/min, softmax, argmax
+- reduction.py: reduce_sum/mean/max/min, softmax, argmax, cumsum
 - normalization.py: rms_norm, layer_norm
 - spatial_norm.py: batch_norm, group_norm (over the channels of [N, C, ...])
 - pooling.py: max_pool, avg_pool
@@ -62,8 +62,8 @@ from xdsl_ane.dialects.rlx.attention import (
 )
 from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
 from xdsl_ane.dialects.rlx.convolution import (
-    ConvOp,
     ConvolutionOp,
+    ConvOp,
     ConvTransposeOp,
 )
 from xdsl_ane.dialects.rlx.elementwise import (
@@ -113,6 +113,7 @@ from xdsl_ane.dialects.rlx.quantization import (
 )
 from xdsl_ane.dialects.rlx.reduction import (
     ArgmaxOp,
+    CumsumOp,
     ReduceMaxOp,
     ReduceMeanOp,
     ReduceMinOp,
@@ -204,6 +205,7 @@ RLX = Dialect(
         WriteStateOp,
         SliceUpdateOp,
         ArgmaxOp,
+        CumsumOp,
         MaxPoolOp,
         AvgPoolOp,
         BatchNormOp,
@@ -248,6 +250,7 @@ __all__ = [
     "ConvTransposeOp",
     "ConvolutionOp",
     "CosOp",
+    "CumsumOp",
     "DeclaredShapeOp",
     "DequantizeOp",
     "DivOp",

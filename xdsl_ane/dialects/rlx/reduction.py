@@ -1,6 +1,7 @@
 """rlx reductions: reduce_sum, reduce_mean, reduce_max and reduce_min over
-`axes`, softmax along one axis, and argmax (the index of the largest value
-along one axis, greedy decoding in the model)."""
+`axes`, softmax along one axis, argmax (the index of the largest value
+along one axis, greedy decoding in the model) and cumsum (the running sum
+along one axis: RoBERTa's position ids, cumsum(input_ids != pad))."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import BoolAttr, TensorType, i1, i32
+from xdsl.dialects.builtin import BoolAttr, TensorType, f16, f32, i1, i32
 from xdsl.irdl import (
     BaseAttr,
     VarConstraint,
@@ -25,6 +26,7 @@ from xdsl_ane.dialects.typing import (
     OpTypeError,
     bool_attr,
     bool_prop,
+    element_name,
     i64_attr,
     int_prop,
     ints_attr,
@@ -154,3 +156,58 @@ class ArgmaxOp(RlxOp):
         )
         keep = bool_prop(properties, "keep_dims")
         return [tensor(reduced_shape(shape, (axis,), keep), i32)]
+
+
+CUMSUM_ELEMENT_TYPES = (f16, f32, i32)
+"""What rlx.cumsum sums: MIL's cumsum takes fp16, fp32 and int32."""
+
+
+@rlx_op_definition
+class CumsumOp(RlxOp):
+    """The running sum along `axis`: out[..., i, ...] = Σ_{j ≤ i} x[..., j,
+    ...]. `exclusive` (default false) leaves out x[i] itself (a zero first);
+    `reverse` (default false) sums from the end (Σ_{j ≥ i}, or j > i when
+    exclusive). input is f16, f32 or i32 of rank ≥ 1 (i32 sums wrap); the
+    result has its type. torch.cumsum(x, axis) is the default."""
+
+    name = "rlx.cumsum"
+    T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
+    input = operand_def(T)
+    result = result_def(T)
+    axis = prop_def(I64Attr)
+    exclusive = opt_prop_def(BoolAttr)
+    reverse = opt_prop_def(BoolAttr)
+    assembly_format = "$input attr-dict `:` type($input)"
+
+    def __init__(
+        self,
+        input: Value,
+        axis: int,
+        exclusive: bool | None = None,
+        reverse: bool | None = None,
+    ):
+        self.init_inferred(
+            [input],
+            {
+                "axis": i64_attr(axis),
+                "exclusive": bool_attr(exclusive),
+                "reverse": bool_attr(reverse),
+            },
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        t = tensor_of(cls.name, "input", operand_types[0])
+        if t.element_type not in CUMSUM_ELEMENT_TYPES:
+            raise OpTypeError(
+                cls.name,
+                "operand 'input' must be f16, f32 or i32, got "
+                f"{element_name(t.element_type)}",
+            )
+        shape = t.get_shape()
+        if not shape:
+            raise OpTypeError(cls.name, "operand 'input' must have rank ≥ 1")
+        normalize_axis(
+            cls.name, "axis", int_prop(properties, "axis"), len(shape), ("input", shape)
+        )
+        return [t]

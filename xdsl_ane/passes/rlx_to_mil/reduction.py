@@ -1,5 +1,5 @@
-"""Lowering of rlx reductions to MIL: reduce_{sum,mean,max,min}, softmax and
-argmax, each the MIL op of that meaning."""
+"""Lowering of rlx reductions to MIL: reduce_{sum,mean,max,min}, softmax,
+argmax and cumsum, each the MIL op of that meaning."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from xdsl_ane.dialects import mil, rlx
-from xdsl_ane.dialects.typing import bool_prop, int_prop, ints_prop
+from xdsl_ane.dialects.typing import bool_prop, int_prop, ints_prop, shape_of
 
 REDUCTIONS = {
     rlx.ReduceSumOp: mil.ReduceSumOp,
@@ -55,4 +55,17 @@ class LowerArgmax(RewritePattern):
         rewriter.replace(op, new)
 
 
-PATTERNS = (LowerReduction(), LowerSoftmax(), LowerArgmax())
+class LowerCumsum(RewritePattern):
+    """cumsum(axis, exclusive, reverse) -> MIL cumsum on the same axis made
+    non-negative (MIL's cumsum takes −1 but no other negative axis); the
+    flags are written only when set."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.CumsumOp, rewriter: PatternRewriter) -> None:
+        axis = int_prop(op.properties, "axis") % len(shape_of(op.input))
+        exclusive = bool_prop(op.properties, "exclusive") or None
+        reverse = bool_prop(op.properties, "reverse") or None
+        rewriter.replace(op, mil.CumsumOp(op.input, axis, exclusive, reverse))
+
+
+PATTERNS = (LowerReduction(), LowerSoftmax(), LowerArgmax(), LowerCumsum())

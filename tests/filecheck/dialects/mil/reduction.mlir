@@ -2,8 +2,8 @@
 // RUN: xdsl-opt %s --print-op-generic | xdsl-opt | filecheck %s
 // RUN: xdsl-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 
-// Reductions (absent axes: all), softmax and layer_norm (optional gamma and
-// beta, written with their MIL names).
+// Reductions (absent axes: all), softmax, layer_norm (optional gamma and
+// beta, written with their MIL names) and cumsum (absent axis: 0).
 
 // CHECK-LABEL: func.func @reductions(
 // GENERIC-LABEL: "func.func"() <{sym_name = "reductions"
@@ -64,6 +64,26 @@ func.func @normalization(%x: tensor<1x16x1x8xf16>, %y: tensor<2x3x4xf32>) {
   // CHECK-NEXT: %plain = mil.layer_norm %y : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   // GENERIC-NEXT: %plain = "mil.layer_norm"(%y) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   %plain = mil.layer_norm %y : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  // CHECK-NEXT: func.return
+  // GENERIC-NEXT: "func.return"() : () -> ()
+  func.return
+}
+
+// CHECK-LABEL: func.func @cumsum(
+// GENERIC-LABEL: "func.func"() <{sym_name = "cumsum"
+func.func @cumsum(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>, %h: tensor<1x16x1x8xf16>) {
+  // CHECK-NEXT: %first = mil.cumsum %x : tensor<2x3x4xf32>
+  // GENERIC: %first = "mil.cumsum"(%x) : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %first = mil.cumsum %x : tensor<2x3x4xf32>
+  // CHECK-NEXT: %last = mil.cumsum %x {axis = -1 : i64} : tensor<2x3x4xf32>
+  // GENERIC-NEXT: %last = "mil.cumsum"(%x) <{axis = -1 : i64}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %last = mil.cumsum %x {axis = -1 : i64} : tensor<2x3x4xf32>
+  // CHECK-NEXT: %ids = mil.cumsum %i {axis = 1 : i64, exclusive = true} : tensor<1x8xi32>
+  // GENERIC-NEXT: %ids = "mil.cumsum"(%i) <{axis = 1 : i64, exclusive = true}> : (tensor<1x8xi32>) -> tensor<1x8xi32>
+  %ids = mil.cumsum %i {axis = 1 : i64, exclusive = true} : tensor<1x8xi32>
+  // CHECK-NEXT: %back = mil.cumsum %h {axis = 3 : i64, exclusive = false, reverse = true} : tensor<1x16x1x8xf16>
+  // GENERIC-NEXT: %back = "mil.cumsum"(%h) <{axis = 3 : i64, exclusive = false, reverse = true}> : (tensor<1x16x1x8xf16>) -> tensor<1x16x1x8xf16>
+  %back = mil.cumsum %h {axis = 3 : i64, exclusive = false, reverse = true} : tensor<1x16x1x8xf16>
   // CHECK-NEXT: func.return
   // GENERIC-NEXT: "func.return"() : () -> ()
   func.return

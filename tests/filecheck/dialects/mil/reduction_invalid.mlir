@@ -1,6 +1,6 @@
 // RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
 
-// Verifier errors of the reductions, softmax and layer_norm.
+// Verifier errors of the reductions, softmax, layer_norm and cumsum.
 
 // CHECK: Operation does not verify: mil.reduce_sum: property 'axes' value 2 is out of range [-2, 2) for operand 'x' [2, 3]
 func.func @reduce_axis(%x: tensor<2x3xf32>) {
@@ -100,5 +100,47 @@ func.func @layer_norm_int(%x: tensor<2x4xi32>) {
 func.func @layer_norm_segments(%x: tensor<2x4xf32>) {
   %g = mil.const dense<1.0> : tensor<4xf32>
   %r = "mil.layer_norm"(%x, %g) <{axes = array<i64: 1>}> : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// coremltools' cumsum takes axes in [-1, rank - 1]: -1 but no other negative one.
+// CHECK: Operation does not verify: mil.cumsum: property 'axis' value -2 is out of range [-1, 1] for operand 'x' [2, 3] (MIL takes no negative axis but -1)
+func.func @cumsum_negative_axis(%x: tensor<2x3xf32>) {
+  %r = mil.cumsum %x {axis = -2 : i64} : tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: mil.cumsum: property 'axis' value 2 is out of range [-1, 1] for operand 'x' [2, 3]
+func.func @cumsum_axis(%x: tensor<2x3xf32>) {
+  %r = mil.cumsum %x {axis = 2 : i64} : tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: mil.cumsum: operand 'x' has element type i1, expected one of f16, f32, i32
+func.func @cumsum_bool(%x: tensor<2x3xi1>) {
+  %r = mil.cumsum %x {axis = 1 : i64} : tensor<2x3xi1>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: mil.cumsum: operand 'x' must have rank ≥ 1
+func.func @cumsum_scalar(%x: tensor<f32>) {
+  %r = mil.cumsum %x {axis = -1 : i64} : tensor<f32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: result 'result' at position 0 does not verify:
+// CHECK-NEXT: | attribute tensor<2x3xi32> expected from variable 'T', but got tensor<2x3xf32>
+func.func @cumsum_result(%x: tensor<2x3xi32>) {
+  %r = "mil.cumsum"(%x) : (tensor<2x3xi32>) -> tensor<2x3xf32>
   func.return
 }

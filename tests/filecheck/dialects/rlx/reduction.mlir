@@ -2,8 +2,8 @@
 // RUN: xdsl-opt %s --print-op-generic | xdsl-opt | filecheck %s
 // RUN: xdsl-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 
-// Reductions (with and without keep_dims, negative axes), softmax and
-// argmax.
+// Reductions (with and without keep_dims, negative axes), softmax, argmax
+// and cumsum.
 
 // CHECK-LABEL: func.func @reductions(
 // GENERIC-LABEL: "func.func"() <{sym_name = "reductions"
@@ -64,4 +64,22 @@ func.func @argmax_keep(%x: tensor<3x5xf16>) -> tensor<1x5xi32> {
   // CHECK-NEXT: %i = rlx.argmax %x {axis = 0 : i64, keep_dims = true} : (tensor<3x5xf16>) -> tensor<1x5xi32>
   %i = rlx.argmax %x {axis = 0 : i64, keep_dims = true} : (tensor<3x5xf16>) -> tensor<1x5xi32>
   func.return %i : tensor<1x5xi32>
+}
+
+// CHECK-LABEL: func.func @cumsum(
+// GENERIC-LABEL: "func.func"() <{sym_name = "cumsum"
+func.func @cumsum(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>, %h: tensor<5xf16>) {
+  // CHECK-NEXT: %last = rlx.cumsum %x {axis = -1 : i64} : tensor<2x3x4xf32>
+  // GENERIC: %last = "rlx.cumsum"(%x) <{axis = -1 : i64}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %last = rlx.cumsum %x {axis = -1 : i64} : tensor<2x3x4xf32>
+  // CHECK-NEXT: %ids = rlx.cumsum %i {axis = 1 : i64} : tensor<1x8xi32>
+  // GENERIC-NEXT: %ids = "rlx.cumsum"(%i) <{axis = 1 : i64}> : (tensor<1x8xi32>) -> tensor<1x8xi32>
+  %ids = rlx.cumsum %i {axis = 1 : i64} : tensor<1x8xi32>
+  // CHECK-NEXT: %flags = rlx.cumsum %x {axis = -3 : i64, exclusive = true, reverse = true} : tensor<2x3x4xf32>
+  // GENERIC-NEXT: %flags = "rlx.cumsum"(%x) <{axis = -3 : i64, exclusive = true, reverse = true}> : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %flags = rlx.cumsum %x {axis = -3 : i64, exclusive = true, reverse = true} : tensor<2x3x4xf32>
+  // CHECK-NEXT: %half = rlx.cumsum %h {axis = 0 : i64, exclusive = false} : tensor<5xf16>
+  // GENERIC-NEXT: %half = "rlx.cumsum"(%h) <{axis = 0 : i64, exclusive = false}> : (tensor<5xf16>) -> tensor<5xf16>
+  %half = rlx.cumsum %h {axis = 0 : i64, exclusive = false} : tensor<5xf16>
+  func.return
 }

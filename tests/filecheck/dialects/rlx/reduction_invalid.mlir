@@ -1,6 +1,6 @@
 // RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
 
-// Verifier errors of the reductions, softmax and argmax.
+// Verifier errors of the reductions, softmax, argmax and cumsum.
 
 // CHECK: Operation does not verify: rlx.reduce_sum: property 'axes' value 3 is out of range [-3, 3) (rank 3)
 func.func @reduce_sum_axis_range(%x: tensor<2x3x4xf32>) {
@@ -88,5 +88,55 @@ func.func @softmax_result(%x: tensor<2x8xf32>) {
 // CHECK: Operation does not verify: rlx.argmax: property 'axis' value 2 is out of range [-2, 2) (rank 2)
 func.func @argmax_axis(%x: tensor<3x5xf32>) {
   %i = rlx.argmax %x {axis = 2 : i64} : (tensor<3x5xf32>) -> tensor<3xi32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.cumsum: property 'axis' value -3 is out of range [-2, 2) for operand 'input' [3, 5]
+func.func @cumsum_axis(%x: tensor<3x5xf32>) {
+  %y = rlx.cumsum %x {axis = -3 : i64} : tensor<3x5xf32>
+  func.return
+}
+
+// -----
+
+// `axis` is required: torch.cumsum has no default dim.
+// CHECK: Operation does not verify: property 'axis' expected in operation 'rlx.cumsum'
+func.func @cumsum_missing_axis(%x: tensor<3x5xf32>) {
+  %y = rlx.cumsum %x : tensor<3x5xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.cumsum: operand 'input' must be f16, f32 or i32, got i1
+func.func @cumsum_bool(%x: tensor<3x5xi1>) {
+  %y = rlx.cumsum %x {axis = 1 : i64} : tensor<3x5xi1>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.cumsum: operand 'input' must be f16, f32 or i32, got i8
+func.func @cumsum_i8(%x: tensor<3x5xi8>) {
+  %y = rlx.cumsum %x {axis = 1 : i64} : tensor<3x5xi8>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.cumsum: operand 'input' must have rank ≥ 1
+func.func @cumsum_scalar(%x: tensor<f32>) {
+  %y = rlx.cumsum %x {axis = 0 : i64} : tensor<f32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: result 'result' at position 0 does not verify:
+// CHECK-NEXT: | attribute tensor<3x5xf32> expected from variable 'T', but got tensor<3x5xf16>
+func.func @cumsum_result(%x: tensor<3x5xf32>) {
+  %y = "rlx.cumsum"(%x) <{axis = 0 : i64}> : (tensor<3x5xf32>) -> tensor<3x5xf16>
   func.return
 }

@@ -2,8 +2,8 @@
 // RUN: xdsl-opt %s -p convert-rlx-to-mil | filecheck %s --check-prefix=NO-RLX
 
 // convert-rlx-to-mil, reduction family (passes/rlx_to_mil/reduction.py):
-// the four reductions and softmax. argmax's reduce_argmax is checked in
-// state.mlir, at the end of its kernel.
+// the four reductions, softmax and cumsum. argmax's reduce_argmax is checked
+// in state.mlir, at the end of its kernel.
 
 // NO-RLX-NOT: rlx.
 
@@ -55,4 +55,31 @@ func.func @softmax(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 func.func @softmax_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %y = rlx.softmax %x {axis = 0 : i64} : tensor<2x3xf32>
   func.return %y : tensor<2x3xf32>
+}
+
+// cumsum -> MIL cumsum on the axis made non-negative (MIL refuses negative
+// axes but -1); exclusive and reverse are written only when set.
+// CHECK-LABEL: func.func @cumsum(
+// CHECK-NEXT:  [[CUMSUM:%.+]] = mil.cumsum %x {axis = 1 : i64} : tensor<2x3xf32>
+// CHECK-NEXT:  func.return [[CUMSUM]] : tensor<2x3xf32>
+func.func @cumsum(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = rlx.cumsum %x {axis = -1 : i64, exclusive = false} : tensor<2x3xf32>
+  func.return %y : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @cumsum_negative_axis(
+// CHECK-NEXT:  [[CUMSUM:%.+]] = mil.cumsum %x {axis = 0 : i64, exclusive = true, reverse = true} : tensor<2x3x4xf16>
+// CHECK-NEXT:  func.return [[CUMSUM]] : tensor<2x3x4xf16>
+func.func @cumsum_negative_axis(%x: tensor<2x3x4xf16>) -> tensor<2x3x4xf16> {
+  %y = rlx.cumsum %x {axis = -3 : i64, exclusive = true, reverse = true} : tensor<2x3x4xf16>
+  func.return %y : tensor<2x3x4xf16>
+}
+
+// RoBERTa's position ids: cumsum of the i32 padding mask along the sequence.
+// CHECK-LABEL: func.func @cumsum_i32(
+// CHECK-NEXT:  [[CUMSUM:%.+]] = mil.cumsum %ids {axis = 1 : i64} : tensor<1x8xi32>
+// CHECK-NEXT:  func.return [[CUMSUM]] : tensor<1x8xi32>
+func.func @cumsum_i32(%ids: tensor<1x8xi32>) -> tensor<1x8xi32> {
+  %y = rlx.cumsum %ids {axis = 1 : i64} : tensor<1x8xi32>
+  func.return %y : tensor<1x8xi32>
 }

@@ -81,3 +81,18 @@ func.func @recorded(%x: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> attributes {ane.
   %y = mil.relu %x : tensor<1x4x8xf32>
   func.return %y : tensor<1x4x8xf32>
 }
+
+// A cumsum of an [S, C] value runs on its [1, C, 1, S] form along the axis
+// its axis becomes there: the channels (logical 1) at axis 1, the sequence
+// (logical 0, MIL's default) at axis 3; exclusive and reverse stay.
+// CHECK-LABEL: func.func @cumsum(%x: tensor<1x8x1x4xf32>) -> (tensor<1x8x1x4xf32>, tensor<1x8x1x4xf32>)
+// CHECK-NEXT: %[[R:.*]] = mil.relu %x : tensor<1x8x1x4xf32>
+// CHECK-NEXT: %[[C:.*]] = mil.cumsum %[[R]] {axis = 1 : i64} : tensor<1x8x1x4xf32>
+// CHECK-NEXT: %[[S:.*]] = mil.cumsum %[[R]] {axis = 3 : i64, exclusive = true, reverse = true} : tensor<1x8x1x4xf32>
+// CHECK-NEXT: func.return %[[C]], %[[S]] : tensor<1x8x1x4xf32>, tensor<1x8x1x4xf32>
+func.func @cumsum(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = mil.relu %x : tensor<4x8xf32>
+  %1 = mil.cumsum %0 {axis = -1 : i64} : tensor<4x8xf32>
+  %2 = mil.cumsum %0 {exclusive = true, reverse = true} : tensor<4x8xf32>
+  func.return %1, %2 : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -61,6 +61,17 @@ func.func @conv_weights(%x: tensor<1x8x1x4xf32>) -> tensor<1x16x1x4xf32> {
   func.return %y : tensor<1x16x1x4xf32>
 }
 
+// cumsum keeps its input's type: f32 becomes f16, i32 (position ids) stays.
+// CHECK-LABEL: func.func @cumsum(%x: tensor<2x8xf16>, %i: tensor<1x8xi32>) -> (tensor<2x8xf16>, tensor<1x8xi32>) {
+// CHECK-NEXT:  %y = mil.cumsum %x {axis = 1 : i64, exclusive = true} : tensor<2x8xf16>
+// CHECK-NEXT:  %p = mil.cumsum %i {axis = 1 : i64} : tensor<1x8xi32>
+// CHECK-NEXT:  func.return %y, %p : tensor<2x8xf16>, tensor<1x8xi32>
+func.func @cumsum(%x: tensor<2x8xf32>, %i: tensor<1x8xi32>) -> (tensor<2x8xf32>, tensor<1x8xi32>) {
+  %y = mil.cumsum %x {axis = 1 : i64, exclusive = true} : tensor<2x8xf32>
+  %p = mil.cumsum %i {axis = 1 : i64} : tensor<1x8xi32>
+  func.return %y, %p : tensor<2x8xf32>, tensor<1x8xi32>
+}
+
 // An f16 program is left unchanged.
 // CHECK-LABEL: func.func @already_f16(%x: tensor<4xf16>) -> tensor<4xf16> {
 // CHECK-NEXT:  %y = mil.sqrt %x : tensor<4xf16>
