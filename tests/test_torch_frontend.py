@@ -236,3 +236,130 @@ def test_phi3_with_an_empty_pass_through_slice():
     assert len(checked.ops("rlx.rms_norm")) == 2 * 2 + 1
     assert len(checked.ops("rlx.rope")) == 2 * 2
     assert max_rank(checked.imported.module) <= 4
+
+
+TINY = dict(
+    hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
+)
+"""A transformer's sizes, small."""
+
+PADDED = torch.tensor([[1] * (SEQ - 2) + [0] * 2])
+"""An attention_mask with the last two positions padding."""
+
+MORE_FAMILIES: dict[str, tuple[str, str, dict, bool]] = {
+    # name: (model class, config class, config fields, with a padding mask)
+    "bert": ("BertModel", "BertConfig", TINY, True),
+    "roberta": ("RobertaModel", "RobertaConfig", TINY, True),
+    "xlm_roberta": ("XLMRobertaModel", "XLMRobertaConfig", TINY, True),
+    "mpnet": ("MPNetModel", "MPNetConfig", TINY, True),
+    "distilbert": (
+        "DistilBertModel",
+        "DistilBertConfig",
+        dict(dim=32, n_layers=2, n_heads=2, hidden_dim=64),
+        True,
+    ),
+    "albert": ("AlbertModel", "AlbertConfig", dict(TINY, embedding_size=16), True),
+    "electra": ("ElectraModel", "ElectraConfig", dict(TINY, embedding_size=16), True),
+    "mobilebert": (
+        "MobileBertModel",
+        "MobileBertConfig",
+        dict(
+            TINY,
+            embedding_size=16,
+            intra_bottleneck_size=16,
+            true_hidden_size=16,
+            num_feedforward_networks=1,
+        ),
+        True,
+    ),
+    "squeezebert": (
+        "SqueezeBertModel",
+        "SqueezeBertConfig",
+        dict(TINY, embedding_size=32),
+        True,
+    ),
+    "deberta_v2": ("DebertaV2Model", "DebertaV2Config", TINY, True),
+    "llama": ("LlamaModel", "LlamaConfig", dict(TINY, num_key_value_heads=1), True),
+    "falcon": (
+        "FalconModel",
+        "FalconConfig",
+        dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4),
+        False,
+    ),
+    "falcon_new_architecture": (
+        "FalconModel",
+        "FalconConfig",
+        dict(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            new_decoder_architecture=True,
+            num_kv_heads=2,
+        ),
+        False,
+    ),
+    "bloom": (
+        "BloomModel",
+        "BloomConfig",
+        dict(hidden_size=32, n_layer=2, n_head=4),
+        False,
+    ),
+    "opt": (
+        "OPTModel",
+        "OPTConfig",
+        dict(TINY, ffn_dim=64, word_embed_proj_dim=32),
+        False,
+    ),
+    "gptj": (
+        "GPTJModel",
+        "GPTJConfig",
+        dict(n_embd=32, n_layer=2, n_head=4, rotary_dim=4),
+        False,
+    ),
+    "codegen": (
+        "CodeGenModel",
+        "CodeGenConfig",
+        dict(n_embd=32, n_layer=2, n_head=4, rotary_dim=4),
+        False,
+    ),
+    "mpt": ("MptModel", "MptConfig", dict(d_model=32, n_layers=2, n_heads=4), False),
+    "gpt_bigcode": (
+        "GPTBigCodeModel",
+        "GPTBigCodeConfig",
+        dict(n_embd=32, n_layer=2, n_head=4),
+        False,
+    ),
+    "gpt_neox": ("GPTNeoXModel", "GPTNeoXConfig", TINY, False),
+    "persimmon": ("PersimmonModel", "PersimmonConfig", TINY, False),
+    "phi": ("PhiModel", "PhiConfig", TINY, False),
+    "starcoder2": (
+        "Starcoder2Model",
+        "Starcoder2Config",
+        dict(TINY, num_key_value_heads=1),
+        False,
+    ),
+    "olmo": ("OlmoModel", "OlmoConfig", TINY, False),
+}
+"""Another transformers encoder or decoder is one more row: its classes,
+small sizes, and whether it is exported with a runtime attention_mask."""
+
+
+@pytest.mark.parametrize("name", sorted(MORE_FAMILIES))
+def test_more_families(name):
+    """ids (and a runtime attention_mask whose last positions are padding)
+    in; the hidden states against transformers, in fp32 and fp16."""
+    model_class, config_class, fields, padded = MORE_FAMILIES[name]
+    config = getattr(transformers, config_class)(
+        vocab_size=VOCAB, max_position_embeddings=64, **fields
+    )
+    torch.manual_seed(0)
+    model = getattr(transformers, model_class)(config).eval()
+    ids = torch.randint(3, VOCAB, (1, SEQ), generator=torch.Generator().manual_seed(1))
+    kwargs: dict = {}
+    if getattr(config, "use_cache", False) or not padded:
+        kwargs["use_cache"] = False
+    if padded:
+        kwargs["attention_mask"] = PADDED
+    checked = check_program(export(model, (ids,), kwargs), (ids,), kwargs)
+    expected_inputs = ["input_ids"] + (["attention_mask"] if padded else [])
+    assert checked.imported.input_names == expected_inputs

@@ -2,8 +2,8 @@
 torch.export, one module per op against torch (fp32, the fp16 package in
 the interpreter, coremltools' loader): `index.Tensor` (Falcon's head split,
 Hugging Face's padding mask), `index_select` (Swin's `torch.roll`),
-`as_strided` (1-D adaptive
-pooling), strided `slice`, the boolean
+`gather` (RoBERTa's token-type buffer), `as_strided` (1-D adaptive
+pooling), strided `slice`, `cumsum` (RoBERTa's position ids), the boolean
 `bitwise_*` / `logical_*` (masks), `linalg_vector_norm` (ConvNeXt V2),
 BatchNorm1d on [N, C] (LeViT), adaptive pooling with uneven windows and
 permutations above rank 4 (Swin's window partition)."""
@@ -126,6 +126,18 @@ CASES = {
         {"rlx.where"},
         set(),
     ),
+    "cumsum_float": (
+        lambda x: torch.cumsum(x, dim=1),
+        [randn(1, 16, 3)],
+        {"rlx.cumsum"},
+        set(),
+    ),
+    "cumsum_of_a_mask": (
+        lambda x, ids: x * torch.cumsum((ids != 2).int(), dim=1).float().unsqueeze(-1),
+        [randn(1, 6, 4), ROW_IDS],
+        {"rlx.cumsum"},
+        set(),
+    ),
     "vector_norm_2": (
         lambda x: x / torch.linalg.vector_norm(x, dim=(1, 2), keepdim=True),
         [randn(1, 8, 8, 16)],
@@ -185,6 +197,26 @@ def test_batch_norm_1d_after_a_linear():
     model[1].running_var.uniform_(0.5, 2.0)
     x = randn(8, 16)
     check_program(export(model, (x,)), (x,))
+
+
+def test_token_type_buffer_gathered_at_runtime_positions():
+    """RoBERTa's `token_type_ids` buffer (non-zero here, so a wrong row
+    shows), gathered at position ids computed from the input ids."""
+
+    class Positions(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("types", torch.arange(10).remainder(3).expand(1, 10))
+            self.embed = nn.Embedding(3, 8)
+
+        def forward(self, ids):
+            positions = torch.cumsum((ids != 1).int(), dim=1).long()
+            types = torch.gather(self.types.expand(ids.shape[0], -1), 1, positions)
+            return self.embed(types)
+
+    ids = ROW_IDS
+    checked = check_program(export(Positions(), (ids,)), (ids,))
+    assert checked.ops("rlx.gather") and checked.ops("rlx.cumsum")
 
 
 def test_gather_of_runtime_values_at_runtime_indices_is_one_line():

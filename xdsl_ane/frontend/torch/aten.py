@@ -287,8 +287,13 @@ def masked_fill(tr: Translator, node, x, mask, value):
     ).result
 
 
-@translates(aten.logical_not.default)
+@translates(aten.logical_not.default, aten.bitwise_not.default)
 def logical_not(tr: Translator, node, x):
+    if node.args[0].meta["val"].dtype != torch.bool and "bitwise" in str(node.target):
+        raise TranslationError(
+            f"bitwise_not of {node.args[0].meta['val'].dtype}: only booleans are "
+            "supported"
+        )
     x = tr.value(x, i1)
     return rlx.WhereOp(x, scalar(tr, False, x), scalar(tr, True, x)).result
 
@@ -407,6 +412,13 @@ def reduce(tr: Translator, node, x, dims=None, keepdim=False, **kwargs):
     return REDUCE[node.target](
         x, [axis_of(d, rank) for d in dims], bool(keepdim)
     ).result
+
+
+@translates(aten.cumsum.default)
+def cumsum(tr: Translator, node, x, dim, dtype=None):
+    """Running sums in the result's type (torch sums integers as int64)."""
+    x = tr.value(x, tr.result_element(node))
+    return rlx.CumsumOp(x, axis_of(dim, len(shape_of(x)))).result
 
 
 @translates(aten.linalg_vector_norm.default)
