@@ -126,7 +126,7 @@ def test_split_packages_chain_like_the_unsplit_one(tmp_path, capsys):
     names = ["embed", "layers_0-1", "layers_2-3", "head"]
     assert [p["name"] for p in manifest["packages"]] == names
     assert sorted(f.name for f in split.iterdir()) == sorted(
-        ["manifest.json"]
+        ["manifest.json", "generation_config.json"]  # copied from the checkpoint
         + [f"{n}.mlpackage" for n in names]
         + [f"{n}.manifest.json" for n in names]
     )

@@ -67,15 +67,20 @@ def own_entries(directory: Path) -> set[str] | None:
     manifest = read_listing(directory / "manifest.json")
     llm = manifest.get("llm")
     if isinstance(llm, dict) and isinstance(llm.get("packages"), list):
-        return {"manifest.json"} | {  # compile-llm --layers-per-package
-            entry
-            for package in llm["packages"]
-            if isinstance(package, dict)
-            for entry in (
-                str(package.get("path")),
-                f"{package.get('name')}.manifest.json",
-            )
-        }
+        text = llm.get("text")  # the copies of the checkpoint's tokenizer files
+        return (
+            {"manifest.json"}
+            | {  # compile-llm --layers-per-package
+                entry
+                for package in llm["packages"]
+                if isinstance(package, dict)
+                for entry in (
+                    str(package.get("path")),
+                    f"{package.get('name')}.manifest.json",
+                )
+            }
+            | ({str(v) for v in text.values()} if isinstance(text, dict) else set())
+        )
     if "functions" in manifest:  # compile --emit mil-text / proto
         return COMPILED_ENTRIES
     names = {p.name for p in directory.iterdir()}

@@ -1,6 +1,7 @@
 """`xdsl-ane compile-llm` and `xdsl-ane generate`: Hugging Face checkpoints
-to stateful multifunction Core ML packages, and greedy generation with
-them in the interpreter.
+to stateful multifunction Core ML packages, and generation with them in
+the interpreter (token ids, or text through the checkpoint's tokenizer:
+tools/text.py).
 
 The package holds `prefill` and `decode` (models/llm.py) in one
 multifunction ML program sharing one weight blob; the KV cache is two
@@ -29,6 +30,14 @@ tokens (padded with any id) at `position` 0, N, 2N, ...; the logits of
 prompt token i are row i; then `decode` takes one token at position p.
 Padding rows are written to the cache but never seen: a later call
 overwrites them before any query can reach them.
+
+Text: the checkpoint's `tokenizer.json`, `tokenizer_config.json`,
+`chat_template.jinja` and `generation_config.json`, where present, are
+copied beside the package (`OUT.tokenizer.json`, ...; in a split model's
+directory under their own names) and named in the `llm` record's `text`
+(the checkpoint's name to the copy's, relative to the manifest); its
+`eos_token_id` lists the end-of-sequence tokens generation stops at
+(tools/text.py).
 """
 
 from __future__ import annotations
@@ -48,6 +57,13 @@ from xdsl_ane.tools.common import (
     first_line,
 )
 from xdsl_ane.tools.compress_options import add_compress_arguments, compress_options
+from xdsl_ane.tools.text import (
+    TEXT_FILES,
+    Sampling,
+    TextTokenizer,
+    eos_token_ids,
+    read_text_files,
+)
 
 
 @dataclass
@@ -58,9 +74,16 @@ class LlmPackage:
     manifest_record: dict[str, Any]
     source: str
     weights: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
+    text_files: dict[str, bytes] = field(repr=False, default_factory=dict)
+    """The checkpoint's tokenizer files (tools/text.py), copied on save."""
 
-    def manifest(self) -> dict[str, Any]:
-        return {**self.compiled.manifest(), "llm": self.manifest_record}
+    def manifest(self, path: str | Path | None = None) -> dict[str, Any]:
+        """The manifest; saved at `path`, with the copies of the text files."""
+        record = self.manifest_record
+        if path is not None and self.text_files:
+            stem = Path(path).stem
+            record = {**record, "text": {n: f"{stem}.{n}" for n in self.text_files}}
+        return {**self.compiled.manifest(), "llm": record}
 
     def validate(self):
         return self.compiled.validate()
@@ -69,14 +92,27 @@ class LlmPackage:
         return self.compiled.summary(chip=chip)
 
     def save(self, path: str | Path, force: bool = False) -> Path:
-        """Writes OUT.mlpackage and OUT.manifest.json (nothing on failure)."""
+        """Writes OUT.mlpackage, OUT.manifest.json and the copies of the
+        checkpoint's text files, OUT.tokenizer.json, ... (nothing on
+        failure)."""
+        from contextlib import ExitStack
+
         from xdsl_ane.api import manifest_path
 
         path = Path(path)
-        check_outputs([path, manifest_path(path, "mlpackage")], force, [self.source])
-        manifest = json.dumps(self.manifest(), indent=2) + "\n"
+        copies = {
+            path.with_name(f"{path.stem}.{n}"): d for n, d in self.text_files.items()
+        }
+        outputs = [path, manifest_path(path, "mlpackage"), *copies]
+        check_outputs(outputs, force, [self.source])
+        manifest = json.dumps(self.manifest(path), indent=2) + "\n"
         proto = self.compiled.proto
-        with atomic_output(manifest_path(path, "mlpackage"), force) as tmp:
+        with ExitStack() as stack:  # every file moved into place, or none
+            for copy, data in copies.items():
+                stack.enter_context(atomic_output(copy, force)).write_bytes(data)
+            tmp = stack.enter_context(
+                atomic_output(manifest_path(path, "mlpackage"), force)
+            )
             tmp.write_text(manifest)
             proto.save(path, force=force)
         return path
@@ -101,9 +137,14 @@ class LlmPackageSet:
     parts: list[LlmPart]
     manifest_record: dict[str, Any]
     source: str
+    text_files: dict[str, bytes] = field(repr=False, default_factory=dict)
+    """The checkpoint's tokenizer files (tools/text.py), copied on save."""
 
     def manifest(self) -> dict[str, Any]:
-        return {"llm": self.manifest_record}
+        record = self.manifest_record
+        if self.text_files:
+            record = {**record, "text": {n: n for n in self.text_files}}
+        return {"llm": record}
 
     def validate(self) -> None:
         """coremltools' loader on each package; raises on the first failure."""
@@ -127,7 +168,8 @@ class LlmPackageSet:
 
     def save(self, path: str | Path, force: bool = False) -> Path:
         """Writes the directory OUT: each NAME.mlpackage with
-        NAME.manifest.json, and manifest.json (nothing on failure)."""
+        NAME.manifest.json, the copies of the checkpoint's text files, and
+        manifest.json (nothing on failure)."""
         path = Path(path)
         check_split_output(path)
         check_outputs([path], force, [self.source])
@@ -142,6 +184,8 @@ class LlmPackageSet:
                     + "\n"
                 )
                 part.compiled.proto.save(tmp / part.record["path"])
+            for name, data in self.text_files.items():
+                (tmp / name).write_bytes(data)
             (tmp / "manifest.json").write_text(manifest)
         return path
 
@@ -180,7 +224,9 @@ def compile_llm(
     `compress` (`MODE[:GRANULARITY[:GROUP]]`) compresses the weights with
     `mil-compress-weights`, the LM head as `compress_head` and the
     embedding table as `compress_embedding` (as in `xdsl_ane.compile`).
-    Errors are one-line `XdslAneError`s naming the file, tensor or field."""
+    The checkpoint's tokenizer files go with the package (copied on save)
+    and its end-of-sequence ids into the manifest. Errors are one-line
+    `XdslAneError`s naming the file, tensor or field."""
     from xdsl_ane.api import compile as compile_module
     from xdsl_ane.frontend.checkpoint import read_checkpoint
     from xdsl_ane.limits import MAX_DIMENSION
@@ -199,6 +245,8 @@ def compile_llm(
     source = str(checkpoint)
     ck = read_checkpoint(checkpoint)
     config = llm_config(ck)
+    text_files = read_text_files(checkpoint)
+    eos = eos_token_ids(text_files, ck.config, checkpoint)
     shape = LlmShape(
         context, prefill, MAX_DIMENSION if chunk is None else chunk, argmax
     )
@@ -220,6 +268,7 @@ def compile_llm(
         "head_chunks": [[s, e] for s, e in chunks(config.vocab_size, shape.chunk)],
         "protocol": "prefill at positions 0, N, 2N, ... (padded), then decode one "
         "token per call at its position; states start at zeros",
+        "eos_token_id": eos,
     }
 
     if layers_per_package is None:
@@ -250,7 +299,7 @@ def compile_llm(
 
     if layers_per_package is None:
         compiled, weights = compiled_part(shape)
-        return LlmPackage(compiled, record, source, weights)
+        return LlmPackage(compiled, record, source, weights, text_files)
     packages = []
     for name, part, layers in split_parts(config, layers_per_package):
         part_shape = replace(shape, part=part, layers=layers)
@@ -280,7 +329,7 @@ def compile_llm(
     record["layers_per_package"] = layers_per_package
     record["hidden_states"] = {"shape": [1, "S", config.hidden_size], "dtype": "fp16"}
     record["packages"] = [p.record for p in packages]
-    return LlmPackageSet(packages, record, source)
+    return LlmPackageSet(packages, record, source, text_files)
 
 
 # --- generation in the interpreter ------------------------------------------------
@@ -311,11 +360,13 @@ class PackageRunner:
         from xdsl_ane.interpreter.core import StatefulRuntime
 
         path = Path(path)
+        self.path = path
         record = split_record(path)
         if record is not None:
             programs = [
                 (p, read_compiled(path / p["path"])) for p in record["packages"]
             ]
+            beside = path
         else:
             program = read_compiled(path)
             record = program.manifest.get("llm")
@@ -324,7 +375,16 @@ class PackageRunner:
                     f"{path}: no LLM manifest beside it (compile it with compile-llm)"
                 )
             programs = [(record, program)]
+            beside = path.parent
         self.record = record
+        text = record.get("text")
+        self.text_files = {
+            str(name): beside / str(copy)
+            for name, copy in (text.items() if isinstance(text, dict) else [])
+        }
+        self.eos: list[int] = [int(t) for t in record.get("eos_token_id") or []]
+        """The end-of-sequence tokens (tools/text.py): [] in packages
+        compiled before they were recorded."""
         self.parts = [
             (p, StatefulRuntime(program.module, program.weights))
             for p, program in programs
@@ -354,18 +414,36 @@ class PackageRunner:
         ]
         return np.concatenate(logical, 1)[: len(ids)].astype(np.float32)
 
-    def generate(
-        self, prompt: list[int], max_new_tokens: int
-    ) -> tuple[list[int], list[np.ndarray]]:
-        """Greedy generation: the `max_new_tokens` tokens after the prompt
-        (as transformers' `generate(max_new_tokens=N)` counts them: the
-        prefill's token is the first) and the logits that chose each
-        (empty with argmax)."""
-        n, context = self.record["prefill"], self.record["context"]
+    def tokenizer(self) -> TextTokenizer:
+        """The checkpoint's tokenizer, from the copies beside the package."""
+        return TextTokenizer(self.text_files, self.path)
+
+    def check_prompt(
+        self,
+        prompt: list[int],
+        max_new_tokens: int,
+        what: str = "--prompt-ids",
+        sampling: Sampling | None = None,
+    ) -> None:
+        """Fails unless `generate` can run the prompt: ids in the
+        vocabulary, prompt and new tokens within the context, logits to
+        sample from."""
+        context, vocab = self.record["context"], self.record["vocab_size"]
         if not prompt:
-            raise XdslAneError("--prompt-ids: no token ids")
+            raise XdslAneError(f"{what}: no token ids")
         if max_new_tokens < 1:
             raise XdslAneError(f"--max-new-tokens {max_new_tokens}: must be at least 1")
+        outside = [t for t in prompt if not 0 <= t < vocab]
+        if outside:
+            raise XdslAneError(
+                f"{what}: token id {outside[0]} is outside the package's vocabulary "
+                f"[0, {vocab})"
+            )
+        if len(prompt) > context:
+            raise XdslAneError(
+                f"{what}: a prompt of {len(prompt)} tokens is longer than the "
+                f"package's context {context}"
+            )
         # Every token but the last new one is written to the cache.
         if len(prompt) + max_new_tokens - 1 > context:
             raise XdslAneError(
@@ -373,9 +451,32 @@ class PackageRunner:
                 f"need {len(prompt) + max_new_tokens - 1} cache positions; the "
                 f"package's context is {context}"
             )
-        vocab = self.record["vocab_size"]
-        if any(not 0 <= t < vocab for t in prompt):
-            raise XdslAneError(f"--prompt-ids: every id must lie in [0, {vocab})")
+        if sampling is not None and self.record["argmax"]:
+            raise XdslAneError(
+                f"{self.path}: sampling needs logits; the package outputs the next "
+                "token (compiled with --argmax)"
+            )
+
+    def generate(
+        self,
+        prompt: list[int],
+        max_new_tokens: int,
+        *,
+        stop: list[int] | tuple[int, ...] = (),
+        sampling: Sampling | None = None,
+        on_token: Any = None,
+    ) -> tuple[list[int], list[np.ndarray]]:
+        """Generation as transformers' `generate(max_new_tokens=N)`: at
+        most N tokens after the prompt (the prefill's token is the first),
+        ending after the first of `stop` (which is kept, as transformers
+        keeps it), and the logits that chose each (empty with argmax).
+        Greedy, or drawn as `sampling` says. A prompt longer than the
+        prefill length runs prefill once per `prefill` tokens (chunked
+        prefill, the last chunk padded). `on_token(id)` is called as each
+        token is chosen."""
+        self.check_prompt(prompt, max_new_tokens, sampling=sampling)
+        n = self.record["prefill"]
+        generator = sampling.generator() if sampling is not None else None
         for start in range(0, len(prompt), n):
             out = self.call("prefill", prompt[start : start + n], start)
         row = out[-1]
@@ -386,8 +487,13 @@ class PackageRunner:
                 tokens.append(int(row))
             else:
                 logits_seen.append(row)
-                tokens.append(int(np.argmax(row)))
-            if len(tokens) == max_new_tokens:
+                if sampling is None:
+                    tokens.append(int(np.argmax(row)))
+                else:
+                    tokens.append(sampling.draw(row, generator))
+            if on_token is not None:
+                on_token(tokens[-1])
+            if len(tokens) == max_new_tokens or tokens[-1] in stop:
                 return tokens, logits_seen
             row = self.call("decode", [tokens[-1]], len(prompt) + len(tokens) - 1)[0]
 
@@ -427,12 +533,15 @@ def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:
 
 
 def reference_generate(
-    checkpoint: str | Path, prompt: list[int], max_new_tokens: int
+    checkpoint: str | Path,
+    prompt: list[int],
+    max_new_tokens: int,
+    stop: list[int] | tuple[int, ...] = (),
 ) -> tuple[list[int], list[np.ndarray]]:
     """transformers' greedy `generate(max_new_tokens=N)` on the
     checkpoint's weights (fp32): the new tokens and the logits that chose
-    each. It runs on to N tokens, as the package's generation does: no
-    end-of-sequence token stops it."""
+    each. It stops at the end-of-sequence tokens `stop` alone, as the
+    package's generation does (none: it runs on to N tokens)."""
     try:
         import torch
         import transformers
@@ -441,11 +550,11 @@ def reference_generate(
             "--reference needs torch and transformers: pip install 'xdsl-ane[torch]'"
         ) from None
     # The package's generation is plain greedy: none of the checkpoint's
-    # generation_config.json (sampling, penalties, stop tokens) applies.
+    # generation_config.json (sampling, penalties) applies but `stop`.
     settings = transformers.GenerationConfig(
         max_new_tokens=max_new_tokens,
         do_sample=False,
-        eos_token_id=None,
+        eos_token_id=list(stop) or None,
         pad_token_id=0,
         output_logits=True,
         return_dict_in_generate=True,
@@ -535,31 +644,86 @@ def add_llm_commands(commands: Any) -> None:
 
     generate = commands.add_parser(
         "generate",
-        help="greedy generation with a compile-llm package (interpreter)",
-        description="Runs the package's prefill on the prompt and its decode "
-        "once per further token in the numpy interpreter, the KV cache carried "
-        "between calls, and prints the prompt and the new token ids; with "
-        "--reference it also runs transformers' greedy generate on the "
-        "checkpoint and fails (exit 1) where the tokens differ.",
+        help="generate text or token ids with a compile-llm package (interpreter)",
+        description="Runs the package's prefill on the prompt (once per "
+        "--prefill tokens of it) and its decode once per further token in the "
+        "numpy interpreter, the KV cache carried between calls, until the "
+        "checkpoint's end-of-sequence token (generation_config.json's "
+        "eos_token_id) or --max-new-tokens. --prompt TEXT is tokenized with the "
+        "checkpoint's tokenizer, which compile-llm copies beside the package "
+        "(tokenizer.json through the tokenizers package: pip install "
+        "'xdsl-ane[text]'), and the new text is printed as it is generated; "
+        "--prompt-ids prints the prompt and the new token ids. Greedy by "
+        "default; --temperature, --top-k or --top-p sample instead, the logits "
+        "filtered as transformers' generate(do_sample=True) filters them and "
+        "the token drawn by numpy's Generator(--seed), so a seed repeats a run "
+        "here but not transformers' draws. With --reference it also runs "
+        "transformers' greedy generate on the checkpoint and fails (exit 1) "
+        "where the tokens differ.",
     )
     generate.add_argument(
         "package", help="OUT.mlpackage (or the OUT directory) written by compile-llm"
     )
+    prompt = generate.add_mutually_exclusive_group(required=True)
+    prompt.add_argument(
+        "--prompt",
+        metavar="TEXT",
+        help="the prompt as text, tokenized as transformers' tokenizer(TEXT)",
+    )
+    prompt.add_argument(
+        "--prompt-ids", metavar="IDS", help="the prompt: comma-separated token ids"
+    )
     generate.add_argument(
-        "--prompt-ids", required=True, help="the prompt: comma-separated token ids"
+        "--chat",
+        action="store_true",
+        help="with --prompt: TEXT is a user message, put in the checkpoint's "
+        "chat template as transformers' apply_chat_template("
+        "add_generation_prompt=True) does",
+    )
+    generate.add_argument(
+        "--show-ids",
+        action="store_true",
+        help="with --prompt: also print the prompt's and the new token ids",
     )
     generate.add_argument(
         "--max-new-tokens",
         type=int,
         default=16,
         metavar="N",
-        help="tokens to generate after the prompt, as transformers' "
+        help="at most N tokens after the prompt, as transformers' "
         "max_new_tokens (default: %(default)s)",
+    )
+    generate.add_argument(
+        "--temperature",
+        type=float,
+        metavar="T",
+        help="sample, the logits divided by T (> 0; off: greedy)",
+    )
+    generate.add_argument(
+        "--top-k",
+        type=int,
+        metavar="K",
+        help="sample from the K most likely tokens (0: all; off: greedy)",
+    )
+    generate.add_argument(
+        "--top-p",
+        type=float,
+        metavar="P",
+        help="sample from the fewest most likely tokens whose probability "
+        "reaches P (in (0, 1]; off: greedy)",
+    )
+    generate.add_argument(
+        "--seed",
+        type=int,
+        metavar="S",
+        help="seed of numpy's Generator, which draws the sampled tokens "
+        "(off: a fresh seed each run)",
     )
     generate.add_argument(
         "--reference",
         metavar="CHECKPOINT",
-        help="also run transformers on the checkpoint and compare",
+        help="also run transformers on the checkpoint (greedy, stopping at the "
+        "same end-of-sequence tokens) and compare",
     )
     generate.set_defaults(handler=command_generate)
 
@@ -574,6 +738,12 @@ def command_compile_llm(args: Any) -> int:
     if split:
         check_split_output(output)
     outputs = [output] if split else [output, manifest_path(output, "mlpackage")]
+    if not split:  # the copies of the text files beside it
+        outputs += [
+            output.with_name(f"{output.stem}.{name}")
+            for name in TEXT_FILES
+            if (Path(args.checkpoint) / name).exists()
+        ]
     check_outputs(outputs, args.force, [args.checkpoint])
     package = compile_llm(
         args.checkpoint,
@@ -607,6 +777,13 @@ def command_compile_llm(args: Any) -> int:
         print(f"  wrote {output}/ ({len(record['packages'])} packages, manifest.json)")
     else:
         print(f"  wrote {output} and {manifest_path(output, 'mlpackage')}")
+    if package.text_files:
+        where = "into it" if split else f"beside it ({output.stem}.NAME)"
+        eos = ids_text(record["eos_token_id"]) or "none"
+        print(
+            f"  text: copied {', '.join(package.text_files)} {where}; "
+            f"end-of-sequence tokens: {eos}"
+        )
     if args.validate:
         print("  validated: coremltools' MIL loader rebuilt both functions and states")
     return 0
@@ -624,18 +801,77 @@ def parse_ids(text: str) -> list[int]:
     return ids
 
 
+def sampling_options(args: Any) -> Sampling | None:
+    """The sampling the options ask for (None: greedy)."""
+    given = {
+        "temperature": args.temperature,
+        "top_k": args.top_k,
+        "top_p": args.top_p,
+    }
+    given = {k: v for k, v in given.items() if v is not None}
+    if not given:
+        if args.seed is not None:
+            raise XdslAneError(
+                f"--seed {args.seed}: applies only when sampling (--temperature, "
+                "--top-k or --top-p)"
+            )
+        return None
+    if args.reference:
+        raise XdslAneError(
+            "--reference: compares greedy generation; leave out --temperature, "
+            "--top-k and --top-p"
+        )
+    return Sampling(**given, seed=args.seed)
+
+
 def command_generate(args: Any) -> int:
-    prompt = parse_ids(args.prompt_ids)
+    import sys
+
+    if args.chat and args.prompt is None:
+        raise XdslAneError("--chat: applies only with --prompt TEXT")
+    if args.show_ids and args.prompt is None:
+        raise XdslAneError("--show-ids: applies only with --prompt TEXT")
+    sampling = sampling_options(args)
     runner = PackageRunner(args.package)
+    tokenizer = None
+    if args.prompt is not None:
+        tokenizer = runner.tokenizer()
+        if args.chat:
+            prompt = tokenizer.encode_chat([{"role": "user", "content": args.prompt}])
+        else:
+            prompt = tokenizer.encode(args.prompt)
+        what = "--prompt"
+    else:
+        prompt, what = parse_ids(args.prompt_ids), "--prompt-ids"
     if args.reference:
         check_reference(args.reference, runner.record)
-    tokens, logits = runner.generate(prompt, args.max_new_tokens)
-    print(f"prompt: {ids_text(prompt)}")
-    print(f"tokens: {ids_text(tokens)}")
+    runner.check_prompt(prompt, args.max_new_tokens, what, sampling)
+    show_ids = tokenizer is None or args.show_ids or bool(args.reference)
+    if show_ids:
+        print(f"prompt: {ids_text(prompt)}", flush=True)
+    on_token = None
+    if tokenizer is not None:
+        stream = tokenizer.stream()
+
+        def on_token(token: int) -> None:
+            sys.stdout.write(stream.push(token))
+            sys.stdout.flush()
+
+    tokens, logits = runner.generate(
+        prompt,
+        args.max_new_tokens,
+        stop=runner.eos,
+        sampling=sampling,
+        on_token=on_token,
+    )
+    if tokenizer is not None:
+        print(stream.finish(), flush=True)
+    if show_ids:
+        print(f"tokens: {ids_text(tokens)}")
     if not args.reference:
         return 0
     ref_tokens, ref_logits = reference_generate(
-        args.reference, prompt, args.max_new_tokens
+        args.reference, prompt, args.max_new_tokens, runner.eos
     )
     print(f"reference: {ids_text(ref_tokens)}")
     if logits:
