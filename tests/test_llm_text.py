@@ -509,3 +509,51 @@ def test_prompt_without_a_tokenizer(tmp_path):
         "--prompt-ids",
     )
     assert cli("generate", str(out), "--prompt-ids", "1,2").returncode == 0
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def readme_text_example() -> tuple[str, list[tuple[str, list[str]]]]:
+    """The README's text example: the compile-llm command named before it
+    and each `$ xdsl-ane generate` line of its block with the lines it
+    prints."""
+    import re
+
+    text = README.read_text()
+    (compile_command,) = re.findall(r"`(xdsl-ane compile-llm tiny [^`]*)`", text)
+    block = text.split("```text\n$ xdsl-ane generate tiny.mlpackage", 1)[1]
+    block = "$ xdsl-ane generate tiny.mlpackage" + block.split("```", 1)[0]
+    runs: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            runs.append((line[2:], []))
+        elif line:
+            runs[-1][1].append(line)
+    return compile_command, runs
+
+
+@pytest.mark.slow
+def test_readme_text_example(tmp_path):
+    """The README's example prints what it shows, and its text is
+    transformers' decoded greedy continuation of transformers' ids."""
+    import shlex
+
+    import transformers
+
+    compile_command, runs = readme_text_example()
+    assert len(runs) == 2
+    write_words_checkpoint(tmp_path / "tiny")
+    result = cli(*shlex.split(compile_command)[1:], cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "text: copied tokenizer.json, tokenizer_config.json" in result.stdout
+    for command, expected in runs:
+        words = shlex.split(command)
+        result = cli(*words[1:], cwd=str(tmp_path))
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == expected, command
+    words = shlex.split(runs[0][0])
+    prompt, new = words[words.index("--prompt") + 1], int(words[-1])
+    ids = transformers.AutoTokenizer.from_pretrained(tmp_path / "tiny")(prompt)
+    _, decoded = transformers_continuation(tmp_path / "tiny", ids.input_ids, new)
+    assert runs[0][1] == [decoded]
