@@ -102,17 +102,13 @@ def test_used_indices_are_an_error_naming_the_op():
         xdsl_ane.from_torch(export(WithIndices(), (torch.randn(1, 2, 4, 4),)))
 
 
-def test_uneven_adaptive_pooling_is_an_error_naming_the_op():
-    with pytest.raises(
-        XdslAneError,
-        match=(
-            r"_adaptive_avg_pool2d.default: input size 7 on axis 3 is not a multiple "
-            r"of the output size 3"
-        ),
-    ):
-        xdsl_ane.from_torch(
-            export(nn.AdaptiveAvgPool2d((2, 3)), (torch.randn(1, 2, 4, 7),))
-        )
+def test_uneven_adaptive_pooling_matches_torch():
+    """Windows of unequal sizes (7 into 3: 3, 3, 3 wide, overlapping; with
+    4 into 2 on the other axis): a constant averaging matmul per axis."""
+    x = torch.randn(1, 2, 4, 7)
+    checked = check_program(export(nn.AdaptiveAvgPool2d((2, 3)), (x,)), (x,))
+    assert len(checked.ops("rlx.matmul")) == 2
+    assert not checked.ops("rlx.avg_pool")
 
 
 def test_dilated_max_pool_is_an_error():
