@@ -51,6 +51,18 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
             query_pre_attn_scalar=24,
             final_logit_softcapping=5.0,
         )
+    elif family == "gemma2":
+        # soft-capped scores and logits, the caps near the values' sizes
+        # (small random weights: a score cap of 50 would change nothing; at
+        # 0.01 leaving it out moves the logits by 2%)
+        fields.update(
+            head_dim=16,
+            layer_types=["sliding_attention", "full_attention"],
+            sliding_window=6,
+            query_pre_attn_scalar=24,
+            attn_logit_softcapping=0.01,
+            final_logit_softcapping=5.0,
+        )
     elif family == "phi3":
         fields.update(sliding_window=None, pad_token_id=0)
     return model_class_of(family).config_class(**(fields | overrides))

@@ -36,6 +36,7 @@ CASES = [
     ("gemma", True, None, "float32"),
     ("phi3", False, None, "float32"),
     ("gemma3_text", True, None, "float32"),
+    ("gemma2", True, None, "float32"),
 ]
 
 

@@ -37,6 +37,7 @@ PROMPT = [5, 17, 200, 3, 99]
         ("gemma", True, False),
         ("phi3", False, True),
         ("gemma3_text", True, False),
+        ("gemma2", True, False),
     ],
 )
 def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):

@@ -19,9 +19,10 @@ Families (config.json's `architectures`, FAMILIES: one row each, the
 transformers class and how it differs): Qwen3 (QK-norm, `attention_bias`),
 Qwen2 (q/k/v bias), Llama (`attention_bias`, `mlp_bias`), Mistral, Phi-3
 (fused qkv and gate_up projections), Gemma ((1 + w) RMSNorm, the
-embedding times √hidden), Gemma 3 text (also sandwich norms, QK-norm, a
-query_pre_attn_scalar scale, its own RoPE for the sliding layers,
-soft-capped logits); tied or separate
+embedding times √hidden), Gemma 2 (also sandwich norms, a
+query_pre_attn_scalar scale, soft-capped attention scores and logits),
+Gemma 3 text (Gemma 2's without the score cap, with QK-norm and its own
+RoPE for the sliding layers); tied or separate
 embeddings; the MLP's activation from `hidden_act` (ACTIVATIONS); RoPE
 default, linear or Llama 3 scaled; sliding-window layers (a second mask).
 Every config field that changes the math is honoured or refused in one
@@ -100,6 +101,17 @@ FAMILIES = {
     "Phi3ForCausalLM": Family("phi3", fused=True),
     "GemmaForCausalLM": Family(
         "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
+    ),
+    "Gemma2ForCausalLM": Family(
+        "gemma2",
+        attention_bias=True,
+        layer_types=True,
+        window_switch=False,
+        unit_offset_norms=True,
+        scaled_embedding=True,
+        sandwich_norms=True,
+        query_scale=True,
+        activation_field="hidden_activation",
     ),
     "Gemma3ForCausalLM": Family(
         "gemma3_text",
@@ -189,6 +201,9 @@ class LlmConfig:
     """Attention's scale where it is not head_dim^−½."""
     final_softcap: float | None = None
     """Logits become cap · tanh(logits / cap) (final_logit_softcapping)."""
+    attention_softcap: float | None = None
+    """Attention scores become cap · tanh(scores / cap) before the mask
+    (attn_logit_softcapping, Gemma 2)."""
     local_rope: tuple[float, dict[str, Any] | None] | None = None
     """RoPE's (theta, scaling) of the sliding layers where it differs
     (rope_parameters per layer type, Gemma 3); None: one RoPE for all."""
@@ -317,12 +332,6 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     else:
         theta, scaling = rope_config(read)
         local_rope = None
-    if c.get("attn_logit_softcapping") is not None:
-        raise read.error(
-            "attn_logit_softcapping",
-            f"is {c['attn_logit_softcapping']}: soft-capped attention scores are "
-            "not supported",
-        )
     attention_scale = None
     if family.query_scale:
         attention_scale = read.number("query_pre_attn_scalar", head_dim) ** -0.5
@@ -353,14 +362,21 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         fused=family.fused,
         sandwich_norms=family.sandwich_norms,
         attention_scale=attention_scale,
-        final_softcap=(
-            None
-            if c.get("final_logit_softcapping") is None
-            else read.number("final_logit_softcapping", 0.0)
-        ),
+        final_softcap=softcap(read, "final_logit_softcapping"),
+        attention_softcap=softcap(read, "attn_logit_softcapping"),
         local_rope=local_rope,
         **sliding_window(read, family, num_layers),
     )
+
+
+def softcap(read: ConfigReader, name: str) -> float | None:
+    """A soft-capping field: None (off) or a positive number."""
+    if read.c.get(name) is None:
+        return None
+    cap = read.number(name, 0.0)
+    if cap <= 0:
+        raise read.error(name, f"is {cap}; expected a positive number or null")
+    return cap
 
 
 def rope_config(
@@ -557,6 +573,12 @@ def split_parts(
     return parts
 
 
+def softcapped(x: SSAValue, cap: float) -> SSAValue:
+    """cap · tanh(x / cap), in x's rank."""
+    c = const(np.full((1,) * len(shape_of(x)), cap, np.float32))
+    return rlx.MulOp(rlx.TanhOp(rlx.DivOp(x, c).result).result, c).result
+
+
 ROPE_TABLES = {"full": "rope", "sliding": "rope.local"}
 """The RoPE tables' weight names (`rope.cos`, `rope.local.sin`) by the
 layers that read them; `rope.local` only where config.local_rope is set."""
@@ -675,9 +697,12 @@ class LlmBuilder:
         k = rlx.RopeOp(k, cos, sin, "half").result
         keys = self.cached(key_cache, layer, k, position)
         values = self.cached(value_cache, layer, v, position)
-        a = rlx.AttentionOp(
-            q, keys, values, mask, mask="bias", scale=c.attention_scale
-        ).result
+        if c.attention_softcap is None:
+            a = rlx.AttentionOp(
+                q, keys, values, mask, mask="bias", scale=c.attention_scale
+            ).result
+        else:
+            a = self.capped_attention(q, keys, values, mask)
         s = shape_of(x)[1]
         a = rlx.ReshapeOp(
             rlx.TransposeOp(a, (0, 2, 1, 3)).result, (1, s, c.q_dim)
@@ -711,6 +736,29 @@ class LlmBuilder:
             down = self.rms_norm(down, p + "post_feedforward_layernorm")
         return rlx.AddOp(x, down).result
 
+    def capped_attention(self, q, keys, values, mask) -> SSAValue:
+        """softmax(cap · tanh(q·kᵀ·scale / cap) + mask) · v, written out
+        (rlx.attention has no soft-capping). Query head h reads key/value
+        head h // G (G = H / Hkv): q [1, H, S, D] is viewed as [1, Hkv, G·S,
+        D], so each key/value head meets its G query heads in one matmul."""
+        c = self.c
+        s, context = shape_of(q)[2], self.shape.context
+        groups = c.num_heads // c.num_kv_heads
+        scale = c.attention_scale or c.head_dim**-0.5
+        grouped = rlx.ReshapeOp(q, (1, c.num_kv_heads, groups * s, c.head_dim)).result
+        scores = rlx.MatmulOp(grouped, keys, transpose_rhs=True).result
+        scores = rlx.MulOp(
+            scores, const(np.full((1, 1, 1, 1), scale, np.float32))
+        ).result
+        scores = softcapped(scores, c.attention_softcap)
+        scores = rlx.ReshapeOp(scores, (1, c.num_heads, s, context)).result
+        weights = rlx.SoftmaxOp(rlx.AddOp(scores, mask).result, -1).result
+        weights = rlx.ReshapeOp(
+            weights, (1, c.num_kv_heads, groups * s, context)
+        ).result
+        out = rlx.MatmulOp(weights, values).result
+        return rlx.ReshapeOp(out, (1, c.num_heads, s, c.head_dim)).result
+
     def head(self, h: SSAValue) -> list[SSAValue]:
         c = self.c
         name = head_name(c)
@@ -720,9 +768,8 @@ class LlmBuilder:
             w_name = name if len(parts) == 1 else chunk_name(name, start, end)
             w = self.param(w_name, (end - start, c.hidden_size))
             y = rlx.MatmulOp(h, w, transpose_rhs=True).result
-            if c.final_softcap is not None:  # cap · tanh(y / cap)
-                cap = const(np.full((1, 1), c.final_softcap, np.float32))
-                y = rlx.MulOp(rlx.TanhOp(rlx.DivOp(y, cap).result).result, cap).result
+            if c.final_softcap is not None:
+                y = softcapped(y, c.final_softcap)
             logits.append(y)
         if not self.shape.argmax:
             return logits
