@@ -51,6 +51,8 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
             query_pre_attn_scalar=24,
             final_logit_softcapping=5.0,
         )
+    elif family == "gpt_neox":  # every head its own key and value
+        del fields["num_key_value_heads"]
     elif family == "gemma2":
         # soft-capped scores and logits, the caps near the values' sizes
         # (small random weights: a score cap of 50 would change nothing; at

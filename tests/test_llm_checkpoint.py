@@ -37,6 +37,7 @@ CASES = [
     ("phi3", False, None, "float32"),
     ("gemma3_text", True, None, "float32"),
     ("gemma2", True, None, "float32"),
+    ("gpt_neox", False, None, "float32"),
 ]
 
 

@@ -81,6 +81,12 @@ def honoured(directory, family: str, **fields) -> None:
             {"use_sliding_window": True, "sliding_window": 8, "max_window_layers": 2},
         ),
         ("mistral", {"sliding_window": 16}),
+        ("gpt_neox", {"use_parallel_residual": False}),
+        ("gpt_neox", {"attention_bias": False, "hidden_act": "gelu_new"}),
+        (
+            "phi3",
+            {"rope_parameters": {"rope_theta": 1e4, "partial_rotary_factor": 0.5}},
+        ),
     ],
     ids=lambda v: v if isinstance(v, str) else ",".join(v),
 )

@@ -38,6 +38,7 @@ PROMPT = [5, 17, 200, 3, 99]
         ("phi3", False, True),
         ("gemma3_text", True, False),
         ("gemma2", True, False),
+        ("gpt_neox", False, False),
     ],
 )
 def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):
@@ -51,7 +52,8 @@ def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):
     assert set(functions) == {"prefill", "decode"}
     for f in functions.values():
         assert [s.name for s in f.state] == ["key_cache", "value_cache"]
-        assert list(f.state[0].type.stateType.arrayType.shape) == [2, 2, 32, 16]
+        kv_heads = 4 if family == "gpt_neox" else 2  # NeoX has no grouped heads
+        assert list(f.state[0].type.stateType.arrayType.shape) == [2, kv_heads, 32, 16]
     for f in package.compiled.functions:
         assert ane_form_problems(f, fp16=True) == []
     # one blob for both functions: each fp16 weight once (twice would be

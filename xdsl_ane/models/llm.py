@@ -18,7 +18,9 @@ in the model.
 Families (config.json's `architectures`, FAMILIES: one row each, the
 transformers class and how it differs): Qwen3 (QK-norm, `attention_bias`),
 Qwen2 (q/k/v bias), Llama (`attention_bias`, `mlp_bias`), Mistral, Phi-3
-(fused qkv and gate_up projections), Gemma ((1 + w) RMSNorm, the
+(fused qkv and gate_up projections, partial RoPE), GPT-NeoX (LayerNorm,
+parallel residual, qkv fused per head, a plain GELU MLP, partial RoPE, its
+own weight names), Gemma ((1 + w) RMSNorm, the
 embedding times √hidden), Gemma 2 (also sandwich norms, a
 query_pre_attn_scalar scale, soft-capped attention scores and logits),
 Gemma 3 text (Gemma 2's without the score cap, with QK-norm and its own
@@ -89,6 +91,25 @@ class Family:
     """Attention scales by query_pre_attn_scalar^−½, not head_dim^−½."""
     activation_field: str = "hidden_act"
     """The config field naming the MLP's activation."""
+    layer_norm: bool = False
+    """LayerNorm with weight and bias (eps `layer_norm_eps`), not RMSNorm."""
+    qkv_per_head: bool = False
+    """The fused qkv projection's rows are per head [q_h; k_h; v_h]
+    (GPT-NeoX), not [q; k; v]."""
+    gated_mlp: bool = True
+    """down(act(gate(h)) · up(h)); false: down(act(up(h))) (GPT-NeoX)."""
+    parallel_residual: bool = False
+    """`use_parallel_residual` (default true) adds attention and the MLP of
+    the same input: x + attn(ln1(x)) + mlp(ln2(x))."""
+    partial_rotary: bool = False
+    """RoPE over the first `partial_rotary_factor` of each head, the rest
+    passed through (GPT-NeoX, Phi-3)."""
+    all_biases: bool = False
+    """Every projection of the MLP has a bias; `attention_bias` (default
+    true) those of attention (GPT-NeoX)."""
+    renames: tuple[tuple[str, str], ...] = ()
+    """The checkpoint's names for the Llama-style ones the builder uses
+    (`model.layers.` -> `gpt_neox.layers.`), substring by substring."""
 
 
 FAMILIES = {
@@ -98,7 +119,27 @@ FAMILIES = {
     "Qwen2ForCausalLM": Family("qwen2", qkv_bias=True, layer_types=True),
     "LlamaForCausalLM": Family("llama", attention_bias=True, mlp_bias=True),
     "MistralForCausalLM": Family("mistral"),
-    "Phi3ForCausalLM": Family("phi3", fused=True),
+    "Phi3ForCausalLM": Family("phi3", fused=True, partial_rotary=True),
+    "GPTNeoXForCausalLM": Family(
+        "gpt_neox",
+        fused=True,
+        qkv_per_head=True,
+        layer_norm=True,
+        gated_mlp=False,
+        parallel_residual=True,
+        partial_rotary=True,
+        all_biases=True,
+        renames=(
+            ("model.embed_tokens.", "gpt_neox.embed_in."),
+            ("model.layers.", "gpt_neox.layers."),
+            ("model.norm.", "gpt_neox.final_layer_norm."),
+            ("self_attn.qkv_proj.", "attention.query_key_value."),
+            ("self_attn.o_proj.", "attention.dense."),
+            ("mlp.up_proj.", "mlp.dense_h_to_4h."),
+            ("mlp.down_proj.", "mlp.dense_4h_to_h."),
+            ("lm_head.", "embed_out."),
+        ),
+    ),
     "GemmaForCausalLM": Family(
         "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
     ),
@@ -155,6 +196,9 @@ IGNORED_FIELDS = {
     "bos_token_id": "tokenizer ids: generation, not the math",
     "eos_token_id": "tokenizer ids: generation, not the math",
     "embd_pdrop": "dropout is off at inference",
+    "hidden_dropout": "dropout is off at inference",
+    "classifier_dropout": "dropout is off at inference (and no classifier here)",
+    "is_decoder": "a causal LM is a decoder by its class",
     "resid_pdrop": "dropout is off at inference",
     "original_max_position_embeddings": "read by longrope scaling alone, which is "
     "refused (llama3 scaling reads its own, in rope_parameters)",
@@ -204,6 +248,18 @@ class LlmConfig:
     attention_softcap: float | None = None
     """Attention scores become cap · tanh(scores / cap) before the mask
     (attn_logit_softcapping, Gemma 2)."""
+    layer_norm: bool = False
+    """LayerNorm with bias, not RMSNorm (Family.layer_norm)."""
+    qkv_per_head: bool = False
+    """Family.qkv_per_head."""
+    gated_mlp: bool = True
+    """Family.gated_mlp."""
+    parallel_residual: bool = False
+    """Attention and the MLP read the same input (Family.parallel_residual)."""
+    rotary_dim: int | None = None
+    """The leading dims of each head RoPE rotates (None: all of it)."""
+    renames: tuple[tuple[str, str], ...] = ()
+    """Family.renames."""
     local_rope: tuple[float, dict[str, Any] | None] | None = None
     """RoPE's (theta, scaling) of the sliding layers where it differs
     (rope_parameters per layer type, Gemma 3); None: one RoPE for all."""
@@ -214,6 +270,17 @@ class LlmConfig:
     @property
     def q_dim(self) -> int:
         return self.num_heads * self.head_dim
+
+    @property
+    def rotated(self) -> int:
+        """The dims of each head RoPE rotates."""
+        return self.head_dim if self.rotary_dim is None else self.rotary_dim
+
+    def weight_name(self, name: str) -> str:
+        """The checkpoint's name of the builder's (Llama-style) `name`."""
+        for ours, theirs in self.renames:
+            name = name.replace(ours, theirs)
+        return name
 
     @property
     def kv_dim(self) -> int:
@@ -340,6 +407,34 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         biases |= {*QKV, *OUT}
     if family.mlp_bias and read.flag("mlp_bias"):
         biases |= set(MLP)
+    if family.all_biases:
+        biases |= set(MLP)
+        if c.get("attention_bias", True) is not False:
+            biases |= {"self_attn.qkv_proj", *OUT}
+    if family.fused:
+        biases = {b for b in biases if b not in QKV}
+        if family.qkv_bias:
+            biases.add("self_attn.qkv_proj")
+    rotary_dim = None
+    partial = rope_partial(read)
+    if partial != 1.0:
+        if not family.partial_rotary:
+            raise read.error(
+                "rope_parameters.partial_rotary_factor",
+                f"is {partial}; a {family.name} model rotates the whole head (1.0)",
+            )
+        rotary_dim = int(head_dim * partial)
+        if rotary_dim < 2 or rotary_dim % 2:
+            raise read.error(
+                "rope_parameters.partial_rotary_factor",
+                f"is {partial}: it rotates {rotary_dim} of {head_dim} dims; RoPE "
+                "needs an even number, at least 2",
+            )
+    parallel = family.parallel_residual and c.get("use_parallel_residual", True)
+    if not isinstance(parallel, bool):
+        raise read.error(
+            "use_parallel_residual", f"is {parallel!r}; expected true or false"
+        )
     return LlmConfig(
         family=family.name,
         hidden_size=hidden,
@@ -349,7 +444,11 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         head_dim=head_dim,
         ffn_size=read.integer("intermediate_size"),
         vocab_size=read.integer("vocab_size"),
-        rms_eps=read.number("rms_norm_eps", 1e-6),
+        rms_eps=(
+            read.number("layer_norm_eps", 1e-5)
+            if family.layer_norm
+            else read.number("rms_norm_eps", 1e-6)
+        ),
         rope_theta=theta,
         rope_scaling=scaling,
         max_positions=read.integer("max_position_embeddings", 2**31 - 1),
@@ -361,6 +460,12 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         scaled_embedding=family.scaled_embedding,
         fused=family.fused,
         sandwich_norms=family.sandwich_norms,
+        layer_norm=family.layer_norm,
+        qkv_per_head=family.qkv_per_head,
+        gated_mlp=family.gated_mlp,
+        parallel_residual=parallel,
+        rotary_dim=rotary_dim,
+        renames=family.renames,
         attention_scale=attention_scale,
         final_softcap=softcap(read, "final_logit_softcapping"),
         attention_softcap=softcap(read, "attn_logit_softcapping"),
@@ -377,6 +482,17 @@ def softcap(read: ConfigReader, name: str) -> float | None:
     if cap <= 0:
         raise read.error(name, f"is {cap}; expected a positive number or null")
     return cap
+
+
+def rope_partial(read: ConfigReader) -> float:
+    """partial_rotary_factor: top-level or in rope_parameters (default 1)."""
+    partial = read.number("partial_rotary_factor", 1.0)
+    for field in ("rope_parameters", "rope_scaling"):
+        if isinstance(read.c.get(field), dict):
+            partial = read.number("partial_rotary_factor", partial, field)
+    if not 0 < partial <= 1:
+        raise read.error("partial_rotary_factor", f"is {partial}; expected (0, 1]")
+    return partial
 
 
 def rope_config(
@@ -400,13 +516,6 @@ def rope_config(
             f"has rope type {rope_type!r}, which is not supported ("
             + ", ".join(ROPE_TYPES)
             + ")",
-        )
-    partial = read.number("partial_rotary_factor", 1.0)
-    partial = read.number("partial_rotary_factor", partial, field)
-    if partial != 1.0:
-        raise read.error(
-            f"{field}.partial_rotary_factor",
-            f"is {partial}; only RoPE over the whole head (1.0) is supported",
         )
     theta = read.number("rope_theta", 10000.0)
     theta = read.number("rope_theta", theta, field)
@@ -492,7 +601,7 @@ def inverse_frequencies(config: LlmConfig, local: bool = False) -> np.ndarray:
     """base^(−2i/D); rope type linear divides them all by `factor`, llama3
     rescales by Llama 3's rule (low frequencies divided by `factor`, high
     ones kept, a smooth blend between)."""
-    d = config.head_dim
+    d = config.rotated
     theta, s = (
         config.local_rope
         if local and config.local_rope
@@ -595,7 +704,8 @@ class LlmBuilder:
         self.shape = shape
 
     def param(self, name: str, shape: tuple[int, ...]) -> SSAValue:
-        return rlx.ParamOp(name, tensor(shape, f32)).result
+        """The weight the builder calls `name`, by its checkpoint name."""
+        return rlx.ParamOp(self.c.weight_name(name), tensor(shape, f32)).result
 
     def linear(self, x: SSAValue, layer: int, name: str, out: int) -> SSAValue:
         """x · Wᵀ (+ b when config.biases has `name`) of layer `layer`'s
@@ -608,7 +718,12 @@ class LlmBuilder:
         return y
 
     def rms_norm(self, x: SSAValue, name: str) -> SSAValue:
+        """The family's norm over the last axis: RMSNorm (its weight + 1
+        with unit_offset_norms) or LayerNorm with bias."""
         gamma = self.param(name + ".weight", (shape_of(x)[-1],))
+        if self.c.layer_norm:
+            beta = self.param(name + ".bias", (shape_of(x)[-1],))
+            return rlx.LayerNormOp(x, gamma, beta, self.c.rms_eps).result
         if self.c.unit_offset_norms:
             gamma = rlx.AddOp(gamma, const(np.ones(1, np.float32))).result
         return rlx.RmsNormOp(x, gamma, self.c.rms_eps).result
@@ -671,8 +786,41 @@ class LlmBuilder:
         return rlx.NarrowOp(updated, 0, index, 1).result
 
     def layer(self, x, layer: int, cos, sin, mask, position, key_cache, value_cache):
+        """One decoder layer: pre-norm attention and MLP with their residual
+        adds, the MLP after attention or, with parallel_residual, beside it."""
         c, p = self.c, f"model.layers.{layer}."
         h = self.rms_norm(x, p + "input_layernorm")
+        a = self.attention(h, layer, cos, sin, mask, position, key_cache, value_cache)
+        if c.sandwich_norms:
+            a = self.rms_norm(a, p + "post_attention_layernorm")
+        if c.parallel_residual:
+            m = self.mlp(self.rms_norm(x, p + "post_attention_layernorm"), layer)
+            return rlx.AddOp(rlx.AddOp(x, a).result, m).result
+        x = rlx.AddOp(x, a).result
+        second = (
+            "pre_feedforward_layernorm"
+            if c.sandwich_norms
+            else "post_attention_layernorm"
+        )
+        m = self.mlp(self.rms_norm(x, p + second), layer)
+        if c.sandwich_norms:
+            m = self.rms_norm(m, p + "post_feedforward_layernorm")
+        return rlx.AddOp(x, m).result
+
+    def projections(self, h: SSAValue, layer: int):
+        """q, k, v [1, heads, S, D] of the normed input h [1, S, hidden]."""
+        c = self.c
+        s = shape_of(h)[1]
+        if c.fused and c.qkv_per_head:  # rows [q_h; k_h; v_h] per head
+            qkv = self.linear(h, layer, "self_attn.qkv_proj", 3 * c.q_dim)
+            qkv = rlx.ReshapeOp(qkv, (1, s, c.num_heads, 3 * c.head_dim)).result
+            return tuple(
+                rlx.TransposeOp(
+                    rlx.NarrowOp(qkv, 3, i * c.head_dim, c.head_dim).result,
+                    (0, 2, 1, 3),
+                ).result
+                for i in range(3)
+            )
         if c.fused:
             qkv = self.linear(h, layer, "self_attn.qkv_proj", c.q_dim + 2 * c.kv_dim)
             q, k, v = (
@@ -687,14 +835,30 @@ class LlmBuilder:
             q = self.linear(h, layer, "self_attn.q_proj", c.q_dim)
             k = self.linear(h, layer, "self_attn.k_proj", c.kv_dim)
             v = self.linear(h, layer, "self_attn.v_proj", c.kv_dim)
-        q = self.split_heads(q, c.num_heads)
-        k = self.split_heads(k, c.num_kv_heads)
-        v = self.split_heads(v, c.num_kv_heads)
+        return (
+            self.split_heads(q, c.num_heads),
+            self.split_heads(k, c.num_kv_heads),
+            self.split_heads(v, c.num_kv_heads),
+        )
+
+    def rope(self, x: SSAValue, cos: SSAValue, sin: SSAValue) -> SSAValue:
+        """RoPE ("half") over the first config.rotated dims of each head."""
+        d, r = self.c.head_dim, self.c.rotated
+        if r == d:
+            return rlx.RopeOp(x, cos, sin, "half").result
+        rotated = rlx.RopeOp(rlx.NarrowOp(x, 3, 0, r).result, cos, sin, "half").result
+        return rlx.ConcatOp([rotated, rlx.NarrowOp(x, 3, r, d - r).result], 3).result
+
+    def attention(
+        self, h, layer: int, cos, sin, mask, position, key_cache, value_cache
+    ):
+        """o_proj(attention(rope(q), rope(k), v)) over the cache, [1, S, hidden]."""
+        c, p = self.c, f"model.layers.{layer}."
+        q, k, v = self.projections(h, layer)
         if c.qk_norm:
             q = self.rms_norm(q, p + "self_attn.q_norm")
             k = self.rms_norm(k, p + "self_attn.k_norm")
-        q = rlx.RopeOp(q, cos, sin, "half").result
-        k = rlx.RopeOp(k, cos, sin, "half").result
+        q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
         keys = self.cached(key_cache, layer, k, position)
         values = self.cached(value_cache, layer, v, position)
         if c.attention_softcap is None:
@@ -703,24 +867,21 @@ class LlmBuilder:
             ).result
         else:
             a = self.capped_attention(q, keys, values, mask)
-        s = shape_of(x)[1]
+        s = shape_of(h)[1]
         a = rlx.ReshapeOp(
             rlx.TransposeOp(a, (0, 2, 1, 3)).result, (1, s, c.q_dim)
         ).result
-        a = self.linear(a, layer, "self_attn.o_proj", c.hidden_size)
-        if c.sandwich_norms:
-            a = self.rms_norm(a, p + "post_attention_layernorm")
-        x = rlx.AddOp(x, a).result
-        h = self.rms_norm(
-            x,
-            p
-            + (
-                "pre_feedforward_layernorm"
-                if c.sandwich_norms
-                else "post_attention_layernorm"
-            ),
-        )
+        return self.linear(a, layer, "self_attn.o_proj", c.hidden_size)
+
+    def mlp(self, h: SSAValue, layer: int) -> SSAValue:
+        """down(act(gate(h)) · up(h)), or down(act(up(h))) when not gated."""
+        c = self.c
         activation = ACTIVATIONS[c.activation]
+        if not c.gated_mlp:
+            up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
+            return self.linear(
+                activation(up).result, layer, "mlp.down_proj", c.hidden_size
+            )
         if c.fused:
             both = self.linear(h, layer, "mlp.gate_up_proj", 2 * c.ffn_size)
             gate = rlx.NarrowOp(both, 2, 0, c.ffn_size).result
@@ -729,12 +890,9 @@ class LlmBuilder:
             gate = self.linear(h, layer, "mlp.gate_proj", c.ffn_size)
             up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
         gate = activation(gate).result
-        down = self.linear(
+        return self.linear(
             rlx.MulOp(gate, up).result, layer, "mlp.down_proj", c.hidden_size
         )
-        if c.sandwich_norms:
-            down = self.rms_norm(down, p + "post_feedforward_layernorm")
-        return rlx.AddOp(x, down).result
 
     def capped_attention(self, q, keys, values, mask) -> SSAValue:
         """softmax(cap · tanh(q·kᵀ·scale / cap) + mask) · v, written out
@@ -803,7 +961,7 @@ class LlmBuilder:
         masks [1, 1, S, context]: causal (0 where key j ≤ position + i) and,
         when a layer slides with a window below the context, sliding (0
         where also j > position + i − window)."""
-        context, half = self.shape.context, (self.shape.context, self.c.head_dim // 2)
+        context, half = self.shape.context, (self.shape.context, self.c.rotated // 2)
         positions = rlx.AddOp(position, const(np.arange(tokens, dtype=np.int32))).result
         tables = {
             kind: tuple(
@@ -970,9 +1128,9 @@ def check_all_used(
     unused = [
         n for n in checkpoint.tensors if n not in used and not n.endswith(HARMLESS)
     ]
-    head = "lm_head.weight"
+    head, embed = config.weight_name("lm_head.weight"), config.weight_name(EMBED)
     if config.tied and head in unused:
-        if np.array_equal(checkpoint.tensor(head), checkpoint.tensor(EMBED)):
+        if np.array_equal(checkpoint.tensor(head), checkpoint.tensor(embed)):
             unused.remove(head)
     if not unused:
         return
