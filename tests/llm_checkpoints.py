@@ -53,6 +53,17 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
         )
     elif family == "gpt_neox":  # every head its own key and value
         del fields["num_key_value_heads"]
+    elif family == "gpt2":  # its own field names; the MLP 4 × hidden
+        fields = dict(
+            n_embd=64,
+            n_layer=layers,
+            n_head=4,
+            n_positions=256,
+            vocab_size=300,
+            tie_word_embeddings=tied,
+            bos_token_id=0,
+            eos_token_id=0,
+        )
     elif family == "gemma2":
         # soft-capped scores and logits, the caps near the values' sizes
         # (small random weights: a score cap of 50 would change nothing; at

@@ -16,7 +16,7 @@ from llm_checkpoints import (
 )
 
 from xdsl_ane.frontend.checkpoint import read_checkpoint
-from xdsl_ane.models.llm import LlmShape, build_llm, llm_config, llm_weights
+from xdsl_ane.models.llm import FAMILIES, LlmShape, build_llm, llm_config, llm_weights
 from xdsl_ane.tools.common import XdslAneError
 
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
@@ -38,6 +38,7 @@ CASES = [
     ("gemma3_text", True, None, "float32"),
     ("gemma2", True, None, "float32"),
     ("gpt_neox", False, None, "float32"),
+    ("gpt2", True, None, "float32"),
 ]
 
 
@@ -71,11 +72,12 @@ def test_bad_checkpoints(tmp_path):
     missing.write_bytes(data)
     config = json.loads((tmp_path / "config.json").read_text())
     (tmp_path / "config.json").write_text(
-        json.dumps(config | {"architectures": ["GPT2LMHeadModel"]})
+        json.dumps(config | {"architectures": ["MixtralForCausalLM"]})  # experts
     )
     with pytest.raises(
         XdslAneError,
-        match="supported: Qwen3ForCausalLM, Qwen2ForCausalLM, LlamaForCausalLM, MistralForCausalLM",
+        match="field 'architectures' is \\['MixtralForCausalLM'\\]; supported: "
+        + ", ".join(FAMILIES),
     ):
         llm_config(read_checkpoint(tmp_path))
     (tmp_path / "config.json").write_text(

@@ -82,6 +82,8 @@ def honoured(directory, family: str, **fields) -> None:
         ),
         ("mistral", {"sliding_window": 16}),
         ("gpt_neox", {"use_parallel_residual": False}),
+        ("gpt2", {"scale_attn_by_inverse_layer_idx": True}),
+        ("gpt2", {"scale_attn_weights": False, "activation_function": "gelu"}),
         ("gpt_neox", {"attention_bias": False, "hidden_act": "gelu_new"}),
         (
             "phi3",
@@ -159,7 +161,8 @@ LLAMA3 = {
         (
             "qwen2",
             {"rope_parameters": {"rope_theta": 1e4, "partial_rotary_factor": 0.5}},
-            "field 'rope_parameters.partial_rotary_factor' is 0.5",
+            "field 'rope_parameters.partial_rotary_factor' is 0.5; a qwen2 model "
+            "rotates the whole head (1.0)",
         ),
         (
             "llama",
@@ -216,6 +219,19 @@ LLAMA3 = {
             "qwen3",
             {"layer_types": ["full_attention", "chunked_attention"]},
             "field 'layer_types' has ['chunked_attention']",
+        ),
+        (
+            "gpt2",
+            {"add_cross_attention": True},
+            "field 'add_cross_attention' is true: cross-attention layers are not "
+            "supported",
+        ),
+        # a family's own field names in its errors
+        ("gpt2", {"n_head": 0}, "field 'n_head' is 0; expected an integer ≥ 1"),
+        (
+            "gemma2",
+            {"attn_logit_softcapping": -1.0},
+            "field 'attn_logit_softcapping' is -1.0; expected a positive number",
         ),
     ],
     ids=lambda v: v if isinstance(v, str) and len(v) < 10 else None,

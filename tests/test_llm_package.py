@@ -39,6 +39,7 @@ PROMPT = [5, 17, 200, 3, 99]
         ("gemma3_text", True, False),
         ("gemma2", True, False),
         ("gpt_neox", False, False),
+        ("gpt2", True, False),
     ],
 )
 def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):
@@ -52,7 +53,8 @@ def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):
     assert set(functions) == {"prefill", "decode"}
     for f in functions.values():
         assert [s.name for s in f.state] == ["key_cache", "value_cache"]
-        kv_heads = 4 if family == "gpt_neox" else 2  # NeoX has no grouped heads
+        # NeoX and GPT-2 have no grouped heads
+        kv_heads = 4 if family in ("gpt_neox", "gpt2") else 2
         assert list(f.state[0].type.stateType.arrayType.shape) == [2, kv_heads, 32, 16]
     for f in package.compiled.functions:
         assert ane_form_problems(f, fp16=True) == []

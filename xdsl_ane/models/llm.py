@@ -20,7 +20,8 @@ transformers class and how it differs): Qwen3 (QK-norm, `attention_bias`),
 Qwen2 (q/k/v bias), Llama (`attention_bias`, `mlp_bias`), Mistral, Phi-3
 (fused qkv and gate_up projections, partial RoPE), GPT-NeoX (LayerNorm,
 parallel residual, qkv fused per head, a plain GELU MLP, partial RoPE, its
-own weight names), Gemma ((1 + w) RMSNorm, the
+own weight names), GPT-2 (learned absolute positions, no RoPE, Conv1D
+weights [in, out], its own field and weight names), Gemma ((1 + w) RMSNorm, the
 embedding times √hidden), Gemma 2 (also sandwich norms, a
 query_pre_attn_scalar scale, soft-capped attention scores and logits),
 Gemma 3 text (Gemma 2's without the score cap, with QK-norm and its own
@@ -110,6 +111,15 @@ class Family:
     renames: tuple[tuple[str, str], ...] = ()
     """The checkpoint's names for the Llama-style ones the builder uses
     (`model.layers.` -> `gpt_neox.layers.`), substring by substring."""
+    aliases: tuple[tuple[str, str], ...] = ()
+    """The config's own names of fields (`hidden_size` is `n_embd`)."""
+    rope: bool = True
+    """Positions by RoPE; false: by learned absolute position embeddings
+    added to the token embeddings (`model.embed_positions`; GPT-2)."""
+    conv1d: bool = False
+    """Projection weights stored [in, out] (GPT-2's Conv1D), applied x · W."""
+    ffn_multiple: int | None = None
+    """The MLP's width when `intermediate_size` is null: this × hidden."""
 
 
 FAMILIES = {
@@ -138,6 +148,37 @@ FAMILIES = {
             ("mlp.up_proj.", "mlp.dense_h_to_4h."),
             ("mlp.down_proj.", "mlp.dense_4h_to_h."),
             ("lm_head.", "embed_out."),
+        ),
+    ),
+    "GPT2LMHeadModel": Family(
+        "gpt2",
+        fused=True,
+        layer_norm=True,
+        gated_mlp=False,
+        all_biases=True,
+        rope=False,
+        conv1d=True,
+        ffn_multiple=4,
+        activation_field="activation_function",
+        aliases=(
+            ("hidden_size", "n_embd"),
+            ("num_hidden_layers", "n_layer"),
+            ("num_attention_heads", "n_head"),
+            ("intermediate_size", "n_inner"),
+            ("max_position_embeddings", "n_positions"),
+            ("layer_norm_eps", "layer_norm_epsilon"),
+        ),
+        renames=(
+            ("model.embed_tokens.", "transformer.wte."),
+            ("model.embed_positions.", "transformer.wpe."),
+            ("model.layers.", "transformer.h."),
+            ("model.norm.", "transformer.ln_f."),
+            ("input_layernorm.", "ln_1."),
+            ("post_attention_layernorm.", "ln_2."),
+            ("self_attn.qkv_proj.", "attn.c_attn."),
+            ("self_attn.o_proj.", "attn.c_proj."),
+            ("mlp.up_proj.", "mlp.c_fc."),
+            ("mlp.down_proj.", "mlp.c_proj."),
         ),
     ),
     "GemmaForCausalLM": Family(
@@ -199,6 +240,14 @@ IGNORED_FIELDS = {
     "hidden_dropout": "dropout is off at inference",
     "classifier_dropout": "dropout is off at inference (and no classifier here)",
     "is_decoder": "a causal LM is a decoder by its class",
+    "attn_pdrop": "dropout is off at inference",
+    "reorder_and_upcast_attn": "the order of the same products, in float32",
+    "summary_type": "GPT2DoubleHeadsModel's summary head, not the causal LM's",
+    "summary_use_proj": "GPT2DoubleHeadsModel's summary head, not the causal LM's",
+    "summary_activation": "GPT2DoubleHeadsModel's summary head, not the causal LM's",
+    "summary_proj_to_labels": "GPT2DoubleHeadsModel's summary head, not the causal "
+    "LM's",
+    "summary_first_dropout": "dropout is off at inference",
     "resid_pdrop": "dropout is off at inference",
     "original_max_position_embeddings": "read by longrope scaling alone, which is "
     "refused (llama3 scaling reads its own, in rope_parameters)",
@@ -260,6 +309,13 @@ class LlmConfig:
     """The leading dims of each head RoPE rotates (None: all of it)."""
     renames: tuple[tuple[str, str], ...] = ()
     """Family.renames."""
+    rope: bool = True
+    """RoPE; false: learned absolute positions (Family.rope)."""
+    conv1d: bool = False
+    """Projection weights [in, out] (Family.conv1d)."""
+    scale_by_layer: bool = False
+    """Attention's scale is divided by the layer's index + 1
+    (scale_attn_by_inverse_layer_idx)."""
     local_rope: tuple[float, dict[str, Any] | None] | None = None
     """RoPE's (theta, scaling) of the sliding layers where it differs
     (rope_parameters per layer type, Gemma 3); None: one RoPE for all."""
@@ -295,14 +351,20 @@ MLP = ("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
 class ConfigReader:
     """Typed fields of config.json; a wrong one is an error naming it."""
 
-    def __init__(self, config: dict[str, Any], where: str):
+    def __init__(
+        self, config: dict[str, Any], where: str, aliases: dict[str, str] | None = None
+    ):
         self.c, self.where = config, where
+        self.aliases = aliases or {}
+        """A family's own names of the fields (GPT-2's `n_embd` for
+        `hidden_size`): read, and named in errors, by those."""
 
     def error(self, name: str, message: str) -> XdslAneError:
+        name = self.aliases.get(name, name)
         return XdslAneError(f"{self.where}: field '{name}' {message}")
 
     def integer(self, name: str, default: int | None = None, minimum: int = 1) -> int:
-        value = self.c.get(name)
+        value = self.c.get(self.aliases.get(name, name))
         if value is None:
             if default is None:
                 raise self.error(name, "is missing")
@@ -317,7 +379,7 @@ class ConfigReader:
         source = self.c
         for part in [] if table is None else table.split("."):
             source = source.get(part) or {}
-        value = source.get(name)
+        value = source.get(self.aliases.get(name, name) if table is None else name)
         if value is None:
             return default
         if (
@@ -356,6 +418,11 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
             + ", ".join(FAMILIES)
         )
     family = FAMILIES[str(arch)]
+    read = ConfigReader(c, where, dict(family.aliases))
+    if read.flag("add_cross_attention"):
+        raise read.error(
+            "add_cross_attention", "is true: cross-attention layers are not supported"
+        )
     if read.flag("use_bidirectional_attention"):
         raise read.error(
             "use_bidirectional_attention",
@@ -382,7 +449,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
             f"num_attention_heads {heads}",
         )
     head_dim = read.integer("head_dim", hidden // heads)
-    if head_dim % 2:
+    if head_dim % 2 and family.rope:
         raise read.error("head_dim", f"is {head_dim}; RoPE needs an even one")
     activation = c.get(family.activation_field, "silu")
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
@@ -402,6 +469,8 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     attention_scale = None
     if family.query_scale:
         attention_scale = read.number("query_pre_attn_scalar", head_dim) ** -0.5
+    if c.get("scale_attn_weights") is False:  # GPT-2's: unscaled scores
+        attention_scale = 1.0
     biases: set[str] = set(QKV) if family.qkv_bias else set()
     if family.attention_bias and read.flag("attention_bias"):
         biases |= {*QKV, *OUT}
@@ -417,7 +486,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
             biases.add("self_attn.qkv_proj")
     rotary_dim = None
     partial = rope_partial(read)
-    if partial != 1.0:
+    if partial != 1.0 and family.rope:
         if not family.partial_rotary:
             raise read.error(
                 "rope_parameters.partial_rotary_factor",
@@ -442,7 +511,10 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         num_heads=heads,
         num_kv_heads=kv_heads,
         head_dim=head_dim,
-        ffn_size=read.integer("intermediate_size"),
+        ffn_size=read.integer(
+            "intermediate_size",
+            None if family.ffn_multiple is None else family.ffn_multiple * hidden,
+        ),
         vocab_size=read.integer("vocab_size"),
         rms_eps=(
             read.number("layer_norm_eps", 1e-5)
@@ -466,6 +538,9 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         parallel_residual=parallel,
         rotary_dim=rotary_dim,
         renames=family.renames,
+        rope=family.rope,
+        conv1d=family.conv1d,
+        scale_by_layer=read.flag("scale_attn_by_inverse_layer_idx"),
         attention_scale=attention_scale,
         final_softcap=softcap(read, "final_logit_softcapping"),
         attention_softcap=softcap(read, "attn_logit_softcapping"),
@@ -711,8 +786,12 @@ class LlmBuilder:
         """x · Wᵀ (+ b when config.biases has `name`) of layer `layer`'s
         projection `name` (`self_attn.q_proj`)."""
         full = f"model.layers.{layer}.{name}"
-        w = self.param(full + ".weight", (out, shape_of(x)[-1]))
-        y = rlx.MatmulOp(x, w, transpose_rhs=True).result
+        if self.c.conv1d:  # [in, out]
+            w = self.param(full + ".weight", (shape_of(x)[-1], out))
+            y = rlx.MatmulOp(x, w).result
+        else:
+            w = self.param(full + ".weight", (out, shape_of(x)[-1]))
+            y = rlx.MatmulOp(x, w, transpose_rhs=True).result
         if name in self.c.biases:
             y = rlx.AddOp(y, self.param(full + ".bias", (out,))).result
         return y
@@ -858,13 +937,15 @@ class LlmBuilder:
         if c.qk_norm:
             q = self.rms_norm(q, p + "self_attn.q_norm")
             k = self.rms_norm(k, p + "self_attn.k_norm")
-        q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
+        if c.rope:
+            q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
         keys = self.cached(key_cache, layer, k, position)
         values = self.cached(value_cache, layer, v, position)
+        scale = c.attention_scale
+        if c.scale_by_layer:
+            scale = (c.head_dim**-0.5 if scale is None else scale) / (layer + 1)
         if c.attention_softcap is None:
-            a = rlx.AttentionOp(
-                q, keys, values, mask, mask="bias", scale=c.attention_scale
-            ).result
+            a = rlx.AttentionOp(q, keys, values, mask, mask="bias", scale=scale).result
         else:
             a = self.capped_attention(q, keys, values, mask)
         s = shape_of(h)[1]
@@ -969,7 +1050,7 @@ class LlmBuilder:
                 for f in ("cos", "sin")
             )
             for kind, prefix in ROPE_TABLES.items()
-            if kind == "full" or self.c.local_rope is not None
+            if self.c.rope and (kind == "full" or self.c.local_rope is not None)
         }
         keys = const(np.arange(context, dtype=np.int32)[None, :])
         queries = rlx.ReshapeOp(positions, (tokens, 1)).result
@@ -994,14 +1075,27 @@ class LlmBuilder:
         ).result
         return rlx.ReshapeOp(mask, (1, 1, tokens, self.shape.context)).result
 
+    def learned_positions(self, position: SSAValue, tokens: int) -> SSAValue:
+        """The position embeddings [1, S, hidden] of positions position + i."""
+        c = self.c
+        table = self.param(
+            "model.embed_positions.weight", (c.max_positions, c.hidden_size)
+        )
+        positions = rlx.AddOp(position, const(np.arange(tokens, dtype=np.int32))).result
+        rows = rlx.GatherOp(table, positions).result
+        return rlx.ReshapeOp(rows, (1, tokens, c.hidden_size)).result
+
     def stack(self, x, position, key_cache, value_cache) -> SSAValue:
         """The layers of shape.layers over hidden states x [1, S, hidden]."""
         first, end = self.shape.layers or (0, self.c.num_layers)
         tables, masks = self.positions(position, shape_of(x)[1])
+        if not self.c.rope and first == 0:
+            x = rlx.AddOp(x, self.learned_positions(position, shape_of(x)[1])).result
         for layer in range(first, end):
             sliding = layer in self.c.sliding_layers
             mask = masks["sliding" if sliding and "sliding" in masks else "full"]
-            cos, sin = tables["sliding" if sliding and "sliding" in tables else "full"]
+            kind = "sliding" if sliding and "sliding" in tables else "full"
+            cos, sin = tables.get(kind, (None, None))
             x = self.layer(x, layer, cos, sin, mask, position, key_cache, value_cache)
         return x
 
