@@ -64,6 +64,15 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
             bos_token_id=0,
             eos_token_id=0,
         )
+    elif family == "granite":  # multipliers away from 1
+        fields.update(
+            embedding_multiplier=2.0,
+            residual_multiplier=0.5,
+            attention_multiplier=0.3,
+            logits_scaling=4.0,
+        )
+    elif family == "smollm3":  # the second layer without RoPE
+        fields.update(no_rope_layers=[1, 0], pad_token_id=0)
     elif family == "gemma2":
         # soft-capped scores and logits, the caps near the values' sizes
         # (small random weights: a score cap of 50 would change nothing; at

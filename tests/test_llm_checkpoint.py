@@ -39,6 +39,10 @@ CASES = [
     ("gemma2", True, None, "float32"),
     ("gpt_neox", False, None, "float32"),
     ("gpt2", True, None, "float32"),
+    ("starcoder2", False, None, "float32"),
+    ("granite", False, None, "float32"),
+    ("smollm3", True, None, "float32"),
+    ("olmo2", False, None, "float32"),
 ]
 
 

@@ -40,6 +40,10 @@ PROMPT = [5, 17, 200, 3, 99]
         ("gemma2", True, False),
         ("gpt_neox", False, False),
         ("gpt2", True, False),
+        ("starcoder2", False, False),
+        ("granite", False, False),
+        ("smollm3", True, False),
+        ("olmo2", False, False),
     ],
 )
 def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):

@@ -21,7 +21,11 @@ Qwen2 (q/k/v bias), Llama (`attention_bias`, `mlp_bias`), Mistral, Phi-3
 (fused qkv and gate_up projections, partial RoPE), GPT-NeoX (LayerNorm,
 parallel residual, qkv fused per head, a plain GELU MLP, partial RoPE, its
 own weight names), GPT-2 (learned absolute positions, no RoPE, Conv1D
-weights [in, out], its own field and weight names), Gemma ((1 + w) RMSNorm, the
+weights [in, out], its own field and weight names), Starcoder2
+(LayerNorm, a plain MLP, `use_bias`), Granite (embedding, residual,
+attention and logit multipliers), SmolLM3 (layers without RoPE), OLMo 2
+(norms after attention and the MLP only, QK-norm over the projections),
+Gemma ((1 + w) RMSNorm, the
 embedding times √hidden), Gemma 2 (also sandwich norms, a
 query_pre_attn_scalar scale, soft-capped attention scores and logits),
 Gemma 3 text (Gemma 2's without the score cap, with QK-norm and its own
@@ -120,6 +124,22 @@ class Family:
     """Projection weights stored [in, out] (GPT-2's Conv1D), applied x · W."""
     ffn_multiple: int | None = None
     """The MLP's width when `intermediate_size` is null: this × hidden."""
+    bias_switch: str | None = None
+    """A field (default true) that puts biases on every projection
+    (Starcoder2's `use_bias`)."""
+    multipliers: bool = False
+    """Granite's `embedding_multiplier`, `residual_multiplier` (on each
+    branch before its add), `attention_multiplier` (attention's scale) and
+    `logits_scaling` (logits divided by it)."""
+    nope_layers: bool = False
+    """`no_rope_layers` (1: RoPE, 0: none), else a NoPE layer every
+    `no_rope_layer_interval` (SmolLM3)."""
+    post_norms: bool = False
+    """Norms only after attention and the MLP, before their residual adds,
+    none before (OLMo 2)."""
+    projection_qk_norm: bool = False
+    """QK-norm over the whole q and k projections, before the head split
+    (OLMo 2), not per head."""
 
 
 FAMILIES = {
@@ -180,6 +200,27 @@ FAMILIES = {
             ("mlp.up_proj.", "mlp.c_fc."),
             ("mlp.down_proj.", "mlp.c_proj."),
         ),
+    ),
+    "Starcoder2ForCausalLM": Family(
+        "starcoder2",
+        layer_norm=True,
+        gated_mlp=False,
+        bias_switch="use_bias",
+        aliases=(("layer_norm_eps", "norm_epsilon"),),
+        renames=(("mlp.up_proj.", "mlp.c_fc."), ("mlp.down_proj.", "mlp.c_proj.")),
+    ),
+    "GraniteForCausalLM": Family(
+        "granite", attention_bias=True, mlp_bias=True, multipliers=True
+    ),
+    "SmolLM3ForCausalLM": Family(
+        "smollm3",
+        attention_bias=True,
+        mlp_bias=True,
+        layer_types=True,
+        nope_layers=True,
+    ),
+    "Olmo2ForCausalLM": Family(
+        "olmo2", attention_bias=True, post_norms=True, projection_qk_norm=True
     ),
     "GemmaForCausalLM": Family(
         "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
@@ -248,6 +289,8 @@ IGNORED_FIELDS = {
     "summary_proj_to_labels": "GPT2DoubleHeadsModel's summary head, not the causal "
     "LM's",
     "summary_first_dropout": "dropout is off at inference",
+    "embedding_dropout": "dropout is off at inference",
+    "residual_dropout": "dropout is off at inference",
     "resid_pdrop": "dropout is off at inference",
     "original_max_position_embeddings": "read by longrope scaling alone, which is "
     "refused (llama3 scaling reads its own, in rope_parameters)",
@@ -313,6 +356,18 @@ class LlmConfig:
     """RoPE; false: learned absolute positions (Family.rope)."""
     conv1d: bool = False
     """Projection weights [in, out] (Family.conv1d)."""
+    embedding_multiplier: float | None = None
+    """The embedding times this (Granite)."""
+    residual_multiplier: float | None = None
+    """Each branch times this before its residual add (Granite)."""
+    logits_divisor: float | None = None
+    """Logits divided by this (Granite's logits_scaling)."""
+    nope_layers: frozenset[int] = frozenset()
+    """Layers without RoPE (SmolLM3's no_rope_layers)."""
+    post_norms: bool = False
+    """Family.post_norms."""
+    projection_qk_norm: bool = False
+    """Family.projection_qk_norm."""
     scale_by_layer: bool = False
     """Attention's scale is divided by the layer's index + 1
     (scale_attn_by_inverse_layer_idx)."""
@@ -471,6 +526,12 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         attention_scale = read.number("query_pre_attn_scalar", head_dim) ** -0.5
     if c.get("scale_attn_weights") is False:  # GPT-2's: unscaled scores
         attention_scale = 1.0
+    multiplier: dict[str, float | None] = {}
+    for name in ("embedding_multiplier", "residual_multiplier", "logits_scaling"):
+        value = read.number(name, 1.0) if family.multipliers else 1.0
+        multiplier[name] = None if value == 1.0 else value
+    if family.multipliers:
+        attention_scale = read.number("attention_multiplier", head_dim**-0.5)
     biases: set[str] = set(QKV) if family.qkv_bias else set()
     if family.attention_bias and read.flag("attention_bias"):
         biases |= {*QKV, *OUT}
@@ -480,6 +541,8 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         biases |= set(MLP)
         if c.get("attention_bias", True) is not False:
             biases |= {"self_attn.qkv_proj", *OUT}
+    if family.bias_switch and c.get(family.bias_switch, True) is not False:
+        biases |= {*QKV, *OUT, *MLP}
     if family.fused:
         biases = {b for b in biases if b not in QKV}
         if family.qkv_bias:
@@ -541,12 +604,38 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         rope=family.rope,
         conv1d=family.conv1d,
         scale_by_layer=read.flag("scale_attn_by_inverse_layer_idx"),
+        embedding_multiplier=multiplier["embedding_multiplier"],
+        residual_multiplier=multiplier["residual_multiplier"],
+        logits_divisor=multiplier["logits_scaling"],
+        nope_layers=nope_layers(read, family, num_layers),
+        post_norms=family.post_norms,
+        projection_qk_norm=family.projection_qk_norm,
         attention_scale=attention_scale,
         final_softcap=softcap(read, "final_logit_softcapping"),
         attention_softcap=softcap(read, "attn_logit_softcapping"),
         local_rope=local_rope,
         **sliding_window(read, family, num_layers),
     )
+
+
+def nope_layers(read: ConfigReader, family: Family, num_layers: int) -> frozenset[int]:
+    """The layers without RoPE: where `no_rope_layers` has 0, or every
+    `no_rope_layer_interval`-th when it is null (SmolLM3's rule)."""
+    if not family.nope_layers:
+        return frozenset()
+    flags = read.c.get("no_rope_layers")
+    if flags is None:
+        every = read.integer("no_rope_layer_interval", 4)
+        return frozenset(i for i in range(num_layers) if (i + 1) % every == 0)
+    if (
+        not isinstance(flags, list)
+        or len(flags) != num_layers
+        or any(f not in (0, 1) for f in flags)
+    ):
+        raise read.error(
+            "no_rope_layers", f"must list 0 or 1 for each of the {num_layers} layers"
+        )
+    return frozenset(i for i, f in enumerate(flags) if f == 0)
 
 
 def softcap(read: ConfigReader, name: str) -> float | None:
@@ -757,6 +846,13 @@ def split_parts(
     return parts
 
 
+def scaled(x: SSAValue, factor: float) -> SSAValue:
+    """x · factor (a float32 constant), in x's rank."""
+    return rlx.MulOp(
+        x, const(np.full((1,) * len(shape_of(x)), factor, np.float32))
+    ).result
+
+
 def softcapped(x: SSAValue, cap: float) -> SSAValue:
     """cap · tanh(x / cap), in x's rank."""
     c = const(np.full((1,) * len(shape_of(x)), cap, np.float32))
@@ -868,26 +964,37 @@ class LlmBuilder:
         """One decoder layer: pre-norm attention and MLP with their residual
         adds, the MLP after attention or, with parallel_residual, beside it."""
         c, p = self.c, f"model.layers.{layer}."
-        h = self.rms_norm(x, p + "input_layernorm")
+        h = x if c.post_norms else self.rms_norm(x, p + "input_layernorm")
         a = self.attention(h, layer, cos, sin, mask, position, key_cache, value_cache)
-        if c.sandwich_norms:
+        if c.sandwich_norms or c.post_norms:
             a = self.rms_norm(a, p + "post_attention_layernorm")
         if c.parallel_residual:
             m = self.mlp(self.rms_norm(x, p + "post_attention_layernorm"), layer)
             return rlx.AddOp(rlx.AddOp(x, a).result, m).result
-        x = rlx.AddOp(x, a).result
-        second = (
-            "pre_feedforward_layernorm"
-            if c.sandwich_norms
-            else "post_attention_layernorm"
-        )
-        m = self.mlp(self.rms_norm(x, p + second), layer)
-        if c.sandwich_norms:
+        x = self.residual(x, a)
+        if c.post_norms:
+            m = self.mlp(x, layer)
+        else:
+            second = (
+                "pre_feedforward_layernorm"
+                if c.sandwich_norms
+                else "post_attention_layernorm"
+            )
+            m = self.mlp(self.rms_norm(x, p + second), layer)
+        if c.sandwich_norms or c.post_norms:
             m = self.rms_norm(m, p + "post_feedforward_layernorm")
-        return rlx.AddOp(x, m).result
+        return self.residual(x, m)
 
-    def projections(self, h: SSAValue, layer: int):
-        """q, k, v [1, heads, S, D] of the normed input h [1, S, hidden]."""
+    def residual(self, x: SSAValue, branch: SSAValue) -> SSAValue:
+        """x + branch (times residual_multiplier where set)."""
+        if self.c.residual_multiplier is not None:
+            branch = scaled(branch, self.c.residual_multiplier)
+        return rlx.AddOp(x, branch).result
+
+    def projections(self, h: SSAValue, layer: int, qk_norm: str | None = None):
+        """q, k, v [1, heads, S, D] of the normed input h [1, S, hidden];
+        with `qk_norm` (the layer's prefix), q and k RMS-normed over their
+        whole projection before the head split (OLMo 2)."""
         c = self.c
         s = shape_of(h)[1]
         if c.fused and c.qkv_per_head:  # rows [q_h; k_h; v_h] per head
@@ -914,6 +1021,9 @@ class LlmBuilder:
             q = self.linear(h, layer, "self_attn.q_proj", c.q_dim)
             k = self.linear(h, layer, "self_attn.k_proj", c.kv_dim)
             v = self.linear(h, layer, "self_attn.v_proj", c.kv_dim)
+        if qk_norm is not None:
+            q = self.rms_norm(q, qk_norm + "self_attn.q_norm")
+            k = self.rms_norm(k, qk_norm + "self_attn.k_norm")
         return (
             self.split_heads(q, c.num_heads),
             self.split_heads(k, c.num_kv_heads),
@@ -933,11 +1043,11 @@ class LlmBuilder:
     ):
         """o_proj(attention(rope(q), rope(k), v)) over the cache, [1, S, hidden]."""
         c, p = self.c, f"model.layers.{layer}."
-        q, k, v = self.projections(h, layer)
+        q, k, v = self.projections(h, layer, p if c.projection_qk_norm else None)
         if c.qk_norm:
             q = self.rms_norm(q, p + "self_attn.q_norm")
             k = self.rms_norm(k, p + "self_attn.k_norm")
-        if c.rope:
+        if c.rope and layer not in c.nope_layers:
             q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
         keys = self.cached(key_cache, layer, k, position)
         values = self.cached(value_cache, layer, v, position)
@@ -1007,6 +1117,8 @@ class LlmBuilder:
             w_name = name if len(parts) == 1 else chunk_name(name, start, end)
             w = self.param(w_name, (end - start, c.hidden_size))
             y = rlx.MatmulOp(h, w, transpose_rhs=True).result
+            if c.logits_divisor is not None:
+                y = scaled(y, 1 / c.logits_divisor)
             if c.final_softcap is not None:
                 y = softcapped(y, c.final_softcap)
             logits.append(y)
@@ -1124,6 +1236,8 @@ class LlmBuilder:
             if c.scaled_embedding:  # √hidden rounded to float32, as Gemma's
                 scale = np.full((1, 1, 1), np.sqrt(c.hidden_size), np.float32)
                 x = rlx.MulOp(x, const(scale)).result
+            if c.embedding_multiplier is not None:
+                x = scaled(x, c.embedding_multiplier)
             return x
 
         caches = ["key_cache", "value_cache"]
