@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -368,6 +368,18 @@ class LlmConfig:
     """Family.post_norms."""
     projection_qk_norm: bool = False
     """Family.projection_qk_norm."""
+    stream_scale: float | None = None
+    """The residual stream is carried times this (α = 2^−k, fp16 safety):
+    the embedding times α in the program; each branch's end times α — the
+    weights and biases of o_proj and down_proj, scaled as they are read
+    (`scaled_weights`), or the scale of its post-norm; the eps of the norms
+    that read the stream times α². Every output is unchanged in exact
+    arithmetic (`fp16_rescaled`)."""
+    norm_input_scales: tuple[float, ...] = ()
+    """Per stream RMSNorm (2L: layer L's first, 2L + 1 its second, 2·layers
+    the final one), s = 2^k dividing its input, with eps / s²: the same
+    output, and x² stays in fp16's range (the lowering squares x in the
+    program's precision). Empty: none."""
     scale_by_layer: bool = False
     """Attention's scale is divided by the layer's index + 1
     (scale_attn_by_inverse_layer_idx)."""
@@ -827,6 +839,10 @@ class LlmShape:
     part: str = "all"
     """What the functions compute (PARTS): the whole model, or one package
     of a split model: the embedding, a range of layers, or the head."""
+    probe: bool = False
+    """Also return the largest |hidden state| of the embedding and after
+    each layer (`stream_max_i`, f32 [1]): the calibration program of
+    `residual_maxima`."""
 
 
 PARTS = ("all", "embed", "layers", "head")
@@ -844,6 +860,13 @@ def split_parts(
         parts.append((f"layers_{first}-{end - 1}", "layers", (first, end)))
     parts.append(("head", "head", None))
     return parts
+
+
+def largest_magnitude(x: SSAValue) -> SSAValue:
+    """max |x| over all of x, as [1]."""
+    axes = list(range(len(shape_of(x))))
+    largest = rlx.ReduceMaxOp(rlx.AbsOp(x).result, axes, True).result
+    return rlx.ReshapeOp(largest, (1,)).result
 
 
 def scaled(x: SSAValue, factor: float) -> SSAValue:
@@ -873,6 +896,8 @@ class LlmBuilder:
     def __init__(self, config: LlmConfig, shape: LlmShape):
         self.c = config
         self.shape = shape
+        self.maxima: list[SSAValue] = []
+        """The probes of the last `stack` (shape.probe)."""
 
     def param(self, name: str, shape: tuple[int, ...]) -> SSAValue:
         """The weight the builder calls `name`, by its checkpoint name."""
@@ -892,16 +917,42 @@ class LlmBuilder:
             y = rlx.AddOp(y, self.param(full + ".bias", (out,))).result
         return y
 
-    def rms_norm(self, x: SSAValue, name: str) -> SSAValue:
+    def rms_norm(
+        self,
+        x: SSAValue,
+        name: str,
+        stream: int | None = None,
+        branch: bool = False,
+    ) -> SSAValue:
         """The family's norm over the last axis: RMSNorm (its weight + 1
-        with unit_offset_norms) or LayerNorm with bias."""
+        with unit_offset_norms) or LayerNorm with bias. Under stream_scale
+        α, a norm that reads the residual `stream` has its eps times α², and
+        one that ends a `branch` (sandwich and post norms) its scale times α.
+        `stream` is its index in norm_input_scales."""
+        eps = self.c.rms_eps
+        if stream is not None and self.c.stream_scale is not None:
+            eps *= self.c.stream_scale**2
+        scales = self.c.norm_input_scales
+        if (
+            stream is not None
+            and scales
+            and scales[stream] != 1.0
+            and not self.c.layer_norm
+        ):
+            x = scaled(x, 1 / scales[stream])
+            eps /= scales[stream] ** 2
         gamma = self.param(name + ".weight", (shape_of(x)[-1],))
         if self.c.layer_norm:
             beta = self.param(name + ".bias", (shape_of(x)[-1],))
-            return rlx.LayerNormOp(x, gamma, beta, self.c.rms_eps).result
+            if branch and self.c.stream_scale is not None:
+                gamma = scaled(gamma, self.c.stream_scale)
+                beta = scaled(beta, self.c.stream_scale)
+            return rlx.LayerNormOp(x, gamma, beta, eps).result
         if self.c.unit_offset_norms:
             gamma = rlx.AddOp(gamma, const(np.ones(1, np.float32))).result
-        return rlx.RmsNormOp(x, gamma, self.c.rms_eps).result
+        if branch and self.c.stream_scale is not None:
+            gamma = scaled(gamma, self.c.stream_scale)
+        return rlx.RmsNormOp(x, gamma, eps).result
 
     def embed(self, ids: SSAValue) -> SSAValue:
         """Rows of the table by id, gathered from chunks of ≤ chunk rows:
@@ -964,13 +1015,15 @@ class LlmBuilder:
         """One decoder layer: pre-norm attention and MLP with their residual
         adds, the MLP after attention or, with parallel_residual, beside it."""
         c, p = self.c, f"model.layers.{layer}."
-        h = x if c.post_norms else self.rms_norm(x, p + "input_layernorm")
+        h = x if c.post_norms else self.rms_norm(x, p + "input_layernorm", 2 * layer)
         a = self.attention(h, layer, cos, sin, mask, position, key_cache, value_cache)
         if c.sandwich_norms or c.post_norms:
-            a = self.rms_norm(a, p + "post_attention_layernorm")
+            a = self.rms_norm(a, p + "post_attention_layernorm", branch=True)
         if c.parallel_residual:
-            m = self.mlp(self.rms_norm(x, p + "post_attention_layernorm"), layer)
-            return rlx.AddOp(rlx.AddOp(x, a).result, m).result
+            m = self.mlp(
+                self.rms_norm(x, p + "post_attention_layernorm", 2 * layer + 1), layer
+            )
+            return self.residual(self.residual(x, a), m)
         x = self.residual(x, a)
         if c.post_norms:
             m = self.mlp(x, layer)
@@ -980,9 +1033,9 @@ class LlmBuilder:
                 if c.sandwich_norms
                 else "post_attention_layernorm"
             )
-            m = self.mlp(self.rms_norm(x, p + second), layer)
+            m = self.mlp(self.rms_norm(x, p + second, 2 * layer + 1), layer)
         if c.sandwich_norms or c.post_norms:
-            m = self.rms_norm(m, p + "post_feedforward_layernorm")
+            m = self.rms_norm(m, p + "post_feedforward_layernorm", branch=True)
         return self.residual(x, m)
 
     def residual(self, x: SSAValue, branch: SSAValue) -> SSAValue:
@@ -1203,18 +1256,25 @@ class LlmBuilder:
         tables, masks = self.positions(position, shape_of(x)[1])
         if not self.c.rope and first == 0:
             x = rlx.AddOp(x, self.learned_positions(position, shape_of(x)[1])).result
+        if self.c.stream_scale is not None and not self.c.rope and first == 0:
+            x = scaled(x, self.c.stream_scale)
+        self.maxima = []
+        if self.shape.probe:
+            self.maxima.append(largest_magnitude(x))
         for layer in range(first, end):
             sliding = layer in self.c.sliding_layers
             mask = masks["sliding" if sliding and "sliding" in masks else "full"]
             kind = "sliding" if sliding and "sliding" in tables else "full"
             cos, sin = tables.get(kind, (None, None))
             x = self.layer(x, layer, cos, sin, mask, position, key_cache, value_cache)
+            if self.shape.probe:
+                self.maxima.append(largest_magnitude(x))
         return x
 
     def final(self, x: SSAValue) -> list[SSAValue]:
         """The final norm and the head over x [1, S, hidden]."""
         tokens = shape_of(x)[1]
-        h = self.rms_norm(x, "model.norm")
+        h = self.rms_norm(x, "model.norm", 2 * self.c.num_layers)
         return self.head(rlx.ReshapeOp(h, (tokens, self.c.hidden_size)).result)
 
     def function(self, name: str, tokens: int):
@@ -1238,6 +1298,8 @@ class LlmBuilder:
                 x = rlx.MulOp(x, const(scale)).result
             if c.embedding_multiplier is not None:
                 x = scaled(x, c.embedding_multiplier)
+            if c.stream_scale is not None and c.rope:  # (else after positions)
+                x = scaled(x, c.stream_scale)
             return x
 
         caches = ["key_cache", "value_cache"]
@@ -1255,7 +1317,9 @@ class LlmBuilder:
         return build_function(
             name,
             [ids, position, cache, cache],
-            lambda i, p, k, v: self.final(self.stack(embedded(i), p, k, v)),
+            lambda i, p, k, v: (
+                self.final(self.stack(embedded(i), p, k, v)) + self.maxima
+            ),
             ["input_ids", "position", *caches],
         )
 
@@ -1272,10 +1336,16 @@ def build_llm(config: LlmConfig, shape: LlmShape) -> builtin.ModuleOp:
 def output_names(config: LlmConfig, shape: LlmShape) -> list[str]:
     if shape.part in ("embed", "layers"):
         return ["hidden_states"]
+    # stream_max_0: the embedding's; stream_max_i: after layer i − 1
+    count = config.num_layers + 1
+    probes = [f"stream_max_{i}" for i in range(count)] if shape.probe else []
     if shape.argmax:
-        return ["next_token"]
+        return ["next_token", *probes]
     parts = chunks(config.vocab_size, shape.chunk)
-    return ["logits"] if len(parts) == 1 else [f"logits_{i}" for i in range(len(parts))]
+    logits = (
+        ["logits"] if len(parts) == 1 else [f"logits_{i}" for i in range(len(parts))]
+    )
+    return logits + probes
 
 
 def llm_weights(
@@ -1303,7 +1373,26 @@ def llm_weights(
         else:
             weights[name] = checkpoint.tensor(name, shape_of(op.result))
     used = {op.param_name.data for op in module.walk() if isinstance(op, rlx.ParamOp)}
-    return {k: v for k, v in weights.items() if k in used}
+    scale = config.stream_scale
+    return {
+        k: v * np.float32(scale) if scale and k in scaled_weights(config) else v
+        for k, v in weights.items()
+        if k in used
+    }
+
+
+def scaled_weights(config: LlmConfig) -> set[str]:
+    """The checkpoint tensors a stream_scale multiplies: the weights and
+    biases that end each branch (o_proj, down_proj) where no norm follows
+    them."""
+    if config.stream_scale is None or config.sandwich_norms or config.post_norms:
+        return set()
+    return {
+        config.weight_name(f"model.layers.{layer}.{projection}.{kind}")
+        for layer in range(config.num_layers)
+        for projection in ("self_attn.o_proj", "mlp.down_proj")
+        for kind in ("weight", "bias")
+    }
 
 
 HARMLESS = ("rotary_emb.inv_freq",)
@@ -1366,3 +1455,104 @@ def unused_reason(config: LlmConfig, name: str) -> str:
             return "mlp_bias is false"
         return f"a {family.name} model has no bias on {projection}"
     return f"a {family.name} model of this config.json has no such tensor"
+
+
+FP16_HEADROOM = 16384.0
+"""The largest |hidden state| the fp16 program may carry: a quarter of
+fp16's 65504, for the sums inside a layer."""
+
+
+def calibration_prompts(config: LlmConfig, shape: LlmShape) -> list[list[int]]:
+    """Two prompts of `prefill` ids, drawn from a fixed seed."""
+    rng = np.random.default_rng(0)
+    return [
+        [int(t) for t in rng.integers(0, config.vocab_size, shape.prefill)]
+        for _ in range(2)
+    ]
+
+
+def residual_maxima(
+    checkpoint: Checkpoint,
+    config: LlmConfig,
+    shape: LlmShape,
+    prompts: list[list[int]],
+) -> list[float]:
+    """The largest |hidden state| over `prompts` of the embedding and after
+    each layer (num_layers + 1 values), from the fp32 program
+    (shape.probe) in the interpreter, prefill calls as the package makes
+    them."""
+    from xdsl_ane.interpreter.core import StatefulRuntime
+
+    probe = replace(shape, probe=True, argmax=False, part="all", layers=None)
+    module = build_llm(config, probe)
+    weights = llm_weights(checkpoint, config, probe, module)
+    count = config.num_layers + 1
+    maxima = np.zeros(count)
+    for prompt in prompts:
+        runtime = StatefulRuntime(module, weights)  # a fresh cache each
+        for start in range(0, len(prompt), shape.prefill):
+            ids = np.zeros(shape.prefill, np.int32)
+            part = prompt[start : start + shape.prefill]
+            ids[: len(part)] = part
+            out = runtime.call("prefill", [ids, np.array([start], np.int32)])
+            seen = [float(o.reshape(-1)[0]) for o in out[-count:]]
+            maxima = np.maximum(maxima, seen)
+    return [float(m) for m in maxima]
+
+
+def fp16_rescaled(config: LlmConfig, maxima: list[float], where: str) -> LlmConfig:
+    """`config` made safe in fp16 from the calibration's `maxima` (the
+    embedding's, then after each layer): where the stream passes
+    FP16_HEADROOM it is carried times α = 2^−k (stream_scale); where a
+    stream RMSNorm would square values past NORM_HEADROOM its input is
+    divided by s = 2^j first (norm_input_scales). Both are exact in
+    floating point and leave the outputs unchanged. A family whose layers
+    read the stream without a norm first (post_norms) cannot be rescaled
+    so: the error names the layer."""
+    if not all(np.isfinite(m) for m in maxima):
+        layer = next(i for i, m in enumerate(maxima) if not np.isfinite(m))
+        raise XdslAneError(
+            f"{where}: {stream_name(layer)}'s hidden states are not finite in float32"
+        )
+    largest = max(maxima, default=0.0)
+    alpha = 1.0
+    if largest > FP16_HEADROOM:
+        if config.post_norms:
+            layer = maxima.index(largest)
+            raise XdslAneError(
+                f"{where}: {stream_name(layer)}'s hidden states reach {largest:.4g}, "
+                f"past fp16's range (65504; {FP16_HEADROOM:g} with headroom), and "
+                f"the layers of {config.family} read them without a norm, so no "
+                "rescaling leaves its outputs unchanged"
+            )
+        alpha = 2.0 ** -math.ceil(math.log2(largest / FP16_HEADROOM))
+    # layer L's first norm reads the stream entering it (maxima[L]), its
+    # second the stream after attention (maxima[L + 1] the closest measured;
+    # the input with a parallel residual), the final norm maxima[-1]
+    layers = len(maxima) - 1
+    second = maxima[:-1] if config.parallel_residual else maxima[1:]
+    reads = [m for pair in zip(maxima[:-1], second) for m in pair] + [maxima[-1]]
+    del layers
+    scales = tuple(
+        2.0 ** math.ceil(math.log2(m * alpha / NORM_HEADROOM))
+        if m * alpha > NORM_HEADROOM
+        else 1.0
+        for m in reads
+    )
+    if alpha == 1.0 and all(s == 1.0 for s in scales):
+        return config
+    return replace(
+        config,
+        stream_scale=None if alpha == 1.0 else alpha,
+        norm_input_scales=() if all(s == 1.0 for s in scales) else scales,
+    )
+
+
+NORM_HEADROOM = 128.0
+"""The largest |x| an RMSNorm squares in fp16 (128² = 16384, a quarter of
+65504, for the mean)."""
+
+
+def stream_name(index: int) -> str:
+    """maxima[index]'s place: the embedding or a layer's output."""
+    return "the embedding" if index == 0 else f"layer {index - 1}"

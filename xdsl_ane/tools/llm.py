@@ -217,6 +217,8 @@ def compile_llm(
     compress: str | None = None,
     compress_head: str = "same",
     compress_embedding: str = "none",
+    fp16_check: bool = True,
+    calibration: list[list[int]] | None = None,
 ) -> LlmPackage | LlmPackageSet:
     """Compiles a Hugging Face checkpoint directory to a stateful
     multifunction package (`prefill`, `decode`), or with
@@ -224,6 +226,11 @@ def compile_llm(
     `compress` (`MODE[:GRANULARITY[:GROUP]]`) compresses the weights with
     `mil-compress-weights`, the LM head as `compress_head` and the
     embedding table as `compress_embedding` (as in `xdsl_ane.compile`).
+    `fp16_check` runs the fp32 program on the `calibration` prompts (token
+    ids; default two seeded random ones) and, where a layer's hidden states
+    would leave fp16's range, carries the residual stream scaled by a power
+    of two that leaves the outputs unchanged (`models.llm.fp16_rescaled`);
+    the manifest's `fp16` records the maxima and the scale.
     The checkpoint's tokenizer files go with the package (copied on save)
     and its end-of-sequence ids into the manifest. Errors are one-line
     `XdslAneError`s naming the file, tensor or field."""
@@ -233,12 +240,15 @@ def compile_llm(
     from xdsl_ane.models.llm import (
         LlmShape,
         build_llm,
+        calibration_prompts,
         check_all_used,
         check_shape,
         chunks,
+        fp16_rescaled,
         llm_config,
         llm_weights,
         output_names,
+        residual_maxima,
         split_parts,
     )
 
@@ -251,6 +261,25 @@ def compile_llm(
         context, prefill, MAX_DIMENSION if chunk is None else chunk, argmax
     )
     check_shape(config, shape, str(Path(source) / "config.json"))
+    fp16: dict[str, Any] = {"checked": fp16_check}
+    if fp16_check:
+        prompts = calibration or calibration_prompts(config, shape)
+        for prompt in prompts:
+            if len(prompt) > context or any(
+                not 0 <= t < config.vocab_size for t in prompt
+            ):
+                raise XdslAneError(
+                    f"calibration prompt of {len(prompt)} ids: each must lie in "
+                    f"[0, {config.vocab_size}) and the prompt within --context {context}"
+                )
+        maxima = residual_maxima(ck, config, shape, prompts)
+        config = fp16_rescaled(config, maxima, source)
+        fp16 |= {
+            "prompts": len(prompts),
+            "largest_per_layer": [float(f"{m:.6g}") for m in maxima],
+            "stream_scale": config.stream_scale or 1.0,
+            "norm_input_scales": list(config.norm_input_scales),
+        }
     if layers_per_package is not None and layers_per_package < 1:
         raise XdslAneError(
             f"--layers-per-package {layers_per_package}: must be at least 1"
@@ -269,6 +298,7 @@ def compile_llm(
         "protocol": "prefill at positions 0, N, 2N, ... (padded), then decode one "
         "token per call at its position; states start at zeros",
         "eos_token_id": eos,
+        "fp16": fp16,
     }
 
     if layers_per_package is None:
@@ -631,6 +661,14 @@ def add_llm_commands(commands: Any) -> None:
         "--validate", action="store_true", help="reload with coremltools' MIL loader"
     )
     compile_llm_.add_argument(
+        "--no-fp16-check",
+        dest="fp16_check",
+        action="store_false",
+        help="skip running the fp32 program on two calibration prompts to keep "
+        "its hidden states in fp16's range by exact rescaling (default: the check "
+        "runs)",
+    )
+    compile_llm_.add_argument(
         "--layers-per-package",
         type=int,
         default=None,
@@ -753,6 +791,7 @@ def command_compile_llm(args: Any) -> int:
         argmax=args.argmax,
         validate=args.validate,
         layers_per_package=args.layers_per_package,
+        fp16_check=args.fp16_check,
         **compress_options(args),
     )
     package.save(output, force=args.force)
@@ -786,7 +825,35 @@ def command_compile_llm(args: Any) -> int:
         )
     if args.validate:
         print("  validated: coremltools' MIL loader rebuilt both functions and states")
+    print(f"  {fp16_line(record['fp16'])}")
     return 0
+
+
+def fp16_line(fp16: dict[str, Any]) -> str:
+    """What the fp16 check found, in one line."""
+    from xdsl_ane.models.llm import stream_name
+
+    if not fp16["checked"]:
+        return "fp16: not checked (--no-fp16-check)"
+    maxima = fp16["largest_per_layer"]
+    largest = max(maxima)
+    where = (
+        f"largest hidden state {largest:.4g} ({stream_name(maxima.index(largest))}) "
+        f"over {fp16['prompts']} calibration prompts"
+    )
+    changes = []
+    if fp16["stream_scale"] != 1.0:
+        changes.append(
+            f"the residual stream carried x 2^{int(np.log2(fp16['stream_scale']))}"
+        )
+    if fp16["norm_input_scales"]:
+        changes.append(
+            f"{sum(s != 1.0 for s in fp16['norm_input_scales'])} norm inputs divided "
+            "by powers of two"
+        )
+    if not changes:
+        return f"fp16: {where}, within range"
+    return f"fp16: {where}: {' and '.join(changes)} (outputs unchanged)"
 
 
 def parse_ids(text: str) -> list[int]:

@@ -1,0 +1,180 @@
+"""fp16 safety of compile-llm: the fp32 program run on calibration prompts
+finds the largest hidden state of the embedding and of each layer; where
+the residual stream would pass fp16's range it is carried scaled by
+α = 2^−k, and where a stream RMSNorm would square values past fp16's range
+its input is divided by 2^j first — both exact, so the outputs do not
+change. Checkpoints whose branches are scaled up make the stream pass
+65504 (and the norms' squares long before)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy as np
+import pytest
+from llm_checkpoints import write_checkpoint
+
+from xdsl_ane.errors import XdslAneError
+from xdsl_ane.frontend.checkpoint import read_checkpoint
+from xdsl_ane.interpreter.core import StatefulRuntime
+from xdsl_ane.models.llm import (
+    LlmShape,
+    build_llm,
+    calibration_prompts,
+    fp16_rescaled,
+    llm_config,
+    llm_weights,
+    residual_maxima,
+)
+from xdsl_ane.tools.cli import main
+from xdsl_ane.tools.llm import PackageRunner, compile_llm, reference_generate
+
+# Compiles LLM checkpoints and runs transformers: -m 'not slow' skips them.
+pytestmark = pytest.mark.slow
+
+pytest.importorskip("transformers")
+
+PROMPT = [5, 17, 200, 3, 99]
+
+
+def scaled_checkpoint(directory, family: str, names: tuple[str, ...], factor: float):
+    """A tiny checkpoint with the tensors whose names contain one of `names`
+    multiplied by `factor` (then read back by transformers as its reference)."""
+    from safetensors.torch import load_file, save_file
+
+    write_checkpoint(directory, family)
+    path = directory / "model.safetensors"
+    tensors = load_file(path)
+    for name in tensors:
+        if any(n in name for n in names):
+            tensors[name] = tensors[name] * factor
+    save_file(tensors, path, metadata={"format": "pt"})
+    return directory
+
+
+BRANCH_ENDS = ("o_proj", "down_proj")
+
+
+# (the unchecked package's weights overflow as they are cast to fp16)
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")
+def test_stream_past_65504_is_rescaled_and_generates_transformers_tokens(tmp_path):
+    checkpoint = scaled_checkpoint(tmp_path / "ckpt", "llama", BRANCH_ENDS, 1.5e6)
+    package = compile_llm(checkpoint, context=32, prefill=4, chunk=128)
+    fp16 = package.manifest_record["fp16"]
+    assert max(fp16["largest_per_layer"]) > 65504
+    assert fp16["stream_scale"] < 1 and max(fp16["norm_input_scales"]) > 1
+    out = tmp_path / "llm.mlpackage"
+    package.save(out)
+    tokens, logits = PackageRunner(out).generate(PROMPT, 16)
+    ref_tokens, ref_logits = reference_generate(checkpoint, PROMPT, 16)
+    assert tokens == ref_tokens
+    for got, ref in zip(logits, ref_logits):
+        np.testing.assert_allclose(got, ref, rtol=2e-2, atol=2e-2 * np.abs(ref).max())
+    # unchecked, the same checkpoint's fp16 package overflows
+    unchecked = tmp_path / "unchecked.mlpackage"
+    compile_llm(checkpoint, context=32, prefill=4, chunk=128, fp16_check=False).save(
+        unchecked
+    )
+    tokens, logits = PackageRunner(unchecked).generate(PROMPT, 4)
+    assert not all(np.isfinite(row).all() for row in logits) or tokens != ref_tokens[:4]
+
+
+def test_norm_inputs_are_divided_before_the_stream_overflows(tmp_path):
+    """A stream of ~600 is in fp16's range, but its squares are not: the
+    norms' inputs are divided, the stream is not scaled."""
+    checkpoint = scaled_checkpoint(tmp_path / "ckpt", "qwen3", BRANCH_ENDS, 1e4)
+    package = compile_llm(checkpoint, context=32, prefill=4, chunk=128)
+    fp16 = package.manifest_record["fp16"]
+    assert 256 < max(fp16["largest_per_layer"]) < 16384
+    assert fp16["stream_scale"] == 1.0 and max(fp16["norm_input_scales"]) > 1
+    out = tmp_path / "llm.mlpackage"
+    package.save(out)
+    assert (
+        PackageRunner(out).generate(PROMPT, 16)[0]
+        == (reference_generate(checkpoint, PROMPT, 16)[0])
+    )
+
+
+@pytest.mark.parametrize("family", ["llama", "gemma3_text"])
+def test_rescaling_leaves_the_fp32_program_unchanged(tmp_path, family):
+    """The rescaled program in fp32 gives the original's logits (the
+    scales are powers of two; eps moves with them)."""
+    names = BRANCH_ENDS if family == "llama" else ("post_feedforward_layernorm",)
+    factor = 1.5e6 if family == "llama" else 3e4
+    checkpoint = read_checkpoint(scaled_checkpoint(tmp_path, family, names, factor))
+    config = llm_config(checkpoint)
+    shape = LlmShape(context=16, prefill=4)
+    maxima = residual_maxima(
+        checkpoint, config, shape, calibration_prompts(config, shape)
+    )
+    rescaled = fp16_rescaled(config, maxima, str(tmp_path))
+    assert rescaled != config
+    outputs = []
+    for c in (config, rescaled):
+        module = build_llm(c, shape)
+        runtime = StatefulRuntime(module, llm_weights(checkpoint, c, shape, module))
+        ids = np.array(PROMPT[:4], np.int32)
+        outputs.append(
+            np.concatenate(runtime.call("prefill", [ids, np.zeros(1, np.int32)]), 1)
+        )
+    scale = np.abs(outputs[0]).max()
+    np.testing.assert_allclose(outputs[1], outputs[0], rtol=1e-5, atol=1e-5 * scale)
+
+
+def test_a_post_norm_family_past_the_range_names_the_layer(tmp_path, capsys):
+    """OLMo 2 reads the stream without a norm: no rescaling keeps its
+    outputs, so compile-llm refuses in one line and writes nothing."""
+    scaled_checkpoint(tmp_path / "ckpt", "olmo2", ("post_attention_layernorm",), 3e4)
+    out = tmp_path / "m.mlpackage"
+    capsys.readouterr()
+    command = ["compile-llm", str(tmp_path / "ckpt"), "-o", str(out)]
+    assert main(command + ["--context", "16", "--prefill", "4"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert re.search(r"ckpt: layer \d's hidden states reach [0-9.e+]+, past", err)
+    assert "the layers of olmo2 read them without a norm, so no rescaling" in err
+    assert not out.exists()
+
+
+def test_compile_llm_reports_the_check(tmp_path, capsys):
+    write_checkpoint(tmp_path / "ckpt", "qwen3")
+    out = tmp_path / "m.mlpackage"
+    command = ["compile-llm", str(tmp_path / "ckpt"), "-o", str(out)]
+    assert main(command + ["--context", "16", "--prefill", "4"]) == 0
+    assert "over 2 calibration prompts, within range" in capsys.readouterr().out
+    assert (
+        main(
+            command
+            + ["--context", "16", "--prefill", "4", "--force", "--no-fp16-check"]
+        )
+        == 0
+    )
+    assert "fp16: not checked (--no-fp16-check)" in capsys.readouterr().out
+
+
+def test_non_finite_float32_is_named():
+    config = dataclasses.replace(llm_config_stub(), num_layers=2)
+    with pytest.raises(XdslAneError, match="layer 1's hidden states are not finite"):
+        fp16_rescaled(config, [1.0, 2.0, float("inf")], "ckpt")
+
+
+def llm_config_stub():
+    from xdsl_ane.models.llm import LlmConfig
+
+    return LlmConfig(
+        family="llama",
+        hidden_size=8,
+        num_layers=2,
+        num_heads=2,
+        num_kv_heads=2,
+        head_dim=4,
+        ffn_size=16,
+        vocab_size=10,
+        rms_eps=1e-6,
+        rope_theta=1e4,
+        rope_scaling=None,
+        max_positions=64,
+        tied=False,
+        qk_norm=False,
+    )
