@@ -83,6 +83,53 @@ def honoured(directory, family: str, **fields) -> None:
         ("mistral", {"sliding_window": 16}),
         ("gpt_neox", {"use_parallel_residual": False}),
         ("gpt2", {"scale_attn_by_inverse_layer_idx": True}),
+        (
+            "qwen2",
+            {
+                "rope_scaling": {
+                    "rope_type": "yarn",
+                    "factor": 4.0,
+                    "original_max_position_embeddings": 8,
+                }
+            },
+        ),
+        (
+            "llama",
+            {
+                "rope_scaling": {
+                    "rope_type": "yarn",
+                    "factor": 8.0,
+                    "original_max_position_embeddings": 16,
+                    "beta_fast": 16.0,
+                    "mscale": 0.7,
+                    "mscale_all_dim": 1.0,
+                }
+            },
+        ),
+        # long factors (every call is past the original 4 positions) and
+        # short ones (none reaches 64), each with its attention factor
+        (
+            "phi3",
+            {
+                "rope_scaling": {
+                    "rope_type": "longrope",
+                    "long_factor": [1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0],
+                    "short_factor": [1.0] * 8,
+                    "original_max_position_embeddings": 4,
+                }
+            },
+        ),
+        (
+            "phi3",
+            {
+                "rope_scaling": {
+                    "rope_type": "longrope",
+                    "long_factor": [1.0] * 8,
+                    "short_factor": [1.0, 1.1, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0],
+                    "original_max_position_embeddings": 64,
+                }
+            },
+        ),
         ("gpt2", {"scale_attn_weights": False, "activation_function": "gelu"}),
         ("gpt_neox", {"attention_bias": False, "hidden_act": "gelu_new"}),
         (
@@ -140,7 +187,8 @@ LLAMA3 = {
                     "rope_theta": 1e4,
                 }
             },
-            "field 'rope_parameters' has rope type 'yarn', which is not supported (default, linear, llama3)",
+            "field 'rope_parameters.original_max_position_embeddings' is missing "
+            "(rope type yarn)",
         ),
         (
             "qwen2",
@@ -156,7 +204,8 @@ LLAMA3 = {
         (
             "qwen2",
             {"rope_parameters": None, "rope_scaling": {"type": "longrope"}},
-            "field 'rope_scaling' has rope type 'longrope'",
+            "field 'rope_scaling.original_max_position_embeddings' is missing "
+            "(rope type longrope)",
         ),
         (
             "qwen2",

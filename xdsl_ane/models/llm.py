@@ -31,7 +31,7 @@ query_pre_attn_scalar scale, soft-capped attention scores and logits),
 Gemma 3 text (Gemma 2's without the score cap, with QK-norm and its own
 RoPE for the sliding layers); tied or separate
 embeddings; the MLP's activation from `hidden_act` (ACTIVATIONS); RoPE
-default, linear or Llama 3 scaled; sliding-window layers (a second mask).
+default, linear, Llama 3, YaRN or LongRoPE scaled (at the static context); sliding-window layers (a second mask).
 Every config field that changes the math is honoured or refused in one
 line naming it (IGNORED_FIELDS lists those that do not), and every
 checkpoint tensor is read or named in an error (`check_all_used`).
@@ -268,7 +268,7 @@ ACTIVATIONS: dict[str, type[rlx.UnaryOp]] = {
 """transformers' `hidden_act` names (activations.ACT2CLS) -> the rlx op of
 the same function; any other name is refused."""
 
-ROPE_TYPES = ("default", "linear", "llama3")
+ROPE_TYPES = ("default", "linear", "llama3", "yarn", "longrope")
 
 IGNORED_FIELDS = {
     "attention_dropout": "dropout is off at inference",
@@ -697,15 +697,42 @@ def rope_config(
     theta = read.number("rope_theta", theta, field)
     if rope_type == "default":
         return theta, None
-    keys = ["factor"]
-    if rope_type == "llama3":
-        keys += ["low_freq_factor", "high_freq_factor"]
-        keys += ["original_max_position_embeddings"]
+    keys = {
+        "linear": ["factor"],
+        "llama3": [
+            "factor",
+            "low_freq_factor",
+            "high_freq_factor",
+            "original_max_position_embeddings",
+        ],
+        "yarn": ["original_max_position_embeddings"],
+        "longrope": ["original_max_position_embeddings"],
+    }[rope_type]
     scaling: dict[str, Any] = {"rope_type": rope_type}
     for key in keys:
         if rope.get(key) is None:
             raise read.error(f"{field}.{key}", f"is missing (rope type {rope_type})")
         scaling[key] = read.number(key, 0.0, field)
+    if rope_type in ("yarn", "longrope"):
+        # transformers' defaults: factor from the two lengths, the rest None
+        old = scaling["original_max_position_embeddings"]
+        longest = read.integer("max_position_embeddings", int(old))
+        scaling["factor"] = read.number("factor", longest / old, field)
+        for key in ("attention_factor", "mscale", "mscale_all_dim"):
+            scaling[key] = (
+                None if rope.get(key) is None else read.number(key, 0.0, field)
+            )
+        scaling["beta_fast"] = read.number("beta_fast", 32.0, field) or 32.0
+        scaling["beta_slow"] = read.number("beta_slow", 1.0, field) or 1.0
+        scaling["truncate"] = rope.get("truncate", True) is not False
+    if rope_type == "longrope":
+        for key in ("long_factor", "short_factor"):
+            factors = rope.get(key)
+            if not isinstance(factors, list) or not all(
+                isinstance(f, (int, float)) for f in factors
+            ):
+                raise read.error(f"{field}.{key}", "must list a number per frequency")
+            scaling[key] = [float(f) for f in factors]
     return theta, scaling
 
 
@@ -773,21 +800,34 @@ def check_shape(config: LlmConfig, shape: LlmShape, where: str) -> None:
         raise XdslAneError(f"--prefill {prefill} must divide --context {context}")
 
 
-def inverse_frequencies(config: LlmConfig, local: bool = False) -> np.ndarray:
+def inverse_frequencies(
+    config: LlmConfig, local: bool = False, context: int | None = None
+) -> np.ndarray:
     """base^(−2i/D); rope type linear divides them all by `factor`, llama3
     rescales by Llama 3's rule (low frequencies divided by `factor`, high
-    ones kept, a smooth blend between)."""
+    ones kept, a smooth blend between), yarn blends interpolated and
+    extrapolated frequencies over a ramp of dims, longrope divides by its
+    long factors where the `context` passes the original length, else by
+    its short ones (transformers' rule for a sequence of that length)."""
     d = config.rotated
-    theta, s = (
-        config.local_rope
-        if local and config.local_rope
-        else (config.rope_theta, config.rope_scaling)
-    )
+    theta, s = rope_of(config, local)
     inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
     if s is None:
         return inv
     if s["rope_type"] == "linear":
         return inv / s["factor"]
+    if s["rope_type"] == "yarn":
+        return yarn_frequencies(inv, theta, d, s)
+    if s["rope_type"] == "longrope":
+        old = s["original_max_position_embeddings"]
+        long = context is not None and context > old
+        factors = np.asarray(s["long_factor" if long else "short_factor"])
+        if factors.shape != inv.shape:
+            raise XdslAneError(
+                f"rope_parameters.{'long' if long else 'short'}_factor has "
+                f"{factors.size} factors; RoPE over {d} dims needs {inv.size}"
+            )
+        return inv / factors
     factor, low, high = s["factor"], s["low_freq_factor"], s["high_freq_factor"]
     old = s["original_max_position_embeddings"]
     wavelen = 2 * math.pi / inv
@@ -798,14 +838,61 @@ def inverse_frequencies(config: LlmConfig, local: bool = False) -> np.ndarray:
     return np.where(medium, blended, scaled)
 
 
+def rope_of(config: LlmConfig, local: bool) -> tuple[float, dict[str, Any] | None]:
+    """(theta, scaling) of the full layers or, `local`, the sliding ones."""
+    if local and config.local_rope:
+        return config.local_rope
+    return config.rope_theta, config.rope_scaling
+
+
+def yarn_frequencies(inv: np.ndarray, base: float, d: int, s: dict) -> np.ndarray:
+    """YaRN (transformers' _compute_yarn_parameters): inv / factor below
+    the correction range, inv above it, a linear ramp between."""
+    factor, old = s["factor"], s["original_max_position_embeddings"]
+
+    def correction_dim(rotations: float) -> float:
+        return (d * math.log(old / (rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low, high = correction_dim(s["beta_fast"]), correction_dim(s["beta_slow"])
+    if s["truncate"]:
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, d - 1)
+    if low == high:
+        high += 0.001
+    ramp = np.clip((np.arange(d // 2, dtype=np.float32) - low) / (high - low), 0, 1)
+    extrapolated = 1 - ramp
+    return (inv / factor) * (1 - extrapolated) + inv * extrapolated
+
+
+def attention_factor(config: LlmConfig, local: bool = False) -> float:
+    """The factor yarn and longrope scale cos and sin by (1 otherwise)."""
+    _, s = rope_of(config, local)
+    if s is None or s["rope_type"] not in ("yarn", "longrope"):
+        return 1.0
+    if s["attention_factor"] is not None:
+        return s["attention_factor"]
+    factor, old = s["factor"], s["original_max_position_embeddings"]
+    if s["rope_type"] == "longrope":
+        return 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(old))
+
+    def mscale(scale: float, m: float = 1.0) -> float:
+        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+    if s["mscale"] and s["mscale_all_dim"]:
+        return mscale(factor, s["mscale"]) / mscale(factor, s["mscale_all_dim"])
+    return mscale(factor)
+
+
 def rope_tables(
     config: LlmConfig, context: int, local: bool = False
 ) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin [context, D/2] of θ = position · inv_freq, computed in
-    float32 as Hugging Face does (`local`: the sliding layers' RoPE)."""
-    inv = inverse_frequencies(config, local).astype(np.float32)
+    float32 as Hugging Face does (`local`: the sliding layers' RoPE), times
+    the scaling's attention factor (yarn, longrope)."""
+    inv = inverse_frequencies(config, local, context).astype(np.float32)
     angles = np.arange(context, dtype=np.float32)[:, None] * inv[None, :]
-    return np.cos(angles), np.sin(angles)
+    factor = np.float32(attention_factor(config, local))
+    return np.cos(angles) * factor, np.sin(angles) * factor
 
 
 def chunks(rows: int, limit: int) -> list[tuple[int, int]]:
