@@ -25,6 +25,8 @@ natural, and its result gets a twin:
   `#ane.weight_arg`s);
 - reshapes and transposes that leave the ANE-form element order unchanged
   (a head split `[1, S, H·D] -> [1, H, S, D]` or merge) cost nothing;
+- a concat of `[C]`, `[S, C]` or `[1, S, C]` values along either axis
+  (a class token before a ViT's patches) joins their ANE forms;
 - images and 1-D signals: the input and result of a convolution
   (`SPATIAL_OPS`), and the values the elementwise ops and channel concats
   around them connect, are laid out `nchw` (`[1, C, H, W]`, unchanged) or
@@ -80,7 +82,7 @@ from xdsl_ane.passes.layouts import (
 
 CUMSUM_AXES = {"c": (1,), "sc": (3, 1), "bsc": (0, 3, 1)}
 """Where each logical axis of a `c`, `sc` or `bsc` value lies in its ANE form
-(`[1, C, 1, S]`): a cumsum along it runs there."""
+(`[1, C, 1, S]`): a cumsum, or a concat, along it runs there."""
 
 CHANNEL_LAYOUTS = ("c", "sc", "bsc", "scalar", "ane")
 """Layouts whose ANE form is an axis permutation of the logical one (no
@@ -439,6 +441,8 @@ class FunctionLayout:
             return self.convolution
         if isinstance(op, mil.PadOp):
             return self.signal_pad
+        if isinstance(op, mil.ConcatOp):
+            return self.concat
         return None
 
     def result_layout(self, op: Operation) -> Layout | None:
@@ -654,6 +658,41 @@ class FunctionLayout:
         properties["pad"] = ints_attr(pad[-2:])
         new = mil.PadOp.__new__(mil.PadOp)
         new.init_inferred([twin.value], properties)
+        Rewriter.insert_op(new, InsertPoint.after(op))
+        copy_location(new, op)
+        return Twin(new.results[0], result)
+
+    def concat(self, op: Operation) -> Twin | None:
+        """A concat of `c`, `sc` or `bsc` values runs on their twins along
+        the axis its axis becomes there (`CUMSUM_AXES`): a ViT's class
+        token joined to its patches stays in ANE form. Operands without a
+        twin are laid out (a const's layout change folds into it)."""
+        assert isinstance(op, mil.ConcatOp)
+        result = self.result_layout(op)
+        if (
+            result is None
+            or result.name not in CUMSUM_AXES
+            or bool_prop(op.properties, "interleave")
+            or not self.has_twin_operand(op)
+            or any(0 in shape_of(v) for v in op.operands)
+        ):
+            return None
+        layouts = []
+        for operand in op.operands:
+            try:
+                layout = self.value_layout(operand)
+            except LayoutError:
+                return None
+            if layout.name != result.name:
+                return None
+            layouts.append(layout)
+        rank = len(shape_of(op.results[0]))
+        axis = int_prop(op.properties, "axis") % rank
+        values = [
+            self.ane_value(value, layout, op)
+            for value, layout in zip(op.operands, layouts)
+        ]
+        new = mil.ConcatOp(values, CUMSUM_AXES[result.name][axis])
         Rewriter.insert_op(new, InsertPoint.after(op))
         copy_location(new, op)
         return Twin(new.results[0], result)

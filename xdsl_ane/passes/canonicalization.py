@@ -9,19 +9,24 @@ is imported (`xdsl_ane.passes` imports it), at the end below.
 | `RemoveIdentityTranspose`      | transpose(x, identity) -> x                          |
 | `ComposeReshapes`              | reshape(reshape(x)) -> reshape(x)                    |
 | `RemoveIdentityReshape`        | reshape(x) to x's own shape -> x                     |
+| `UnitTransposeToReshape`       | transpose moving only axes of size 1, next to a reshape -> reshape |
+| `MergeUnitReshapesIntoTranspose` | U(transpose(x)), U a reshape adding or dropping axes of size 1 -> one transpose |
+| `SinkLayoutThroughSlice`       | slice(L(x)) -> L(slice(x)), L a transpose or a U     |
 | `SinkLayoutThroughElementwise` | f(L(a), L(b), scalar) -> L(f(a, b, scalar)), L one transpose or reshape |
 | `FoldReshapeOfWeight`          | reshape(weight const) -> weight const with that view |
 | `FoldTransposeOfWeight`        | transpose(weight const viewed by a pure transpose) -> weight const |
 | `ConcatInSourceView`           | concat(reshape(a), ...) appending flat data -> reshape(concat(a, ...)) in the sources' view |
 | `DropEmptyConcatOperands`      | concat(a, empty, b) -> concat(a, b), concat(a, empty) -> a |
 | `FoldBiasIntoConv` (conv_bias.py) | conv(x, W) + b, b a const per channel -> conv(x, W, bias=b) |
+| `RemoveMultiplyByOne`          | x · 1, 1 · x, x / 1 -> x (x of the result's type)    |
 
 Besides the patterns, `canonicalize` folds every mil op of inline consts
 into inline consts through xDSL's folding (`fold_constants`, registered as
 the dialect's `MilFolder`; the dialect materializes the consts).
 
-Layout ops only ever move towards the uses (sinking) or merge (composing),
-so the patterns cannot undo each other and the greedy driver terminates.
+Layout ops only ever move towards the uses (sinking) or merge (composing,
+which removes ops), so the patterns cannot undo each other and the greedy
+driver terminates.
 Unused ops are erased by the pass itself: every mil op is `Pure`.
 """
 
@@ -173,6 +178,165 @@ class RemoveIdentityReshape(RewritePattern):
     def match_and_rewrite(self, op: mil.ReshapeOp, rewriter: PatternRewriter, /):
         if op.x.type == op.result.type:
             rewriter.replace(op, (), (op.x,))
+
+
+def non_unit(shape: Sequence[int]) -> list[int]:
+    """The axes of `shape` of size other than 1."""
+    return [i for i, d in enumerate(shape) if d != 1]
+
+
+def differ_in_unit_axes(a: Sequence[int], b: Sequence[int]) -> bool:
+    """Whether a reshape between `a` and `b` only adds or drops axes of size 1:
+    the element order and the other axes are then the same (a pure view).
+    Never for an empty tensor (a reshape's 0 keeps the input's size)."""
+    if 0 in a or 0 in b:
+        return False
+    return [a[i] for i in non_unit(a)] == [b[i] for i in non_unit(b)]
+
+
+def unit_moving_perm(
+    transposed: Sequence[int],
+    perm: Sequence[int],
+    source: Sequence[int],
+    out: Sequence[int],
+) -> tuple[int, ...]:
+    """The perm p with transpose(s, p) = reshape(transpose(t, perm), out), for
+    a tensor t of shape `transposed`, s = reshape(t, source) and `out` that
+    differ from t's and the transpose's shapes in axes of size 1 only (s of
+    out's rank): the axes of size other than 1 keep their order through the
+    reshapes, so out's k-th such axis is s's one that `perm` puts there; the
+    axes of size 1 are taken in order."""
+    index = {axis: k for k, axis in enumerate(non_unit(transposed))}
+    order = [index[a] for a in perm if transposed[a] != 1]
+    source_axes = non_unit(source)
+    source_units = [i for i, d in enumerate(source) if d == 1]
+    result = [0] * len(out)
+    for position, k in zip(non_unit(out), order):
+        result[position] = source_axes[k]
+    for position, axis in zip([i for i, d in enumerate(out) if d == 1], source_units):
+        result[position] = axis
+    return tuple(result)
+
+
+class UnitTransposeToReshape(RewritePattern):
+    """A transpose that moves only axes of size 1 (the others keep their
+    order) keeps the element order: x itself when the shape is unchanged;
+    next to a reshape (reading one, or read only by one) a reshape, which
+    composes with that one. Elsewhere it stays a transpose, to sink with
+    the transposes of the same perm."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mil.TransposeOp, rewriter: PatternRewriter, /):
+        perm = normalized_perm(op)
+        shape = shape_of(op.x)
+        moved = [a for a in perm if shape[a] != 1]
+        if is_identity(perm) or 0 in shape or moved != sorted(moved):
+            return
+        if op.x.type == op.result.type:
+            rewriter.replace(op, (), (op.x,))
+            return
+        uses = list(op.result.uses)
+        if isinstance(defining_op(op.x), mil.ReshapeOp) or (
+            len(uses) == 1 and isinstance(uses[0].operation, mil.ReshapeOp)
+        ):
+            rewriter.replace(op, mil.ReshapeOp(op.x, shape_of(op.result)))
+
+
+class MergeUnitReshapesIntoTranspose(RewritePattern):
+    """reshape(transpose(y, q), out) for a reshape that only adds or drops
+    axes of size 1, changing the rank (the layout changes `mil-ane-layout`
+    puts around a rank-3 transpose: [1, C, 1, S] -> [1, C, S] -> [1, S, C]
+    -> [1, S, 1, C]) after a reshape y = reshape(z), is one transpose in
+    out's rank: of z when y differs from z in axes of size 1 only (two ops
+    less), else of a reshape of z replacing y's reshape, which must then
+    have no other use (one op less). The transpose must have no other use. A reshape that keeps the rank (one
+    moving an axis of size 1) is left alone: programs already in ANE form
+    keep the shapes they have."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mil.ReshapeOp, rewriter: PatternRewriter, /):
+        transpose = defining_op(op.x)
+        out = shape_of(op.result)
+        if (
+            not isinstance(transpose, mil.TransposeOp)
+            or not transpose.result.has_one_use()
+            or len(shape_of(op.x)) == len(out)
+            or not differ_in_unit_axes(shape_of(op.x), out)
+        ):
+            return
+        y = transpose.x
+        inner = defining_op(y)
+        new_ops: list[Operation] = []
+        if (
+            isinstance(inner, mil.ReshapeOp)
+            and len(shape_of(inner.x)) == len(out)
+            and differ_in_unit_axes(shape_of(inner.x), shape_of(y))
+        ):
+            source = inner.x
+        elif isinstance(inner, mil.ReshapeOp) and y.has_one_use():
+            kept = [shape_of(y)[i] for i in non_unit(shape_of(y))]
+            reshape = mil.ReshapeOp(inner.x, [1] * (len(out) - len(kept)) + kept)
+            new_ops.append(reshape)
+            source = reshape.result
+        else:
+            return
+        perm = unit_moving_perm(
+            shape_of(y), normalized_perm(transpose), shape_of(source), out
+        )
+        if is_identity(perm):
+            assert shape_of(source) == out
+            rewriter.replace(op, new_ops, (source,))
+        else:
+            rewriter.replace(op, [*new_ops, mil.TransposeOp(source, perm)])
+
+
+class SinkLayoutThroughSlice(RewritePattern):
+    """slice_by_size(transpose(y, q), b, s) = transpose(slice_by_size(y, b',
+    s'), q) with b'[q[i]] = b[i] (and s' likewise), and slice_by_size(U(y))
+    = U'(slice_by_size(y)) for a reshape U that only adds or drops axes of
+    size 1 (the slice then keeps y's axes of size 1 whole). Either way the
+    layout op moves towards the uses, where it may meet its inverse (the
+    first token of a sequence taken in ANE form: a pooler's input). Only
+    when the slice is the layout op's one use; matched on the layout op
+    (a slice has no canonicalization of its own)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if not isinstance(op, mil.TransposeOp | mil.ReshapeOp):
+            return
+        result = op.results[0]
+        if not result.has_one_use():
+            return
+        user = next(iter(result.uses)).operation
+        if not isinstance(user, mil.SliceBySizeOp):
+            return
+        begin = ints_prop(user.properties, "begin")
+        size = ints_prop(user.properties, "size")
+        assert begin is not None and size is not None
+        source = op.operands[0]
+        source_shape = shape_of(source)
+        if 0 in source_shape:
+            return
+        if isinstance(op, mil.TransposeOp):
+            perm = normalized_perm(op)
+            new_begin, new_size = [0] * len(perm), [0] * len(perm)
+            for i, axis in enumerate(perm):
+                new_begin[axis], new_size[axis] = begin[i], size[i]
+        else:
+            if not differ_in_unit_axes(source_shape, shape_of(result)):
+                return
+            new_begin, new_size = [0] * len(source_shape), list(source_shape)
+            for axis, position in zip(
+                non_unit(source_shape), non_unit(shape_of(result))
+            ):
+                new_begin[axis], new_size[axis] = begin[position], size[position]
+        sliced = mil.SliceBySizeOp(source, new_begin, new_size)
+        if isinstance(op, mil.TransposeOp):
+            moved: Operation = mil.TransposeOp(sliced.result, normalized_perm(op))
+        else:
+            moved = mil.ReshapeOp(sliced.result, shape_of(user.result))
+        assert moved.results[0].type == user.result.type
+        rewriter.replace(user, [sliced, moved])
+        rewriter.erase(op)
 
 
 # --- layout ops across elementwise ops -----------------------------------------
@@ -465,10 +629,35 @@ class FoldTransposeOfWeight(RewritePattern):
             return
         perm = weight_perm(const)
         file_shape = const.file_shape()
-        if shape_of(const.result) != tuple(file_shape[p] for p in perm):
+        permuted = tuple(file_shape[p] for p in perm)
+        view = shape_of(const.result)
+        if view == permuted:
+            composed = compose_perms(perm, normalized_perm(op))
+        elif differ_in_unit_axes(permuted, view):
+            composed = unit_view_perm(perm, file_shape, view, normalized_perm(op))
+        else:
             return
-        composed = compose_perms(perm, normalized_perm(op))
         rewriter.replace(op, reviewed_weight(const, op.result.type, composed))
+
+
+def unit_view_perm(
+    perm: Sequence[int],
+    file_shape: Sequence[int],
+    view: Sequence[int],
+    q: Sequence[int],
+) -> tuple[int, ...]:
+    """The perm of the file's tensor for transpose(W, q), W = reshape(
+    transpose(file, perm), view) with a reshape that only adds or drops axes
+    of size 1: the file's axes of size other than 1 in the order the
+    transpose puts them, then its axes of size 1 (the identity when that
+    order is the file's own)."""
+    permuted = [file_shape[p] for p in perm]
+    file_axes = [perm[i] for i in non_unit(permuted)]
+    index = {axis: k for k, axis in enumerate(non_unit(view))}
+    order = [file_axes[index[a]] for a in q if view[a] != 1]
+    if order == sorted(order):
+        return tuple(range(len(file_shape)))
+    return (*order, *(a for a, d in enumerate(file_shape) if d == 1))
 
 
 # --- constant folding --------------------------------------------------------------
@@ -530,6 +719,27 @@ def fold_constants(op: Operation) -> list[Attribute] | None:
     return folded
 
 
+class RemoveMultiplyByOne(RewritePattern):
+    """x · 1 = 1 · x = x / 1 = x for an inline const of ones, when x has the
+    result's type (the one broadcasts nothing): exact in every dtype (an
+    attention lowered with scale 1, its queries scaled before)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, mil.MulOp):
+            pairs = ((op.x, op.y), (op.y, op.x))
+        elif isinstance(op, mil.RealDivOp):
+            pairs = ((op.x, op.y),)
+        else:
+            return
+        for kept, other in pairs:
+            const = inline_const(other)
+            if const is None or kept.type != op.result.type:
+                continue
+            if bool(np.all(dense_to_numpy(const.val) == 1)):
+                rewriter.replace(op, (), (kept,))
+                return
+
+
 class FoldAddIntoEpsilon(RewritePattern):
     """log / rsqrt / inverse of `x + c` for a one-element const c: MIL adds
     its epsilon to the operand, so f(x + c, ε) = f(x, c + ε) — one op less
@@ -566,7 +776,10 @@ def register() -> None:
     """The patterns of each mil canonicalization trait."""
     register_constant_folder(fold_constants)
     register_canonicalization(
-        ElementwiseCanonicalization, SinkLayoutThroughElementwise(), FoldBiasIntoConv()
+        ElementwiseCanonicalization,
+        RemoveMultiplyByOne(),
+        SinkLayoutThroughElementwise(),
+        FoldBiasIntoConv(),
     )
     register_canonicalization(
         EpsilonCanonicalization, SinkLayoutThroughElementwise(), FoldAddIntoEpsilon()
@@ -576,12 +789,16 @@ def register() -> None:
         RemoveIdentityReshape(),
         ComposeReshapes(),
         FoldReshapeOfWeight(),
+        MergeUnitReshapesIntoTranspose(),
+        SinkLayoutThroughSlice(),
     )
     register_canonicalization(
         TransposeCanonicalization,
         RemoveIdentityTranspose(),
+        UnitTransposeToReshape(),
         ComposeTransposes(),
         FoldTransposeOfWeight(),
+        SinkLayoutThroughSlice(),
     )
     register_canonicalization(
         ConcatCanonicalization, DropEmptyConcatOperands(), ConcatInSourceView()
