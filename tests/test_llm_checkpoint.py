@@ -43,6 +43,7 @@ CASES = [
     ("granite", False, None, "float32"),
     ("smollm3", True, None, "float32"),
     ("olmo2", False, None, "float32"),
+    ("cohere", True, None, "float32"),
 ]
 
 

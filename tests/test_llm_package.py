@@ -44,6 +44,7 @@ PROMPT = [5, 17, 200, 3, 99]
         ("granite", False, False),
         ("smollm3", True, False),
         ("olmo2", False, False),
+        ("cohere", True, False),
     ],
 )
 def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):

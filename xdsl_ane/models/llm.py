@@ -25,7 +25,8 @@ weights [in, out], its own field and weight names), Starcoder2
 (LayerNorm, a plain MLP, `use_bias`), Granite (embedding, residual,
 attention and logit multipliers), SmolLM3 (layers without RoPE), OLMo 2
 (norms after attention and the MLP only, QK-norm over the projections),
-Gemma ((1 + w) RMSNorm, the
+Cohere (LayerNorm without bias, one norm for a parallel attention and MLP,
+interleaved RoPE, logit_scale), Gemma ((1 + w) RMSNorm, the
 embedding times √hidden), Gemma 2 (also sandwich norms, a
 query_pre_attn_scalar scale, soft-capped attention scores and logits),
 Gemma 3 text (Gemma 2's without the score cap, with QK-norm and its own
@@ -137,6 +138,15 @@ class Family:
     post_norms: bool = False
     """Norms only after attention and the MLP, before their residual adds,
     none before (OLMo 2)."""
+    norm_bias: bool = True
+    """LayerNorm has a bias (false: Cohere's LayerNorm, weight only)."""
+    shared_norm: bool = False
+    """With a parallel residual, attention and the MLP read one norm
+    (input_layernorm) of the same input (Cohere)."""
+    rope_style: str = "half"
+    """rlx.rope's pairing: "half" (i, i + D/2) or "interleaved" (2i, 2i+1)."""
+    logit_scale: bool = False
+    """Logits are multiplied by `logit_scale` (Cohere)."""
     projection_qk_norm: bool = False
     """QK-norm over the whole q and k projections, before the head split
     (OLMo 2), not per head."""
@@ -221,6 +231,16 @@ FAMILIES = {
     ),
     "Olmo2ForCausalLM": Family(
         "olmo2", attention_bias=True, post_norms=True, projection_qk_norm=True
+    ),
+    "CohereForCausalLM": Family(
+        "cohere",
+        attention_bias=True,
+        layer_norm=True,
+        norm_bias=False,
+        parallel_residual=True,
+        shared_norm=True,
+        rope_style="interleaved",
+        logit_scale=True,
     ),
     "GemmaForCausalLM": Family(
         "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
@@ -366,6 +386,12 @@ class LlmConfig:
     """Layers without RoPE (SmolLM3's no_rope_layers)."""
     post_norms: bool = False
     """Family.post_norms."""
+    norm_bias: bool = True
+    """Family.norm_bias."""
+    shared_norm: bool = False
+    """Family.shared_norm."""
+    rope_style: str = "half"
+    """Family.rope_style."""
     projection_qk_norm: bool = False
     """Family.projection_qk_norm."""
     stream_scale: float | None = None
@@ -542,6 +568,12 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     for name in ("embedding_multiplier", "residual_multiplier", "logits_scaling"):
         value = read.number(name, 1.0) if family.multipliers else 1.0
         multiplier[name] = None if value == 1.0 else value
+    if family.logit_scale:  # logits × logit_scale: as a divisor
+        multiplier["logits_scaling"] = 1 / read.number("logit_scale", 1.0)
+    if read.flag("use_qk_norm"):
+        raise read.error(
+            "use_qk_norm", "is true: Cohere's per-head QK LayerNorm is not supported"
+        )
     if family.multipliers:
         attention_scale = read.number("attention_multiplier", head_dim**-0.5)
     biases: set[str] = set(QKV) if family.qkv_bias else set()
@@ -621,6 +653,9 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         logits_divisor=multiplier["logits_scaling"],
         nope_layers=nope_layers(read, family, num_layers),
         post_norms=family.post_norms,
+        norm_bias=family.norm_bias,
+        shared_norm=family.shared_norm,
+        rope_style=family.rope_style,
         projection_qk_norm=family.projection_qk_norm,
         attention_scale=attention_scale,
         final_softcap=softcap(read, "final_logit_softcapping"),
@@ -1030,7 +1065,12 @@ class LlmBuilder:
             eps /= scales[stream] ** 2
         gamma = self.param(name + ".weight", (shape_of(x)[-1],))
         if self.c.layer_norm:
-            beta = self.param(name + ".bias", (shape_of(x)[-1],))
+            width = shape_of(x)[-1]
+            beta = (
+                self.param(name + ".bias", (width,))
+                if self.c.norm_bias
+                else const(np.zeros(width, np.float32))
+            )
             if branch and self.c.stream_scale is not None:
                 gamma = scaled(gamma, self.c.stream_scale)
                 beta = scaled(beta, self.c.stream_scale)
@@ -1108,7 +1148,10 @@ class LlmBuilder:
             a = self.rms_norm(a, p + "post_attention_layernorm", branch=True)
         if c.parallel_residual:
             m = self.mlp(
-                self.rms_norm(x, p + "post_attention_layernorm", 2 * layer + 1), layer
+                h
+                if c.shared_norm
+                else self.rms_norm(x, p + "post_attention_layernorm", 2 * layer + 1),
+                layer,
             )
             return self.residual(self.residual(x, a), m)
         x = self.residual(x, a)
@@ -1173,9 +1216,10 @@ class LlmBuilder:
     def rope(self, x: SSAValue, cos: SSAValue, sin: SSAValue) -> SSAValue:
         """RoPE ("half") over the first config.rotated dims of each head."""
         d, r = self.c.head_dim, self.c.rotated
+        style = self.c.rope_style
         if r == d:
-            return rlx.RopeOp(x, cos, sin, "half").result
-        rotated = rlx.RopeOp(rlx.NarrowOp(x, 3, 0, r).result, cos, sin, "half").result
+            return rlx.RopeOp(x, cos, sin, style).result
+        rotated = rlx.RopeOp(rlx.NarrowOp(x, 3, 0, r).result, cos, sin, style).result
         return rlx.ConcatOp([rotated, rlx.NarrowOp(x, 3, r, d - r).result], 3).result
 
     def attention(
