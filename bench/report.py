@@ -397,6 +397,13 @@ def markdown(r: dict[str, Any]) -> str:
             "### The same ExportedProgram through `ct.convert` and xdsl-ane\n\n"
             + torch_frontend_table(r["torch_frontend"])
         )
+    if "torch_models" in r:
+        from torch_models import markdown_table as models_table
+
+        sections.append(
+            "### Vision, audio and encoder models through `ct.convert` and "
+            "xdsl-ane\n\n" + models_table(r["torch_models"])
+        )
     if "compression" in r:
         from compression import markdown_table
 

@@ -34,6 +34,7 @@ import compression
 import llm
 import report
 import torch_frontend
+import torch_models
 from report import write_atomically
 
 BENCH = Path(__file__).resolve().parent
@@ -143,6 +144,8 @@ def measure_all(
     largest = max(layer_counts)
     results["numerics"] = runner.run("numerics", largest)
     results["torch_frontend"] = torch_frontend.measure_torch_frontend()  # PyTorch in
+    # vision, audio and encoder models, each through both compilers
+    results["torch_models"] = torch_models.measure_torch_models()
     results["llm"] = llm.measure_llm()  # Qwen3-0.6B package vs coremltools' stateful
     results["compression"] = compression.measure_compression()  # vs coremltools'
     results.update(comparison(compile_time[f"qwen3_{largest}_layers"], largest))

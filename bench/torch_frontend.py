@@ -115,14 +115,22 @@ def ours(program, workdir: Path, run: int) -> dict[str, Any]:
     }
 
 
-def theirs(program, workdir: Path, run: int) -> dict[str, Any]:
+def theirs(
+    program, workdir: Path, run: int, decompositions: dict | None = None
+) -> dict[str, Any]:
+    """ct.convert + save of `program` after `run_decompositions` (torch's
+    default table, or `decompositions`: `{}` only lowers the export to the
+    ATen dialect ct.convert requires)."""
     import coremltools as ct
 
     patch_coremltools()
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        decomposed = program.run_decompositions()
+        if decompositions is None:
+            decomposed = program.run_decompositions()
+        else:
+            decomposed = program.run_decompositions(decompositions)
         decomposed_at = time.perf_counter()
         mlmodel = ct.convert(
             decomposed,
