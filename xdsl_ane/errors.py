@@ -35,22 +35,30 @@ class XdslAneInternalError(XdslAneError):
 
 def internal_error(where: str, e: BaseException) -> XdslAneInternalError:
     """`where: internal error in xdsl-ane (please report): Type: message`."""
-    detail = first_line(e) if str(e).strip() else ""
-    what = f"{type(e).__name__}: {detail}" if detail else type(e).__name__
     return XdslAneInternalError(
-        f"{where}: internal error in xdsl-ane (please report it): {what}"
+        f"{where}: internal error in xdsl-ane (please report it): "
+        f"{first_line(e, typed=True)}"
     )
 
 
-def first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    # xDSL's verifier messages carry the failing op's text after a header line
-    # "Operation does not verify: ..."; prefer that line when present.
-    for ln in lines:
-        if "does not verify:" in ln:
-            return ln.split("does not verify:", 1)[1].strip()
-    return lines[0] if lines else type(e).__name__
+def first_line(e: BaseException, typed: bool = False) -> str:
+    """The line of `e`'s message that says what went wrong, stripped: the
+    first non-blank one, except that xDSL's verifier messages carry the
+    failing op's text after a header line "Operation does not verify: ...",
+    of which the text after "does not verify:" is taken. A message with no
+    text is the exception's type name; `typed` puts `Type: ` before the
+    line (the form of messages about another library's failures)."""
+    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
+    verifier = [ln for ln in lines if "does not verify:" in ln]
+    if verifier:
+        text = verifier[0].split("does not verify:", 1)[1].strip()
+    elif lines:
+        text = lines[0]
+    else:
+        return type(e).__name__
+    if not typed:
+        return text
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 @contextmanager

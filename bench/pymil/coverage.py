@@ -46,6 +46,7 @@ from xdsl_ane.backend.mil_inputs import mil_inputs, mil_type  # noqa: E402
 from xdsl_ane.backend.milproto import module_to_proto  # noqa: E402
 from xdsl_ane.dialects import mil  # noqa: E402
 from xdsl_ane.dialects.dtypes import dtype_of_element  # noqa: E402
+from xdsl_ane.errors import first_line  # noqa: E402
 from xdsl_ane.frontend.mlir import parse_module  # noqa: E402
 
 with E.quiet_coremltools():
@@ -66,11 +67,6 @@ COMPRESSION_MODES = (
     "lut4:per-tensor",
     "int4:per-channel",
 )
-
-
-def first_line(e: BaseException) -> str:
-    text = str(e).strip().splitlines()
-    return f"{type(e).__name__}: {text[0] if text else ''}"[:200]
 
 
 def synthetic_weights(module: builtin.ModuleOp) -> dict[str, np.ndarray]:
@@ -145,7 +141,7 @@ def build_alone(
                 or [f.inputs[next(iter(f.inputs))]]
             )
     except Exception as e:
-        tally.errors[op_type][first_line(e)] += 1
+        tally.errors[op_type][first_line(e, typed=True)[:200]] += 1
         tally.where[op_type].add(where)
         return
     tally.built[op_type] += 1
@@ -179,7 +175,9 @@ def check_function(
                 program, tmp, specification_version=E.SPECIFICATION_VERSION
             )
     except Exception as e:
-        tally.functions[where] = f"whole function failed ({first_line(e)}); op by op"
+        tally.functions[where] = (
+            f"whole function failed ({first_line(e, typed=True)[:200]}); op by op"
+        )
         for op in ops:
             build_alone(op, weights, tally, where, python_scalars)
         return

@@ -49,7 +49,7 @@ from xdsl_ane.backend.weights import (
     BlobFile,
     quiet_coremltools,
 )
-from xdsl_ane.errors import XdslAneError
+from xdsl_ane.errors import XdslAneError, first_line
 
 with quiet_coremltools():
     from coremltools.proto import FeatureTypes_pb2, MIL_pb2, Model_pb2
@@ -352,7 +352,7 @@ def load_program(
                 file_weights_dir=str(weights_dir or ""),
             )
         except Exception as e:
-            report.add("load", failing_op(e), first_line(e))
+            report.add("load", failing_op(e), first_line(e, typed=True))
             return None
 
 
@@ -370,12 +370,6 @@ def failing_op(e: BaseException) -> str:
     if isinstance(op, MIL_pb2.Operation):
         where += f" {describe_op(op)}"
     return where
-
-
-def first_line(e: BaseException) -> str:
-    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
-    text = lines[0] if lines else ""
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 # --- 3. semantics ----------------------------------------------------------------
@@ -430,7 +424,7 @@ def compare_reexport(
     try:
         model = reexport(spec, program)
     except Exception as e:
-        report.add("reexport", "program", first_line(e))
+        report.add("reexport", "program", first_line(e, typed=True))
         return
     try:
         compare_models(spec, model, weights_dir, report)

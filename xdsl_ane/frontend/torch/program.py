@@ -25,7 +25,7 @@ import torch
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind, OutputKind
 
-from xdsl_ane.errors import XdslAneError
+from xdsl_ane.errors import XdslAneError, first_line
 
 aten = torch.ops.aten
 
@@ -60,11 +60,6 @@ def decomposition_table() -> dict[Any, Any]:
     for op in KEPT_OPS:
         table.pop(op, None)
     return table
-
-
-def first_line(e: BaseException) -> str:
-    lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
-    return lines[0] if lines else type(e).__name__
 
 
 def accepts_use_cache(module: torch.nn.Module) -> bool:

@@ -43,7 +43,7 @@ from xdsl_ane.dialects import ane, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.dtypes import numpy_dtype_of
 from xdsl_ane.dialects.typing import element_type_of, tensor
-from xdsl_ane.errors import XdslAneError
+from xdsl_ane.errors import XdslAneError, first_line
 from xdsl_ane.frontend.torch.program import Signature, identifier
 
 INLINE_LIMIT = 64
@@ -461,15 +461,6 @@ class NodeContext:
                 f"{self.translator.where}: {what}{first_line(error)}"
             ) from None
         return False
-
-
-def first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    for line in text.splitlines():
-        if "does not verify:" in line:
-            return line.split("does not verify:", 1)[1].strip()
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return lines[0] if lines else type(e).__name__
 
 
 def remove_dead_ops(block: Block) -> None:
