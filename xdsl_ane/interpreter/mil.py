@@ -23,7 +23,6 @@ Floating-point exceptions follow IEEE (inf, NaN) without numpy warnings.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -46,6 +45,7 @@ from xdsl_ane.dialects.typing import (
 )
 from xdsl_ane.interpreter import convolution, resampling
 from xdsl_ane.interpreter.numerics import (
+    INV_SQRT_2,
     Array,
     Compute,
     cast,
@@ -115,7 +115,7 @@ def data_epsilon(op: Operation, x: Array) -> float:
 
 
 GELU_FUNCTIONS: dict[str, Callable[[Array], Array]] = {
-    "EXACT": lambda x: 0.5 * x * (1 + erf(x * (1 / math.sqrt(2.0)))),
+    "EXACT": lambda x: 0.5 * x * (1 + erf(x * INV_SQRT_2)),
     "TANH_APPROXIMATION": gelu_tanh,
     "SIGMOID_APPROXIMATION": lambda x: x * sigmoid(1.702 * x),
 }

@@ -99,8 +99,16 @@ log = rounded_from_float32(np.log)
 sin = rounded_from_float32(np.sin)
 cos = rounded_from_float32(np.cos)
 
+# The constants of GELU and its derivative, for the interpreters and the
+# lowerings alike.
 SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+"""√(2/π), the scale inside the tanh of GELU's tanh approximation."""
 GELU_TANH_CUBIC = 0.044715
+"""The cubic coefficient of GELU's tanh approximation."""
+INV_SQRT_2 = 1 / math.sqrt(2.0)
+"""1/√2: the normal CDF Φ(x) = (1 + erf(x/√2))/2 of exact GELU, x·Φ(x)."""
+INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+"""1/√(2π): the normal density φ(x) = e^(−x²/2)/√(2π) of GELU's derivative."""
 
 # numpy has no erf; math.erf runs in float64 and the value is rounded to the
 # input's dtype before the rest of a formula runs in that dtype.
@@ -114,7 +122,7 @@ def erf(x: Array) -> Array:
 
 def normal_cdf(x: Array) -> Array:
     """Φ(x) = (1 + erf(x/√2)) / 2."""
-    return 0.5 * (1 + erf(x * (1 / math.sqrt(2.0))))
+    return 0.5 * (1 + erf(x * INV_SQRT_2))
 
 
 def sigmoid(x: Array) -> Array:

@@ -24,7 +24,6 @@ Floating-point exceptions follow IEEE (inf, NaN) without numpy warnings.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -49,6 +48,7 @@ from xdsl_ane.dialects.typing import (
 from xdsl_ane.interpreter import convolution, resampling
 from xdsl_ane.interpreter.numerics import (
     GELU_TANH_CUBIC,
+    INV_SQRT_2PI,
     SQRT_2_OVER_PI,
     Array,
     Compute,
@@ -313,7 +313,7 @@ def class_indices(op: Operation, labels: Array, classes: int) -> Array:
 
 
 def normal_pdf(x: Array) -> Array:
-    return exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+    return exp(-0.5 * x * x) * INV_SQRT_2PI
 
 
 def gelu_tanh_derivative(x: Array) -> Array:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -15,6 +13,12 @@ from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.builders import Emitter
 from xdsl_ane.dialects.rlx.normalization import rms_axis
 from xdsl_ane.dialects.typing import ints_prop, shape_of
+from xdsl_ane.interpreter.numerics import (
+    GELU_TANH_CUBIC,
+    INV_SQRT_2,
+    INV_SQRT_2PI,
+    SQRT_2_OVER_PI,
+)
 from xdsl_ane.passes.rlx_to_mil.normalization import rms_scale
 
 
@@ -63,10 +67,6 @@ class LowerRmsNormBackwardGamma(RewritePattern):
         rewriter.replace(op, mil.ReduceSumOp(contribution, summed, keep_dims=keep))
 
 
-SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-GELU_TANH_CUBIC = 0.044715
-
-
 def activation_derivative(e: Emitter, kind: str, x: SSAValue) -> SSAValue:
     """f'(x) for the activations of rlx.activation_backward (not relu)."""
 
@@ -85,10 +85,10 @@ def activation_derivative(e: Emitter, kind: str, x: SSAValue) -> SSAValue:
     if (
         kind == "gelu"
     ):  # (xΦ)' = Φ(x) + x·φ(x), Φ = (1 + erf(x/√2))/2, φ = e^(−x²/2)/√(2π)
-        scaled = e(mil.MulOp(x, c(1 / math.sqrt(2.0))))
+        scaled = e(mil.MulOp(x, c(INV_SQRT_2)))
         cdf = e(mil.MulOp(c(0.5), e(mil.AddOp(c(1.0), e(mil.ErfOp(scaled))))))
         gauss = e(mil.ExpOp(e(mil.MulOp(e(mil.SquareOp(x)), c(-0.5)))))
-        pdf = e(mil.MulOp(gauss, c(1 / math.sqrt(2 * math.pi))))
+        pdf = e(mil.MulOp(gauss, c(INV_SQRT_2PI)))
         return e(mil.AddOp(cdf, e(mil.MulOp(x, pdf))))
     if kind == "gelu_tanh":
         # y = x/2·(1 + t), t = tanh(u), u = √(2/π)(x + a·x³):
