@@ -68,16 +68,13 @@ def translates(*ops: Any):
 
 NO_OPS = {
     aten._assert_tensor_metadata.default,
-    aten.alias.default,
-    aten.clone.default,
-    aten.detach.default,
-    aten.lift_fresh_copy.default,
-    aten.contiguous.default,
+    *patterns.IDENTITY,
     aten.dropout.default,
     aten.feature_dropout.default,
     aten.alpha_dropout.default,
 }
-"""Ops with nothing to compute here: checks, copies, dropout (inference)."""
+"""Ops with nothing to compute here: checks, copies (`patterns.IDENTITY`),
+dropout (inference)."""
 NONE_RESULTS.add(aten._assert_tensor_metadata.default)
 
 SHAPE_ONLY = {

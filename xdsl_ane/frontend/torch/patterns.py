@@ -38,6 +38,10 @@ IDENTITY = {
     aten.contiguous.default,
     aten.lift_fresh_copy.default,
 }
+"""The copies: ops whose result is their first argument. Matchers look
+through them (`strip`); the translation maps them to their argument, as it
+does the other `aten.NO_OPS` (checks and inference dropout, which matchers
+do not look through)."""
 
 
 def strip(x: Any) -> Any:
