@@ -15,11 +15,44 @@ the CPU/GPU and estimates its time (`Estimate`). See `xdsl_ane.estimator`.
 
 __version__ = "0.1.0"
 
-from xdsl_ane.api import CompiledModel, compile  # noqa: E402
-from xdsl_ane.errors import XdslAneError  # noqa: E402
-from xdsl_ane.frontend.torch import TorchImport, from_torch  # noqa: E402
-from xdsl_ane.tools.estimate import estimate  # noqa: E402
-from xdsl_ane.tools.llm import LlmPackage, LlmPackageSet, compile_llm  # noqa: E402
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from xdsl_ane.api import CompiledModel, compile
+    from xdsl_ane.errors import XdslAneError
+    from xdsl_ane.frontend.torch import TorchImport, from_torch
+    from xdsl_ane.tools.estimate import estimate
+    from xdsl_ane.tools.llm import LlmPackage, LlmPackageSet, compile_llm
+
+# Each name is imported on first use, so that importing the package (which
+# every submodule import, `xdsl-opt`'s universe entry point included, does
+# first) loads none of the compiler.
+_EXPORTS = {
+    "CompiledModel": "xdsl_ane.api",
+    "compile": "xdsl_ane.api",
+    "XdslAneError": "xdsl_ane.errors",
+    "TorchImport": "xdsl_ane.frontend.torch",
+    "from_torch": "xdsl_ane.frontend.torch",
+    "estimate": "xdsl_ane.tools.estimate",
+    "LlmPackage": "xdsl_ane.tools.llm",
+    "LlmPackageSet": "xdsl_ane.tools.llm",
+    "compile_llm": "xdsl_ane.tools.llm",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'xdsl_ane' has no attribute '{name}'")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
 
 __all__ = [
     "CompiledModel",

@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
@@ -54,6 +55,9 @@ from xdsl_ane.dialects.dtypes import DTYPES
 from xdsl_ane.dialects.typing import ints_prop
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interpreter.core import InterpretationError, WeightStore, numpy_dtype
+
+if TYPE_CHECKING:
+    from coremltools.libmilstoragepython import _BlobStorageWriter
 
 
 @contextlib.contextmanager
@@ -70,12 +74,6 @@ def quiet_coremltools() -> Iterator[None]:
     finally:
         logger.setLevel(level)
 
-
-with quiet_coremltools():
-    from coremltools.libmilstoragepython import (
-        _BlobStorageReader,
-        _BlobStorageWriter,
-    )
 
 BLOB_PATH = "@model_path/weights/weight.bin"
 """A BlobFileValue's file name: the blob relative to the model directory."""
@@ -337,6 +335,9 @@ def write_entries(path: Path, entries: Iterable[BlobEntry]) -> None:
     of the two rather than their sum. The writer holds the GIL while it
     writes, so a conversion is first seen under way (in numpy's cast)
     before the write beside it starts."""
+    with quiet_coremltools():  # imported here: coremltools loads torch
+        from coremltools.libmilstoragepython import _BlobStorageWriter
+
     buffers = ConversionBuffers()
     writer = _BlobStorageWriter(str(path))
     with ThreadPoolExecutor(max_workers=1) as converter:
@@ -459,6 +460,9 @@ class BlobFile:
         self.path = Path(path)
         if not self.path.is_file():
             raise XdslAneError(f"{self.path}: weight blob does not exist")
+        with quiet_coremltools():  # imported here: coremltools loads torch
+            from coremltools.libmilstoragepython import _BlobStorageReader
+
         self.reader = _BlobStorageReader(str(self.path))
 
     def read(self, offset: int, dtype: str, shape: Sequence[int]) -> np.ndarray:

@@ -27,6 +27,7 @@ from xdsl_ane.backend.proto_values import BYTES_DTYPES, MIL_DATA_TYPES
 from xdsl_ane.backend.weights import quiet_coremltools
 from xdsl_ane.dialects.dtypes import BY_MIL
 from xdsl_ane.errors import XdslAneError
+from xdsl_ane.frontend.compiled import PACKAGE_MODEL
 from xdsl_ane.frontend.mil_text import parse_mil_text, read_mil_file
 
 with quiet_coremltools():
@@ -184,19 +185,6 @@ class CompiledProgram:
         if len(functions) == 1 and index == 0:
             return next(iter(functions.values()))
         return None
-
-
-PACKAGE_MODEL = Path("Data/com.apple.CoreML/model.mlmodel")
-
-
-def is_compiled(path: Path) -> bool:
-    """A path `read_compiled` reads (not an `.mlir` source)."""
-    return path.suffix == ".mil" or (
-        path.is_dir()
-        and any(
-            (path / p).exists() for p in (PACKAGE_MODEL, "model.mlmodel", "model.mil")
-        )
-    )
 
 
 def read_compiled(path: str | Path) -> CompiledProgram:

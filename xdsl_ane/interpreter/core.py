@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from xdsl.dialects import builtin, func
 from xdsl.interpreter import Interpreter
-from xdsl.interpreters.func import FuncFunctions
 
 from xdsl_ane.dialects.state_type import StateTypeBase, is_state
 from xdsl_ane.interpreter.mil import MilFunctions
@@ -87,6 +86,10 @@ def run_function(
             check_state_argument(f"argument arg{i} of @{f.sym_name.data}", value, t)
         else:
             check_value(f"argument arg{i} of @{f.sym_name.data}", value, t)
+    # Imported here: the package xdsl.interpreters loads every xDSL
+    # interpreter (RISC-V included), which only running a function needs.
+    from xdsl.interpreters.func import FuncFunctions
+
     store = WeightStore(weights)
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())

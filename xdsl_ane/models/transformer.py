@@ -10,7 +10,6 @@ from the config and draws the learned weights from a seeded generator.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 
 import numpy as np
 from xdsl.builder import ImplicitBuilder
@@ -20,52 +19,11 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from xdsl_ane.dialects import ane, mil, rlx
 from xdsl_ane.dialects.typing import shape_of, tensor
-
-
-@dataclass(frozen=True)
-class TransformerConfig:
-    """The shape of a Llama/Qwen-style decoder."""
-
-    name: str
-    hidden_size: int
-    num_heads: int
-    num_kv_heads: int
-    head_dim: int
-    ffn_size: int
-    num_layers: int
-    vocab_size: int
-    seq_len: int
-    rms_eps: float = 1e-6
-    rope_base: float = 1_000_000.0
-    rope_style: str = "half"
-    qk_norm: bool = True
-    """Qwen3 normalizes each query and key head with RMSNorm before RoPE."""
-
-    @property
-    def q_dim(self) -> int:
-        return self.num_heads * self.head_dim
-
-    @property
-    def kv_dim(self) -> int:
-        return self.num_kv_heads * self.head_dim
-
-    def with_(self, **changes: object) -> TransformerConfig:
-        return replace(self, **changes)  # type: ignore[arg-type]
-
-
-QWEN3_0_6B = TransformerConfig(
-    name="qwen3-0.6b",
-    hidden_size=1024,
-    num_heads=16,
-    num_kv_heads=8,
-    head_dim=128,
-    ffn_size=3072,
-    num_layers=28,
-    vocab_size=151936,
-    seq_len=256,
+from xdsl_ane.models.configs import (  # noqa: F401 (the builders' names)
+    CONFIGS,
+    QWEN3_0_6B,
+    TransformerConfig,
 )
-
-CONFIGS = {QWEN3_0_6B.name: QWEN3_0_6B}
 
 
 class BlockBuilder:

@@ -311,7 +311,7 @@ def package_version() -> str:
 
 
 def model_names() -> list[str]:
-    from xdsl_ane.models.transformer import CONFIGS
+    from xdsl_ane.models.configs import CONFIGS
 
     return list(CONFIGS)
 
@@ -474,7 +474,7 @@ def command_import(args: argparse.Namespace) -> int:
 def command_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from xdsl_ane.frontend.milproto import is_compiled
+    from xdsl_ane.frontend.compiled import is_compiled
     from xdsl_ane.interpreter.core import InterpretationError
     from xdsl_ane.locations import location
     from xdsl_ane.tools.common import check_outputs, load_arrays, save_npz

@@ -29,7 +29,7 @@ def estimate(
     from xdsl.dialects import builtin
 
     from xdsl_ane.api import compile
-    from xdsl_ane.frontend.milproto import is_compiled, read_compiled
+    from xdsl_ane.frontend.compiled import is_compiled
     from xdsl_ane.frontend.torch import is_torch_input
     from xdsl_ane.tools.llm import split_record
 
@@ -48,6 +48,8 @@ def estimate(
         raise XdslAneError(f"{path}: no such file or directory")
     record = split_record(path) if path.is_dir() else None
     if record is not None:  # a compile-llm model split into packages
+        from xdsl_ane.frontend.milproto import read_compiled
+
         functions = []
         for part in record["packages"]:
             program = read_compiled(path / part["path"])
@@ -58,6 +60,8 @@ def estimate(
         return estimate_functions(functions, chip, str(path))
     listing = path / "kernels.json"
     if path.is_dir() and listing.is_file():  # compile-model --training's kernels
+        from xdsl_ane.frontend.milproto import read_compiled
+
         functions = []
         for kernel in _kernels(listing):
             program = read_compiled(path / kernel["mlpackage"])
