@@ -418,6 +418,13 @@ def markdown(r: dict[str, Any]) -> str:
             "### LLM inference package vs coremltools' stateful path\n\n"
             + llm_table(r["llm"])
         )
+    if "startup" in r:
+        from startup import markdown_table as startup_table
+
+        sections.append(
+            "### Start-up: the commands against a bare import of xDSL\n\n"
+            + startup_table(r["startup"])
+        )
     return "\n\n".join(sections) + "\n"
 
 

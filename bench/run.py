@@ -33,6 +33,7 @@ from typing import Any
 import compression
 import llm
 import report
+import startup
 import torch_frontend
 import torch_models
 from report import write_atomically
@@ -148,6 +149,7 @@ def measure_all(
     results["torch_models"] = torch_models.measure_torch_models()
     results["llm"] = llm.measure_llm()  # Qwen3-0.6B package vs coremltools' stateful
     results["compression"] = compression.measure_compression()  # vs coremltools'
+    results["startup"] = startup.measure_startup()  # commands and the lit suite
     results.update(comparison(compile_time[f"qwen3_{largest}_layers"], largest))
     return results
 
