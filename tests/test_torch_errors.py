@@ -204,3 +204,67 @@ def test_core_works_without_torch_and_names_the_extra():
     )
     assert done.returncode == 0, done.stderr
     assert "pip install 'xdsl-ane[torch]'" in done.stdout
+
+
+class InPlace(nn.Module):
+    """conv → batch norm → += → relu_ : torch.export's own ops, in place;
+    with `view`, a view of the tensor taken before `+=` mutates it."""
+
+    def __init__(self, view: bool = False):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.view = view
+
+    def forward(self, x):
+        y = self.bn(self.conv(x))
+        z = y.clone()
+        if not self.view:
+            z += x
+            return torch.relu_(z) + y
+        first = z[:, :2]
+        z += x
+        return torch.relu_(z)[:, :2] * 2 + first
+
+
+def export_in_place(view: bool):
+    x = torch.randn(1, 4, 8, 8)
+    exported = export(InPlace(view).eval(), (x,))
+    targets = {str(n.target) for n in exported.graph.nodes if n.op == "call_function"}
+    assert {"aten.conv2d.default", "aten.batch_norm.default", "aten.add_.Tensor"} <= (
+        targets
+    )
+    return exported, x
+
+
+def test_exported_ops_translate_without_decomposition(monkeypatch):
+    """A graph whose every op translates, in-place ones included, is read
+    as torch.export wrote it: run_decompositions (a re-trace of the whole
+    program) is not called, and the numbers are torch's."""
+    from torch_check import check_program
+
+    from xdsl_ane.frontend.torch import program as program_module
+
+    def refuse(*args):
+        raise AssertionError("decomposed")
+
+    exported, x = export_in_place(view=False)
+    monkeypatch.setattr(program_module, "decompose", refuse)
+    check_program(exported, (x,))
+
+
+def test_a_view_of_a_mutated_tensor_is_decomposed_first(monkeypatch):
+    """`first` views z before `z += x` changes it, so it sees the change:
+    only the decomposition's functional graph says so, and it is used."""
+    from torch_check import check_program
+
+    from xdsl_ane.frontend.torch import program as program_module
+
+    calls = []
+    decompose = program_module.decompose
+    monkeypatch.setattr(
+        program_module, "decompose", lambda *a: calls.append(1) or decompose(*a)
+    )
+    exported, x = export_in_place(view=True)
+    check_program(exported, (x,))
+    assert calls

@@ -101,6 +101,7 @@ def from_torch(
         export_module,
         load_program,
         read_signature,
+        translatable_as_is,
     )
     from xdsl_ane.frontend.torch.translate import Translator
     from xdsl_ane.passes.fold_batch_norm import fold_batch_norms
@@ -117,11 +118,26 @@ def from_torch(
             "from_torch: expected a torch.export.ExportedProgram, an nn.Module or "
             f"a .pt2 path, got {type(program).__name__}"
         )
-    program = decompose(program, where)
-    signature = read_signature(program, where)
-    translator = Translator(
-        signature, aten.TRANSLATIONS, aten.SHAPE_ONLY, aten.NO_OPS, where
-    )
+
+    # torch.export's own graph when every op of it translates (the
+    # re-trace of run_decompositions is most of an import's time), else
+    # the core ATen decomposition
+    def translator_of(program):
+        signature = read_signature(program, where)
+        translator = Translator(
+            signature, aten.TRANSLATIONS, aten.SHAPE_ONLY, aten.NO_OPS, where
+        )
+        return signature, translator
+
+    try:
+        signature, translator = translator_of(program)
+        runtime = translator.runtime_nodes(program.graph)
+        as_is = translatable_as_is(program, runtime, translator.translatable)
+    except XdslAneError:  # (what the decomposed program says, below)
+        as_is = False
+    if not as_is:
+        program = decompose(program, where)
+        signature, translator = translator_of(program)
     module = translator.build(program.graph_module.graph)
     fold_batch_norms(module, translator.weights)
     dtypes = [

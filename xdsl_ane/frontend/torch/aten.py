@@ -380,6 +380,39 @@ def convolution(
     return op.result
 
 
+@translates(aten.conv1d.default, aten.conv2d.default)
+def conv_nd(
+    tr: Translator,
+    node,
+    x,
+    weight,
+    bias=None,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=1,
+):
+    """torch.export's conv1d / conv2d (int padding): `convolution` untransposed."""
+    spatial = len(node.args[1].meta["val"].shape) - 2
+
+    def listed(v):
+        return list(v) if isinstance(v, Sequence) else [v] * spatial
+
+    return convolution(
+        tr,
+        node,
+        x,
+        weight,
+        bias,
+        listed(stride),
+        listed(padding),
+        listed(dilation),
+        False,
+        [0] * spatial,
+        groups,
+    )
+
+
 @translates(aten.embedding.default)
 def embedding(tr: Translator, node, weight, indices, *rest):
     """table[indices] (padding_idx only matters for training)."""
@@ -555,6 +588,28 @@ def batch_norm(tr: Translator, node, x, weight, bias, mean, var, momentum, eps):
     )
 
 
+@translates(aten.batch_norm.default)
+def batch_norm_inference(
+    tr: Translator,
+    node,
+    x,
+    weight,
+    bias,
+    mean,
+    var,
+    training,
+    momentum,
+    eps,
+    cudnn_enabled=True,
+):
+    """torch.export's batch_norm with inference statistics."""
+    if training:
+        raise TranslationError(
+            "batch_norm in training mode (batch statistics): export the model in eval()"
+        )
+    return batch_norm(tr, node, x, weight, bias, mean, var, momentum, eps)[0]
+
+
 @translates(aten.native_group_norm.default)
 def group_norm(tr: Translator, node, x, weight, bias, n, c, hxw, groups, eps):
     x = tr.value(x, None)
@@ -587,6 +642,12 @@ def batch_norm_batch_statistics(
 
 
 @translates(aten.max_pool2d_with_indices.default)
+def max_pool_with_indices(tr: Translator, node, *args, **kwargs):
+    y = max_pool(tr, node, *args, **kwargs)
+    return UnusedOutputs(y, node.target.__name__, ("indices",))
+
+
+@translates(aten.max_pool2d.default)
 def max_pool(
     tr: Translator, node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False
 ):
@@ -605,7 +666,7 @@ def max_pool(
         symmetric(spatial_pairs(padding, spatial)),
         bool(ceil_mode) or None,
     ).result
-    return UnusedOutputs(y, node.target.__name__, ("indices",))
+    return y
 
 
 @translates(aten.avg_pool2d.default)
@@ -637,7 +698,7 @@ def avg_pool(
     ).result
 
 
-@translates(aten._adaptive_avg_pool2d.default)
+@translates(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default)
 def adaptive_avg_pool(tr: Translator, node, x, output_size):
     """At a static size adaptive pooling is the avg_pool of kernel = stride
     = in / out per axis where out divides in (a global one the mean over

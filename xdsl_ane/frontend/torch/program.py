@@ -191,6 +191,62 @@ class CapturedErrors(logging.Handler):
         return f"{type(error).__name__}: {first_line(error)}"
 
 
+def in_place_ops() -> dict[Any, Any]:
+    """In-place ATen ops of torch.export's graph -> their functional op."""
+    pairs = {}
+    for name in (
+        "add_.Tensor add_.Scalar sub_.Tensor mul_.Tensor mul_.Scalar div_.Tensor "
+        "div_.Scalar relu_.default hardtanh_.default silu_.default gelu_.default "
+        "sigmoid_.default tanh_.default clamp_.default hardswish_.default "
+        "hardsigmoid_.default leaky_relu_.default elu_.default"
+    ).split():
+        packet, overload = name.split(".")
+        op = getattr(getattr(aten, packet, None), overload, None)
+        functional = getattr(getattr(aten, packet[:-1], None), overload, None)
+        if op is not None and functional is not None:
+            pairs[op] = functional
+    return pairs
+
+
+IN_PLACE = in_place_ops()
+"""In-place ops the translation reads as their functional ops, where the
+tensor they mutate is read by nothing else (`translatable_as_is`)."""
+
+
+def translatable_as_is(
+    program: ExportedProgram, runtime: set[Any], translatable: Any
+) -> bool:
+    """Whether `program`'s graph translates without `run_decompositions`
+    (which re-traces the whole program: most of an import's time): every
+    runtime node's op (in-place ones as their functional op) has a
+    translation, every in-place op mutates a runtime value that nothing
+    else reads (torch.export's later reads of it are the op's result; an
+    earlier view of it would alias), no batch norm is in training mode,
+    and the program mutates no buffer or input."""
+    signature = program.graph_signature
+    if signature.buffers_to_mutate or signature.user_inputs_to_mutate:
+        return False
+    for node in program.graph.nodes:
+        if node.op != "call_function":
+            continue
+        target = IN_PLACE.get(node.target, node.target)
+        if node.target in IN_PLACE:
+            mutated = node.args[0]
+            if not isinstance(mutated, torch.fx.Node) or mutated not in runtime:
+                return False
+            # nothing else reads it, before (a view of it would see the
+            # mutation) or after
+            if mutated.op == "placeholder" or set(mutated.users) != {node}:
+                return False
+        if node not in runtime:
+            continue
+        if target is aten.batch_norm.default and node.args[5]:
+            return False
+        if not translatable(target):
+            return False
+    return True
+
+
 def decompose(program: ExportedProgram, where: str) -> ExportedProgram:
     try:
         with warnings.catch_warnings():

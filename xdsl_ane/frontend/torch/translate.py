@@ -44,7 +44,7 @@ from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.dtypes import numpy_dtype_of
 from xdsl_ane.dialects.typing import element_type_of, tensor
 from xdsl_ane.errors import XdslAneError, first_line
-from xdsl_ane.frontend.torch.program import Signature, identifier
+from xdsl_ane.frontend.torch.program import IN_PLACE, Signature, identifier
 
 INLINE_LIMIT = 64
 """Folded tensors of at most this many elements are inline `rlx.constant`s;
@@ -208,10 +208,7 @@ class Translator:
         missing = [
             node
             for node in self.runtime_nodes(graph)
-            if node.op == "call_function"
-            and node.target not in self.translations
-            and node.target not in self.no_ops
-            and node.target is not operator.getitem
+            if node.op == "call_function" and not self.translatable(node.target)
         ]
         if missing:
             order = {n: i for i, n in enumerate(graph.nodes)}
@@ -222,6 +219,15 @@ class Translator:
                 f"{self.where}: {len(missing)} node(s) with ATen ops that have no "
                 f"rlx translation ({', '.join(ops)}): {listed}"
             )
+
+    def translatable(self, target: Any) -> bool:
+        """Whether an op (an in-place one as its functional op) translates."""
+        target = IN_PLACE.get(target, target)
+        return (
+            target in self.translations
+            or target in self.no_ops
+            or target is operator.getitem
+        )
 
     def build(self, graph: torch.fx.Graph) -> builtin.ModuleOp:
         self.check_supported(graph)
@@ -317,11 +323,14 @@ class Translator:
         leaves = pytree.tree_leaves((args, kwargs))
         if not any(isinstance(v, SSAValue) for v in leaves):
             return self.fold(node, args, kwargs)
-        if node.target in self.no_ops:
-            return args[0] if node.target not in NONE_RESULTS else None
-        if node.target is operator.getitem:
+        target = IN_PLACE.get(node.target, node.target)
+        if target in self.no_ops:
+            return args[0] if target not in NONE_RESULTS else None
+        if target is operator.getitem:
             return args[0][args[1]]
-        return self.translations[node.target](self, node, *args, **kwargs)
+        if target is not node.target:
+            node = AsFunctional(node, target)
+        return self.translations[target](self, node, *args, **kwargs)
 
     def lookup(self, x: Any) -> Any:
         return self.env[x] if isinstance(x, torch.fx.Node) else x
@@ -434,6 +443,17 @@ class Translator:
 
     def result_shape(self, node: torch.fx.Node) -> tuple[int, ...]:
         return tuple(int(d) for d in node.meta["val"].shape)
+
+
+class AsFunctional:
+    """An in-place op's node seen as its functional op (`target`), for the
+    translation of that op; everything else is the node's."""
+
+    def __init__(self, node: torch.fx.Node, target: Any):
+        self._node, self.target = node, target
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._node, name)
 
 
 NONE_RESULTS: set[Any] = set()
