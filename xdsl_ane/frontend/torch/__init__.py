@@ -101,7 +101,6 @@ def from_torch(
         export_module,
         load_program,
         read_signature,
-        translatable_as_is,
     )
     from xdsl_ane.frontend.torch.translate import Translator
     from xdsl_ane.passes.fold_batch_norm import fold_batch_norms
@@ -122,22 +121,12 @@ def from_torch(
     # torch.export's own graph when every op of it translates (the
     # re-trace of run_decompositions is most of an import's time), else
     # the core ATen decomposition
-    def translator_of(program):
-        signature = read_signature(program, where)
-        translator = Translator(
-            signature, aten.TRANSLATIONS, aten.SHAPE_ONLY, aten.NO_OPS, where
-        )
-        return signature, translator
-
-    try:
-        signature, translator = translator_of(program)
-        runtime = translator.runtime_nodes(program.graph)
-        as_is = translatable_as_is(program, runtime, translator.translatable)
-    except XdslAneError:  # (what the decomposed program says, below)
-        as_is = False
-    if not as_is:
+    if needs_decomposition(program, where):
         program = decompose(program, where)
-        signature, translator = translator_of(program)
+    signature = read_signature(program, where)
+    translator = Translator(
+        signature, aten.TRANSLATIONS, aten.SHAPE_ONLY, aten.NO_OPS, where
+    )
     module = translator.build(program.graph_module.graph)
     fold_batch_norms(module, translator.weights)
     dtypes = [
@@ -159,3 +148,22 @@ def from_torch(
         dtypes,
         translator.notes,
     )
+
+
+def needs_decomposition(program: Any, where: str = "from_torch") -> bool:
+    """Whether `from_torch` decomposes the ExportedProgram `program` to core
+    ATen first: unless torch.export's own graph translates as it is
+    (`program.translatable_as_is`)."""
+    from xdsl_ane.frontend.torch import aten
+    from xdsl_ane.frontend.torch.program import read_signature, translatable_as_is
+    from xdsl_ane.frontend.torch.translate import Translator
+
+    try:
+        signature = read_signature(program, where)
+    except XdslAneError:  # (said again of the decomposed program)
+        return True
+    translator = Translator(
+        signature, aten.TRANSLATIONS, aten.SHAPE_ONLY, aten.NO_OPS, where
+    )
+    runtime = translator.runtime_nodes(program.graph)
+    return not translatable_as_is(program, runtime, translator.translatable)
