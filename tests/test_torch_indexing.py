@@ -19,6 +19,7 @@ from torch_check import check_program, export
 
 import xdsl_ane
 from xdsl_ane.errors import XdslAneError
+from xdsl_ane.frontend.torch import needs_decomposition
 from xdsl_ane.interpreter.core import run_function
 
 # Exports torch programs: -m 'not slow' skips them.
@@ -267,3 +268,28 @@ def test_padding_mask_on_a_decoder_matches_where_a_key_is_visible():
     visible = mask[0].bool().numpy()
     error = np.abs(actual[0, visible] - expected[0, visible]).max()
     assert error < 1e-5 * np.abs(expected).max()
+
+
+PADS = {
+    "constant": lambda x: F.pad(x, (1, 2, 0, 3), value=0.5),
+    "reflect": lambda x: F.pad(x, (2, 1, 1, 2), mode="reflect"),
+    "replicate": lambda x: F.pad(x, (0, 3, 2, 0), mode="replicate"),
+}
+
+
+@pytest.mark.parametrize("mode", sorted(PADS))
+def test_pad_as_exported(mode):
+    """aten.pad, as torch.export writes F.pad before any decomposition."""
+    x = randn(1, 3, 6, 7)
+    program = export(Fn(PADS[mode]), (x,))
+    assert any(n.target is torch.ops.aten.pad.default for n in program.graph.nodes)
+    assert not needs_decomposition(program)  # read by its own translation
+    checked = check_program(program, (x,))
+    assert checked.ops("rlx.pad")
+
+
+def test_unflatten_as_exported():
+    x = randn(1, 8, 12)
+    program = export(Fn(lambda t: t.unflatten(2, (3, 4)).sum(-1) * 2), (x,))
+    assert any(n.target is torch.ops.aten.unflatten.int for n in program.graph.nodes)
+    check_program(program, (x,))

@@ -793,6 +793,7 @@ def attention(
     aten.squeeze.dims,
     aten.squeeze.default,
     aten.flatten.using_ints,
+    aten.unflatten.int,
 )
 def view(tr: Translator, node, x, *rest):
     return reshape(tr.value(x), tr.result_shape(node))
@@ -1211,6 +1212,18 @@ PAD_MODES = {
     aten.replication_pad1d.default: "replicate",
     aten.replication_pad2d.default: "replicate",
 }
+
+
+@translates(aten.pad.default)
+def pad(tr: Translator, node, x, pad, mode="constant", value=None):
+    """torch.export's pad: constant_pad_nd, or a reflection or replication
+    pad, by `mode`."""
+    if mode == "constant":
+        return constant_pad_nd(tr, node, x, pad, 0 if value is None else value)
+    if mode not in ("reflect", "replicate"):
+        raise TranslationError(f"pad mode {mode!r} is not supported")
+    x = tr.value(x, tr.result_element(node))
+    return padded(x, torch_pads(pad, len(shape_of(x))), mode)
 
 
 @translates(*PAD_MODES)
