@@ -1660,10 +1660,8 @@ def fp16_rescaled(config: LlmConfig, maxima: list[float], where: str) -> LlmConf
     # layer L's first norm reads the stream entering it (maxima[L]), its
     # second the stream after attention (maxima[L + 1] the closest measured;
     # the input with a parallel residual), the final norm maxima[-1]
-    layers = len(maxima) - 1
     second = maxima[:-1] if config.parallel_residual else maxima[1:]
     reads = [m for pair in zip(maxima[:-1], second) for m in pair] + [maxima[-1]]
-    del layers
     scales = tuple(
         2.0 ** math.ceil(math.log2(m * alpha / NORM_HEADROOM))
         if m * alpha > NORM_HEADROOM
