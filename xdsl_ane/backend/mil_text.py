@@ -40,7 +40,7 @@ compiled model (and that hand-written ANE kernels copy):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, ClassVar
@@ -155,9 +155,11 @@ def mil_string(value: str) -> str:
     return f'string("{escaped}")'
 
 
-def blobfile(entry: BlobEntry, path: str) -> str:
+def blobfile(entry: BlobEntry, path: str, shape: Sequence[int] | None = None) -> str:
+    """A BLOBFILE reference typed as `shape` (the const's) or the record's."""
+    shape = entry.shape if shape is None else shape
     return (
-        f"{type_text(entry.dtype, entry.shape)}(BLOBFILE(path = {mil_string(path)}, "
+        f"{type_text(entry.dtype, shape)}(BLOBFILE(path = {mil_string(path)}, "
         f"offset = uint64({entry.offset})))"
     )
 
@@ -262,7 +264,7 @@ class MilTextPrinter:
         data = const_value(op, self.store, f"{symbol}: mil.const '{name}'")
         if op.weight is not None and dtype != "bool":
             entry = self.blob.add(weight_key(op), dtype, shape, op.weight.data, data)
-            val = blobfile(entry, self.blob_path)
+            val = blobfile(entry, self.blob_path, shape)
         elif data is None:
             raise MilTextError(
                 f"{symbol}: mil.const '{name}': a bool weight is written inline, "

@@ -378,7 +378,9 @@ class FunctionWriter:
             else:
                 assert data is not None
                 key = value_key(data)
-            value = blob_file_value(self.blob.add(key, dtype, shape, source, data))
+            value = blob_file_value(
+                self.blob.add(key, dtype, shape, source, data), shape
+            )
         elif data is not None:
             value = immediate_value(data, dtype)
         else:

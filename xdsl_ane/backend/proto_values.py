@@ -118,9 +118,14 @@ def immediate_value(value: ParamValue, dtype: str | None = None) -> MIL_pb2.Valu
     return v
 
 
-def blob_file_value(entry: BlobEntry) -> MIL_pb2.Value:
+def blob_file_value(
+    entry: BlobEntry, shape: Sequence[int] | None = None
+) -> MIL_pb2.Value:
+    """A reference to a blob record, typed as `shape` (the const's own:
+    consts of one tensor in different shapes share a record) or as the
+    record's."""
     return MIL_pb2.Value(
-        type=value_type(entry.shape, entry.dtype),
+        type=value_type(entry.shape if shape is None else shape, entry.dtype),
         blobFileValue=MIL_pb2.Value.BlobFileValue(
             fileName=BLOB_PATH, offset=entry.offset
         ),

@@ -611,14 +611,20 @@ def const_value(
 
 
 def weight_key(op: mil.ConstOp) -> tuple[object, ...]:
-    """What identifies a weight const's content: the weight and its view."""
+    """What identifies a weight const's content: the weight, its view and
+    its element type. The const's own shape is left out: a row-major
+    reshape leaves the data as it is, so consts of one tensor in different
+    shapes (a tied embedding's gather table [V, D] and the LM head's 1×1
+    conv weight [V, D, 1, 1]) share one blob record."""
     assert op.weight is not None
+    t = op.result.type
+    assert isinstance(t, TensorType)
     return (
         "weight",
         op.weight.data,
         op.file_shape(),
         ints_prop(op.properties, "perm"),
-        op.result.type,
+        t.element_type,
     )
 
 
