@@ -56,7 +56,7 @@ $(BENCH_STAMP): $(STAMP)
 	@touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
-	$(BIN)/python bench/run.py
+	$(BIN)/python -m bench.run
 
 clean:
 	rm -rf $(VENV) build *.egg-info out

@@ -3,15 +3,16 @@ coremltools' `palettize_weights` / `linear_quantize_weights` (same mode,
 same granularity) on the same weights of a Qwen3-0.6B-shaped decoder stack
 (seeded random weights, N(0, 0.02²) projections).
 
-    python bench/compression.py [--layers 1] [--modes lut4,int8:per-channel,...]
-                                [--output FILE.json]
+    python -m bench.compression [--layers 1] [--modes lut4,int8:per-channel,...]
+                                [--repeats 2] [--output FILE.json]
 
 Ours is timed as the pass itself (`compress_module` on the compiled fp16
-module, k-means included; the faster of two runs) and as the whole compile
-with `--compress`;
+module, k-means included) and as the whole compile with `--compress`;
 coremltools' as its optimize call on the same fp16 model (loaded with
 `skip_model_load`), restricted to the weights of convs (`op_type_configs`)
-so that both compress the same tensors. The errors of both are measured the
+so that both compress the same tensors. The pass and coremltools' call are
+both the fastest of `--repeats` runs (the first pays warm-up); the k-means
+alone is `bench.kmeans`. The errors of both are measured the
 same way: each package is loaded with coremltools' milproto loader, every
 constexpr op feeding a conv is decompressed by coremltools
 (`materialized_val_inference`) and compared with the fp16 weight:
@@ -29,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
+from bench import report
 
 MODES = (
     "int8:per-channel",
@@ -109,7 +110,7 @@ def relative_error(compressed: dict[str, Any], fp16: dict[str, Any]) -> float:
 
 
 def measure_compression(
-    layers: int = 1, modes: tuple[str, ...] = MODES
+    layers: int = 1, modes: tuple[str, ...] = MODES, repeats: int = 2
 ) -> dict[str, Any]:
     """Every mode, ours and coremltools', on one decoder stack."""
     import warnings
@@ -142,6 +143,7 @@ def measure_compression(
             "weights": len(originals),
             "parameters": sum(int(w.size) for w in originals.values()),
             "fp16_package_bytes": package_bytes(scratch / "fp16.mlpackage"),
+            "repeats": repeats,
             "modes": {},
         }
         for spec in modes:
@@ -150,7 +152,7 @@ def measure_compression(
                 *_pass_arguments(spec)
             )  # the pass alone, on the compiled fp16 module
             pass_s = float("inf")
-            for _ in range(2):  # the fastest of two: the first pays warm-up
+            for _ in range(repeats):
                 target = fp16.module.clone()
                 start = time.perf_counter()
                 compress_module(target, setting.plan(), dict(fp16.weights))
@@ -161,14 +163,16 @@ def measure_compression(
             compile_s = time.perf_counter() - start
             output_error = ours.compression_output_error()
             optimize, op_config = coremltools_config(spec)
-            start = time.perf_counter()
-            theirs = optimize(
-                base,
-                ct.optimize.coreml.OptimizationConfig(
-                    op_type_configs={"conv": op_config}
-                ),
-            )
-            theirs_s = time.perf_counter() - start
+            theirs_s = float("inf")
+            for _ in range(repeats):
+                start = time.perf_counter()
+                theirs = optimize(
+                    base,
+                    ct.optimize.coreml.OptimizationConfig(
+                        op_type_configs={"conv": op_config}
+                    ),
+                )
+                theirs_s = min(theirs_s, time.perf_counter() - start)
             theirs.save(str(scratch / f"{name}.coremltools.mlpackage"))
             ours_error = relative_error(
                 conv_weights(scratch / f"{name}.mlpackage"), originals
@@ -204,62 +208,22 @@ def _pass_arguments(spec: str) -> tuple[str, str, int]:
     return setting.mode, setting.granularity, setting.group
 
 
-def markdown_table(results: dict[str, Any]) -> str:
-    """The table of bench/README.md's section on compression."""
-    header = [
-        "mode",
-        "ours: pass (s)",
-        "ours: compile + save (s)",
-        "coremltools (s)",
-        "speedup",
-        "relative error: ours",
-        "coremltools",
-        "error ratio",
-        "package MB: ours",
-        "coremltools",
-    ]
-    rows = []
-    for spec, e in results["modes"].items():
-        rows.append(
-            [
-                f"`{spec}`",
-                f"{e['ours_pass_s']:.2f}",
-                f"{e['ours_compile_and_save_s']:.2f}",
-                f"{e['coremltools_s']:.2f}",
-                f"{e['speedup_vs_coremltools']:.1f}×",
-                f"{e['ours_relative_error']:.5f}",
-                f"{e['coremltools_relative_error']:.5f}",
-                f"{e['error_ratio_vs_coremltools']:.7f}",
-                f"{e['ours_package_bytes'] / 1e6:.1f}",
-                f"{e['coremltools_package_bytes'] / 1e6:.1f}",
-            ]
-        )
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return (
-        "\n".join(lines)
-        + f"\n\n{results['model']}: {results['weights']} conv weights, "
-        f"{results['parameters']:,} parameters, fp16 package "
-        f"{results['fp16_package_bytes'] / 1e6:.1f} MB. Speedup: coremltools' "
-        "time over our pass's; error ratio: ours over coremltools' (both "
-        "decompressed by coremltools from the saved packages)."
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=1)
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--output", type=Path, help="instead of results.json")
+    parser.add_argument("--workdir", type=Path, help="unused: scratch is temporary")
     args = parser.parse_args(argv)
-    results = measure_compression(args.layers, tuple(args.modes.split(",")))
-    print(markdown_table(results))
+    results = measure_compression(
+        args.layers, tuple(args.modes.split(",")), args.repeats
+    )
+    print(report.compression_table(results))
     if args.output:
         args.output.write_text(json.dumps(results, indent=2) + "\n")
     else:
-        import run
-
-        run.store_section("compression", results)
+        report.store_section("compression", results)
     return 0
 
 

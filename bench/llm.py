@@ -9,9 +9,9 @@ minimum_deployment_target=iOS18)` of each and `save_multifunction` to
 share their weights. Compile-and-save time, peak resident memory, package
 size and non-const ops per function.
 
-    python bench/llm.py [--layers 28] [--vocab 151936] [--context 512]
-                        [--prefill 64] [--layers-per-package 14]
-                        [--output FILE.json]
+    python -m bench.llm [--layers 28] [--vocab 151936] [--context 512]
+                       [--prefill 64] [--layers-per-package 14]
+                       [--output FILE.json]
 
 Each path runs in a process of its own (`--case`), so each peak RSS is its
 own; the checkpoint is written once, before. The figures go under `llm` in
@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,8 +30,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
+from bench import report
+from bench.common import ChildFailed, function_op_counts, maxrss_mb, run_child
 
 QWEN3_0_6B = dict(
     hidden_size=1024,
@@ -64,7 +62,7 @@ def write_checkpoint(directory: Path, layers: int, vocab: int) -> None:
 
 
 def peak_rss_mb() -> float:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return round(maxrss_mb(), 1)
 
 
 def size_mb(path: Path) -> float:
@@ -74,13 +72,7 @@ def size_mb(path: Path) -> float:
 
 def proto_function_ops(spec: Any) -> dict[str, int]:
     """Non-const ops of each function of an ML program."""
-    ops = {}
-    for name, function in spec.mlProgram.functions.items():
-        counts: Counter[str] = Counter()
-        for block in function.block_specializations.values():
-            counts.update(op.type for op in block.operations if op.type != "const")
-        ops[name] = sum(counts.values())
-    return ops
+    return {name: c.total() for name, c in function_op_counts(spec).items()}
 
 
 # --- xdsl-ane ---------------------------------------------------------------------
@@ -267,23 +259,17 @@ def check_against_transformers(module, hf, tokens: int) -> float:
 
 
 def run_case(case: str, checkpoint: Path, scratch: Path, args: argparse.Namespace):
-    out = scratch / f"{case}.json"
-    work = scratch / case
-    work.mkdir()
-    command = [sys.executable, str(Path(__file__)), "--case", case]
-    command += ["--checkpoint", str(checkpoint), "--workdir", str(work)]
-    command += ["--context", str(args.context), "--prefill", str(args.prefill)]
+    """One path in a child process; a path that fails has `failed`, its
+    last error line."""
+    arguments = ["--case", case, "--checkpoint", str(checkpoint)]
+    arguments += ["--context", str(args.context), "--prefill", str(args.prefill)]
     if case == "split":
-        command += ["--layers-per-package", str(args.layers_per_package)]
-    command += ["--output", str(out)]
+        arguments += ["--layers-per-package", str(args.layers_per_package)]
     print(f"llm bench: {case} ...", flush=True)
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-    if done.returncode != 0:
-        tail = (done.stdout[-3000:] + done.stderr[-3000:]).strip()
-        print(tail, file=sys.stderr)
-        lines = [line for line in tail.splitlines() if line.strip()]
-        return {"failed": lines[-1] if lines else f"exit {done.returncode}"}
-    return json.loads(out.read_text())
+    try:
+        return run_child("llm", arguments, scratch, f"llm {case}")
+    except ChildFailed as e:
+        return {"failed": e.last_line}
 
 
 def measure_llm(
@@ -323,36 +309,8 @@ def measure_llm(
         result["time_ratio"] = round(
             cases["ours"]["total_s"] / cases["theirs"]["total_s"], 3
         )
-    print(markdown_table(result), flush=True)
+    print(report.llm_table(result), flush=True)
     return result
-
-
-def markdown_table(r: dict[str, Any]) -> str:
-    names = {
-        "ours": "xdsl-ane `compile-llm`",
-        "split": f"xdsl-ane `--layers-per-package {r['layers_per_package']}`",
-        "theirs": "coremltools: trace + `ct.convert(states=...)` ×2 + "
-        "`save_multifunction`",
-    }
-    lines = [
-        f"{r['model']}; `--context {r['context']} --prefill {r['prefill']}`; "
-        f"checkpoint {r['checkpoint_mb']} MB.",
-        "",
-        "| path | compile+save s | peak RSS MB | package MB | packages | "
-        "ops prefill | ops decode |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for case, name in names.items():
-        c = r[case]
-        if "failed" in c:
-            lines.append(f"| {name} | failed: {c['failed']} | | | | | |")
-            continue
-        lines.append(
-            f"| {name} | {c['total_s']:.1f} | {c['peak_rss_mb']:.0f} | "
-            f"{c['package_mb']:.0f} | {c['packages']} | {c['ops']['prefill']} | "
-            f"{c['ops']['decode']} |"
-        )
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -365,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, help="instead of results.json")
     parser.add_argument("--case", choices=["ours", "split", "theirs"])
     parser.add_argument("--checkpoint")
-    parser.add_argument("--workdir")
+    parser.add_argument("--workdir", type=Path)
     args = parser.parse_args(argv)
     if args.case:
         if args.case != "split":
@@ -380,9 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         args.output.write_text(json.dumps(result, indent=2) + "\n")
         print(f"wrote {args.output}")
     else:
-        import run
-
-        run.store_section("llm", result)
+        report.store_section("llm", result)
     return 0
 
 

@@ -1,7 +1,7 @@
-"""One measurement of the bench, run by `bench/run.py` in a process of its own
+"""One measurement of the bench, run by `bench.run` in a process of its own
 (so that peak memory is that measurement's and memory is returned after it):
 
-    python bench/measure.py TASK [--layers N] --workdir DIR --output RESULT.json
+    python -m bench.measure TASK [--layers N] --workdir DIR --output RESULT.json
 
 Tasks:
 
@@ -24,28 +24,32 @@ Every timed region starts after `os.sync()` (so that dirty pages left by the
 preparation are not flushed on its clock) and with the process' peak RSS
 reset (`/proc/self/clear_refs`), so a region's peak is its own: the inputs it
 holds (weights, the module) plus what it allocates. Any failure raises: the
-process exits non-zero and `run.py` stops.
+process exits non-zero and `bench.run` stops.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from op_counts import op_counts
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.passes import ModulePass
+
+from bench.common import (
+    Region,
+    maxrss_mb,
+    memory_fields,
+    op_counts,
+    proto_op_counts,
+    region,
+)
 
 SEED = 0
 """make_weights' seed, for both compilers."""
@@ -57,53 +61,6 @@ SCE_ROWS = 256
 SCE_CLASSES = (1000, 32000, 151936)
 
 
-# --- clocks and memory -------------------------------------------------------------
-
-
-def proc_status_mb(key: str) -> float:
-    """A `VmRSS`/`VmHWM` line of /proc/self/status, in MiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"/proc/self/status has no {key}")
-
-
-class Region:
-    """A measured region: wall time per stage and the peak RSS."""
-
-    def __init__(self) -> None:
-        self.stages: dict[str, float] = {}
-        self.rss_before_mb = 0.0
-        self.peak_rss_mb = 0.0
-
-    @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
-        yield
-        self.stages[name] = self.stages.get(name, 0.0) + time.perf_counter() - start
-
-    def total(self, *names: str) -> float:
-        return sum(self.stages[n] for n in names)
-
-
-@contextmanager
-def region() -> Iterator[Region]:
-    """Syncs, resets the peak RSS, yields a `Region`, then reads the peak."""
-    os.sync()
-    Path("/proc/self/clear_refs").write_text("5")
-    r = Region()
-    r.rss_before_mb = proc_status_mb("VmRSS")
-    yield r
-    r.peak_rss_mb = proc_status_mb("VmHWM")
-
-
-def memory_fields(r: Region) -> dict[str, float]:
-    return {
-        "rss_before_mb": round(r.rss_before_mb),
-        "peak_rss_mb": round(r.peak_rss_mb),
-    }
-
-
 def pass_stage_names(passes: list[ModulePass]) -> list[str]:
     """Pass names, a repeated pass numbered (`canonicalize`, `canonicalize.2`)."""
     seen: Counter[str] = Counter()
@@ -112,16 +69,6 @@ def pass_stage_names(passes: list[ModulePass]) -> list[str]:
         seen[p.name] += 1
         names.append(p.name if seen[p.name] == 1 else f"{p.name}.{seen[p.name]}")
     return names
-
-
-def proto_op_counts(spec: Any) -> Counter[str]:
-    """Ops by type in every function of an mlProgram spec, consts excluded:
-    the count used for both compilers' packages."""
-    counts: Counter[str] = Counter()
-    for function in spec.mlProgram.functions.values():
-        for block in function.block_specializations.values():
-            counts.update(op.type for op in block.operations if op.type != "const")
-    return counts
 
 
 def rounded(stages: dict[str, float]) -> dict[str, float]:
@@ -394,8 +341,8 @@ def measure_theirs(layers: int, workdir: Path) -> dict[str, Any]:
     `ct.convert` (mlprogram, fp16, iOS18, skip_model_load), then `save`."""
     import coremltools as ct
     import torch
-    from torch_qwen3 import decoder_stack
 
+    from bench.torch_qwen3 import decoder_stack
     from xdsl_ane.models.transformer import QWEN3_0_6B
 
     torch.backends.mha.set_fastpath_enabled(False)
@@ -505,9 +452,9 @@ def measure_numerics(layers: int, workdir: Path) -> dict[str, Any]:
     program (fp32) and our interpreter on the compiled fp16 `[1, C, 1, S]`
     program."""
     import torch
-    from torch_qwen3 import decoder_stack
 
     import xdsl_ane
+    from bench.torch_qwen3 import decoder_stack
     from xdsl_ane.interpreter.core import run_function
     from xdsl_ane.models.transformer import QWEN3_0_6B
     from xdsl_ane.passes.layouts import layout_of
@@ -547,10 +494,6 @@ def measure_numerics(layers: int, workdir: Path) -> dict[str, Any]:
         "output_rms": float(np.sqrt(np.mean(want.astype(np.float64) ** 2))),
         "times_s": rounded(times.stages),
     }
-
-
-def maxrss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 TASKS = {

@@ -1,7 +1,7 @@
 """Op counts, by op type, of the Qwen3-0.6B attention block and decoder layer
 after each stage of the pipeline (consts excluded).
 
-    python bench/op_counts.py            # prints the README's markdown table
+    python -m bench.op_counts            # prints the README's markdown table
 """
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections import Counter
 
 from xdsl.context import Context
-from xdsl.dialects import builtin
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import (
     CommonSubexpressionElimination,
 )
 
+from bench.common import op_counts
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
     build_attention_block,
@@ -24,14 +24,6 @@ from xdsl_ane.passes.ane_layout import MilAneLayoutPass
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
 
 STAGES = ("lowered", "layout", "canonicalized")
-
-
-def op_counts(module: builtin.ModuleOp) -> Counter[str]:
-    return Counter(
-        op.name.removeprefix("mil.")
-        for op in module.walk()
-        if op.name.startswith("mil.") and op.name != "mil.const"
-    )
 
 
 def stage_counts(build, weights: str = "static") -> dict[str, Counter[str]]:

@@ -1,16 +1,17 @@
 """`make bench`: xdsl-ane's op counts and compile times, side by side with
 coremltools' `ct.convert` of the same model, written to bench/results.json
-and, through `report.py`, to the generated blocks of bench/README.md and
+and, through `report`, to the generated blocks of bench/README.md and
 README.md.
 
-    python bench/run.py [--repeats N] [--layers 4,28] [--no-readme]
+    python -m bench.run [--repeats N] [--layers 4,28] [--no-readme]
 
-Each measurement runs in a process of its own (`bench/measure.py`), so its
-peak memory is its own and its memory goes back to the system after it.
-Timed measurements run `--repeats` times, interleaved (ours, API, theirs,
-the write limit, ours, ...); the tables report the fastest run of each and results.json
-keeps every run. Anything that fails stops the bench with a non-zero exit
-and leaves the previous results.json and README in place.
+Each measurement runs in a process of its own (`bench.measure` for the
+Qwen3 stack, each other section's module for its own), so its peak memory
+is its own and its memory goes back to the system after it. Timed
+measurements run `--repeats` times, interleaved (ours, API, theirs, the
+write limit, ours, ...); the tables report the fastest run of each and
+results.json keeps every run. Anything that fails stops the bench with a
+non-zero exit and leaves the previous results.json and README in place.
 """
 
 from __future__ import annotations
@@ -18,30 +19,25 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib.metadata
-import json
 import os
 import platform
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import compression
-import llm
-import report
-import startup
-import torch_frontend
-import torch_models
-from report import write_atomically
-
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
-RESULTS = BENCH / "results.json"
-README = BENCH / "README.md"
+from bench import report
+from bench.common import (
+    RESULTS,
+    BenchError,
+    best,
+    git_state,
+    run_child,
+    write_results,
+)
 
 PACKAGES = ("xdsl-ane", "xdsl", "coremltools", "numpy", "torch", "protobuf")
 RATIO_TARGET = 0.5
@@ -58,43 +54,32 @@ SERIES = {
 }
 
 
-class BenchError(Exception):
-    pass
-
-
 # --- running the measurements -------------------------------------------------------
 
 
 class Runner:
-    """Runs `measure.py` tasks in child processes under one scratch directory."""
+    """Runs the measurements in child processes under one scratch directory,
+    printing each one's progress."""
 
     def __init__(self, scratch: Path):
         self.scratch = scratch
         self.started = time.perf_counter()
-        self.count = 0
 
     def run(self, task: str, layers: int | None = None) -> dict[str, Any]:
-        self.count += 1
+        """A task of `bench.measure`."""
         label = task if layers is None else f"{task} ({layers} layers)"
-        job = self.scratch / f"{self.count:02d}-{task}"
-        job.mkdir()
-        output, log = job / "result.json", job / "log.txt"
-        command = [sys.executable, str(BENCH / "measure.py"), task]
-        command += ["--workdir", str(job / "work"), "--output", str(output)]
-        if layers is not None:
-            command += ["--layers", str(layers)]
+        arguments = [task] if layers is None else [task, "--layers", str(layers)]
+        return self.child("measure", arguments, label)
+
+    def section(self, module: str, *arguments: str) -> dict[str, Any]:
+        """A section measured by its own module (which runs its cases in
+        children of its own)."""
+        return self.child(module, list(arguments), module)
+
+    def child(self, module: str, arguments: list[str], label: str) -> dict[str, Any]:
         start = time.perf_counter()
         print(f"[{self.elapsed()}] {label} ...", flush=True)
-        with log.open("w") as stream:
-            returncode = subprocess.run(
-                command, stdout=stream, stderr=subprocess.STDOUT, cwd=ROOT
-            ).returncode
-        if returncode != 0:
-            tail = log.read_text(errors="replace").splitlines()[-40:]
-            print("\n".join(tail), file=sys.stderr)
-            raise BenchError(f"{label}: measure.py exited with {returncode}")
-        result = json.loads(output.read_text())
-        shutil.rmtree(job)
+        result = run_child(module, arguments, self.scratch, label)
         print(
             f"[{self.elapsed()}] {label}: {time.perf_counter() - start:.1f} s",
             flush=True,
@@ -104,17 +89,6 @@ class Runner:
     def elapsed(self) -> str:
         seconds = int(time.perf_counter() - self.started)
         return f"{seconds // 60:2d}:{seconds % 60:02d}"
-
-
-def best(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
-    """The fastest run, with every run's time and the highest of each peak
-    RSS over the runs."""
-    fastest = dict(min(runs, key=lambda r: r[key]))
-    fastest["runs_s"] = [r[key] for r in runs]
-    for field in fastest:
-        if field.endswith("rss_mb") and field != "rss_before_mb":
-            fastest[field] = max(r[field] for r in runs)
-    return fastest
 
 
 def measure_all(
@@ -144,12 +118,17 @@ def measure_all(
     results["compile_time"] = compile_time
     largest = max(layer_counts)
     results["numerics"] = runner.run("numerics", largest)
-    results["torch_frontend"] = torch_frontend.measure_torch_frontend()  # PyTorch in
+    results["torch_frontend"] = runner.section("torch_frontend")  # PyTorch in
     # vision, audio and encoder models, each through both compilers
-    results["torch_models"] = torch_models.measure_torch_models()
-    results["llm"] = llm.measure_llm()  # Qwen3-0.6B package vs coremltools' stateful
-    results["compression"] = compression.measure_compression()  # vs coremltools'
-    results["startup"] = startup.measure_startup()  # commands and the lit suite
+    results["torch_models"] = runner.section("torch_models")
+    # the Qwen3-0.6B package vs coremltools' stateful path
+    results["llm"] = runner.section("llm")
+    # weight compression vs coremltools', and the k-means alone
+    results["compression"] = runner.section("compression")
+    results["kmeans"] = runner.section("kmeans")
+    # our protobuf writer vs coremltools' pymil serialisation
+    results["pymil_writer"] = runner.section("pymil", "--reps", str(repeats))
+    results["startup"] = runner.section("startup")  # commands and the lit suite
     results.update(comparison(compile_time[f"qwen3_{largest}_layers"], largest))
     return results
 
@@ -262,16 +241,8 @@ def machine() -> dict[str, Any]:
         "os": f"{os_name}, Linux {platform.release()}",
         "python": platform.python_version(),
         "packages": {p: importlib.metadata.version(p) for p in PACKAGES},
-        "git_commit": git("rev-parse", "--short", "HEAD"),
-        "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+        **git_state(),
     }
-
-
-def git(*args: str) -> str:
-    done = subprocess.run(
-        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
-    )
-    return done.stdout.strip() if done.returncode == 0 else "unknown"
 
 
 def check_environment() -> None:
@@ -299,17 +270,6 @@ def update_readme(results: dict[str, Any]) -> None:
         report.write(results)
     except ValueError as e:
         raise BenchError(str(e)) from None
-
-
-def store_section(name: str, section: dict[str, Any]) -> None:
-    """`section` under `name` in bench/results.json (the rest kept), and the
-    docs regenerated: how a bench script run on its own records its figures,
-    so that the docs keep one source."""
-    results = json.loads(RESULTS.read_text())
-    results[name] = section
-    write_atomically(RESULTS, json.dumps(results, indent=2) + "\n")
-    update_readme(results)
-    print(f"stored under {name} in {RESULTS} and regenerated the docs")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -347,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                 resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
             ),
         }
-        write_atomically(args.output, json.dumps(results, indent=2) + "\n")
+        write_results(results, args.output)
         if not args.no_readme:
             update_readme(results)
     except BenchError as e:

@@ -2,7 +2,7 @@
 bare import of xDSL's own `xdsl-opt`, and the time of the lit suite, whose
 every RUN line starts `xdsl-opt` or `xdsl-ane` afresh.
 
-    python bench/startup.py [--repeats 5] [--no-lit] [--output FILE.json]
+    python -m bench.startup [--repeats 5] [--no-lit] [--output FILE.json]
 
 The commands (`COMMANDS`) run `--repeats` times, interleaved, each in a
 fresh process with its output discarded; the fastest run of each is
@@ -26,8 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
+from bench import report
+from bench.common import ROOT
+
 BIN = Path(sys.executable).parent
 
 PROGRAM = """\
@@ -61,15 +62,6 @@ def commands(program: Path) -> dict[str, list[str]]:
             "mil-text",
         ],
     }
-
-
-COMMAND_NAMES = {
-    "bare_xdsl_import": '`python -c "import xdsl.xdsl_opt_main"`',
-    "import_xdsl_ane": '`python -c "import xdsl_ane"`',
-    "xdsl_ane_help": "`xdsl-ane --help`",
-    "xdsl_opt_help": "`xdsl-opt --help` (with the xdsl-ane universe)",
-    "xdsl_opt_lower_to_mil_text": "`xdsl-opt IN.mlir -p convert-rlx-to-mil -t mil-text`",
-}
 
 
 def wall_time(command: list[str]) -> float:
@@ -150,44 +142,19 @@ def measure_startup(repeats: int = 5, lit: bool = True) -> dict[str, Any]:
     return results
 
 
-def markdown_table(r: dict[str, Any]) -> str:
-    lines = [
-        "| command | fastest ms | over the bare xDSL import |",
-        "|---|---|---|",
-    ]
-    for name, c in r["commands"].items():
-        lines.append(
-            f"| {COMMAND_NAMES.get(name, c['command'])} | {c['best_s'] * 1000:.0f} | "
-            f"{c['over_bare_xdsl_import']:.2f} |"
-        )
-    text = "\n".join(lines) + (
-        f"\n\nFastest of {r['repeats']} runs each; target for the two `--help` "
-        f"commands: at most {r['target']} times the bare import "
-        f"({'met' if r['within_target'] else 'not met'})."
-    )
-    if "lit" in r:
-        lit = r["lit"]
-        text += (
-            f" The lit suite: {lit['tests']} tests in {lit['wall_s']:.0f} s wall "
-            f"({lit['jobs']} jobs), {lit['cpu_s']:.0f} s of CPU."
-        )
-    return text
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-lit", action="store_true", help="skip the lit suite")
     parser.add_argument("--output", type=Path, help="instead of results.json")
+    parser.add_argument("--workdir", type=Path, help="unused: scratch is temporary")
     args = parser.parse_args(argv)
     results = measure_startup(args.repeats, lit=not args.no_lit)
-    print(markdown_table(results))
+    print(report.startup_table(results))
     if args.output:
         args.output.write_text(json.dumps(results, indent=2) + "\n")
     else:
-        import run
-
-        run.store_section("startup", results)
+        report.store_section("startup", results)
     return 0
 
 

@@ -4,7 +4,7 @@ Face Qwen3 (0.6B sizes, random weights from the config) through coremltools'
 compile-and-save time and non-const op counts, for the full model
 (ids -> logits) and the hidden-state stack, at several depths.
 
-    python bench/torch_frontend.py [--layers 2,4] [--parts full,stack] [--seq 128]
+    python -m bench.torch_frontend [--layers 2,4] [--parts full,stack] [--seq 128]
                                    [--vocab 151936] [--output FILE.json]
 
 Each case runs in a process of its own (`--case`), exported once and
@@ -18,17 +18,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
 import warnings
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
+from bench import report
+from bench.common import proto_op_counts, run_child
 
 COREMLTOOLS_PATCHES = [
     "program.run_decompositions() first: ct.convert refuses the default export "
@@ -69,14 +67,6 @@ def export_qwen3(layers: int, part: str, seq: int, vocab: int):
         # use_cache=False from the config, not as an argument: ct.convert
         # takes no non-tensor input.
         return torch.export.export(model, args, kwargs=kwargs)
-
-
-def proto_op_counts(spec: Any) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for function in spec.mlProgram.functions.values():
-        for block in function.block_specializations.values():
-            counts.update(op.type for op in block.operations if op.type != "const")
-    return counts
 
 
 def patch_coremltools() -> None:
@@ -209,19 +199,17 @@ def measure_torch_frontend(
     with tempfile.TemporaryDirectory(prefix="xdsl-ane-torch-bench-") as scratch:
         for count in layers or [2, 4]:
             for part in parts:
-                out = Path(scratch) / f"{count}-{part}.json"
-                work = Path(scratch) / f"{count}-{part}"
-                work.mkdir()
-                command = [sys.executable, str(Path(__file__)), "--case", str(count)]
-                command += [part, "--seq", str(seq), "--vocab", str(vocab)]
-                command += ["--repeats", str(repeats), "--workdir", str(work)]
-                command += ["--output", str(out)]
+                arguments = ["--case", str(count), part, "--seq", str(seq)]
+                arguments += ["--vocab", str(vocab), "--repeats", str(repeats)]
                 print(f"torch frontend: Qwen3 {part}, {count} layers ...", flush=True)
-                done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-                if done.returncode != 0:
-                    sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
-                    raise RuntimeError(f"torch frontend case {count} {part} failed")
-                cases.append(json.loads(out.read_text()))
+                cases.append(
+                    run_child(
+                        "torch_frontend",
+                        arguments,
+                        Path(scratch),
+                        f"torch frontend case {count} {part}",
+                    )
+                )
     print(table(cases), flush=True)
     return {"coremltools_patches": COREMLTOOLS_PATCHES, "cases": cases}
 
@@ -235,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--output", type=Path, help="instead of results.json")
     parser.add_argument("--case", nargs=2, metavar=("LAYERS", "PART"))
-    parser.add_argument("--workdir")
+    parser.add_argument("--workdir", type=Path)
     args = parser.parse_args(argv)
     if args.case:
         args.output.write_text(json.dumps(measure_case(args), indent=2) + "\n")
@@ -251,9 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         args.output.write_text(json.dumps(results, indent=2) + "\n")
         print(f"wrote {args.output}")
     else:
-        import run
-
-        run.store_section("torch_frontend", results)
+        report.store_section("torch_frontend", results)
     return 0
 
 

@@ -4,7 +4,7 @@ through coremltools' `ct.convert` and through xdsl-ane (`from_torch` +
 `compile` + `save`): compile-and-save time, non-const op counts and the op
 histogram of both packages.
 
-    python bench/torch_models.py [--models resnet50,vit_b16] [--repeats 2]
+    python -m bench.torch_models [--models resnet50,vit_b16] [--repeats 2]
                                  [--output FILE.json]
 
 The models: ResNet-50, MobileNetV2 and ViT-B/16 at 224×224, Whisper-base's
@@ -26,17 +26,15 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from torch_frontend import ours, theirs
-
-BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
+from bench import report
+from bench.common import git_state, run_child
+from bench.torch_frontend import ours, theirs
 
 COREMLTOOLS_PATCHES = [
     "program.run_decompositions({}) first: ct.convert refuses the export's "
@@ -137,17 +135,8 @@ def build(name: str):
     return randomize_batch_norms(model).eval(), args
 
 
-MODELS = {
-    # name -> what the table calls it
-    "resnet50": "ResNet-50, 1×3×224×224",
-    "mobilenet_v2": "MobileNetV2, 1×3×224×224",
-    "vit_b16": "ViT-B/16, 1×3×224×224",
-    "whisper_base_encoder": "Whisper-base encoder, 1×80×3000",
-    "bert_base": "BERT-base, ids 1×128",
-    "distilbert_base": "DistilBERT-base, ids 1×128",
-    "mlp_mixer_block": "MLP-mixer block, 1×196×768",
-    "transformer_encoder_layer": "`nn.TransformerEncoderLayer(768, 12)`, 1×128×768",
-}
+MODELS = tuple(report.MODEL_NAMES)
+"""The models, in the tables' order (their names are the report's)."""
 
 
 def export(name: str):
@@ -221,55 +210,6 @@ def decompose_time(program) -> float:
     return round(time.perf_counter() - start, 3)
 
 
-def markdown_table(section: dict[str, Any]) -> str:
-    """bench/README.md's tables: time and ops side by side, then the op
-    kinds whose counts differ."""
-    rows = [
-        "| model | xdsl-ane s | ct.convert s | ratio | ops: xdsl-ane | ops: "
-        "ct.convert | ops ratio |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for c in section["cases"]:
-        rows.append(
-            f"| {MODELS[c['model']]} | {c['ours']['total_s']:.3f} | "
-            f"{c['theirs']['total_s']:.3f} | {c['time_ratio']:.3f} | "
-            f"{c['ours']['ops']} | {c['theirs']['ops']} | {c['ops_ratio']:.3f} |"
-        )
-    parts = [
-        "| model | xdsl-ane: import (of which run_decompositions) + compile + "
-        "save s | ct.convert: run_decompositions + convert + save s |",
-        "|---|---|---|",
-    ]
-    for c in section["cases"]:
-        o, t = c["ours"], c["theirs"]
-        parts.append(
-            f"| {MODELS[c['model']]} | {o['import_s']:.3f} "
-            f"({o['frontend_decompose_s']:.3f}) + {o['compile_s']:.3f} + "
-            f"{o['save_s']:.3f} | {t['decompose_s']:.3f} + {t['convert_s']:.3f} + "
-            f"{t['save_s']:.3f} |"
-        )
-    kinds = [
-        "| model | op kinds that differ: xdsl-ane − ct.convert |",
-        "|---|---|",
-    ]
-    for c in section["cases"]:
-        diff = ", ".join(f"`{op}` {n:+d}" for op, n in c["ops_difference"].items())
-        kinds.append(f"| {MODELS[c['model']]} | {diff or 'none'} |")
-    patches = "; ".join(section["coremltools_patches"])
-    return (
-        "\n".join(rows)
-        + "\n\n"
-        + "\n".join(parts)
-        + "\n\n"
-        + "\n".join(kinds)
-        + f"\n\nMeasured {section['date']} at commit {section['git_commit']}"
-        + (", with uncommitted changes" if section["git_dirty"] else "")
-        + f"; times are the fastest of {section['repeats']} runs of the same "
-        f"ExportedProgram; ratio = xdsl-ane / ct.convert. coremltools needed: "
-        f"{patches}."
-    )
-
-
 def table(cases: list[dict[str, Any]]) -> str:
     lines = [
         "| model | xdsl-ane s | ct.convert s | ratio | xdsl-ane ops | ct.convert ops |",
@@ -277,7 +217,7 @@ def table(cases: list[dict[str, Any]]) -> str:
     ]
     for c in cases:
         lines.append(
-            f"| {MODELS[c['model']]} | {c['ours']['total_s']:.2f} | "
+            f"| {report.MODEL_NAMES[c['model']]} | {c['ours']['total_s']:.2f} | "
             f"{c['theirs']['total_s']:.2f} | {c['time_ratio']:.3f} | "
             f"{c['ours']['ops']} | {c['theirs']['ops']} |"
         )
@@ -289,40 +229,28 @@ def measure_torch_models(
 ) -> dict[str, Any]:
     """Every model in a child process; the results and the patches used."""
     started = datetime.datetime.now(datetime.timezone.utc)
-    commit = git("rev-parse", "--short", "HEAD")
-    dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    state = git_state()
     cases = []
     with tempfile.TemporaryDirectory(prefix="xdsl-ane-models-bench-") as scratch:
         for name in models or list(MODELS):
-            out = Path(scratch) / f"{name}.json"
-            work = Path(scratch) / name
-            work.mkdir()
-            command = [sys.executable, str(Path(__file__)), "--case", name]
-            command += ["--repeats", str(repeats), "--workdir", str(work)]
-            command += ["--output", str(out)]
             print(f"torch models: {name} ...", flush=True)
-            done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-            if done.returncode != 0:
-                sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
-                raise RuntimeError(f"torch models case {name} failed")
-            cases.append(json.loads(out.read_text()))
+            cases.append(
+                run_child(
+                    "torch_models",
+                    ["--case", name, "--repeats", str(repeats)],
+                    Path(scratch),
+                    f"torch models case {name}",
+                )
+            )
     print(table(cases), flush=True)
     return {
         # this section can be measured apart from the rest of the bench
         "date": started.isoformat(timespec="seconds"),
-        "git_commit": commit,
-        "git_dirty": dirty,
+        **state,
         "repeats": repeats,
         "coremltools_patches": COREMLTOOLS_PATCHES,
         "cases": cases,
     }
-
-
-def git(*args: str) -> str:
-    done = subprocess.run(
-        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
-    )
-    return done.stdout.strip() if done.returncode == 0 else "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -330,8 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--output", type=Path, help="instead of results.json")
-    parser.add_argument("--case", choices=list(MODELS))
-    parser.add_argument("--workdir")
+    parser.add_argument("--case", choices=MODELS)
+    parser.add_argument("--workdir", type=Path)
     args = parser.parse_args(argv)
     if args.case:
         args.output.write_text(json.dumps(measure_case(args), indent=2) + "\n")
@@ -341,9 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         args.output.write_text(json.dumps(results, indent=2) + "\n")
         print(f"wrote {args.output}")
     else:
-        import run
-
-        run.store_section("torch_models", results)
+        report.store_section("torch_models", results)
     return 0
 
 

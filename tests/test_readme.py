@@ -3,12 +3,13 @@ pipeline produces today, and its rlx table covers the dialect."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import os
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,16 +21,16 @@ README = (ROOT / "README.md").read_text()
 
 
 def load_bench(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """A module of the `bench` package, imported as `python -m bench.NAME`
+    imports it (the repository root on the path)."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    return importlib.import_module(f"bench.{name}")
 
 
 def test_op_count_tables_are_current():
     tables = load_bench("op_counts").tables()
-    assert tables in README, "README op counts are stale: run python bench/op_counts.py"
+    assert tables in README, "README op counts are stale: run python -m bench.op_counts"
 
 
 # --- figures of the bench: generated from bench/results.json, nowhere else ------
@@ -54,21 +55,13 @@ not measured, and checked by the transcript test that runs the command."""
 
 
 def bench_report():
-    """bench/report.py, importable with its neighbours as when it runs."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        return load_bench("report")
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
+    return load_bench("report")
 
 
-def test_generated_figures_are_what_results_json_gives(monkeypatch):
+def test_generated_figures_are_what_results_json_gives():
     report = bench_report()
-    monkeypatch.syspath_prepend(str(ROOT / "bench"))
     results = json.loads((ROOT / "bench" / "results.json").read_text())
-    assert report.stale(results) == [], "run python bench/report.py --write"
+    assert report.stale(results) == [], "run python -m bench.report --write"
 
 
 def test_no_measured_figure_outside_the_generated_blocks():

@@ -2,7 +2,7 @@
 and which it types differently: the companion of `export.py`, over more ops
 than the Qwen3 stack has.
 
-    python bench/pymil/coverage.py [--json]
+    python -m bench.pymil.coverage [--json] [--output FILE.json]
 
 Programs:
 
@@ -35,19 +35,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import TensorType
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import export as E  # noqa: E402
-from xdsl.dialects import builtin, func  # noqa: E402
-from xdsl.dialects.builtin import TensorType  # noqa: E402
-
-from xdsl_ane.backend.mil_inputs import mil_inputs, mil_type  # noqa: E402
-from xdsl_ane.backend.milproto import module_to_proto  # noqa: E402
-from xdsl_ane.dialects import mil  # noqa: E402
-from xdsl_ane.dialects.dtypes import dtype_of_element  # noqa: E402
-from xdsl_ane.errors import first_line  # noqa: E402
-from xdsl_ane.frontend.mlir import parse_module  # noqa: E402
+from bench.common import ROOT
+from bench.pymil import export as E
+from xdsl_ane.backend.mil_inputs import mil_inputs, mil_type
+from xdsl_ane.backend.milproto import module_to_proto
+from xdsl_ane.dialects import mil
+from xdsl_ane.dialects.dtypes import dtype_of_element
+from xdsl_ane.errors import first_line
+from xdsl_ane.frontend.mlir import parse_module
 
 with E.quiet_coremltools():
     from coremltools.converters.mil.mil.passes.pass_registry import PASS_REGISTRY
@@ -57,7 +55,6 @@ BACKEND_PASSES = (
     "nn_backend::handle_unused_inputs",
 )
 
-ROOT = E.ROOT
 COMPRESSION_MODES = (
     "int8",
     "int4",
@@ -245,6 +242,8 @@ def small_config() -> Any:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--output", type=Path, help="write the JSON object here")
+    parser.add_argument("--workdir", type=Path, help="unused")
     parser.add_argument(
         "--numpy-scalars",
         action="store_true",
@@ -296,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
         "functions_exported": len(tally.same_proto),
         "functions_with_our_protobuf": sum(tally.same_proto.values()),
     }
+    if args.output:
+        args.output.write_text(json.dumps(report, indent=2) + "\n")
     if args.json:
         print(json.dumps(report))
         return 0
