@@ -202,7 +202,7 @@ def sce_module(rows: int, classes: int, part: str) -> builtin.ModuleOp:
 
     from xdsl_ane.dialects import rlx
     from xdsl_ane.dialects.typing import tensor
-    from xdsl_ane.models.transformer import build_function
+    from xdsl_ane.dialects.functions import build_function
 
     def body(logits, labels, d_loss):
         results = []

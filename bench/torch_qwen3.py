@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from xdsl_ane.limits import MASKED
-from xdsl_ane.models.transformer import TransformerConfig
+from xdsl_ane.models.configs import LlmConfig
 
 
 class RMSNorm(nn.Module):
@@ -42,7 +42,7 @@ class Rope(nn.Module):
     """The cos and sin tables [S, D/2] (`rope.cos`, `rope.sin`); "half"
     pairs (i, i + D/2): x·[cos, cos] + rotate_half(x)·[sin, sin]."""
 
-    def __init__(self, config: TransformerConfig):
+    def __init__(self, config: LlmConfig):
         super().__init__()
         half = (config.seq_len, config.head_dim // 2)
         self.register_buffer("cos", torch.zeros(half))
@@ -56,7 +56,7 @@ class Rope(nn.Module):
 
 
 class Attention(nn.Module):
-    def __init__(self, config: TransformerConfig):
+    def __init__(self, config: LlmConfig):
         super().__init__()
         c = config
         self.config = c
@@ -90,7 +90,7 @@ class Attention(nn.Module):
 
 
 class Mlp(nn.Module):
-    def __init__(self, config: TransformerConfig):
+    def __init__(self, config: LlmConfig):
         super().__init__()
         c = config
         self.gate_proj = linear(c.hidden_size, c.ffn_size)
@@ -103,7 +103,7 @@ class Mlp(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, config: TransformerConfig):
+    def __init__(self, config: LlmConfig):
         super().__init__()
         self.input_layernorm = RMSNorm(config.hidden_size, config.rms_eps)
         self.self_attn = Attention(config)
@@ -118,7 +118,7 @@ class DecoderLayer(nn.Module):
 class DecoderStack(nn.Module):
     """`decoder(x: [1, S, hidden]) -> [1, S, hidden]`."""
 
-    def __init__(self, config: TransformerConfig, layers: int):
+    def __init__(self, config: LlmConfig, layers: int):
         super().__init__()
         assert config.rope_style == "half" and config.qk_norm
         self.rope = Rope(config)
@@ -132,7 +132,7 @@ class DecoderStack(nn.Module):
 
 
 def decoder_stack(
-    config: TransformerConfig, layers: int, weights: Mapping[str, np.ndarray]
+    config: LlmConfig, layers: int, weights: Mapping[str, np.ndarray]
 ) -> DecoderStack:
     """The stack in eval mode with `weights` (make_weights' names) loaded as
     views of the numpy arrays; fails unless the names match exactly."""
@@ -146,7 +146,7 @@ def decoder_stack(
     return model.eval().requires_grad_(False)
 
 
-def _materialize_mask(module: nn.Module, config: TransformerConfig) -> None:
+def _materialize_mask(module: nn.Module, config: LlmConfig) -> None:
     """The non-persistent causal mask, built on the meta device above."""
     if isinstance(module, Attention):
         s = config.seq_len

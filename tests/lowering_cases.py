@@ -22,7 +22,7 @@ from xdsl.utils.test_value import create_ssa_value
 
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import numpy_dtype, run_function
-from xdsl_ane.models.transformer import build_function
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
 
 __all__ = [

@@ -19,10 +19,10 @@ import xdsl_ane
 from xdsl_ane.dialects import ane, mil
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.frontend.mlir import parse_module_text
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
     build_attention_block,
-    build_function,
     make_weights,
 )
 from xdsl_ane.passes.driver import make_context

@@ -18,13 +18,13 @@ from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.ane import LayoutAttr, arg_layouts
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import random_inputs, run_function
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
-    BlockBuilder,
     build_attention_block,
     build_decoder_layer,
-    build_function,
     make_weights,
+    stateless_builder,
 )
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
 from xdsl_ane.passes.driver import make_context
@@ -133,11 +133,11 @@ def test_head_layout_arguments(s, skv):
 
 def training_head(n: int, hidden: int, vocab: int):
     """logits = h·Wᵀ; loss and d_logits of softmax cross-entropy."""
-    b = BlockBuilder(SMALL, 0)
+    b = stateless_builder(SMALL)
     types = [tensor((n, hidden), f32), tensor((n,), i32), tensor((n,), f32)]
 
     def body(h, labels, d_loss):
-        logits = b.linear(h, "lm_head", vocab)
+        logits = b.linear(h, 0, "lm_head", vocab)
         loss = rlx.SoftmaxCrossEntropyOp(logits, labels).result
         grad = rlx.SoftmaxCrossEntropyBackwardOp(logits, labels, d_loss).result
         return [loss, grad]

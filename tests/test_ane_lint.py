@@ -27,11 +27,11 @@ from xdsl_ane.dialects.mil import MIL
 from xdsl_ane.dialects.rlx import RLX
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.limits import MAX_OPS
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
-    BlockBuilder,
     build_decoder_layer,
-    build_function,
+    stateless_builder,
 )
 from xdsl_ane.passes import ane_lint
 from xdsl_ane.passes.ane_lint import (
@@ -571,8 +571,8 @@ def test_training_head_over_qwen3_vocabulary_needs_splitting() -> None:
     n, vocab = 8, config.vocab_size
 
     def body(h: SSAValue, labels: SSAValue) -> list[SSAValue]:
-        b = BlockBuilder(config, 0, f16)
-        w = b.param("lm_head.weight", (vocab, config.hidden_size), prefixed=False)
+        b = stateless_builder(config, dtype=f16)
+        w = b.param("lm_head.weight", (vocab, config.hidden_size))
         logits = rlx.MatmulOp(h, w, transpose_rhs=True).result
         loss = rlx.SoftmaxCrossEntropyOp(logits, labels).result
         d_loss = rlx.ConstantOp(dense_from_numpy(np.full(n, 1.0 / n), f16)).result

@@ -35,18 +35,16 @@ from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import run_function
+from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
-    BlockBuilder,
-    TransformerConfig,
     build_decoder_layer,
-    build_function,
     make_weights,
+    stateless_builder,
 )
 from xdsl_ane.passes.gqa_tile import RlxGqaTilePass
 
 TINY_QWEN3 = QWEN3_0_6B.with_(
-    name="qwen3-tiny",
     hidden_size=64,
     num_heads=4,
     num_kv_heads=2,
@@ -90,7 +88,7 @@ def causal_attention64(
 
 
 def qwen3_decoder_layer64(
-    x: np.ndarray, w: dict[str, np.ndarray], c: TransformerConfig
+    x: np.ndarray, w: dict[str, np.ndarray], c: LlmConfig
 ) -> np.ndarray:
     """Qwen3DecoderLayer as in Hugging Face transformers, in float64."""
     p = {k: v.astype(np.float64) for k, v in w.items()}
@@ -126,16 +124,9 @@ def qwen3_decoder_layer64(
 # --- decoder layer ---------------------------------------------------------------
 
 
-def decoder_layer(config: TransformerConfig, dtype: Attribute) -> builtin.ModuleOp:
+def decoder_layer(config: LlmConfig, dtype: Attribute) -> builtin.ModuleOp:
     """build_decoder_layer's program with `dtype` activations and weights."""
-    if dtype == f32:
-        return build_decoder_layer(config)
-    b = BlockBuilder(config, 0, dtype)
-    x_type = tensor((1, config.seq_len, config.hidden_size), dtype)
-    f = build_function(
-        "decoder_layer", [x_type], lambda x: [b.ffn(b.attention(x))], ["x"]
-    )
-    module = builtin.ModuleOp([f])
+    module = build_decoder_layer(config, dtype=dtype)
     module.verify()
     return module
 
@@ -189,15 +180,15 @@ HEAD_N, HEAD_VOCAB = 8, 1000
 
 
 def training_head(
-    config: TransformerConfig, dtype: Attribute, label_type: Attribute
+    config: LlmConfig, dtype: Attribute, label_type: Attribute
 ) -> builtin.ModuleOp:
     """(h [N, hidden], labels [N]) -> (mean loss, d_h, d_W) for logits = h·Wᵀ,
     W = lm_head.weight [vocab, hidden], and d_loss = ones/N."""
     n, v, hidden = HEAD_N, HEAD_VOCAB, config.hidden_size
 
     def body(h: SSAValue, labels: SSAValue) -> list[SSAValue]:
-        b = BlockBuilder(config, 0, dtype)
-        w = b.param("lm_head.weight", (v, hidden), prefixed=False)
+        b = stateless_builder(config, dtype=dtype)
+        w = b.param("lm_head.weight", (v, hidden))
         logits = rlx.MatmulOp(h, w, transpose_rhs=True).result
         loss = rlx.SoftmaxCrossEntropyOp(logits, labels).result
         mean_loss = rlx.ReduceMeanOp(loss, (0,)).result
@@ -212,7 +203,7 @@ def training_head(
 
 
 def training_head_data(
-    config: TransformerConfig, dtype: np.dtype, label_dtype: np.dtype
+    config: LlmConfig, dtype: np.dtype, label_dtype: np.dtype
 ) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
     rng = np.random.default_rng(4)
     hidden = config.hidden_size

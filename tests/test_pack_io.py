@@ -17,7 +17,8 @@ from xdsl_ane.dialects.ane import PackingAttr, packing
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.frontend.mlir import parse_module_text
 from xdsl_ane.interpreter.core import random_inputs, run_function
-from xdsl_ane.models.transformer import QWEN3_0_6B, BlockBuilder, build_function
+from xdsl_ane.dialects.functions import build_function
+from xdsl_ane.models.transformer import QWEN3_0_6B, stateless_builder
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
 from xdsl_ane.passes.driver import make_context
 from xdsl_ane.passes.pack_io import MilPackIoPass
@@ -51,12 +52,12 @@ def unpack_outputs(packing: PackingAttr, outputs):
 def projections():
     """Two projections of one activation and a residual: a dynamic-weight
     kernel with three inputs of C = hidden and two outputs."""
-    b = BlockBuilder(SMALL, 0)
+    b = stateless_builder(SMALL)
     types = [tensor((1, 8, 32), f32), tensor((1, 8, 32), f32)]
 
     def body(x, r):
-        q = b.linear(x, "q", 32)
-        k = b.linear(x, "k", 16)
+        q = b.linear(x, 0, "q", 32)
+        k = b.linear(x, 0, "k", 16)
         return [rlx.AddOp(q, r).result, k]
 
     return builtin.ModuleOp([build_function("proj", types, body, ["x", "r"])])

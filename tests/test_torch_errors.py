@@ -182,7 +182,7 @@ from xdsl.dialects import builtin
 from xdsl.dialects.builtin import f32
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import tensor
-from xdsl_ane.models.transformer import build_function
+from xdsl_ane.dialects.functions import build_function
 
 module = builtin.ModuleOp([build_function("f", [tensor((4, 8), f32)], lambda x: [rlx.SiluOp(x).result])])
 xdsl_ane.compile(module)

@@ -33,13 +33,10 @@ from xdsl_ane.models.training import (
     heads,
     merge_heads,
 )
-from xdsl_ane.models.transformer import (
-    QWEN3_0_6B,
-    TransformerConfig,
-    build_function,
-    rope_tables,
-    rope_weights,
-)
+from xdsl_ane.dialects.functions import build_function
+from xdsl_ane.models.configs import QWEN3_0_6B, LlmConfig
+from xdsl_ane.models.llm import rope_tables
+from xdsl_ane.models.transformer import rope_weights
 from xdsl_ane.models.vocabulary import vocab_chunks
 from xdsl_ane.passes.ane_lint import lint_module
 from xdsl_ane.passes.gqa_tile import repeat_heads, sum_head_groups
@@ -92,7 +89,7 @@ CLASSIFIER_KERNELS = [
 
 
 def kernel_weights(
-    module: builtin.ModuleOp, config: TransformerConfig, seed: int = 0
+    module: builtin.ModuleOp, config: LlmConfig, seed: int = 0
 ) -> dict[str, np.ndarray]:
     """Data for every rlx.param of a kernel: matrices N(0, 1/in), the RoPE
     tables (and their head forms) from the config."""
@@ -175,7 +172,7 @@ def test_op_counts_against_reference(real_kernels):
 # --- numbers: rlx function vs compiled kernel --------------------------------------
 
 
-def check_kernel_numerics(module: builtin.ModuleOp, config: TransformerConfig) -> None:
+def check_kernel_numerics(module: builtin.ModuleOp, config: LlmConfig) -> None:
     """The rlx function and its compiled form (f32, dynamic weights, packed
     I/O driven by the manifest) on the same inputs and weights."""
     weights = kernel_weights(module, config)
@@ -225,7 +222,7 @@ def test_rope_on_head_form_is_rlx_rope(style, inverse):
     pipeline (fp32)."""
     c = SMALL.with_(rope_style=style)
     b = KernelBuilder(c)
-    cos, sin = rope_tables(c)
+    cos, sin = rope_tables(c, c.seq_len)
     x = np.random.default_rng(0).standard_normal((c.seq_len, c.q_dim))
     x = x.astype(np.float32)
 

@@ -32,19 +32,15 @@ from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.models.kernels import compile_training_kernels
 from xdsl_ane.models.runtime import TrainingRuntime
-from xdsl_ane.models.transformer import (
-    QWEN3_0_6B,
-    BlockBuilder,
-    TransformerConfig,
-    build_function,
-    rope_tables,
-)
+from xdsl_ane.dialects.functions import build_function
+from xdsl_ane.models.configs import QWEN3_0_6B, LlmConfig
+from xdsl_ane.models.llm import rope_tables
+from xdsl_ane.models.transformer import stateless_builder
 
 # Qwen3-0.6B-size kernels and training steps: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
 
 SMALL = QWEN3_0_6B.with_(
-    name="qwen3-train-small",
     hidden_size=64,
     num_heads=4,
     num_kv_heads=2,
@@ -59,7 +55,7 @@ VOCAB_CHUNK = 384
 cross-chunk logsumexp are exercised."""
 
 
-def layer_shapes(c: TransformerConfig) -> dict[str, tuple[int, ...]]:
+def layer_shapes(c: LlmConfig) -> dict[str, tuple[int, ...]]:
     shapes = {
         "input_layernorm.weight": (c.hidden_size,),
         "self_attn.q_proj.weight": (c.q_dim, c.hidden_size),
@@ -78,7 +74,7 @@ def layer_shapes(c: TransformerConfig) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def weight_shapes(c: TransformerConfig) -> dict[str, tuple[int, ...]]:
+def weight_shapes(c: LlmConfig) -> dict[str, tuple[int, ...]]:
     """Every trainable weight, Hugging Face names without `model.`."""
     shapes = {"embed_tokens.weight": (c.vocab_size, c.hidden_size)}
     for layer in range(c.num_layers):
@@ -89,7 +85,7 @@ def weight_shapes(c: TransformerConfig) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def make_model_weights(c: TransformerConfig, seed: int = 0) -> dict[str, np.ndarray]:
+def make_model_weights(c: LlmConfig, seed: int = 0) -> dict[str, np.ndarray]:
     """Norm scales near 1, matrices N(0, 1/in) so that attention is far from
     uniform and the logits spread; RoPE tables from the config."""
     rng = np.random.default_rng(seed)
@@ -102,11 +98,11 @@ def make_model_weights(c: TransformerConfig, seed: int = 0) -> dict[str, np.ndar
         else:
             value = rng.standard_normal(shape) / np.sqrt(shape[1])
         weights[name] = value.astype(np.float32)
-    weights["rope.cos"], weights["rope.sin"] = rope_tables(c)
+    weights["rope.cos"], weights["rope.sin"] = rope_tables(c, c.seq_len)
     return weights
 
 
-def make_batch(c: TransformerConfig, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def make_batch(c: LlmConfig, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     tokens = rng.integers(0, c.vocab_size, c.seq_len + 1)
     return tokens[:-1], tokens[1:]
@@ -138,7 +134,7 @@ def loss64(
     w: dict[str, np.ndarray],
     tokens: np.ndarray,
     labels: np.ndarray,
-    c: TransformerConfig,
+    c: LlmConfig,
 ) -> float:
     """Qwen3ForCausalLM's mean cross-entropy in float64."""
     p = {k: v.astype(np.float64) for k, v in w.items()}
@@ -184,18 +180,16 @@ def constant(value: np.ndarray) -> SSAValue:
     return rlx.ConstantOp(dense_from_numpy(value, f32)).result
 
 
-def build_model_loss(c: TransformerConfig) -> builtin.ModuleOp:
+def build_model_loss(c: LlmConfig) -> builtin.ModuleOp:
     """`loss(x: [1, S, D] embeddings, labels: [S]) -> []`: the config-driven
-    decoder (BlockBuilder), the final norm, lm_head, mean cross-entropy."""
+    decoder (the one builder, stateless), the final norm, lm_head, mean
+    cross-entropy."""
 
     def body(x: SSAValue, labels: SSAValue) -> list[SSAValue]:
-        for layer in range(c.num_layers):
-            b = BlockBuilder(c, layer)
-            x = b.ffn(b.attention(x))
-        final = BlockBuilder(c, 0)
-        final.prefix = ""
-        h = rlx.ReshapeOp(final.rms_norm(x, "norm"), (c.seq_len, c.hidden_size))
-        logits = final.linear(h.result, "lm_head", c.vocab_size)
+        b = stateless_builder(c)
+        h = rlx.ReshapeOp(b.final_norm(b.stack(x)), (c.seq_len, c.hidden_size))
+        head = b.param("lm_head.weight", (c.vocab_size, c.hidden_size))
+        logits = rlx.MatmulOp(h.result, head, transpose_rhs=True).result
         rows = rlx.SoftmaxCrossEntropyOp(logits, labels).result
         return [rlx.ReduceMeanOp(rows, (0,)).result]
 
@@ -208,7 +202,7 @@ class MonolithicStep:
     `step(x0: [S, D], labels: [S]) -> (loss, dx0, gradients...)`, built from
     rlx's forward and backward ops in the standard [1, H, S, Dh] head form."""
 
-    def __init__(self, c: TransformerConfig):
+    def __init__(self, c: LlmConfig):
         self.c = c
         self.names = [n for n in weight_shapes(c) if n != "embed_tokens.weight"]
 
@@ -392,7 +386,7 @@ def test_gradients_equal_monolithic_rlx(model, fp32_step):
 
 
 def check_directional_derivatives(
-    config: TransformerConfig,
+    config: LlmConfig,
     weights: dict[str, np.ndarray],
     tokens: np.ndarray,
     labels: np.ndarray,

@@ -10,7 +10,7 @@ builders infer result types) and handing the module over:
 
     from xdsl.dialects import builtin
     from xdsl_ane.dialects import rlx
-    from xdsl_ane.models.transformer import build_function
+    from xdsl_ane.dialects.functions import build_function
     ...
     module = builtin.ModuleOp([build_function("f", types, body)])
     model = xdsl_ane.compile(module, weights={"w": w})

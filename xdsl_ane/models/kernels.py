@@ -14,7 +14,7 @@ from xdsl.dialects import builtin, func
 
 from xdsl_ane.dialects import ane
 from xdsl_ane.models.training import build_training_kernels, function_of
-from xdsl_ane.models.transformer import TransformerConfig
+from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.passes.layouts import Layout, recorded_layout
 from xdsl_ane.passes.pipeline import AnePipelinePass
 
@@ -121,7 +121,7 @@ def compile_kernel(
 
 
 def compile_training_kernels(
-    config: TransformerConfig,
+    config: LlmConfig,
     fp16: bool = True,
     vocab_chunk: int | None = None,
     lint: bool = True,

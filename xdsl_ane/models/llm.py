@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import f32, i1, i32
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from xdsl_ane.dialects import ane, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
@@ -58,7 +58,8 @@ from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import Checkpoint
 from xdsl_ane.limits import MASKED, MAX_DIMENSION
-from xdsl_ane.models.transformer import build_function
+from xdsl_ane.dialects.functions import build_function
+from xdsl_ane.models.configs import LlmConfig
 
 
 @dataclass(frozen=True)
@@ -320,120 +321,6 @@ IGNORED_FIELDS = {
 """Fields of the supported families' configs (transformers 5.23) that do not
 change what the model computes; every other field of theirs is read by
 `llm_config`: honoured, or refused in one line naming it."""
-
-
-@dataclass(frozen=True)
-class LlmConfig:
-    family: str
-    hidden_size: int
-    num_layers: int
-    num_heads: int
-    num_kv_heads: int
-    head_dim: int
-    ffn_size: int
-    vocab_size: int
-    rms_eps: float
-    rope_theta: float
-    rope_scaling: dict[str, Any] | None
-    max_positions: int
-    tied: bool
-    qk_norm: bool
-    biases: frozenset[str] = frozenset()
-    """Projections with a bias, by their name in a layer (`self_attn.q_proj`,
-    `mlp.down_proj`)."""
-    activation: str = "silu"
-    """The MLP's gate activation (an ACTIVATIONS name)."""
-    sliding_window: int | None = None
-    """The window of the layers with sliding attention (None: none slide)."""
-    unit_offset_norms: bool = False
-    """RMSNorm scales by (1 + weight) (Family.unit_offset_norms)."""
-    scaled_embedding: bool = False
-    """The embedding rows are multiplied by √hidden_size."""
-    fused: bool = False
-    """One qkv and one gate_up projection (Family.fused)."""
-    sandwich_norms: bool = False
-    """Family.sandwich_norms."""
-    attention_scale: float | None = None
-    """Attention's scale where it is not head_dim^−½."""
-    final_softcap: float | None = None
-    """Logits become cap · tanh(logits / cap) (final_logit_softcapping)."""
-    attention_softcap: float | None = None
-    """Attention scores become cap · tanh(scores / cap) before the mask
-    (attn_logit_softcapping, Gemma 2)."""
-    layer_norm: bool = False
-    """LayerNorm with bias, not RMSNorm (Family.layer_norm)."""
-    qkv_per_head: bool = False
-    """Family.qkv_per_head."""
-    gated_mlp: bool = True
-    """Family.gated_mlp."""
-    parallel_residual: bool = False
-    """Attention and the MLP read the same input (Family.parallel_residual)."""
-    rotary_dim: int | None = None
-    """The leading dims of each head RoPE rotates (None: all of it)."""
-    renames: tuple[tuple[str, str], ...] = ()
-    """Family.renames."""
-    rope: bool = True
-    """RoPE; false: learned absolute positions (Family.rope)."""
-    conv1d: bool = False
-    """Projection weights [in, out] (Family.conv1d)."""
-    embedding_multiplier: float | None = None
-    """The embedding times this (Granite)."""
-    residual_multiplier: float | None = None
-    """Each branch times this before its residual add (Granite)."""
-    logits_divisor: float | None = None
-    """Logits divided by this (Granite's logits_scaling)."""
-    nope_layers: frozenset[int] = frozenset()
-    """Layers without RoPE (SmolLM3's no_rope_layers)."""
-    post_norms: bool = False
-    """Family.post_norms."""
-    norm_bias: bool = True
-    """Family.norm_bias."""
-    shared_norm: bool = False
-    """Family.shared_norm."""
-    rope_style: str = "half"
-    """Family.rope_style."""
-    projection_qk_norm: bool = False
-    """Family.projection_qk_norm."""
-    stream_scale: float | None = None
-    """The residual stream is carried times this (α = 2^−k, fp16 safety):
-    the embedding times α in the program; each branch's end times α — the
-    weights and biases of o_proj and down_proj, scaled as they are read
-    (`scaled_weights`), or the scale of its post-norm; the eps of the norms
-    that read the stream times α². Every output is unchanged in exact
-    arithmetic (`fp16_rescaled`)."""
-    norm_input_scales: tuple[float, ...] = ()
-    """Per stream RMSNorm (2L: layer L's first, 2L + 1 its second, 2·layers
-    the final one), s = 2^k dividing its input, with eps / s²: the same
-    output, and x² stays in fp16's range (the lowering squares x in the
-    program's precision). Empty: none."""
-    scale_by_layer: bool = False
-    """Attention's scale is divided by the layer's index + 1
-    (scale_attn_by_inverse_layer_idx)."""
-    local_rope: tuple[float, dict[str, Any] | None] | None = None
-    """RoPE's (theta, scaling) of the sliding layers where it differs
-    (rope_parameters per layer type, Gemma 3); None: one RoPE for all."""
-    sliding_layers: frozenset[int] = frozenset()
-    """The layers whose attention slides (key j visible to query i iff
-    i − window < j ≤ i, transformers' sliding_window_overlay)."""
-
-    @property
-    def q_dim(self) -> int:
-        return self.num_heads * self.head_dim
-
-    @property
-    def rotated(self) -> int:
-        """The dims of each head RoPE rotates."""
-        return self.head_dim if self.rotary_dim is None else self.rotary_dim
-
-    def weight_name(self, name: str) -> str:
-        """The checkpoint's name of the builder's (Llama-style) `name`."""
-        for ours, theirs in self.renames:
-            name = name.replace(ours, theirs)
-        return name
-
-    @property
-    def kv_dim(self) -> int:
-        return self.num_kv_heads * self.head_dim
 
 
 QKV = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj")
@@ -1009,26 +896,49 @@ ROPE_TABLES = {"full": "rope", "sliding": "rope.local"}
 layers that read them; `rope.local` only where config.local_rope is set."""
 
 
+def additive_mask(visible: np.ndarray) -> np.ndarray:
+    """0 where `visible` [S, K], MASKED elsewhere, as [1, 1, S, K] float32."""
+    mask = np.where(visible, 0.0, MASKED).astype(np.float32)
+    return mask[None, None]
+
+
 def const(value: np.ndarray) -> SSAValue:
     dtype = f32 if value.dtype.kind == "f" else i1 if value.dtype == np.bool_ else i32
     return rlx.ConstantOp(dense_from_numpy(value, dtype)).result
 
 
 class LlmBuilder:
-    def __init__(self, config: LlmConfig, shape: LlmShape):
+    """The one builder of a decoder's rlx ops. Stateful (compile-llm's
+    functions): positions at a runtime `position`, k and v written into
+    cache states, additive masks over the context. Stateless (position and
+    caches None: `models.transformer`'s programs): positions 0..S−1, RoPE
+    tables [S, D/2] read whole and rlx.attention's own causal mask; `base`
+    "" names the weights as transformers' base model does (`layers.0.…`,
+    `norm.weight`); `dtype` is the weights' (f32; f16 for the stateless
+    programs of the lowering's fp16 tests)."""
+
+    def __init__(
+        self,
+        config: LlmConfig,
+        shape: LlmShape,
+        base: str = "model.",
+        dtype: Attribute = f32,
+    ):
         self.c = config
         self.shape = shape
+        self.base = base
+        self.dtype = dtype
         self.maxima: list[SSAValue] = []
         """The probes of the last `stack` (shape.probe)."""
 
     def param(self, name: str, shape: tuple[int, ...]) -> SSAValue:
         """The weight the builder calls `name`, by its checkpoint name."""
-        return rlx.ParamOp(self.c.weight_name(name), tensor(shape, f32)).result
+        return rlx.ParamOp(self.c.weight_name(name), tensor(shape, self.dtype)).result
 
     def linear(self, x: SSAValue, layer: int, name: str, out: int) -> SSAValue:
         """x · Wᵀ (+ b when config.biases has `name`) of layer `layer`'s
         projection `name` (`self_attn.q_proj`)."""
-        full = f"model.layers.{layer}.{name}"
+        full = f"{self.base}layers.{layer}.{name}"
         if self.c.conv1d:  # [in, out]
             w = self.param(full + ".weight", (shape_of(x)[-1], out))
             y = rlx.MatmulOp(x, w).result
@@ -1126,7 +1036,10 @@ class LlmBuilder:
 
     def cached(self, state, layer: int, new: SSAValue, position: SSAValue) -> SSAValue:
         """Writes k or v [1, Hkv, S, D] into the cache at [layer, 0, position,
-        0] and returns this layer's whole cache [1, Hkv, context, D]."""
+        0] and returns this layer's whole cache [1, Hkv, context, D]; without
+        a cache (stateless), k or v itself."""
+        if state is None:
+            return new
         first = self.shape.layers[0] if self.shape.layers else 0
         index = layer - first
         old = rlx.ReadStateOp(state).result
@@ -1141,7 +1054,7 @@ class LlmBuilder:
     def layer(self, x, layer: int, cos, sin, mask, position, key_cache, value_cache):
         """One decoder layer: pre-norm attention and MLP with their residual
         adds, the MLP after attention or, with parallel_residual, beside it."""
-        c, p = self.c, f"model.layers.{layer}."
+        c, p = self.c, f"{self.base}layers.{layer}."
         h = x if c.post_norms else self.rms_norm(x, p + "input_layernorm", 2 * layer)
         a = self.attention(h, layer, cos, sin, mask, position, key_cache, value_cache)
         if c.sandwich_norms or c.post_norms:
@@ -1226,7 +1139,7 @@ class LlmBuilder:
         self, h, layer: int, cos, sin, mask, position, key_cache, value_cache
     ):
         """o_proj(attention(rope(q), rope(k), v)) over the cache, [1, S, hidden]."""
-        c, p = self.c, f"model.layers.{layer}."
+        c, p = self.c, f"{self.base}layers.{layer}."
         q, k, v = self.projections(h, layer, p if c.projection_qk_norm else None)
         if c.qk_norm:
             q = self.rms_norm(q, p + "self_attn.q_norm")
@@ -1238,7 +1151,9 @@ class LlmBuilder:
         scale = c.attention_scale
         if c.scale_by_layer:
             scale = (c.head_dim**-0.5 if scale is None else scale) / (layer + 1)
-        if c.attention_softcap is None:
+        if mask is None and c.attention_softcap is None:  # stateless, causal
+            a = rlx.AttentionOp(q, keys, values, mask="causal", scale=scale).result
+        elif c.attention_softcap is None:
             a = rlx.AttentionOp(q, keys, values, mask, mask="bias", scale=scale).result
         else:
             a = self.capped_attention(q, keys, values, mask)
@@ -1275,7 +1190,9 @@ class LlmBuilder:
         head h // G (G = H / Hkv): q [1, H, S, D] is viewed as [1, Hkv, G·S,
         D], so each key/value head meets its G query heads in one matmul."""
         c = self.c
-        s, context = shape_of(q)[2], self.shape.context
+        s, context = shape_of(q)[2], shape_of(keys)[2]
+        if mask is None:  # stateless: causal
+            mask = const(additive_mask(np.tril(np.ones((s, s), np.bool_))))
         groups = c.num_heads // c.num_kv_heads
         scale = c.attention_scale or c.head_dim**-0.5
         grouped = rlx.ReshapeOp(q, (1, c.num_kv_heads, groups * s, c.head_dim)).result
@@ -1337,7 +1254,11 @@ class LlmBuilder:
         """cos, sin [S, D/2] at positions position + i, and the additive
         masks [1, 1, S, context]: causal (0 where key j ≤ position + i) and,
         when a layer slides with a window below the context, sliding (0
-        where also j > position + i − window)."""
+        where also j > position + i − window). Stateless (position None):
+        the tables' first S rows whole, and the masks constants, the causal
+        one None (rlx.attention's own)."""
+        if position is None:
+            return self.stateless_positions(tokens)
         context, half = self.shape.context, (self.shape.context, self.c.rotated // 2)
         positions = rlx.AddOp(position, const(np.arange(tokens, dtype=np.int32))).result
         tables = {
@@ -1362,6 +1283,22 @@ class LlmBuilder:
             masks["sliding"] = self.additive(inside, tokens)
         return tables, masks
 
+    def stateless_positions(self, tokens: int):
+        """`positions` of tokens 0..S−1 in a stateless program."""
+        half = (tokens, self.c.rotated // 2)
+        tables = {
+            kind: tuple(self.param(f"{prefix}.{f}", half) for f in ("cos", "sin"))
+            for kind, prefix in ROPE_TABLES.items()
+            if self.c.rope and (kind == "full" or self.c.local_rope is not None)
+        }
+        masks: dict[str, SSAValue | None] = {"full": None}
+        window = self.c.sliding_window
+        if window is not None and window < tokens:
+            i = np.arange(tokens)
+            inside = (i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - window)
+            masks["sliding"] = const(additive_mask(inside))
+        return tables, masks
+
     def additive(self, visible: SSAValue, tokens: int) -> SSAValue:
         """0 where `visible` [S, context], MASKED elsewhere, as [1, 1, S, context]."""
         mask = rlx.WhereOp(
@@ -1375,14 +1312,17 @@ class LlmBuilder:
         """The position embeddings [1, S, hidden] of positions position + i."""
         c = self.c
         table = self.param(
-            "model.embed_positions.weight", (c.max_positions, c.hidden_size)
+            self.base + "embed_positions.weight", (c.max_positions, c.hidden_size)
         )
-        positions = rlx.AddOp(position, const(np.arange(tokens, dtype=np.int32))).result
+        positions = const(np.arange(tokens, dtype=np.int32))
+        if position is not None:
+            positions = rlx.AddOp(position, positions).result
         rows = rlx.GatherOp(table, positions).result
         return rlx.ReshapeOp(rows, (1, tokens, c.hidden_size)).result
 
-    def stack(self, x, position, key_cache, value_cache) -> SSAValue:
-        """The layers of shape.layers over hidden states x [1, S, hidden]."""
+    def stack(self, x, position=None, key_cache=None, value_cache=None) -> SSAValue:
+        """The layers of shape.layers over hidden states x [1, S, hidden]
+        (stateless without position and caches)."""
         first, end = self.shape.layers or (0, self.c.num_layers)
         tables, masks = self.positions(position, shape_of(x)[1])
         if not self.c.rope and first == 0:
@@ -1405,8 +1345,11 @@ class LlmBuilder:
     def final(self, x: SSAValue) -> list[SSAValue]:
         """The final norm and the head over x [1, S, hidden]."""
         tokens = shape_of(x)[1]
-        h = self.rms_norm(x, "model.norm", 2 * self.c.num_layers)
+        h = self.final_norm(x)
         return self.head(rlx.ReshapeOp(h, (tokens, self.c.hidden_size)).result)
+
+    def final_norm(self, x: SSAValue) -> SSAValue:
+        return self.rms_norm(x, self.base + "norm", 2 * self.c.num_layers)
 
     def function(self, name: str, tokens: int):
         """`name` over `tokens` tokens computing shape.part: "all" takes

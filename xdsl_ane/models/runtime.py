@@ -39,7 +39,7 @@ import numpy as np
 from xdsl_ane.interpreter.core import numpy_dtype, run_function
 from xdsl_ane.models.kernels import CompiledKernel
 from xdsl_ane.models.training import weight_gradient_name
-from xdsl_ane.models.transformer import TransformerConfig
+from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.vocabulary import (
     CHUNK_WEIGHT,
     classifier_kernel_suffixes,
@@ -140,7 +140,7 @@ class TrainingRuntime:
 
     def __init__(
         self,
-        config: TransformerConfig,
+        config: LlmConfig,
         weights: Mapping[str, np.ndarray],
         kernels: Mapping[str, CompiledKernel],
         loss_scale: float = 1.0,

@@ -80,19 +80,17 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import f32
 from xdsl.ir import Attribute, SSAValue
 
 from xdsl_ane.dialects import ane, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
-from xdsl_ane.dialects.typing import tensor
+from xdsl_ane.dialects.functions import build_function
+from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.limits import MASKED
-from xdsl_ane.models.transformer import (
-    BlockBuilder,
-    TransformerConfig,
-    build_function,
-    rope_tables,
-    shape_of,
-)
+from xdsl_ane.models.configs import LlmConfig
+from xdsl_ane.models.llm import rope_tables
+from xdsl_ane.models.transformer import stateless_builder
 from xdsl_ane.models.vocabulary import (
     CHUNK_WEIGHT,
     classifier_kernel_suffixes,
@@ -133,17 +131,19 @@ def merge_heads(x: SSAValue) -> SSAValue:
 class KernelBuilder:
     """Emits the rlx ops of the training kernels of one layer."""
 
-    def __init__(self, config: TransformerConfig, layer: int = 0):
+    def __init__(self, config: LlmConfig, layer: int = 0):
         self.config = config
-        self.block = BlockBuilder(config, layer)
-        self.dtype = self.block.dtype
+        self.layer = layer
+        self.block = stateless_builder(config)
+        """The decoder's builder: the weights and projections by name."""
+        self.dtype = f32
 
     def weight(self, name: str, shape: tuple[int, ...]) -> SSAValue:
-        return self.block.param(name + ".weight", shape)
+        return self.block.param(f"layers.{self.layer}.{name}.weight", shape)
 
     def linear(self, x: SSAValue, name: str, out_features: int) -> SSAValue:
         """x·Wᵀ with W [out, in]."""
-        return self.block.linear(x, name, out_features)
+        return self.block.linear(x, self.layer, name, out_features)
 
     def linear_backward(self, dy: SSAValue, name: str, in_features: int) -> SSAValue:
         """dx = dy·W for y = x·Wᵀ, W [out, in] as stored."""
@@ -190,7 +190,7 @@ class KernelBuilder:
         """cos and sin [S, D/2] of the config, baked into the kernel as
         constants: the lowering folds them into the head-form tables, so
         RoPE costs a swap, two muls and an add."""
-        cos, sin = rope_tables(self.config)
+        cos, sin = rope_tables(self.config, self.config.seq_len)
         return constant(cos, self.dtype), constant(sin, self.dtype)
 
     def rope(self, x: SSAValue, inverse: bool = False) -> SSAValue:
@@ -513,7 +513,7 @@ class KernelBuilder:
         )
 
     def classifier_logits(self, h: SSAValue, chunk: int) -> SSAValue:
-        w = self.block.param(CHUNK_WEIGHT, (chunk, self.config.hidden_size), False)
+        w = self.block.param(CHUNK_WEIGHT, (chunk, self.config.hidden_size))
         return rlx.MatmulOp(h, w, transpose_rhs=True).result
 
     def cross_entropy_combine(self, chunks: int) -> builtin.ModuleOp:
@@ -557,7 +557,7 @@ class KernelBuilder:
         c = self.config
 
         def body(d_logits: SSAValue) -> dict[str, SSAValue]:
-            w = self.block.param(CHUNK_WEIGHT, (chunk, c.hidden_size), False)
+            w = self.block.param(CHUNK_WEIGHT, (chunk, c.hidden_size))
             return {"dh": rlx.MatmulOp(d_logits, w).result}
 
         return self.kernel(
@@ -567,7 +567,7 @@ class KernelBuilder:
         )
 
 
-def projection_shapes(config: TransformerConfig) -> dict[str, tuple[int, int]]:
+def projection_shapes(config: LlmConfig) -> dict[str, tuple[int, int]]:
     """[out, in] of each projection of a layer, by Hugging Face name."""
     c = config
     return {
@@ -582,7 +582,7 @@ def projection_shapes(config: TransformerConfig) -> dict[str, tuple[int, int]]:
 
 
 def build_training_kernels(
-    config: TransformerConfig, layer: int = 0, vocab_chunk: int | None = None
+    config: LlmConfig, layer: int = 0, vocab_chunk: int | None = None
 ) -> dict[str, builtin.ModuleOp]:
     """Every kernel of a training step (see the module docstring), rlx, one
     function per module named as the kernel. Weights are those of `layer`;

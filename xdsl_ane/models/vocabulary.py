@@ -21,20 +21,20 @@ from __future__ import annotations
 import math
 
 from xdsl_ane.limits import MAX_DIMENSION
-from xdsl_ane.models.transformer import TransformerConfig
+from xdsl_ane.models.configs import LlmConfig
 
 CHUNK_WEIGHT = "lm_head.chunk.weight"
 """The classifier kernels' weight: one vocabulary chunk of lm_head.weight."""
 
 
-def row_columns(config: TransformerConfig, values: int) -> int:
+def row_columns(config: LlmConfig, values: int) -> int:
     """Columns k ≥ `values` of a per-row input [S, k] such that S·k is a
     multiple of the hidden size, so it packs with the [1, D, 1, S] inputs."""
     step = config.hidden_size // math.gcd(config.seq_len, config.hidden_size)
     return -(-values // step) * step
 
 
-def default_vocab_chunk(config: TransformerConfig) -> int:
+def default_vocab_chunk(config: LlmConfig) -> int:
     """The largest chunk (a multiple of 64) whose kernels keep every packed
     dimension within 16384: the classifier kernels' input is
     [1, D, 1, S + V_chunk (+ row stats)]."""
@@ -43,7 +43,7 @@ def default_vocab_chunk(config: TransformerConfig) -> int:
 
 
 def vocab_chunks(
-    config: TransformerConfig, chunk: int | None = None
+    config: LlmConfig, chunk: int | None = None
 ) -> list[tuple[int, int]]:
     """(start, size) of each vocabulary chunk: chunks of `chunk` classes
     (default `default_vocab_chunk`) and a smaller last one."""
@@ -55,7 +55,7 @@ def vocab_chunks(
 
 
 def classifier_kernel_suffixes(
-    config: TransformerConfig, chunk: int | None = None
+    config: LlmConfig, chunk: int | None = None
 ) -> dict[int, str]:
     """Chunk size -> kernel name suffix: "" for the full chunks, "_last"
     for a smaller last chunk."""
