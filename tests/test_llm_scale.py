@@ -6,6 +6,7 @@ the unsplit package generates); the checkpoint read tensor by tensor."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -35,8 +36,7 @@ def fp16_bytes(checkpoint, package) -> int:
     tensors = read_checkpoint(checkpoint).tensors
     rope = [w for name, w in package.weights.items() if name.startswith("rope")]
     return 2 * (
-        sum(int(np.prod(t.shape)) for t in tensors.values())
-        + sum(w.size for w in rope)
+        sum(int(np.prod(t.shape)) for t in tensors.values()) + sum(w.size for w in rope)
     )
 
 
@@ -58,3 +58,133 @@ def test_tied_table_is_stored_once(tied, tmp_path):
     assert len(references) == 4  # gather and conv in prefill and decode
     offsets = {line.split("offset = uint64(")[1].split(")")[0] for line in references}
     assert len(offsets) == 1
+
+
+def blob_sizes(path) -> dict[str, int]:
+    return {
+        blob.parts[len(path.parts)]: blob.stat().st_size
+        for blob in sorted(path.rglob("weight.bin"))
+    }
+
+
+def test_size_guard_splits_and_generates_the_same(tied, tmp_path, capsys):
+    """Past --max-package-size the model is split as --layers-per-package
+    splits it, saying why; the tied table's embedding and head share the
+    package embed_head (stored once); generation equals the unsplit
+    package's."""
+    common = ["--context", "32", "--prefill", "4", "--chunk", "128"]
+    whole, split = tmp_path / "whole.mlpackage", tmp_path / "split"
+    assert main(["compile-llm", str(tied), "-o", str(whole), *common]) == 0
+    assert "  split:" not in capsys.readouterr().out
+    args = ["compile-llm", str(tied), "-o", str(split), *common]
+    assert main(args + ["--max-package-size", "100KB"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(
+        r"\n  split: the weights, about 1[89]\d KB, exceed --max-package-size "
+        r"100 KB: 3 packages\n",
+        out,
+    )
+    manifest = json.loads((split / "manifest.json").read_text())["llm"]
+    packages = manifest["packages"]
+    assert [(p["name"], p["path"]) for p in packages] == [
+        ("embed", "embed_head.mlpackage"),
+        ("layers_0-0", "layers_0-0.mlpackage"),
+        ("layers_1-1", "layers_1-1.mlpackage"),
+        ("head", "embed_head.mlpackage"),
+    ]
+    assert packages[0]["function_names"] == {
+        "prefill": "embed_prefill",
+        "decode": "embed_decode",
+    }
+    sizes = blob_sizes(split)
+    assert max(sizes.values()) <= 100 * 1024
+    (unsplit,) = blob_sizes(whole).values()
+    # each layers package has its own RoPE tables (4 of [32, 8]); the rest once
+    rope = 4 * 32 * 8 * 2 + 4 * 64
+    assert sum(sizes.values()) <= unsplit + (len(sizes) - 1) * rope
+    tokens, logits = PackageRunner(split).generate(PROMPT, 8)
+    whole_tokens, whole_logits = PackageRunner(whole).generate(PROMPT, 8)
+    assert tokens == whole_tokens
+    for got, expected in zip(logits, whole_logits):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_size_guard_with_layers_per_package(tied, tmp_path, capsys):
+    """--layers-per-package still splits a model that fits, and a limit
+    splits its runs further; a unit alone over the limit, or a .mlpackage
+    name for a split output, is one line and writes nothing."""
+    common = ["--context", "32", "--prefill", "4", "--chunk", "128"]
+    out = tmp_path / "k"
+    args = ["compile-llm", str(tied), "-o", str(out), *common]
+    assert main(args + ["--layers-per-package", "2"]) == 0
+    assert "  split: --layers-per-package 2: 2 packages\n" in capsys.readouterr().out
+    names = [
+        p["name"]
+        for p in json.loads((out / "manifest.json").read_text())["llm"]["packages"]
+    ]
+    assert names == ["embed", "layers_0-1", "head"]
+    out = tmp_path / "k1"
+    args = ["compile-llm", str(tied), "-o", str(out), *common]
+    assert (
+        main(args + ["--layers-per-package", "2", "--max-package-size", "100KB"]) == 0
+    )
+    assert "; at most 2 layers each: 3 packages" in capsys.readouterr().out
+    for size, message in [
+        (
+            "60KB",
+            "the layer 0 alone holds 74.9 KB of weights, over --max-package-size "
+            "60 KB (raise it, or compress with --compress)",
+        ),
+        ("12", "the embed alone holds"),
+        ("1 parsec", "--max-package-size 1 parsec: expected bytes or a size like 1GB"),
+        ("0", "--max-package-size 0: must be at least 1 byte"),
+    ]:
+        bad = tmp_path / f"bad{size}"
+        args = ["compile-llm", str(tied), "-o", str(bad), *common]
+        assert main(args + ["--max-package-size", size]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and message in err, err
+        assert not bad.exists()
+    named = tmp_path / "named.mlpackage"
+    args = ["compile-llm", str(tied), "-o", str(named), *common]
+    assert main(args + ["--max-package-size", "100KB"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and re.search(
+        r"named.mlpackage: split \(the weights, about 1[89]\d KB, exceed "
+        r"--max-package-size 100 KB\), the output is a directory of packages; name "
+        r"it without .mlpackage",
+        err,
+    )
+    assert not list(tmp_path.glob("named*"))
+
+
+@pytest.mark.parametrize("mode", [None, "lut4:per-tensor", "int4", "int8"])
+def test_package_size_estimates_bound_the_blobs(tied, mode):
+    """The plan's sizes are at least what each package's blob holds, and
+    within a few records of it."""
+    from xdsl_ane.models.llm import LlmShape, llm_config
+    from xdsl_ane.models.llm_packages import (
+        Compression,
+        llm_units,
+        plan_packages,
+        position_bytes,
+    )
+
+    config = llm_config(read_checkpoint(tied))
+    shape = LlmShape(32, 4, 512)
+    units = llm_units(config, shape, Compression(mode))
+    plan = plan_packages(units, None, 1, config.tied, position_bytes(shape))
+    assert plan is not None
+    package = compile_llm(
+        tied,
+        context=32,
+        prefill=4,
+        chunk=512,
+        layers_per_package=1,
+        compress=mode,
+        fp16_check=False,
+    )
+    for part in package.parts:
+        written = part.compiled.proto.blob.next_offset
+        estimate = plan.sizes[part.record["path"].removesuffix(".mlpackage")]
+        assert written <= estimate <= written + 8192

@@ -66,7 +66,13 @@ def estimate(compiled: Any, chip: str | Chip = DEFAULT_CHIP) -> Estimate:
     if parts is not None:  # a split LLM: each package's functions, in order
         functions = []
         for part in parts:
-            functions += _functions(part.compiled.module, f"{part.name}/")
+            # (a tied model's embed_head serves two parts, each its own two)
+            called = part.record.get("function_names", {}).values()
+            functions += [
+                (name, f)
+                for name, f in _functions(part.compiled.module, f"{part.name}/")
+                if f.sym_name.data in (set(called) or {"prefill", "decode"})
+            ]
         return estimate_functions(functions, chip, source)
     inner = getattr(compiled, "compiled", compiled)
     module = getattr(inner, "module", None)

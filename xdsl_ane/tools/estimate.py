@@ -54,8 +54,12 @@ def estimate(
         for part in record["packages"]:
             program = read_compiled(path / part["path"])
             name = part.get("name", part["path"])
+            # (a tied model's embed_head serves two parts, each its own two)
+            called = set(part.get("function_names", {}).values())
             functions += [
-                (f"{name}/{f.sym_name.data}", f) for f in _functions(program.module)
+                (f"{name}/{f.sym_name.data}", f)
+                for f in _functions(program.module)
+                if f.sym_name.data in (called or {"prefill", "decode"})
             ]
         return estimate_functions(functions, chip, str(path))
     listing = path / "kernels.json"

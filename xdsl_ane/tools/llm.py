@@ -43,12 +43,14 @@ directory under their own names) and named in the `llm` record's `text`
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from xdsl_ane.models.llm_packages import DEFAULT_MAX_PACKAGE_SIZE, parse_size
 from xdsl_ane.tools.chip_option import add_chip_argument
 from xdsl_ane.tools.common import (
     XdslAneError,
@@ -140,6 +142,11 @@ class LlmPackageSet:
     text_files: dict[str, bytes] = field(repr=False, default_factory=dict)
     """The checkpoint's tokenizer files (tools/text.py), copied on save."""
 
+    @property
+    def reason(self) -> str:
+        """Why the model is split (--layers-per-package, or its size)."""
+        return self.manifest_record.get("split", "")
+
     def manifest(self) -> dict[str, Any]:
         record = self.manifest_record
         if self.text_files:
@@ -152,9 +159,15 @@ class LlmPackageSet:
             part.compiled.validate().raise_if_failed()
 
     def summary(self, chip: str | None = "m4") -> str:
-        lines = [f"{self.source}: {len(self.parts)} packages"]
+        files = len({part.record["path"] for part in self.parts})
+        lines = [f"{self.source}: {files} packages"]
         for part in self.parts:
             counts = part.compiled.op_counts()
+            called = part.record.get("function_names")
+            if called is not None:  # embed_head: the embedding's functions
+                counts = {f: counts[f] for f in called.values()}
+            elif part.record["path"] != f"{part.name}.mlpackage":
+                counts = {f: counts[f] for f in ("prefill", "decode")}
             ops = ", ".join(f"@{f} {sum(c.values())} ops" for f, c in counts.items())
             lines.append(
                 f"  {part.name}: {ops}, weights {part.compiled.weight_bytes():,} bytes"
@@ -171,7 +184,7 @@ class LlmPackageSet:
         NAME.manifest.json, the copies of the checkpoint's text files, and
         manifest.json (nothing on failure)."""
         path = Path(path)
-        check_split_output(path)
+        check_split_output(path, self.reason)
         check_outputs([path], force, [self.source])
         manifest = json.dumps(self.manifest(), indent=2) + "\n"
         with atomic_output(path, force) as tmp:
@@ -183,18 +196,21 @@ class LlmPackageSet:
                     )
                     + "\n"
                 )
-                part.compiled.proto.save(tmp / part.record["path"])
+                package = tmp / part.record["path"]
+                if not package.exists():  # embed_head: the embedding's and head's
+                    part.compiled.proto.save(package)
             for name, data in self.text_files.items():
                 (tmp / name).write_bytes(data)
             (tmp / "manifest.json").write_text(manifest)
         return path
 
 
-def check_split_output(path: Path) -> None:
+def check_split_output(path: Path, reason: str | None = None) -> None:
     if path.suffix == ".mlpackage":
+        why = reason or "--layers-per-package"
         raise XdslAneError(
-            f"{path}: with --layers-per-package the output is a directory of "
-            "packages; name it without .mlpackage"
+            f"{path}: split ({why}), the output is a directory of packages; "
+            "name it without .mlpackage"
         )
 
 
@@ -214,11 +230,13 @@ def compile_llm(
     argmax: bool = False,
     validate: bool = False,
     layers_per_package: int | None = None,
+    max_package_size: int | None = DEFAULT_MAX_PACKAGE_SIZE,
     compress: str | None = None,
     compress_head: str = "same",
     compress_embedding: str = "none",
     fp16_check: bool = True,
     calibration: list[list[int]] | None = None,
+    on_plan: Callable[[LlmPackageSet | None, str | None], None] | None = None,
 ) -> LlmPackage | LlmPackageSet:
     """Compiles a Hugging Face checkpoint directory to a stateful
     multifunction package (`prefill`, `decode`), or with
@@ -231,6 +249,11 @@ def compile_llm(
     would leave fp16's range, carries the residual stream scaled by a power
     of two that leaves the outputs unchanged (`models.llm.fp16_rescaled`);
     the manifest's `fp16` records the maxima and the scale.
+    A model whose weights would pass `max_package_size` bytes (default 1
+    GB, 2^30 bytes; None: no limit) is split as with `layers_per_package`,
+    into packages of at most that many bytes (models/llm_packages.py);
+    `on_plan(split, reason)` is called once that is decided, before the
+    compile (`split`: whether the result is a package set; `reason`: why).
     The checkpoint's tokenizer files go with the package (copied on save)
     and its end-of-sequence ids into the manifest. Errors are one-line
     `XdslAneError`s naming the file, tensor or field."""
@@ -249,9 +272,26 @@ def compile_llm(
         llm_weights,
         output_names,
         residual_maxima,
-        split_parts,
+    )
+    from xdsl_ane.models.llm_packages import (
+        ENDS,
+        ENDS_FUNCTIONS,
+        Compression,
+        ends_module,
+        llm_units,
+        plan_packages,
+        position_bytes,
+        size_text,
     )
 
+    if layers_per_package is not None and layers_per_package < 1:
+        raise XdslAneError(
+            f"--layers-per-package {layers_per_package}: must be at least 1"
+        )
+    if max_package_size is not None and max_package_size < 1:
+        raise XdslAneError(
+            f"--max-package-size {max_package_size}: must be at least 1 byte"
+        )
     source = str(checkpoint)
     ck = read_checkpoint(checkpoint)
     config = llm_config(ck)
@@ -261,6 +301,17 @@ def compile_llm(
         context, prefill, MAX_DIMENSION if chunk is None else chunk, argmax
     )
     check_shape(config, shape, str(Path(source) / "config.json"))
+    plan = plan_packages(
+        llm_units(
+            config, shape, Compression(compress, compress_head, compress_embedding)
+        ),
+        max_package_size,
+        layers_per_package,
+        config.tied,
+        position_bytes(shape),
+    )
+    if on_plan is not None:
+        on_plan(plan is not None, plan.reason if plan else None)
     fp16: dict[str, Any] = {"checked": fp16_check}
     if fp16_check:
         prompts = calibration or calibration_prompts(config, shape)
@@ -280,10 +331,6 @@ def compile_llm(
             "stream_scale": config.stream_scale or 1.0,
             "norm_input_scales": list(config.norm_input_scales),
         }
-    if layers_per_package is not None and layers_per_package < 1:
-        raise XdslAneError(
-            f"--layers-per-package {layers_per_package}: must be at least 1"
-        )
     record: dict[str, Any] = {
         "family": config.family,
         "vocab_size": config.vocab_size,
@@ -301,21 +348,24 @@ def compile_llm(
         "fp16": fp16,
     }
 
-    if layers_per_package is None:
-        part_shapes = [shape]
-    else:
-        part_shapes = [
-            replace(shape, part=part, layers=layers)
-            for _, part, layers in split_parts(config, layers_per_package)
-        ]
     # every part's program first: a checkpoint tensor that none reads is
     # an error before anything is compiled
-    modules = {s: build_llm(config, s) for s in part_shapes}
+    if plan is None:
+        modules = {"": build_llm(config, shape)}
+    else:
+        modules = {}
+        for _, part, layers, package in plan.parts:
+            if package == ENDS:
+                modules[package] = ends_module(config, shape)
+            elif package not in modules:
+                modules[package] = build_llm(
+                    config, replace(shape, part=part, layers=layers)
+                )
     check_all_used(ck, config, list(modules.values()))
 
-    def compiled_part(part_shape: LlmShape):
-        module = modules.pop(part_shape)
-        weights = llm_weights(ck, config, part_shape, module)
+    def compiled_part(package: str):
+        module = modules.pop(package)
+        weights = llm_weights(ck, config, shape, module)
         compiled = compile_module(
             module,
             weights=weights,
@@ -325,36 +375,51 @@ def compile_llm(
         )
         if validate:
             compiled.validate().raise_if_failed()
+        written = compiled.proto.blob.next_offset  # the size of weight.bin
+        if max_package_size is not None and written > max_package_size:
+            raise XdslAneError(
+                f"{package or 'the package'}: {size_text(written)} of weights, over "
+                f"--max-package-size {size_text(max_package_size)} (raise it)"
+            )
         return compiled, weights
 
-    if layers_per_package is None:
-        compiled, weights = compiled_part(shape)
+    if plan is None:
+        compiled, weights = compiled_part("")
         return LlmPackage(compiled, record, source, weights, text_files)
     packages = []
-    for name, part, layers in split_parts(config, layers_per_package):
+    done: dict[str, tuple[Any, dict[str, np.ndarray]]] = {}
+    for name, part, layers, package in plan.parts:
         part_shape = replace(shape, part=part, layers=layers)
-        compiled, weights = compiled_part(part_shape)
+        if package not in done:
+            done[package] = compiled_part(package)
+        compiled, weights = done[package]
         inputs = {
             "embed": ["input_ids"],
             "layers": ["hidden_states", "position"],
             "head": ["hidden_states"],
         }[part]
         states = cache_states(config, layers[1] - layers[0], context) if layers else {}
+        functions = ENDS_FUNCTIONS if package == ENDS and part == "embed" else {}
         # Core ML's names: a layers package takes and returns hidden_states,
         # and its output is renamed (inputs and outputs share one namespace);
         # `feeds` says which later input each renamed output is.
-        outputs = compiled.manifest()["functions"]["prefill"]["outputs"]
+        prefill_name = functions.get("prefill", "prefill")
+        outputs = compiled.manifest()["functions"][prefill_name]["outputs"]
         logical = output_names(config, part_shape)
         part_record = {
             "name": name,
-            "path": f"{name}.mlpackage",
+            "path": f"{package}.mlpackage",
             "layers": list(layers) if layers else None,
             "inputs": inputs,
             "outputs": outputs,
             "feeds": {o: n for o, n in zip(outputs, logical) if o != n},
             "states": states,
         }
+        if functions:
+            part_record["function_names"] = functions
         packages.append(LlmPart(name, compiled, part_record, weights))
+    record["split"] = plan.reason
+    record["max_package_size"] = max_package_size
     del record["states"]  # each package has its own slice
     record["layers_per_package"] = layers_per_package
     record["hidden_states"] = {"shape": [1, "S", config.hidden_size], "dtype": "fp16"}
@@ -393,9 +458,11 @@ class PackageRunner:
         self.path = path
         record = split_record(path)
         if record is not None:
-            programs = [
-                (p, read_compiled(path / p["path"])) for p in record["packages"]
-            ]
+            read: dict[str, Any] = {}  # embed_head serves two parts
+            for p in record["packages"]:
+                if p["path"] not in read:
+                    read[p["path"]] = read_compiled(path / p["path"])
+            programs = [(p, read[p["path"]]) for p in record["packages"]]
             beside = path
         else:
             program = read_compiled(path)
@@ -415,8 +482,14 @@ class PackageRunner:
         self.eos: list[int] = [int(t) for t in record.get("eos_token_id") or []]
         """The end-of-sequence tokens (tools/text.py): [] in packages
         compiled before they were recorded."""
+        runtimes: dict[int, Any] = {}  # one runtime (and states) per package
         self.parts = [
-            (p, StatefulRuntime(program.module, program.weights))
+            (
+                p,
+                runtimes.setdefault(
+                    id(program), StatefulRuntime(program.module, program.weights)
+                ),
+            )
             for p, program in programs
         ]
 
@@ -432,7 +505,8 @@ class PackageRunner:
             "position": layout_of((1,)).to_ane(np.array([position], np.int32)),
         }
         for part, runtime in self.parts:
-            outputs = runtime.call(function, [values[n] for n in part["inputs"]])
+            name = part.get("function_names", {}).get(function, function)
+            outputs = runtime.call(name, [values[n] for n in part["inputs"]])
             feeds = part.get("feeds", {})
             values.update(zip([feeds.get(o, o) for o in part["outputs"]], outputs))
         outputs = [values[n] for n in self.record["outputs"]]
@@ -676,6 +750,14 @@ def add_llm_commands(commands: Any) -> None:
         help="split into packages embed, layers of at most K each, head "
         "(OUT is then a directory)",
     )
+    compile_llm_.add_argument(
+        "--max-package-size",
+        default="1GB",
+        metavar="SIZE",
+        help="split a model whose weights pass SIZE into chained packages of at "
+        "most SIZE each, as --layers-per-package does (bytes, or KB, MB, GB: "
+        "powers of 1024; none: no limit; default: %(default)s)",
+    )
     add_compress_arguments(compile_llm_)
     add_chip_argument(compile_llm_, "the chip of the summary's estimate")
     compile_llm_.set_defaults(handler=command_compile_llm)
@@ -772,17 +854,27 @@ def command_compile_llm(args: Any) -> int:
 
     get_chip(args.chip)  # an unknown chip fails before the work
     output = Path(args.output)
-    split = args.layers_per_package is not None
-    if split:
-        check_split_output(output)
-    outputs = [output] if split else [output, manifest_path(output, "mlpackage")]
-    if not split:  # the copies of the text files beside it
-        outputs += [
-            output.with_name(f"{output.stem}.{name}")
-            for name in TEXT_FILES
-            if (Path(args.checkpoint) / name).exists()
-        ]
-    check_outputs(outputs, args.force, [args.checkpoint])
+    limit = (
+        None
+        if args.max_package_size.strip().lower() == "none"
+        else parse_size(args.max_package_size)
+    )
+
+    def check(split: bool, reason: str | None) -> None:
+        """The outputs, once the split is known (before the compile)."""
+        if split:
+            check_split_output(output, reason)
+        outputs = [output] if split else [output, manifest_path(output, "mlpackage")]
+        if not split:  # the copies of the text files beside it
+            outputs += [
+                output.with_name(f"{output.stem}.{name}")
+                for name in TEXT_FILES
+                if (Path(args.checkpoint) / name).exists()
+            ]
+        check_outputs(outputs, args.force, [args.checkpoint])
+
+    if args.layers_per_package is not None:  # known before reading anything
+        check(True, f"--layers-per-package {args.layers_per_package}")
     package = compile_llm(
         args.checkpoint,
         context=args.context,
@@ -791,9 +883,12 @@ def command_compile_llm(args: Any) -> int:
         argmax=args.argmax,
         validate=args.validate,
         layers_per_package=args.layers_per_package,
+        max_package_size=limit,
         fp16_check=args.fp16_check,
+        on_plan=check,
         **compress_options(args),
     )
+    split = isinstance(package, LlmPackageSet)
     package.save(output, force=args.force)
     print(package.summary(chip=args.chip))
     record = package.manifest_record
@@ -813,7 +908,9 @@ def command_compile_llm(args: Any) -> int:
         + states
     )
     if split:
-        print(f"  wrote {output}/ ({len(record['packages'])} packages, manifest.json)")
+        files = len({p["path"] for p in record["packages"]})
+        print(f"  split: {package.reason}: {files} packages")
+        print(f"  wrote {output}/ ({files} packages, manifest.json)")
     else:
         print(f"  wrote {output} and {manifest_path(output, 'mlpackage')}")
     if package.text_files:
