@@ -188,3 +188,67 @@ def test_package_size_estimates_bound_the_blobs(tied, mode):
         written = part.compiled.proto.blob.next_offset
         estimate = plan.sizes[part.record["path"].removesuffix(".mlpackage")]
         assert written <= estimate <= written + 8192
+
+
+def test_checkpoint_tensors_are_read_where_used(tied, tmp_path, monkeypatch):
+    """llm_weights reads nothing: each weight is a CheckpointTensor (rows
+    of the table for a chunk); converted a few rows at a time, the blob is
+    the one of the whole tensors, and a lazy tensor reads as the tensor."""
+    import xdsl_ane.backend.weights as backend
+    from xdsl_ane.frontend.checkpoint import CheckpointTensor
+
+    package = compile_llm(tied, **SHAPE)
+    assert all(
+        isinstance(w, CheckpointTensor)
+        for name, w in package.weights.items()
+        if not name.startswith("rope")
+    )
+    package.save(tmp_path / "whole.mlpackage")
+    monkeypatch.setattr(backend, "CONVERT_BLOCK", 100)  # a row or two at a time
+    compile_llm(tied, **SHAPE).save(tmp_path / "blocks.mlpackage")
+    (whole,) = (tmp_path / "whole.mlpackage").rglob("weight.bin")
+    (blocks,) = (tmp_path / "blocks.mlpackage").rglob("weight.bin")
+    assert whole.read_bytes() == blocks.read_bytes()
+    checkpoint = read_checkpoint(tied)
+    name = "model.embed_tokens.weight"
+    table = checkpoint.tensor(name)
+    lazy = checkpoint.lazy(name).rows(100, 200)
+    np.testing.assert_array_equal(np.asarray(lazy), table[100:200])
+    np.testing.assert_array_equal(lazy.read_rows(3, 9), table[103:109])
+    np.testing.assert_array_equal(np.asarray(lazy.scaled(0.5)), table[100:200] * 0.5)
+
+
+@pytest.mark.parametrize("family", ["qwen3", "gemma3_text"])
+def test_calibration_a_part_at_a_time(tmp_path, family):
+    """The fp16 check runs the embedding and each layer apart (one layer's
+    weights in memory at a time) and finds the maxima of the whole probe
+    program exactly."""
+    from dataclasses import replace
+
+    from xdsl_ane.interpreter.core import StatefulRuntime
+    from xdsl_ane.models.llm import (
+        LlmShape,
+        build_llm,
+        llm_config,
+        llm_weights,
+        residual_maxima,
+    )
+
+    write_checkpoint(tmp_path / "ckpt", family, True, "bfloat16")
+    checkpoint = read_checkpoint(tmp_path / "ckpt")
+    config = llm_config(checkpoint)
+    shape = LlmShape(32, 4, 128)
+    prompts = [[5, 17, 200, 3, 99, 7], [1, 2, 3]]
+    probe = replace(shape, probe=True)
+    module = build_llm(config, probe)
+    weights = llm_weights(checkpoint, config, probe, module)
+    count = config.num_layers + 1
+    whole = np.zeros(count)
+    for prompt in prompts:
+        runtime = StatefulRuntime(module, weights)
+        for start in range(0, len(prompt), 4):
+            ids = np.zeros(4, np.int32)
+            ids[: len(prompt[start : start + 4])] = prompt[start : start + 4]
+            out = runtime.call("prefill", [ids, np.array([start], np.int32)])
+            whole = np.maximum(whole, [float(o.reshape(-1)[0]) for o in out[-count:]])
+    assert residual_maxima(checkpoint, config, shape, prompts) == list(whole)

@@ -322,9 +322,12 @@ def load_weights(
             "weights: expected a mapping of names to arrays or the path of an "
             f".npz / .safetensors file, got {type(weights).__name__}"
         )
+    from xdsl_ane.backend.weights import LazyWeight
+
     arrays = {}
     for name, value in weights.items():
-        array = np.asarray(value)
+        # a LazyWeight (a checkpoint tensor) stays unread until it is used
+        array = value if isinstance(value, LazyWeight) else np.asarray(value)
         if array.dtype.kind not in "fiub":
             raise XdslAneError(
                 f"weights: '{name}' is not a numeric array (dtype {array.dtype})"
@@ -375,6 +378,7 @@ def check_weights(
     (naming the op); returns the names of weights the program does not use."""
     from xdsl.dialects.builtin import TensorType
 
+    from xdsl_ane.backend.weights import LazyWeight
     from xdsl_ane.dialects import mil, rlx
 
     for op in module.walk():
@@ -393,7 +397,8 @@ def check_weights(
                 f"{missing_weight_hint(name, weights)}"
             )
         value = weights[name]
-        if not isinstance(value, np.ndarray) or tuple(value.shape) != tuple(expected):
+        array = isinstance(value, np.ndarray | LazyWeight)
+        if not array or tuple(value.shape) != tuple(expected):
             got = list(getattr(value, "shape", ()))
             raise XdslAneError(
                 f"{at}: {op.name} '{name}': weight has shape {got}, the program "

@@ -22,7 +22,9 @@ A printer that puts a weight const in the blob takes its data as a
 but converted (to fp16, through its view) only as the blob is written, one
 tensor at a time into a reused buffer that the writer reads — each weight
 is converted once, straight from the weights' own array, and no converted
-copy of the weights is held.
+copy of the weights is held. A weight may also be a `LazyWeight` (a
+checkpoint tensor not yet read): it is read from its file block by block
+as it is converted, so the weights need never be in memory at all.
 
 Weight consts take their data from a weights dict exactly as the interpreter
 does (`WeightStore.get`: the file tensor of `weight_shape`, transposed by
@@ -125,6 +127,64 @@ def next_blob_offset(offset: int, nbytes: int) -> int:
     return -(-end // BLOB_ALIGNMENT) * BLOB_ALIGNMENT
 
 
+CONVERT_BLOCK = 1 << 22
+"""The most elements `LazyWeight.convert_into` reads at a time."""
+
+
+class LazyWeight:
+    """A weight whose data is read only where it is used (a checkpoint
+    tensor, memory-mapped: frontend/checkpoint.py): its `shape` and
+    `dtype` without its data. `read_rows` gives rows of it, read afresh
+    each time; `np.asarray` reads all of it; `convert_into` converts it
+    block by block into a caller's buffer, so that writing the blob holds
+    neither the weights nor a whole float32 copy of one."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def read_rows(self, start: int, end: int) -> np.ndarray:
+        """Rows [start, end) along the first axis, as a new array."""
+        raise NotImplementedError
+
+    def read(self) -> np.ndarray:
+        if not self.shape:
+            return self.read_rows(0, 1).reshape(())
+        return self.read_rows(0, self.shape[0])
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        value = self.read()
+        return value if dtype is None else value.astype(dtype, copy=False)
+
+    def convert_into(self, out: np.ndarray, perm: tuple[int, ...] | None) -> None:
+        """The data, transposed by `perm`, row-major into the flat `out`
+        (of the target dtype): CONVERT_BLOCK elements at a time where no
+        transpose is needed."""
+        if perm is not None or len(self.shape) < 1:
+            source = self.read()
+            if perm is not None:
+                source = np.transpose(source, perm)
+            np.copyto(out.reshape(source.shape), source, casting="same_kind")
+            return
+        row = self.size // self.shape[0] if self.shape[0] else 0
+        step = max(1, CONVERT_BLOCK // max(row, 1))
+        for start in range(0, self.shape[0], step):
+            end = min(start + step, self.shape[0])
+            block = self.read_rows(start, end)
+            np.copyto(
+                out[start * row : end * row].reshape(block.shape),
+                block,
+                casting="same_kind",
+            )
+
+
 @dataclass(frozen=True, eq=False)
 class DeferredWeight:
     """The data of a weight const, checked but not yet converted: the
@@ -132,7 +192,7 @@ class DeferredWeight:
     `shape` and converted to `dtype` (what `WeightStore.get` computes) —
     done in one pass by `convert_into`, into the caller's buffer."""
 
-    array: np.ndarray
+    array: np.ndarray | LazyWeight
     shape: tuple[int, ...]
     perm: tuple[int, ...] | None
     dtype: np.dtype
@@ -147,7 +207,11 @@ class DeferredWeight:
     def flat_data(self, buffer: np.ndarray) -> np.ndarray:
         """The data, flat: the prefetched copy itself where it is ready and
         needs no transpose, else converted into `buffer` (`convert_into`)."""
-        copy = self.prefetch.copy_of(self.array) if self.prefetch else None
+        copy = (
+            self.prefetch.copy_of(self.array)  # type: ignore[arg-type]
+            if self.prefetch and isinstance(self.array, np.ndarray)
+            else None
+        )
         if copy is not None and self.perm is None:
             return copy.reshape(-1)
         return self.convert_into(buffer, copy)
@@ -158,10 +222,13 @@ class DeferredWeight:
         """The data, flat, in the first `size` elements of the flat `buffer`
         (of `dtype`): the view is read and cast in a single copy (from
         `source`, an fp16 copy of `array`, where given)."""
+        out = buffer[: self.size]
+        if source is None and isinstance(self.array, LazyWeight):
+            self.array.convert_into(out, self.perm)  # read as it is converted
+            return out
         source = self.array if source is None else source
         if self.perm is not None:
             source = np.transpose(source, self.perm)
-        out = buffer[: self.size]
         np.copyto(out.reshape(source.shape), source, casting="same_kind")
         return out
 
@@ -558,7 +625,12 @@ def weight_store(weights: Mapping[str, np.ndarray] | None) -> WeightStore | None
     """A store over `weights` (arrays or array-likes), None without weights."""
     if weights is None:
         return None
-    return WeightStore({k: np.asarray(v) for k, v in weights.items()})
+    return WeightStore(
+        {
+            k: v if isinstance(v, LazyWeight) else np.asarray(v)
+            for k, v in weights.items()
+        }
+    )
 
 
 def const_value(
@@ -585,7 +657,7 @@ def const_value(
         value = store.weights.get(op.weight.data)
         dtype = numpy_dtype(t.element_type)
         if (
-            isinstance(value, np.ndarray)
+            isinstance(value, np.ndarray | LazyWeight)
             and tuple(value.shape) == tuple(op.file_shape())
             and (value.dtype == dtype or value.dtype.kind == dtype.kind == "f")
         ):

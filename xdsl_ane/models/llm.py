@@ -1426,12 +1426,16 @@ def llm_weights(
     checkpoint: Checkpoint, config: LlmConfig, shape: LlmShape, module: builtin.ModuleOp
 ) -> dict[str, np.ndarray]:
     """Every weight the module's params name: checkpoint tensors (shapes
-    checked against the config), chunk views of the embedding and the head,
-    and the RoPE tables."""
-    weights: dict[str, np.ndarray] = {}
+    checked against the config), chunks of the embedding and the head, and
+    the RoPE tables. The checkpoint's tensors are not read here: each is a
+    `CheckpointTensor` (rows of one for a chunk, scaled by stream_scale
+    where it applies), read where it is used, so that the weights are never
+    all in memory."""
+    weights: dict[str, Any] = {}  # arrays and CheckpointTensors
     for kind, prefix in ROPE_TABLES.items():
         cos, sin = rope_tables(config, shape.context, local=kind == "sliding")
         weights |= {f"{prefix}.cos": cos, f"{prefix}.sin": sin}
+    tables: dict[str, Any] = {}
     for op in module.walk():
         if not isinstance(op, rlx.ParamOp) or op.param_name.data in weights:
             continue
@@ -1439,17 +1443,17 @@ def llm_weights(
         if name.endswith("]"):
             base, rows = name[:-1].split("[")
             start, end = (int(v) for v in rows.split(":"))
-            full = weights.get(base)
-            if full is None:
-                full = checkpoint.tensor(base, (config.vocab_size, config.hidden_size))
-                weights[base] = full
-            weights[name] = full[start:end]
+            if base not in tables:
+                tables[base] = checkpoint.lazy(
+                    base, (config.vocab_size, config.hidden_size)
+                )
+            weights[name] = tables[base].rows(start, end)
         else:
-            weights[name] = checkpoint.tensor(name, shape_of(op.result))
+            weights[name] = checkpoint.lazy(name, shape_of(op.result))
     used = {op.param_name.data for op in module.walk() if isinstance(op, rlx.ParamOp)}
     scale = config.stream_scale
     return {
-        k: v * np.float32(scale) if scale and k in scaled_weights(config) else v
+        k: v.scaled(scale) if scale and k in scaled_weights(config) else v
         for k, v in weights.items()
         if k in used
     }
@@ -1501,7 +1505,7 @@ def check_all_used(
     ]
     head, embed = config.weight_name("lm_head.weight"), config.weight_name(EMBED)
     if config.tied and head in unused:
-        if np.array_equal(checkpoint.tensor(head), checkpoint.tensor(embed)):
+        if checkpoint.equal(head, embed):
             unused.remove(head)
     if not unused:
         return
@@ -1554,9 +1558,14 @@ def residual_maxima(
     """The largest |hidden state| over `prompts` of the embedding and after
     each layer (num_layers + 1 values), from the fp32 program
     (shape.probe) in the interpreter, prefill calls as the package makes
-    them."""
+    them. With RoPE (the stream is the embedding's output) the program
+    runs a part at a time, the embedding and then each layer over every
+    prompt (`part_maxima`), so that one layer's weights are in memory at
+    a time rather than all of them."""
     from xdsl_ane.interpreter.core import StatefulRuntime
 
+    if config.rope:
+        return part_maxima(checkpoint, config, shape, prompts)
     probe = replace(shape, probe=True, argmax=False, part="all", layers=None)
     module = build_llm(config, probe)
     weights = llm_weights(checkpoint, config, probe, module)
@@ -1572,6 +1581,51 @@ def residual_maxima(
             seen = [float(o.reshape(-1)[0]) for o in out[-count:]]
             maxima = np.maximum(maxima, seen)
     return [float(m) for m in maxima]
+
+
+def part_maxima(
+    checkpoint: Checkpoint,
+    config: LlmConfig,
+    shape: LlmShape,
+    prompts: list[list[int]],
+) -> list[float]:
+    """`residual_maxima` a part at a time: the embedding's program over
+    every prompt's prefill calls, then each layer's over the hidden states
+    the one before gave (a fresh cache per prompt), the largest |x| of each
+    part's output kept."""
+    from xdsl_ane.interpreter.core import StatefulRuntime
+
+    base = replace(shape, probe=False, argmax=False)
+    calls = [  # (prompt, position, input_ids)
+        (p, start, np.array(prompt[start : start + shape.prefill], np.int32))
+        for p, prompt in enumerate(prompts)
+        for start in range(0, len(prompt), shape.prefill)
+    ]
+    parts = [("embed", None)]
+    parts += [("layers", (i, i + 1)) for i in range(config.num_layers)]
+    hidden: list[np.ndarray] = []
+    maxima = []
+    for part, layers in parts:
+        part_shape = replace(base, part=part, layers=layers)
+        module = build_llm(config, part_shape)
+        weights = llm_weights(checkpoint, config, part_shape, module)
+        runtimes: dict[int, StatefulRuntime] = {}
+        largest = 0.0
+        for i, (p, start, ids) in enumerate(calls):
+            runtime = runtimes.setdefault(p, StatefulRuntime(module, weights))
+            if part == "embed":
+                padded = np.zeros(shape.prefill, np.int32)
+                padded[: len(ids)] = ids
+                (out,) = runtime.call("prefill", [padded])
+                hidden.append(out)
+            else:
+                position = np.array([start], np.int32)
+                (out,) = runtime.call("prefill", [hidden[i], position])
+                hidden[i] = out
+            largest = max(largest, float(np.abs(out).max()))
+        maxima.append(largest)
+        del module, weights, runtimes
+    return maxima
 
 
 def fp16_rescaled(config: LlmConfig, maxima: list[float], where: str) -> LlmConfig:
