@@ -201,8 +201,8 @@ def sce_module(rows: int, classes: int, part: str) -> builtin.ModuleOp:
     from xdsl.dialects.builtin import f32, i32
 
     from xdsl_ane.dialects import rlx
-    from xdsl_ane.dialects.typing import tensor
     from xdsl_ane.dialects.functions import build_function
+    from xdsl_ane.dialects.typing import tensor
 
     def body(logits, labels, d_loss):
         results = []

@@ -32,9 +32,9 @@ from xdsl.ir import Attribute, SSAValue
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import numpy_dtype
-from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.passes.layouts import LayoutError, layout_of
 
 UNARY = {

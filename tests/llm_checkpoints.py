@@ -155,11 +155,18 @@ def reference_greedy(model, prompt: list[int], steps: int):
 def program_greedy(directory: Path, prompt: list[int], steps: int, shape):
     """The fp32 rlx program of checkpoint `directory` (every tensor read,
     check_all_used) in the interpreter: prefill calls of shape.prefill
-    tokens at positions 0, N, 2N, ... (the last padded), then greedy
+    tokens at positions 0, N, 2N, ... (prompt_calls), then greedy
     decode: (prompt logits [N, V], [logits [V] per step], tokens)."""
     from xdsl_ane.frontend.checkpoint import read_checkpoint
     from xdsl_ane.interpreter.core import StatefulRuntime
-    from xdsl_ane.models.llm import build_llm, check_all_used, llm_config, llm_weights
+    from xdsl_ane.models.llm import (
+        build_llm,
+        check_all_used,
+        llm_config,
+        llm_weights,
+        local_window,
+        prompt_calls,
+    )
 
     checkpoint = read_checkpoint(directory)
     config = llm_config(checkpoint)
@@ -168,12 +175,12 @@ def program_greedy(directory: Path, prompt: list[int], steps: int, shape):
     check_all_used(checkpoint, config, [module])
     runtime = StatefulRuntime(module, llm_weights(checkpoint, config, shape, module))
     rows = []
-    for start in range(0, len(prompt), shape.prefill):
-        ids = np.zeros(shape.prefill, np.int32)
-        part = prompt[start : start + shape.prefill]
-        ids[: len(part)] = part
-        out = runtime.call("prefill", [ids, np.array([start], np.int32)])
-        rows.append(np.concatenate(out, 1)[: len(part)].astype(np.float32))
+    window = local_window(config, shape)
+    for function, start, count in prompt_calls(len(prompt), shape.prefill, window):
+        ids = np.zeros(shape.prefill if function == "prefill" else 1, np.int32)
+        ids[:count] = prompt[start : start + count]
+        out = runtime.call(function, [ids, np.array([start], np.int32)])
+        rows.append(np.concatenate(out, 1)[:count].astype(np.float32))
     logits = np.concatenate(rows)
     token = int(logits[-1].argmax())
     tokens, steps_logits = [token], []

@@ -20,9 +20,9 @@ from xdsl.dialects.builtin import f16, f32, i1, i8, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.test_value import create_ssa_value
 
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import numpy_dtype, run_function
-from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
 
 __all__ = [

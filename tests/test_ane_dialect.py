@@ -17,9 +17,9 @@ from xdsl.utils.exceptions import VerifyException
 
 import xdsl_ane
 from xdsl_ane.dialects import ane, mil
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.frontend.mlir import parse_module_text
-from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
     build_attention_block,

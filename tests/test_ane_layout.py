@@ -16,9 +16,9 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.ane import LayoutAttr, arg_layouts
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import random_inputs, run_function
-from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
     build_attention_block,

@@ -23,11 +23,11 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.mil import MIL
 from xdsl_ane.dialects.rlx import RLX
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.limits import MAX_OPS
-from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
     build_decoder_layer,

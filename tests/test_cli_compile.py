@@ -267,8 +267,8 @@ def test_api_embedding_without_text():
     from xdsl.dialects.builtin import f32
 
     from xdsl_ane.dialects import rlx
-    from xdsl_ane.dialects.typing import tensor
     from xdsl_ane.dialects.functions import build_function
+    from xdsl_ane.dialects.typing import tensor
 
     w = np.random.default_rng(0).standard_normal((16, 32)).astype(np.float32)
 

@@ -56,11 +56,16 @@ def test_package_generates_transformers_tokens(tmp_path, family, tied, argmax):
     spec = package.compiled.proto.spec
     functions = {f.name: f for f in spec.description.functions}
     assert set(functions) == {"prefill", "decode"}
+    # Gemma 2 and 3's first layer slides (window 6): its cache is a ring of 6
+    ring = family in ("gemma2", "gemma3_text")
     for f in functions.values():
-        assert [s.name for s in f.state] == ["key_cache", "value_cache"]
+        states = {s.name: list(s.type.stateType.arrayType.shape) for s in f.state}
         # NeoX and GPT-2 have no grouped heads
         kv_heads = 4 if family in ("gpt_neox", "gpt2") else 2
-        assert list(f.state[0].type.stateType.arrayType.shape) == [2, kv_heads, 32, 16]
+        full = [1 if ring else 2, kv_heads, 32, 16]
+        local = {"local_key_cache": [1, kv_heads, 6, 16]} if ring else {}
+        local |= {"local_value_cache": [1, kv_heads, 6, 16]} if ring else {}
+        assert states == {"key_cache": full, "value_cache": full} | local
     for f in package.compiled.functions:
         assert ane_form_problems(f, fp16=True) == []
     # one blob for both functions: each fp16 weight once (twice would be

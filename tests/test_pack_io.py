@@ -14,10 +14,10 @@ from xdsl.utils.exceptions import PassFailedException
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.ane import PackingAttr, packing
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.frontend.mlir import parse_module_text
 from xdsl_ane.interpreter.core import random_inputs, run_function
-from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.models.transformer import QWEN3_0_6B, stateless_builder
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
 from xdsl_ane.passes.driver import make_context

@@ -11,8 +11,8 @@ from xdsl.dialects.builtin import f32
 
 import xdsl_ane
 from xdsl_ane.dialects import rlx
-from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.dialects.functions import build_function
+from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.progress import Progress
 
 

@@ -16,15 +16,18 @@ from xdsl.dialects import builtin
 from xdsl.dialects.builtin import Float16Type, f32
 
 from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import random_inputs, run_function
 from xdsl_ane.limits import MAX_DIMENSION
+from xdsl_ane.models.configs import QWEN3_0_6B, LlmConfig
 from xdsl_ane.models.kernels import (
     REFERENCE_OP_COUNTS,
     compile_kernel,
     compile_training_kernels,
     op_count_table,
 )
+from xdsl_ane.models.llm import rope_tables
 from xdsl_ane.models.runtime import run_kernel
 from xdsl_ane.models.training import (
     KernelBuilder,
@@ -33,9 +36,6 @@ from xdsl_ane.models.training import (
     heads,
     merge_heads,
 )
-from xdsl_ane.dialects.functions import build_function
-from xdsl_ane.models.configs import QWEN3_0_6B, LlmConfig
-from xdsl_ane.models.llm import rope_tables
 from xdsl_ane.models.transformer import rope_weights
 from xdsl_ane.models.vocabulary import vocab_chunks
 from xdsl_ane.passes.ane_lint import lint_module

@@ -28,13 +28,13 @@ from xdsl.ir import SSAValue
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import run_function
-from xdsl_ane.models.kernels import compile_training_kernels
-from xdsl_ane.models.runtime import TrainingRuntime
-from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.models.configs import QWEN3_0_6B, LlmConfig
+from xdsl_ane.models.kernels import compile_training_kernels
 from xdsl_ane.models.llm import rope_tables
+from xdsl_ane.models.runtime import TrainingRuntime
 from xdsl_ane.models.transformer import stateless_builder
 
 # Qwen3-0.6B-size kernels and training steps: -m 'not slow' skips them.

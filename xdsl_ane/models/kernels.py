@@ -13,8 +13,8 @@ from xdsl.context import Context
 from xdsl.dialects import builtin, func
 
 from xdsl_ane.dialects import ane
-from xdsl_ane.models.training import build_training_kernels, function_of
 from xdsl_ane.models.configs import LlmConfig
+from xdsl_ane.models.training import build_training_kernels, function_of
 from xdsl_ane.passes.layouts import Layout, recorded_layout
 from xdsl_ane.passes.pipeline import AnePipelinePass
 

@@ -4,7 +4,9 @@ KV cache held as state.
 
 Each function takes `input_ids` (i32 [S]) and `position` (i32 [1], the
 position of the first token) and the states `key_cache` and `value_cache`
-([L, Hkv, context, D]). Per layer it computes q, k, v for the S tokens,
+([L, Hkv, context, D]), and, for sliding layers whose window W is below
+the context, `local_key_cache` and `local_value_cache` ([L, Hkv, W, D],
+rings written at position mod W; `local_window`). Per layer it computes q, k, v for the S tokens,
 writes k and v into the cache at rows position.. (`slice_update` with a
 runtime begin), and attends over the whole cache under a mask built from
 the position inside the model: key j is visible to query i iff
@@ -32,7 +34,8 @@ query_pre_attn_scalar scale, soft-capped attention scores and logits),
 Gemma 3 text (Gemma 2's without the score cap, with QK-norm and its own
 RoPE for the sliding layers); tied or separate
 embeddings; the MLP's activation from `hidden_act` (ACTIVATIONS); RoPE
-default, linear, Llama 3, YaRN or LongRoPE scaled (at the static context); sliding-window layers (a second mask).
+default, linear, Llama 3, YaRN or LongRoPE scaled (at the static context); sliding-window layers (a ring cache of
+their window, or a second mask over the full cache).
 Every config field that changes the math is honoured or refused in one
 line naming it (IGNORED_FIELDS lists those that do not), and every
 checkpoint tensor is read or named in an error (`check_all_used`).
@@ -54,11 +57,11 @@ from xdsl.ir import Attribute, SSAValue
 
 from xdsl_ane.dialects import ane, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
+from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import Checkpoint
 from xdsl_ane.limits import MASKED, MAX_DIMENSION
-from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.models.configs import LlmConfig
 
 
@@ -928,6 +931,8 @@ class LlmBuilder:
         self.shape = shape
         self.base = base
         self.dtype = dtype
+        self.ring: tuple[SSAValue, SSAValue] | None = None
+        """The local cache's write index and mask of the last `stack`."""
         self.maxima: list[SSAValue] = []
         """The probes of the last `stack` (shape.probe)."""
 
@@ -1040,8 +1045,7 @@ class LlmBuilder:
         a cache (stateless), k or v itself."""
         if state is None:
             return new
-        first = self.shape.layers[0] if self.shape.layers else 0
-        index = layer - first
+        index = cache_layers(self.c, self.shape)["key_cache"].index(layer)
         old = rlx.ReadStateOp(state).result
         zero = const(np.zeros(1, np.int32))
         begin = rlx.ConcatOp(
@@ -1051,12 +1055,73 @@ class LlmBuilder:
         rlx.WriteStateOp(state, updated)
         return rlx.NarrowOp(updated, 0, index, 1).result
 
-    def layer(self, x, layer: int, cos, sin, mask, position, key_cache, value_cache):
+    def ring_cached(
+        self, state, layer: int, new: SSAValue, index: SSAValue
+    ) -> SSAValue:
+        """Writes k or v [1, Hkv, S, D] into layer's ring [1, Hkv, W, D] of
+        the local cache (slot of position q: q mod W) and returns the keys
+        it attends over: the ring before the write followed by the new
+        rows, [1, Hkv, W + S, D]. The write is one gather along the slots
+        of that concatenation (`index`, from `ring_positions`)."""
+        row = cache_layers(self.c, self.shape)["local_key_cache"].index(layer)
+        old = rlx.ReadStateOp(state).result
+        keys = rlx.ConcatOp([rlx.NarrowOp(old, 0, row, 1).result, new], 2).result
+        ring = rlx.GatherOp(keys, index, axis=2).result
+        zero = np.zeros(3, np.int32)
+        begin = const(np.concatenate([[row], zero]).astype(np.int32))
+        rlx.WriteStateOp(state, rlx.SliceUpdateOp(old, ring, begin).result)
+        return keys
+
+    def ring_positions(self, position: SSAValue, tokens: int):
+        """The local cache's write index [W] and additive mask [1, 1, S, W +
+        S] for S tokens at position p. The ring holds positions p − W .. p −
+        1, slot j the one at t_j = (j − p) mod W from the oldest, p − W +
+        t_j; query i sees it iff t_j > i (within its window) and p − W + t_j
+        ≥ 0, and new row i' iff i' ≤ i. After the write slot j holds new
+        row t_j where t_j < S, else its old row (index W + t_j or j)."""
+        w = local_window(self.c, self.shape)
+        assert w is not None
+        context = self.shape.context
+        first = rlx.GatherOp(
+            const(np.arange(context, dtype=np.int32) % w), position
+        ).result  # p mod W, [1]
+        slots = const(np.arange(w, dtype=np.int32))
+        t = rlx.SubOp(slots, first).result
+        t = rlx.WhereOp(
+            rlx.CompareOp(t, const(np.zeros(1, np.int32)), "lt").result,
+            rlx.AddOp(t, const(np.array([w], np.int32))).result,
+            t,
+        ).result
+        index = rlx.WhereOp(
+            rlx.CompareOp(t, const(np.array([tokens], np.int32)), "lt").result,
+            rlx.AddOp(t, const(np.array([w], np.int32))).result,
+            slots,
+        ).result
+        row = rlx.ReshapeOp(t, (1, w)).result
+        newer = rlx.CompareOp(
+            row, const(np.arange(tokens, dtype=np.int32)[:, None]), "gt"
+        ).result  # [S, W]
+        stored = rlx.CompareOp(
+            rlx.AddOp(row, rlx.ReshapeOp(position, (1, 1)).result).result,
+            const(np.array([[w]], np.int32)),
+            "ge",
+        ).result  # [1, W]
+        old = rlx.WhereOp(newer, stored, const(np.zeros((1, 1), np.bool_))).result
+        causal = const(np.tril(np.ones((tokens, tokens), np.bool_)))
+        visible = rlx.ConcatOp([old, causal], 1).result
+        mask = rlx.WhereOp(
+            visible,
+            const(np.zeros((1, 1), np.float32)),
+            const(np.full((1, 1), MASKED, np.float32)),
+        ).result
+        return index, rlx.ReshapeOp(mask, (1, 1, tokens, w + tokens)).result
+
+    def layer(self, x, layer: int, cos, sin, mask, position, caches):
         """One decoder layer: pre-norm attention and MLP with their residual
         adds, the MLP after attention or, with parallel_residual, beside it."""
         c, p = self.c, f"{self.base}layers.{layer}."
         h = x if c.post_norms else self.rms_norm(x, p + "input_layernorm", 2 * layer)
-        a = self.attention(h, layer, cos, sin, mask, position, key_cache, value_cache)
+        a = self.attention(h, layer, cos, sin, mask, position, caches)
         if c.sandwich_norms or c.post_norms:
             a = self.rms_norm(a, p + "post_attention_layernorm", branch=True)
         if c.parallel_residual:
@@ -1135,9 +1200,7 @@ class LlmBuilder:
         rotated = rlx.RopeOp(rlx.NarrowOp(x, 3, 0, r).result, cos, sin, style).result
         return rlx.ConcatOp([rotated, rlx.NarrowOp(x, 3, r, d - r).result], 3).result
 
-    def attention(
-        self, h, layer: int, cos, sin, mask, position, key_cache, value_cache
-    ):
+    def attention(self, h, layer: int, cos, sin, mask, position, caches):
         """o_proj(attention(rope(q), rope(k), v)) over the cache, [1, S, hidden]."""
         c, p = self.c, f"{self.base}layers.{layer}."
         q, k, v = self.projections(h, layer, p if c.projection_qk_norm else None)
@@ -1146,8 +1209,15 @@ class LlmBuilder:
             k = self.rms_norm(k, p + "self_attn.k_norm")
         if c.rope and layer not in c.nope_layers:
             q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
-        keys = self.cached(key_cache, layer, k, position)
-        values = self.cached(value_cache, layer, v, position)
+        if caches is None:  # stateless
+            keys, values = k, v
+        elif layer in cache_layers(c, self.shape).get("local_key_cache", ()):
+            index, mask = self.ring
+            keys = self.ring_cached(caches["local_key_cache"], layer, k, index)
+            values = self.ring_cached(caches["local_value_cache"], layer, v, index)
+        else:
+            keys = self.cached(caches["key_cache"], layer, k, position)
+            values = self.cached(caches["value_cache"], layer, v, position)
         scale = c.attention_scale
         if c.scale_by_layer:
             scale = (c.head_dim**-0.5 if scale is None else scale) / (layer + 1)
@@ -1274,7 +1344,8 @@ class LlmBuilder:
         visible = rlx.CompareOp(keys, queries, "le").result
         masks = {"full": self.additive(visible, tokens)}
         window = self.c.sliding_window
-        if window is not None and window < context:
+        ring = local_window(self.c, self.shape) is not None
+        if window is not None and window < context and not ring:
             oldest = rlx.SubOp(queries, const(np.array([[window]], np.int32))).result
             recent = rlx.CompareOp(keys, oldest, "gt").result
             inside = rlx.WhereOp(
@@ -1320,11 +1391,14 @@ class LlmBuilder:
         rows = rlx.GatherOp(table, positions).result
         return rlx.ReshapeOp(rows, (1, tokens, c.hidden_size)).result
 
-    def stack(self, x, position=None, key_cache=None, value_cache=None) -> SSAValue:
+    def stack(self, x, position=None, caches=None) -> SSAValue:
         """The layers of shape.layers over hidden states x [1, S, hidden]
-        (stateless without position and caches)."""
+        with `caches` (the states by name, `cache_layers`), or stateless
+        without position and caches."""
         first, end = self.shape.layers or (0, self.c.num_layers)
         tables, masks = self.positions(position, shape_of(x)[1])
+        if caches and "local_key_cache" in caches:
+            self.ring = self.ring_positions(position, shape_of(x)[1])
         if not self.c.rope and first == 0:
             x = rlx.AddOp(x, self.learned_positions(position, shape_of(x)[1])).result
         if self.c.stream_scale is not None and not self.c.rope and first == 0:
@@ -1337,7 +1411,7 @@ class LlmBuilder:
             mask = masks["sliding" if sliding and "sliding" in masks else "full"]
             kind = "sliding" if sliding and "sliding" in tables else "full"
             cos, sin = tables.get(kind, (None, None))
-            x = self.layer(x, layer, cos, sin, mask, position, key_cache, value_cache)
+            x = self.layer(x, layer, cos, sin, mask, position, caches)
             if self.shape.probe:
                 self.maxima.append(largest_magnitude(x))
         return x
@@ -1358,10 +1432,10 @@ class LlmBuilder:
         slice of the caches, "head" hidden_states; the parts between give
         hidden_states [1, S, hidden]."""
         c, shape = self.c, self.shape
-        first, end = shape.layers or (0, c.num_layers)
-        cache = rlx.StateType(
-            tensor((end - first, c.num_kv_heads, shape.context, c.head_dim), f32)
-        )
+        caches = {
+            name: rlx.StateType(tensor(shape_, f32))
+            for name, shape_ in cache_shapes(c, shape).items()
+        }
         ids, position = tensor((tokens,), i32), tensor((1,), i32)
         hidden = tensor((1, tokens, c.hidden_size), f32)
 
@@ -1376,26 +1450,89 @@ class LlmBuilder:
                 x = scaled(x, c.stream_scale)
             return x
 
-        caches = ["key_cache", "value_cache"]
+        names = list(caches)
         if shape.part == "embed":
             return build_function(name, [ids], lambda i: [embedded(i)], ["input_ids"])
         if shape.part == "layers":
             return build_function(
                 name,
-                [hidden, position, cache, cache],
-                lambda x, p, k, v: [self.stack(x, p, k, v)],
-                ["hidden_states", "position", *caches],
+                [hidden, position, *caches.values()],
+                lambda x, p, *s: [self.stack(x, p, dict(zip(names, s)))],
+                ["hidden_states", "position", *names],
             )
         if shape.part == "head":
             return build_function(name, [hidden], self.final, ["hidden_states"])
         return build_function(
             name,
-            [ids, position, cache, cache],
-            lambda i, p, k, v: (
-                self.final(self.stack(embedded(i), p, k, v)) + self.maxima
+            [ids, position, *caches.values()],
+            lambda i, p, *s: (
+                self.final(self.stack(embedded(i), p, dict(zip(names, s))))
+                + self.maxima
             ),
-            ["input_ids", "position", *caches],
+            ["input_ids", "position", *names],
         )
+
+
+def local_window(config: LlmConfig, shape: LlmShape) -> int | None:
+    """The window W of the sliding layers' own ring cache [L, Hkv, W, D],
+    where it is smaller than the context (None: they share the full
+    cache). Needs prefill ≤ W, so that one call's rows fit the ring."""
+    window = config.sliding_window
+    if window is None or not config.sliding_layers or window >= shape.context:
+        return None
+    return window if shape.prefill <= window else None
+
+
+def prompt_calls(
+    length: int, prefill: int, window: int | None
+) -> list[tuple[str, int, int]]:
+    """The calls that run a prompt of `length` tokens: (function, start,
+    count), prefill once per `prefill` tokens (chunked prefill) and the last
+    chunk padded; with a ring of `window` (local_window), padding rows
+    would overwrite slots later tokens still read unless the padded call
+    ends within the first window (start + prefill ≤ W), so a shorter last
+    chunk past it runs through decode, a token per call."""
+    calls = []
+    for start in range(0, length, prefill):
+        count = min(prefill, length - start)
+        if count == prefill or window is None or start + prefill <= window:
+            calls.append(("prefill", start, count))
+        else:
+            calls += [("decode", p, 1) for p in range(start, length)]
+    return calls
+
+
+def cache_layers(config: LlmConfig, shape: LlmShape) -> dict[str, list[int]]:
+    """The layers of shape.layers in each cache state, in order: sliding
+    layers in `local_*` when they have a ring (local_window), the others in
+    `key_cache` / `value_cache`; a state without layers is absent."""
+    first, end = shape.layers or (0, config.num_layers)
+    ring = local_window(config, shape) is not None
+    local = [i for i in range(first, end) if ring and i in config.sliding_layers]
+    full = [i for i in range(first, end) if i not in local]
+    by_state = {
+        "key_cache": full,
+        "value_cache": full,
+        "local_key_cache": local,
+        "local_value_cache": local,
+    }
+    return {name: layers for name, layers in by_state.items() if layers}
+
+
+def cache_shapes(config: LlmConfig, shape: LlmShape) -> dict[str, tuple[int, ...]]:
+    """The cache states' shapes [layers, Hkv, positions, D] by name: the
+    context's positions, or the window's in the ring."""
+    window = local_window(config, shape)
+    return {
+        name: (
+            len(layers),
+            config.num_kv_heads,
+            window if name.startswith("local") else shape.context,
+            config.head_dim,
+        )
+        for name, layers in cache_layers(config, shape).items()
+        if shape.part in ("all", "layers")
+    }
 
 
 def build_llm(config: LlmConfig, shape: LlmShape) -> builtin.ModuleOp:

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from xdsl_ane.interpreter.core import numpy_dtype, run_function
+from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.kernels import CompiledKernel
 from xdsl_ane.models.training import weight_gradient_name
-from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.vocabulary import (
     CHUNK_WEIGHT,
     classifier_kernel_suffixes,

@@ -42,9 +42,7 @@ def default_vocab_chunk(config: LlmConfig) -> int:
     return (MAX_DIMENSION - config.seq_len - row_stats) // 64 * 64
 
 
-def vocab_chunks(
-    config: LlmConfig, chunk: int | None = None
-) -> list[tuple[int, int]]:
+def vocab_chunks(config: LlmConfig, chunk: int | None = None) -> list[tuple[int, int]]:
     """(start, size) of each vocabulary chunk: chunks of `chunk` classes
     (default `default_vocab_chunk`) and a smaller last one."""
     size = min(chunk or default_vocab_chunk(config), config.vocab_size)

@@ -214,10 +214,13 @@ def check_split_output(path: Path, reason: str | None = None) -> None:
         )
 
 
-def cache_states(config: Any, layers: int, context: int) -> dict[str, Any]:
-    shape = [layers, config.num_kv_heads, context, config.head_dim]
+def cache_states(config: Any, shape: Any) -> dict[str, Any]:
+    """The manifest's record of the cache states of a program of `shape`."""
+    from xdsl_ane.models.llm import cache_shapes
+
     return {
-        name: {"shape": shape, "dtype": "fp16"} for name in ("key_cache", "value_cache")
+        name: {"shape": list(dims), "dtype": "fp16"}
+        for name, dims in cache_shapes(config, shape).items()
     }
 
 
@@ -270,6 +273,7 @@ def compile_llm(
         fp16_rescaled,
         llm_config,
         llm_weights,
+        local_window,
         output_names,
         residual_maxima,
     )
@@ -338,12 +342,15 @@ def compile_llm(
         "prefill": prefill,
         "functions": {"prefill": prefill, "decode": 1},
         "inputs": ["input_ids", "position"],
-        "states": cache_states(config, config.num_layers, context),
+        "states": cache_states(config, shape),
+        "local_window": local_window(config, shape),
         "outputs": output_names(config, shape),
         "argmax": argmax,
         "head_chunks": [[s, e] for s, e in chunks(config.vocab_size, shape.chunk)],
-        "protocol": "prefill at positions 0, N, 2N, ... (padded), then decode one "
-        "token per call at its position; states start at zeros",
+        "protocol": "prefill at positions 0, N, 2N, ... (the last chunk padded; "
+        "with local_window W, a last chunk ending past W runs through decode "
+        "instead), then decode one token per call at its position; states "
+        "start at zeros",
         "eos_token_id": eos,
         "fp16": fp16,
     }
@@ -398,7 +405,7 @@ def compile_llm(
             "layers": ["hidden_states", "position"],
             "head": ["hidden_states"],
         }[part]
-        states = cache_states(config, layers[1] - layers[0], context) if layers else {}
+        states = cache_states(config, part_shape) if layers else {}
         functions = ENDS_FUNCTIONS if package == ENDS and part == "embed" else {}
         # Core ML's names: a layers package takes and returns hidden_states,
         # and its output is renamed (inputs and outputs share one namespace);
@@ -581,8 +588,11 @@ class PackageRunner:
         self.check_prompt(prompt, max_new_tokens, sampling=sampling)
         n = self.record["prefill"]
         generator = sampling.generator() if sampling is not None else None
-        for start in range(0, len(prompt), n):
-            out = self.call("prefill", prompt[start : start + n], start)
+        from xdsl_ane.models.llm import prompt_calls
+
+        window = self.record.get("local_window")
+        for function, start, count in prompt_calls(len(prompt), n, window):
+            out = self.call(function, prompt[start : start + count], start)
         row = out[-1]
         tokens: list[int] = []
         logits_seen: list[np.ndarray] = []
@@ -613,7 +623,12 @@ def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:
 
     config = llm_config(read_checkpoint(checkpoint))
     parts = record.get("packages", [record])
-    caches = [p["states"]["key_cache"]["shape"] for p in parts if p.get("states")]
+    caches = [
+        state["shape"]
+        for p in parts
+        for name, state in (p.get("states") or {}).items()
+        if name.endswith("key_cache")
+    ]
     package = {
         "family": record["family"],
         "vocab_size": record["vocab_size"],
@@ -894,9 +909,10 @@ def command_compile_llm(args: Any) -> int:
     record = package.manifest_record
     if split:
         states = ", ".join(
-            f"{p['name']} {p['states']['key_cache']['shape']}"
+            f"{p['name']} {name} {state['shape']}"
             for p in record["packages"]
-            if p["states"]
+            for name, state in p["states"].items()
+            if name.endswith("key_cache")
         )
     else:
         states = ", ".join(f"{k} {v['shape']}" for k, v in record["states"].items())
