@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import get_args
 
 from xdsl.dialects import builtin, func
 from xdsl.ir import Operation, SSAValue
@@ -37,6 +38,7 @@ from xdsl_ane.estimator.cost import (
 )
 from xdsl_ane.passes.ane_lint import printed_names
 from xdsl_ane.passes.ane_rules import (
+    Unit,
     function_state_shapes,
     is_const,
     op_name,
@@ -47,7 +49,7 @@ OTHER_UNIT_SHARE = {"gpu": 0.25, "cpu": 1 / 16}
 """The GPU's and the CPU's throughput as a share of the ANE's fp16 peak
 (an assumption stated, not a fact: the facts have no such figure)."""
 
-UNITS = ("ane", "gpu", "cpu")
+UNITS: tuple[Unit, ...] = get_args(Unit)
 
 LAYER = re.compile(r"^(.*?(?:layers?|blocks?|h|encoder|decoder)[._]\d+)(?:[._]|$)")
 """`model.layers.3.mlp.up_proj.weight` -> `model.layers.3`, `layers_0_q` ->
@@ -62,7 +64,7 @@ class OpEstimate:
     function: str
     name: str
     op: str
-    unit: str
+    unit: Unit
     rule: str
     reason: str
     flops: int
@@ -93,7 +95,7 @@ class Segment:
     tensors entering it from another unit."""
 
     function: str
-    unit: str
+    unit: Unit
     indices: list[int] = field(default_factory=list)
     """Indices in `Estimate.ops` of its ops, in program order."""
     op_us: float = 0.0
@@ -202,7 +204,7 @@ class Estimate:
 
 
 def op_time_us(
-    unit: str, op_flops: int, op_bytes: int, chip: Chip
+    unit: Unit, op_flops: int, op_bytes: int, chip: Chip
 ) -> tuple[float, int]:
     """(µs, spilled bytes) of one op on `unit`: the roofline, plus the SRAM
     spill on the ANE."""

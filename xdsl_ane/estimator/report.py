@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.estimator.model import UNITS, Estimate, OpEstimate
+from xdsl_ane.passes.ane_rules import Unit
 
 PER_OP_LIMIT = 120
 """Programs with more ops are shown per layer unless asked otherwise."""
@@ -41,7 +43,7 @@ class LayerEstimate:
     def us(self) -> float:
         return sum(o.us for o in self.ops)
 
-    def unit_us(self, unit: str) -> float:
+    def unit_us(self, unit: Unit) -> float:
         return sum(o.us for o in self.ops if o.unit == unit)
 
     @property
@@ -96,7 +98,7 @@ def summary(estimate: Estimate) -> str:
     )
 
 
-def table(estimate: Estimate, by: str = "auto") -> str:
+def table(estimate: Estimate, by: Literal["auto", "op", "layer"] = "auto") -> str:
     """The per-op (`by="op"`) or per-layer (`"layer"`) table; `"auto"`
     picks per layer above PER_OP_LIMIT ops."""
     if by == "auto":

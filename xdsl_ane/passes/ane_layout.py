@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal, cast, get_args
 
 import numpy as np
 from xdsl.context import Context
@@ -234,12 +235,32 @@ class Twin:
     layout: Layout
 
 
+WeightMode = Literal["static", "dynamic"]
+"""How matmuls against weights are laid out: `static` as 1×1 convs against
+weights-file consts, `dynamic` against weight arguments of the function."""
+
+WEIGHT_MODES: tuple[WeightMode, ...] = get_args(WeightMode)
+
+
+def weight_mode(value: str, owner: str) -> WeightMode:
+    """`value` as a `WeightMode`, or pass `owner`'s one-line error.
+
+    The passes' `weights` options stay `str` and are checked here: xDSL's
+    option parser answers a value outside a `Literal` field with a
+    traceback, not a diagnostic."""
+    if value not in WEIGHT_MODES:
+        raise PassFailedException(
+            f"{owner}: weights={value}, expected {' or '.join(WEIGHT_MODES)}"
+        )
+    return cast(WeightMode, value)
+
+
 @dataclass
 class FunctionLayout:
     """Rewrites one function into ANE form (see the module docstring)."""
 
     function: func.FuncOp
-    weights: str
+    weights: WeightMode
     twins: dict[SSAValue, Twin] = field(default_factory=dict)
     logical_copies: dict[SSAValue, SSAValue] = field(default_factory=dict)
     weight_args: dict[tuple[str, bool], SSAValue] = field(default_factory=dict)
@@ -905,12 +926,10 @@ class MilAneLayoutPass(ModulePass):
     name = "mil-ane-layout"
 
     weights: str = "static"
+    """A `WeightMode` (`str` for xDSL's option parser; see `weight_mode`)."""
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        if self.weights not in ("static", "dynamic"):
-            raise PassFailedException(
-                f"mil-ane-layout: weights={self.weights}, expected static or dynamic"
-            )
+        weights = weight_mode(self.weights, self.name)
         for function in list(op.walk()):
             if isinstance(function, func.FuncOp) and function.body.blocks:
                 if any(o.name.startswith("rlx.") for o in function.walk()):
@@ -918,4 +937,4 @@ class MilAneLayoutPass(ModulePass):
                         f"mil-ane-layout: @{function.sym_name.data} still has rlx ops; "
                         "run convert-rlx-to-mil first"
                     )
-                FunctionLayout(function, self.weights).run()
+                FunctionLayout(function, weights).run()

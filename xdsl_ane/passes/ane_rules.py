@@ -19,6 +19,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from typing import Literal
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -139,6 +140,11 @@ def _argmax_extent(op: Operation) -> str | None:
     return f"{shape[axis]} elements on axis {axis % len(shape)} > {MAX_ARGMAX}"
 
 
+Unit = Literal["ane", "gpu", "cpu"]
+"""Where Core ML runs an op: the Neural Engine, or the GPU or CPU it falls
+back to."""
+
+
 @dataclass(frozen=True)
 class OpRule:
     """What is wrong with ops of one name. With `condition`, the rule applies
@@ -150,7 +156,7 @@ class OpRule:
     reason: str
     suggestion: str = ""
     condition: Condition | None = None
-    unit: str = "cpu"
+    unit: Unit = "cpu"
     lint: bool = True
 
     def detail(self, op: Operation) -> str | None:
@@ -351,7 +357,7 @@ class Placement:
     """Where an op runs: "ane", or "cpu"/"gpu" with the rule that moved it
     (`rule`, a short key) and why (`reason`)."""
 
-    unit: str
+    unit: Unit
     rule: str = ""
     reason: str = ""
 

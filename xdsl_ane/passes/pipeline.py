@@ -19,16 +19,15 @@ from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import (
     CommonSubexpressionElimination,
 )
-from xdsl.utils.exceptions import PassFailedException
 
-from xdsl_ane.passes.ane_layout import MilAneLayoutPass
+from xdsl_ane.passes.ane_layout import MilAneLayoutPass, WeightMode, weight_mode
 from xdsl_ane.passes.canonicalization import knowing_mil
 from xdsl_ane.passes.pack_io import MilPackIoPass
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
 
 
 def pipeline_passes(
-    weights: str = "static",
+    weights: WeightMode = "static",
     fp16: bool = True,
     pack_io: bool = False,
     lint: bool = True,
@@ -64,18 +63,16 @@ class AnePipelinePass(ModulePass):
     name = "ane-pipeline"
 
     weights: str = "static"
+    """A `WeightMode` (`str` for xDSL's option parser; see `weight_mode`)."""
     fp16: bool = True
     pack_io: bool = False
     lint: bool = True
     strict: bool = False
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        if self.weights not in ("static", "dynamic"):
-            raise PassFailedException(
-                f"ane-pipeline: weights={self.weights}, expected static or dynamic"
-            )
+        weights = weight_mode(self.weights, self.name)
         passes = pipeline_passes(
-            self.weights, self.fp16, self.pack_io, self.lint, self.strict
+            weights, self.fp16, self.pack_io, self.lint, self.strict
         )
         ctx = knowing_mil(ctx)  # canonicalize folds through the mil dialect
         for p in passes:

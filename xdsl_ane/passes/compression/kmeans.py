@@ -40,6 +40,7 @@ before step 4."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -68,14 +69,21 @@ class Search:
     window as a fraction of the larger cluster beside it)."""
     final: float
     """The half-width of step 3's windows, as in `levels`."""
-    grid: str
-    """"values": a level's runs are cut half at equal counts and half at
-    equal steps of value; "clusters": each cluster of the level before is
-    cut into runs of equal items."""
-    start: str
-    """"average": the optimum of the average sorted group; "companding":
-    each group's own splits at equal steps of ∫ p^(1/3), p the density of
-    its values (the allocation of an optimal quantizer of many levels)."""
+    grid: Literal["values", "clusters"]
+    """How step 2 cuts a level's runs of items.
+
+    "values": half at equal counts and half at equal steps of value, so that
+    sparse tails get runs of their own; "clusters": each cluster of the
+    level before into runs of equal items, so that runs follow the
+    clustering as it forms (cheaper with many clusters)."""
+    start: Literal["average", "companding"]
+    """Where step 1 puts the splits.
+
+    "average": the optimum of the average sorted group, cheap because it is
+    one row; "companding": each group's own splits at equal steps of
+    ∫ p^(1/3), p the density of its values (the allocation of an optimal
+    quantizer of many levels), for many clusters, where groups unlike the
+    average would need a long search from it."""
 
 
 SEARCHES = {
