@@ -136,6 +136,18 @@ def sigmoid64(x: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-f64(x)))
 
 
+def test_every_mil_op_has_an_implementation():
+    """The interpreter is the one semantics of mil: every op of the dialect
+    has an implementation among those `run_function` registers."""
+    from xdsl_ane.interpreter.state import StateFunctions
+
+    implemented = {op_type for op_type, _ in MilFunctions._impls()}
+    implemented |= {op_type for op_type, _ in StateFunctions._impls()}
+    missing = [op.name for op in mil.MIL.operations if op not in implemented]
+    assert not missing
+    assert set(mil.MIL.operations) == set(mil.MIL_OPS)
+
+
 # --- const ---------------------------------------------------------------------
 
 

@@ -45,3 +45,11 @@ class SigmoidHardOp(AlphaBetaOp):
     """min(max(alpha · x + beta, 0), 1) (hard sigmoid: alpha 1/6, beta ½)."""
 
     name = "mil.sigmoid_hard"
+
+
+OPS = (
+    LeakyReluOp,
+    EluOp,
+    SigmoidHardOp,
+)
+"""The ops of this family, as the mil dialect lists them."""

@@ -170,3 +170,7 @@ class ConstOp(MilOp):
             printer.print_op_attributes({**view, **self.attributes})
             printer.print_string(" : ")
             printer.print_attribute(self.result.type)
+
+
+OPS = (ConstOp,)
+"""The ops of this family, as the mil dialect lists them."""

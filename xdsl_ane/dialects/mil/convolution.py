@@ -164,3 +164,7 @@ class ConvTransposeOp(ConvolutionOp):
                 "shape the padding gives (MIL leaves another size's placement open)",
             )
         return [tensor(shape, c.x.element_type)]
+
+
+OPS = (ConvTransposeOp,)
+"""The ops of this family, as the mil dialect lists them."""

@@ -498,3 +498,42 @@ class CastOp(MilOp):
             cls.name, "dtype", str_prop(properties, "dtype"), list(MIL_DTYPES)
         )
         return [tensor(x.get_shape(), MIL_DTYPES[dtype])]
+
+
+OPS = (
+    ReluOp,
+    SigmoidOp,
+    TanhOp,
+    ExpOp,
+    LogOp,
+    SqrtOp,
+    RsqrtOp,
+    AbsOp,
+    SinOp,
+    CosOp,
+    GeluOp,
+    SiluOp,
+    InverseOp,
+    RoundOp,
+    SquareOp,
+    FloorOp,
+    CeilOp,
+    ErfOp,
+    ClipOp,
+    AddOp,
+    SubOp,
+    MulOp,
+    RealDivOp,
+    MaximumOp,
+    MinimumOp,
+    PowOp,
+    EqualOp,
+    NotEqualOp,
+    LessOp,
+    LessEqualOp,
+    GreaterOp,
+    GreaterEqualOp,
+    SelectOp,
+    CastOp,
+)
+"""The ops of this family, as the mil dialect lists them."""

@@ -272,3 +272,11 @@ class BandPartOp(MilOp):
                 f"operand 'x' must have rank >= 2, got shape {fmt_shape(x.get_shape())}",
             )
         return [x]
+
+
+OPS = (
+    GatherOp,
+    OneHotOp,
+    BandPartOp,
+)
+"""The ops of this family, as the mil dialect lists them."""

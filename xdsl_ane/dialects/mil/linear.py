@@ -454,3 +454,11 @@ class ConvOp(ConvolutionOp):
                     "operand 'weight' must be a compile-time constant when "
                     "dilations are > 1",
                 )
+
+
+OPS = (
+    MatmulOp,
+    LinearOp,
+    ConvOp,
+)
+"""The ops of this family, as the mil dialect lists them."""

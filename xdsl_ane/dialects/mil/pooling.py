@@ -231,3 +231,10 @@ class AvgPoolOp(PoolingOp):
         props = _pool_properties(kernel_sizes, strides, pad_type, pad, ceil_mode)
         props["exclude_padding_from_average"] = bool_attr(exclude_padding_from_average)
         self.init_mil({"x": x}, props)
+
+
+OPS = (
+    MaxPoolOp,
+    AvgPoolOp,
+)
+"""The ops of this family, as the mil dialect lists them."""

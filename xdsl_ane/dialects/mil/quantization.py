@@ -464,3 +464,13 @@ class ConstexprLutToDenseOp(MilOp):
 
 def optional_axis_named(properties, name: str) -> int | None:
     return int_prop(properties, name) if name in properties else None
+
+
+OPS = (
+    QuantizeOp,
+    DequantizeOp,
+    ConstexprAffineDequantizeOp,
+    ConstexprBlockwiseShiftScaleOp,
+    ConstexprLutToDenseOp,
+)
+"""The ops of this family, as the mil dialect lists them."""

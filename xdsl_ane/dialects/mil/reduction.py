@@ -321,3 +321,17 @@ class CumsumOp(MilOp):
                 "but -1)",
             )
         return [x]
+
+
+OPS = (
+    ReduceSumOp,
+    ReduceMeanOp,
+    ReduceMaxOp,
+    ReduceMinOp,
+    ReduceProdOp,
+    ReduceLogSumExpOp,
+    SoftmaxOp,
+    CumsumOp,
+    LayerNormOp,
+)
+"""The ops of this family, as the mil dialect lists them."""

@@ -255,3 +255,11 @@ class PadOp(MilOp):
         for i, (before, after) in enumerate(pairs):
             shape[len(shape) - len(pairs) + i] += before + after
         return [tensor(shape, x.element_type)]
+
+
+OPS = (
+    UpsampleNearestNeighborOp,
+    UpsampleBilinearOp,
+    PadOp,
+)
+"""The ops of this family, as the mil dialect lists them."""

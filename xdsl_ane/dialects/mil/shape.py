@@ -453,3 +453,16 @@ class SplitOp(ShapeOp):
             out[axis] = s
             results.append(tensor(out, x.element_type))
         return results
+
+
+OPS = (
+    ReshapeOp,
+    TransposeOp,
+    SliceBySizeOp,
+    ConcatOp,
+    TileOp,
+    ExpandDimsOp,
+    SqueezeOp,
+    SplitOp,
+)
+"""The ops of this family, as the mil dialect lists them."""

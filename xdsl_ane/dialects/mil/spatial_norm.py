@@ -153,3 +153,10 @@ class InstanceNormOp(TaggedOptionalOperandsOp):
     def infer_result_types(cls, operand_types, properties):
         ops = cls.tensor_operands(operand_types, properties)
         return [check_channel_params(cls.name, ops, (3, 4))]
+
+
+OPS = (
+    BatchNormOp,
+    InstanceNormOp,
+)
+"""The ops of this family, as the mil dialect lists them."""

@@ -252,3 +252,12 @@ class ReduceArgmaxOp(MilOp):
             ("int32",),
         )
         return [tensor(reduced_shape(shape, (axis,), keep), i32)]
+
+
+OPS = (
+    ReadStateOp,
+    CoremlUpdateStateOp,
+    SliceUpdateOp,
+    ReduceArgmaxOp,
+)
+"""The ops of this family, as the mil dialect lists them."""

@@ -90,3 +90,13 @@ class ClampOp(UnaryOp):
                 f"property 'min' ({low}) must not be greater than 'max' ({high})",
             )
         return super().infer_result_types(operand_types, properties)
+
+
+OPS = (
+    HardswishOp,
+    HardsigmoidOp,
+    LeakyReluOp,
+    EluOp,
+    ClampOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

@@ -391,3 +391,12 @@ class AttentionBackwardOp(AttentionBase):
         wrt = choice(cls.name, "wrt", str_prop(properties, "wrt"), ATTENTION_WRT)
         q, k, v = check_attention(cls.name, operand_types, properties, True)
         return [{"query": q, "key": k, "value": v}[wrt]]
+
+
+OPS = (
+    RopeOp,
+    AttentionOp,
+    AttentionBackwardOp,
+    RopeBackwardOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

@@ -341,3 +341,10 @@ def conv_parameters(op: ConvolutionOp) -> ConvParameters:
     """The spatial properties of a verified conv or conv_transpose."""
     rank = op.input.type.get_num_dims()  # type: ignore[attr-defined]
     return type(op).parameters(rank - 2, op.properties)
+
+
+OPS = (
+    ConvOp,
+    ConvTransposeOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

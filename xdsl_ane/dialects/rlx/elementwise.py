@@ -417,3 +417,35 @@ class CastOp(RlxOp):
                 f"result shape {fmt_shape(r.get_shape())} differs from input shape "
                 f"{fmt_shape(t.get_shape())}",
             )
+
+
+OPS = (
+    ConstantOp,
+    ParamOp,
+    ReluOp,
+    GeluOp,
+    GeluTanhOp,
+    SiluOp,
+    SigmoidOp,
+    TanhOp,
+    ExpOp,
+    LogOp,
+    SqrtOp,
+    RsqrtOp,
+    NegOp,
+    AbsOp,
+    SinOp,
+    CosOp,
+    ReciprocalOp,
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    MaxOp,
+    MinOp,
+    PowOp,
+    CompareOp,
+    WhereOp,
+    CastOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

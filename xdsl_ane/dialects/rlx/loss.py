@@ -91,3 +91,10 @@ class SoftmaxCrossEntropyBackwardOp(RlxOp):
             )
         require_same_element_type(cls.name, [("logits", lt), ("d_loss", dt)])
         return [lt]
+
+
+OPS = (
+    SoftmaxCrossEntropyOp,
+    SoftmaxCrossEntropyBackwardOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

@@ -115,3 +115,10 @@ class LayerNormOp(NormOp):
 
     def __init__(self, input: Value, gamma: Value, beta: Value, eps: float):
         self.init_inferred([input, gamma, beta], {"eps": f32_attr(eps)})
+
+
+OPS = (
+    RmsNormOp,
+    LayerNormOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

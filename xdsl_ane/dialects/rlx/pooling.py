@@ -217,3 +217,10 @@ class AvgPoolOp(PoolOp):
 
     def includes_padding(self) -> bool:
         return bool_prop(self.properties, "count_include_pad", True)
+
+
+OPS = (
+    MaxPoolOp,
+    AvgPoolOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

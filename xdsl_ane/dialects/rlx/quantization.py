@@ -165,3 +165,10 @@ class DequantizeOp(RlxOp):
                 f"result type {r} must be an f16 or f32 tensor of shape "
                 f"{fmt_shape(t.get_shape())}",
             )
+
+
+OPS = (
+    QuantizeOp,
+    DequantizeOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

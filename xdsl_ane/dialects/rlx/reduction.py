@@ -211,3 +211,15 @@ class CumsumOp(RlxOp):
             cls.name, "axis", int_prop(properties, "axis"), len(shape), ("input", shape)
         )
         return [t]
+
+
+OPS = (
+    ReduceSumOp,
+    ReduceMeanOp,
+    ReduceMaxOp,
+    ReduceMinOp,
+    SoftmaxOp,
+    ArgmaxOp,
+    CumsumOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

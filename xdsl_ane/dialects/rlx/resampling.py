@@ -190,3 +190,10 @@ class PadOp(RlxOp):
         pairs, _, _ = pad_parameters(cls.name, properties, t)
         shape = [n + b + a for n, (b, a) in zip(t.get_shape(), pairs)]
         return [tensor(shape, t.element_type)]
+
+
+OPS = (
+    UpsampleOp,
+    PadOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

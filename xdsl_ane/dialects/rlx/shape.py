@@ -308,3 +308,15 @@ class GatherOp(RlxOp):
         )
         result = (*shape[:axis], *indices.get_shape(), *shape[axis + 1 :])
         return [tensor(result, table.element_type)]
+
+
+OPS = (
+    MatmulOp,
+    ReshapeOp,
+    TransposeOp,
+    NarrowOp,
+    ConcatOp,
+    ExpandOp,
+    GatherOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

@@ -180,3 +180,10 @@ def _segments(*parts: int | Value | None) -> DenseArrayBase:
     """operandSegmentSizes of single operands (1) and optional ones."""
     sizes = [p if isinstance(p, int) else int(p is not None) for p in parts]
     return DenseArrayBase.from_list(i32, sizes)
+
+
+OPS = (
+    BatchNormOp,
+    GroupNormOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

@@ -140,3 +140,11 @@ def check_slice_update(
             op_name,
             f"operand '{begin_name}' must be i32 [{len(xs)}], got {fmt_type(begin)}",
         )
+
+
+OPS = (
+    ReadStateOp,
+    WriteStateOp,
+    SliceUpdateOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""

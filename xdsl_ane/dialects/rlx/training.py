@@ -166,3 +166,11 @@ class ActivationBackwardOp(RlxOp):
         check_same_shape(cls.name, "d_out", dy, "input", x)
         require_same_element_type(cls.name, [("input", x), ("d_out", dy)])
         return [x]
+
+
+OPS = (
+    RmsNormBackwardInputOp,
+    RmsNormBackwardGammaOp,
+    ActivationBackwardOp,
+)
+"""The ops of this family, as the rlx dialect lists them."""
