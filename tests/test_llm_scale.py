@@ -252,3 +252,30 @@ def test_calibration_a_part_at_a_time(tmp_path, family):
             out = runtime.call("prefill", [ids, np.array([start], np.int32)])
             whole = np.maximum(whole, [float(o.reshape(-1)[0]) for o in out[-count:]])
     assert residual_maxima(checkpoint, config, shape, prompts) == list(whole)
+
+
+def test_compressed_runs_stay_within_the_program_limit():
+    """Compressed, a run of layers is also kept within ane-lint's limit
+    per program on the fp16 weights (the lint runs before compression);
+    the embedding and a tied head share a package where both fit."""
+    from xdsl_ane.models.llm_packages import Unit, plan_packages
+
+    gib = 1 << 30
+
+    def unit(name, part, layers, size, fp16):
+        return Unit(name, part, layers, {(name, "c"): size}, {(name, "f"): fp16})
+
+    units = [unit("embed", "embed", None, gib // 4, gib // 4)]
+    units += [unit(f"layer {i}", "layers", (i, i + 1), gib // 8, gib) for i in range(5)]
+    units.append(unit("head", "head", None, gib // 8, gib // 4))
+    plan = plan_packages(units, gib, None, tied=True)
+    assert plan is not None
+    assert [p[0] for p in plan.parts] == [
+        "embed",
+        "layers_0-1",
+        "layers_2-3",
+        "layers_4-4",
+        "head",
+    ]
+    assert plan.parts[0][3] == plan.parts[-1][3] == "embed_head"
+    assert plan_packages(units, None, None, tied=True) is None  # no limit asked

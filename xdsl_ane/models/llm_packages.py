@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from xdsl_ane.errors import XdslAneError
+from xdsl_ane.limits import WEIGHTS_ERROR_BYTES
 
 if TYPE_CHECKING:
     from xdsl.dialects import builtin
@@ -28,6 +29,10 @@ if TYPE_CHECKING:
 DEFAULT_MAX_PACKAGE_SIZE = 1 << 30
 """The largest package written without asking: iOS fails to load larger
 ones (ANE_FACTS.md); macOS fails past 2 GB."""
+PROGRAM_LIMIT = WEIGHTS_ERROR_BYTES
+"""The most fp16 weight bytes of one package's program (ane-lint's error,
+macOS' limit; the lint runs before the compression): a compressed model's
+runs of layers stay within it too."""
 RECORD_BYTES = 128
 """A blob record's metadata (64 bytes) and, at most, its alignment."""
 
@@ -127,6 +132,9 @@ class Unit:
     part: str
     layers: tuple[int, int] | None
     sizes: dict[tuple[str, str], int]
+    fp16_sizes: dict[tuple[str, str], int]
+    """The same in fp16 (what ane-lint's limit per program counts: it
+    runs before the compression)."""
 
     @property
     def bytes(self) -> int:
@@ -171,7 +179,9 @@ def llm_units(config, shape: LlmShape, compression: Compression) -> list[Unit]:
     parts.append(("head", "head", None))
     for name, part, layers in parts:
         module = build_llm(config, replace(shape, part=part, layers=layers))
-        units.append(Unit(name, part, layers, unit_weights(module, part, compression)))
+        sizes = unit_weights(module, part, compression)
+        fp16 = unit_weights(module, part, Compression()) if compression.mode else sizes
+        units.append(Unit(name, part, layers, sizes, fp16))
     return units
 
 
@@ -236,7 +246,9 @@ def plan_packages(
     embed, *layers, head = units
     total = weight_bytes(units) + constants
     limit = max_package_size
-    if layers_per_package is None and (limit is None or total <= limit):
+    program = weight_bytes(units, fp16=True) + constants
+    fits = limit is None or (total <= limit and program <= PROGRAM_LIMIT)
+    if layers_per_package is None and fits:
         return None
     if limit is not None:
         for unit in units:
@@ -257,6 +269,10 @@ def plan_packages(
                 limit is not None
                 and weight_bytes([*groups[-1], unit]) + constants > limit
             )
+            or (
+                limit is not None
+                and weight_bytes([*groups[-1], unit], fp16=True) > PROGRAM_LIMIT
+            )
         ):
             groups.append([unit])
         else:
@@ -276,8 +292,16 @@ def plan_packages(
     parts.append(("head", "head", None, last))
     if not together:
         sizes["head"] = head.bytes
-    if limit is None or total <= limit:
+    if fits:
         reason = f"--layers-per-package {layers_per_package}"
+    elif total <= limit:  # type: ignore[operator]
+        reason = (
+            f"the weights, about {size_text(program)} in fp16, exceed "
+            f"{size_text(PROGRAM_LIMIT)} per program (ane-lint's limit, "
+            "checked before compression)"
+        )
+        if layers_per_package is not None:
+            reason += f"; at most {layers_per_package} layers each"
     else:
         reason = (
             f"the weights, about {size_text(total)}, exceed --max-package-size "
@@ -288,10 +312,10 @@ def plan_packages(
     return PackagePlan(parts, reason, sizes)
 
 
-def weight_bytes(units: list[Unit]) -> int:
-    """The blob bytes of the units in one package: a weight that several
-    read (a tied table, the RoPE tables) once."""
+def weight_bytes(units: list[Unit], fp16: bool = False) -> int:
+    """The blob bytes of the units in one package (`fp16`: uncompressed):
+    a weight that several read (a tied table, the RoPE tables) once."""
     merged: dict[tuple[str, str], int] = {}
     for unit in units:
-        merged |= unit.sizes
+        merged |= unit.fp16_sizes if fp16 else unit.sizes
     return sum(merged.values())
