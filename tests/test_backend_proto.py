@@ -36,6 +36,8 @@ from xdsl_ane.backend.weights import (
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy, numpy_dtype_of
 from xdsl_ane.dialects.typing import ints_prop
+from xdsl_ane.errors import XdslAneError
+from xdsl_ane.frontend.mlir import parse_module_text
 from xdsl_ane.interpreter.core import WeightStore
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
@@ -43,8 +45,8 @@ from xdsl_ane.models.transformer import (
     make_weights,
 )
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
+from xdsl_ane.passes.driver import make_context
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
-from xdsl_ane.tools.common import XdslAneError, make_context, parse_module_text
 
 with quiet_coremltools():
     import coremltools as ct

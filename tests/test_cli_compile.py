@@ -12,9 +12,9 @@ from cli_helpers import cli as xdsl_ane_cli
 from cli_helpers import error_line as assert_clean_error
 
 import xdsl_ane
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.safetensors import write_safetensors
 from xdsl_ane.models.transformer import QWEN3_0_6B, build_decoder_layer, make_weights
-from xdsl_ane.tools.common import XdslAneError
 
 SMALL = QWEN3_0_6B.with_(
     hidden_size=64, num_heads=4, num_kv_heads=2, head_dim=16, ffn_size=96, seq_len=8
@@ -107,8 +107,9 @@ def test_compile_mil_text_and_import_round_trip(layer, tmp_path):
     assert "mil.matmul" in imported.read_text()
     assert (tmp_path / "kernel.weights.npz").exists()
     # the imported program runs on the packed input
+    from xdsl_ane.frontend.arrays import load_arrays
+    from xdsl_ane.frontend.mlir import parse_module
     from xdsl_ane.interpreter.core import run_function
-    from xdsl_ane.tools.common import load_arrays, parse_module
 
     module = parse_module(imported)
     shape = packing["inputs"][0]["shape"]

@@ -246,8 +246,8 @@ def test_run_function_raises_xdsl_ane_error(tmp_path):
     """The Python API's one exception type, for a bad argument and for an op
     failing at run time alike."""
     from xdsl_ane import XdslAneError
+    from xdsl_ane.frontend.mlir import parse_module_text
     from xdsl_ane.interpreter.core import run_function
-    from xdsl_ane.tools.common import parse_module_text
 
     module = parse_module_text(SMALL, "small.mlir")
     x = np.zeros((2, 3), np.float32)

@@ -407,7 +407,7 @@ def test_vector_axis_prints_and_imports(tmp_path: Path):
 
 def test_ios17_has_no_compressed_ops():
     module, weights = compressed_program()
-    from xdsl_ane.tools.common import XdslAneError
+    from xdsl_ane.errors import XdslAneError
 
     with pytest.raises(
         XdslAneError, match="needs deployment target iOS18 or later, not iOS17"

@@ -310,7 +310,7 @@ def test_head_and_embedding_settings():
 
 @pytest.fixture(scope="module")
 def layer_files(tmp_path_factory, small_layer):
-    from xdsl_ane.tools.common import save_npz
+    from xdsl_ane.outputs import save_npz
 
     module, weights = small_layer
     directory = tmp_path_factory.mktemp("layer")

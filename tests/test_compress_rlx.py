@@ -140,7 +140,7 @@ def test_invalid_scales(scale, scales_shape, message):
 
 
 def test_text_form_round_trips():
-    from xdsl_ane.tools.common import parse_module_text
+    from xdsl_ane.frontend.mlir import parse_module_text
 
     text = """
 func.func @main(%x: tensor<8x32xf32>, %s: tensor<8x4xf32>) -> (tensor<8x32xi8>, tensor<8x32xf16>) {

@@ -10,7 +10,7 @@ import pytest
 from cli_helpers import cli, error_line
 
 import xdsl_ane
-from xdsl_ane.tools.common import XdslAneError
+from xdsl_ane.errors import XdslAneError
 
 MISTYPED = """\
 func.func @f(%x: tensor<16x64xf32>) -> tensor<16x127xf32> {
@@ -82,9 +82,10 @@ def test_weight_errors_name_the_param(tmp_path):
 
 
 def test_lowered_ops_keep_the_location_of_their_rlx_op(tmp_path):
+    from xdsl_ane.frontend.mlir import parse_module
     from xdsl_ane.locations import location
+    from xdsl_ane.passes.driver import make_context
     from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
-    from xdsl_ane.tools.common import make_context, parse_module
 
     source = write(tmp_path, "w.mlir", LINEAR)
     module = parse_module(source)

@@ -14,9 +14,9 @@ from xdsl_ane.backend.targets import Deployment
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import tensor
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.mil_text import parse_mil_text
 from xdsl_ane.interpreter.core import run_function
-from xdsl_ane.tools.common import XdslAneError
 
 T = tensor((8, 32), f32)
 

@@ -32,7 +32,7 @@ from xdsl.printer import Printer
 
 from xdsl_ane.dialects import float_text, mil, rlx
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.tools.common import parse_module_text
+from xdsl_ane.frontend.mlir import parse_module_text
 
 XDSL_OPT = str(Path(sys.executable).parent / "xdsl-opt")
 

@@ -22,13 +22,10 @@ from hypothesis import strategies as st
 
 import xdsl_ane
 from xdsl_ane.backend.mil_text import write_mil_text_dir
+from xdsl_ane.errors import XdslAneError, XdslAneInternalError
 from xdsl_ane.frontend.mil_text import parse_mil_text
+from xdsl_ane.frontend.mlir import parse_module_text
 from xdsl_ane.models.transformer import QWEN3_0_6B, build_decoder_layer, make_weights
-from xdsl_ane.tools.common import (
-    XdslAneError,
-    XdslAneInternalError,
-    parse_module_text,
-)
 
 FUZZ = settings(
     deadline=None,

@@ -15,9 +15,9 @@ from llm_checkpoints import (
     write_checkpoint,
 )
 
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.models.llm import FAMILIES, LlmShape, build_llm, llm_config, llm_weights
-from xdsl_ane.tools.common import XdslAneError
 
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow

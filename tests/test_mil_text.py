@@ -30,14 +30,15 @@ from xdsl_ane.backend.mil_text import (
 from xdsl_ane.backend.names import stable_base
 from xdsl_ane.backend.weights import WeightBlob
 from xdsl_ane.dialects import mil
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.mil_text import (
     MilTextError,
     MilTextFrontend,
     parse_mil_text,
     read_mil_file,
 )
+from xdsl_ane.frontend.mlir import parse_module_text
 from xdsl_ane.interpreter.core import random_inputs, run_function
-from xdsl_ane.tools.common import XdslAneError, parse_module_text
 
 KERNELS = Path(__file__).parent / "filecheck" / "tools" / "import"
 MIL_DIALECT_TESTS = Path(__file__).parent / "filecheck" / "dialects" / "mil"

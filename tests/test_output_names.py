@@ -22,9 +22,9 @@ from xdsl_ane.backend.milproto import module_to_proto
 from xdsl_ane.backend.names import boundary_names
 from xdsl_ane.dialects import ane
 from xdsl_ane.frontend.milproto import read_compiled
+from xdsl_ane.frontend.mlir import parse_module_text
 from xdsl_ane.interpreter.core import random_inputs, run_function
 from xdsl_ane.passes.layouts import layout_of
-from xdsl_ane.tools.common import parse_module_text
 
 
 def mil_text_outputs(text: str) -> list[list[str]]:

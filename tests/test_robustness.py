@@ -27,16 +27,13 @@ from ane_form import run_ane_form
 from xdsl.context import Context
 
 import xdsl_ane
+from xdsl_ane.errors import XdslAneError, XdslAneInternalError
 from xdsl_ane.frontend.mil_text import parse_mil_text
+from xdsl_ane.frontend.mlir import parse_module_text
 from xdsl_ane.frontend.safetensors import write_safetensors
 from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.passes.pipeline import AnePipelinePass
 from xdsl_ane.tools import cli
-from xdsl_ane.tools.common import (
-    XdslAneError,
-    XdslAneInternalError,
-    parse_module_text,
-)
 
 PROGRAM = """\
 func.func @f(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2xf32>) {

@@ -17,13 +17,13 @@ from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import tensor
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.mil_text import parse_mil_text
 from xdsl_ane.frontend.milproto import read_proto
 from xdsl_ane.interpreter.core import InterpretationError, StatefulRuntime, run_function
 from xdsl_ane.interpreter.state import StateBuffer
 from xdsl_ane.passes.layouts import ane_form_problems, layout_of
 from xdsl_ane.passes.pipeline import AnePipelinePass
-from xdsl_ane.tools.common import XdslAneError
 
 CTX = 16
 WIDTH = 8

@@ -15,8 +15,9 @@ from cli_helpers import error_line as assert_clean_error
 from torch import nn
 from torch_check import export, relative_error
 
+from xdsl_ane.frontend.arrays import load_arrays
+from xdsl_ane.frontend.mlir import parse_module
 from xdsl_ane.interpreter.core import run_function
-from xdsl_ane.tools.common import load_arrays, parse_module
 
 # Exports torch programs and Hugging Face models built from configs: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow

@@ -64,7 +64,7 @@ def build_attention_block(config: LlmConfig, layer: int = 0) -> builtin.ModuleOp
         tables, masks = b.positions(None, config.seq_len)
         cos, sin = tables.get("full", (None, None))
         h = b.rms_norm(x, f"layers.{layer}.input_layernorm", 2 * layer)
-        a = b.attention(h, layer, cos, sin, masks["full"], None, None, None)
+        a = b.attention(h, layer, cos, sin, masks["full"], None, None)
         return b.residual(x, a)
 
     return decoder_function("attention_block", b, body)

@@ -29,15 +29,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from xdsl_ane.diagnostics import did_you_mean
+from xdsl_ane.errors import XdslAneError, first_line, internal_error
 from xdsl_ane.progress import Progress
-from xdsl_ane.tools.chip_option import add_chip_argument
-from xdsl_ane.tools.common import (
-    XdslAneError,
+from xdsl_ane.tools.options import (
+    add_chip_argument,
+    add_compress_arguments,
     add_output_arguments,
-    first_line,
-    internal_error,
+    compress_options,
 )
-from xdsl_ane.tools.compress_options import add_compress_arguments, compress_options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -250,7 +249,7 @@ def command_compile(args: argparse.Namespace) -> int:
 
     from xdsl_ane.api import compile, manifest_path
     from xdsl_ane.chips import get_chip
-    from xdsl_ane.tools.common import check_outputs
+    from xdsl_ane.outputs import check_outputs
 
     get_chip(args.chip)  # an unknown chip fails before the work
     output = Path(args.output)
@@ -322,7 +321,7 @@ def command_compile_model(args: argparse.Namespace) -> int:
 
     from xdsl_ane.api import CompiledModel
     from xdsl_ane.models.transformer import CONFIGS, build_decoder_stack, make_weights
-    from xdsl_ane.tools.common import atomic_output, check_outputs
+    from xdsl_ane.outputs import atomic_output, check_outputs
 
     if args.model not in CONFIGS:
         raise XdslAneError(
@@ -431,7 +430,7 @@ def command_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from xdsl_ane.frontend.mil_text import read_mil_file
-    from xdsl_ane.tools.common import atomic_output, check_outputs
+    from xdsl_ane.outputs import atomic_output, check_outputs
 
     if args.force and args.output is None:
         raise XdslAneError("--force: applies only with -o (import prints otherwise)")
@@ -474,10 +473,11 @@ def command_import(args: argparse.Namespace) -> int:
 def command_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from xdsl_ane.frontend.arrays import load_arrays
     from xdsl_ane.frontend.compiled import is_compiled
     from xdsl_ane.interpreter.core import InterpretationError
     from xdsl_ane.locations import location
-    from xdsl_ane.tools.common import check_outputs, load_arrays, save_npz
+    from xdsl_ane.outputs import check_outputs, save_npz
     from xdsl_ane.tools.llm import split_record
 
     if args.random is not None and args.random < 0:
@@ -557,8 +557,9 @@ def run_source(
     from pathlib import Path
 
     from xdsl_ane.api import check_weights
+    from xdsl_ane.frontend.mlir import parse_module
     from xdsl_ane.interpreter.core import find_function, random_inputs, run_function
-    from xdsl_ane.tools.common import apply_pipeline, make_context, parse_module
+    from xdsl_ane.passes.driver import apply_pipeline, make_context
     from xdsl_ane.tools.run import coerce, dtype_of, keyed_inputs
 
     ctx = make_context()

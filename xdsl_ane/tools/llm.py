@@ -50,15 +50,14 @@ from typing import Any
 
 import numpy as np
 
+from xdsl_ane.errors import XdslAneError, first_line
 from xdsl_ane.models.llm_packages import DEFAULT_MAX_PACKAGE_SIZE, parse_size
-from xdsl_ane.tools.chip_option import add_chip_argument
-from xdsl_ane.tools.common import (
-    XdslAneError,
-    atomic_output,
-    check_outputs,
-    first_line,
+from xdsl_ane.outputs import atomic_output, check_outputs
+from xdsl_ane.tools.options import (
+    add_chip_argument,
+    add_compress_arguments,
+    compress_options,
 )
-from xdsl_ane.tools.compress_options import add_compress_arguments, compress_options
 from xdsl_ane.tools.text import (
     TEXT_FILES,
     Sampling,
@@ -708,7 +707,7 @@ def reference_generate(
 
 def add_llm_commands(commands: Any) -> None:
     """Registers `compile-llm` and `generate` on the CLI's subparsers."""
-    from xdsl_ane.tools.common import add_output_arguments
+    from xdsl_ane.tools.options import add_output_arguments
 
     compile_llm_ = commands.add_parser(
         "compile-llm",

@@ -26,9 +26,9 @@ from xdsl.ir import Attribute
 from xdsl_ane.diagnostics import did_you_mean
 from xdsl_ane.dialects.dense import numpy_dtype_of
 from xdsl_ane.dialects.state_type import is_state
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interpreter.core import find_function, random_array, run_function
 from xdsl_ane.passes.layouts import Layout, layout_of_kind
-from xdsl_ane.tools.common import XdslAneError
 
 
 def dtype_of(t: Any) -> np.dtype:

@@ -1,11 +1,45 @@
-"""The `--compress` options shared by `compile`, `compile-model` and
-`compile-llm` (the options of `mil-compress-weights`)."""
+"""The options several `xdsl-ane` commands share, described alike by
+each: `-o/--output` and `--force`, `--chip` (estimate, compile,
+compile-llm) and `--compress` with its head and embedding settings
+(compile, compile-model, compile-llm: the options of
+`mil-compress-weights`)."""
 
 from __future__ import annotations
 
 import argparse
 
+from xdsl_ane.chips import CHIPS, DEFAULT_CHIP
 from xdsl_ane.errors import XdslAneError
+
+
+def add_output_arguments(
+    parser: argparse.ArgumentParser, what: str, required: bool = True
+) -> None:
+    """`-o/--output OUT` and `--force`, described alike by every command."""
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        required=required,
+        help=f"where to write {what}",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing OUT that xdsl-ane wrote (never an input, nor "
+        "a directory xdsl-ane did not write)",
+    )
+
+
+def add_chip_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--chip NAME` (checked by `chips.get_chip`, whose error lists the
+    known chips in one line, rather than by argparse's choices)."""
+    parser.add_argument(
+        "--chip",
+        default=DEFAULT_CHIP,
+        metavar="{" + ",".join(CHIPS) + "}",
+        help=f"{what} (default: %(default)s)",
+    )
 
 
 def add_compress_arguments(parser: argparse.ArgumentParser) -> None:
