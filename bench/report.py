@@ -647,11 +647,14 @@ def pymil_writer_table(section: dict[str, Any]) -> str:
         f"\n\nThe fastest of {e['reps']} runs of each side, each after its own "
         f"`xdsl_ane.compile`; over ours: coremltools' fastest save over ours. "
         f"Coverage (`bench/pymil/coverage.py`): of the {c['mil_op_types']} mil op "
-        f"types, {c['op_types_seen']} seen in the lit tests' mil programs, the "
+        f"types besides const, {c['op_types_seen']} seen in the lit tests' mil "
+        f"programs, the "
         f"training kernels and the compression modes; coremltools' builder "
         f"rejects {rejected or 'none'}; types differently "
-        f"{typed or 'none'}; {c['functions_with_our_protobuf']} of "
-        f"{len(c['functions'])} functions export to our protobuf ops."
+        f"{typed or 'none'}; of {len(c['functions'])} functions, it builds and "
+        f"exports {c['functions_exported']} whole, "
+        f"{c['functions_with_our_protobuf']} of them with exactly our "
+        f"protobuf ops."
     )
 
 
