@@ -18,6 +18,7 @@ from llm_checkpoints import (
     write_checkpoint,
 )
 
+from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.models.llm import (
@@ -28,7 +29,6 @@ from xdsl_ane.models.llm import (
     llm_config,
 )
 from xdsl_ane.tools.cli import main
-from xdsl_ane.tools.llm import PackageRunner, compile_llm, reference_generate
 
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow

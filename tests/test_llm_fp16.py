@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from llm_checkpoints import write_checkpoint
 
+from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.interpreter.core import StatefulRuntime
@@ -27,7 +28,6 @@ from xdsl_ane.models.llm import (
     residual_maxima,
 )
 from xdsl_ane.tools.cli import main
-from xdsl_ane.tools.llm import PackageRunner, compile_llm, reference_generate
 
 # Compiles LLM checkpoints and runs transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow

@@ -14,10 +14,10 @@ import pytest
 from cli_helpers import saved_output_names
 from llm_checkpoints import write_checkpoint
 
+from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
 from xdsl_ane.frontend.milproto import read_compiled
 from xdsl_ane.passes.layouts import ane_form_problems
 from xdsl_ane.tools.cli import main
-from xdsl_ane.tools.llm import PackageRunner, compile_llm, reference_generate
 
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow

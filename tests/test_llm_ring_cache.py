@@ -16,6 +16,7 @@ from llm_checkpoints import (
     write_checkpoint,
 )
 
+from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.models.llm import (
     LlmShape,
@@ -25,7 +26,6 @@ from xdsl_ane.models.llm import (
     local_window,
     prompt_calls,
 )
-from xdsl_ane.tools.llm import PackageRunner, compile_llm, reference_generate
 
 pytest.importorskip("transformers")
 

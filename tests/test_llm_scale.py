@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from llm_checkpoints import write_checkpoint
 
+from xdsl_ane.api.llm import PackageRunner, compile_llm
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.tools.cli import main
-from xdsl_ane.tools.llm import PackageRunner, compile_llm
 
 pytest.importorskip("transformers")
 

@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from cli_helpers import cli, error_line
 
+from xdsl_ane.api.text import Sampling, TextTokenizer, render_template
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.tools.text import Sampling, TextTokenizer, render_template
 
 SENTENCES = [
     "the cat sat on the mat.",
@@ -315,7 +315,7 @@ def test_prompt_gives_transformers_continuation(text_checkpoint):
 def test_chunked_prefill_matches_transformers(text_checkpoint):
     """A prompt of 2.5 prefill lengths (and one of exactly 2): the
     package's tokens and logits are transformers'."""
-    from xdsl_ane.tools.llm import PackageRunner, reference_generate
+    from xdsl_ane.api.llm import PackageRunner, reference_generate
 
     checkpoint, package = text_checkpoint
     runner = PackageRunner(package)
@@ -333,7 +333,7 @@ def test_chunked_prefill_matches_transformers(text_checkpoint):
 def test_chat_template_is_rendered_as_transformers(text_checkpoint):
     import transformers
 
-    from xdsl_ane.tools.llm import PackageRunner
+    from xdsl_ane.api.llm import PackageRunner
 
     checkpoint, package = text_checkpoint
     theirs = transformers.AutoTokenizer.from_pretrained(checkpoint)
@@ -382,7 +382,7 @@ def test_generation_stops_at_the_eos_token(text_checkpoint, tmp_path):
     """generation_config.json's eos_token_id is a token the greedy run
     produces: generate stops after it, as transformers' generate with
     that generation config does, and --reference stops there too."""
-    from xdsl_ane.tools.llm import PackageRunner
+    from xdsl_ane.api.llm import PackageRunner
 
     checkpoint, package = text_checkpoint
     prompt = [5, 17, 200, 3, 99]

@@ -8,7 +8,7 @@ pipeline and returns a `CompiledModel` (MIL protobuf, MIL text, lint report,
 `xdsl_ane.compile_llm(checkpoint, context=..., prefill=...)` compiles a
 Hugging Face checkpoint directory to a stateful prefill/decode package
 (`LlmPackage`, `save(path)`), or with `layers_per_package=K` to a set of
-packages chained by one manifest (`LlmPackageSet`). See `xdsl_ane.tools.llm`.
+packages chained by one manifest (`LlmPackageSet`). See `xdsl_ane.api.llm`.
 `xdsl_ane.estimate(compiled, chip="m4")` places each op on the chip's ANE or
 the CPU/GPU and estimates its time (`Estimate`). See `xdsl_ane.estimator`.
 """
@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from xdsl_ane.api import CompiledModel, compile
+    from xdsl_ane.api.estimation import estimate
+    from xdsl_ane.api.llm import LlmPackage, LlmPackageSet, compile_llm
     from xdsl_ane.errors import XdslAneError
     from xdsl_ane.frontend.torch import TorchImport, from_torch
-    from xdsl_ane.tools.estimate import estimate
-    from xdsl_ane.tools.llm import LlmPackage, LlmPackageSet, compile_llm
 
 # Each name is imported on first use, so that importing the package (which
 # every submodule import, `xdsl-opt`'s universe entry point included, does
@@ -34,10 +34,10 @@ _EXPORTS = {
     "XdslAneError": "xdsl_ane.errors",
     "TorchImport": "xdsl_ane.frontend.torch",
     "from_torch": "xdsl_ane.frontend.torch",
-    "estimate": "xdsl_ane.tools.estimate",
-    "LlmPackage": "xdsl_ane.tools.llm",
-    "LlmPackageSet": "xdsl_ane.tools.llm",
-    "compile_llm": "xdsl_ane.tools.llm",
+    "estimate": "xdsl_ane.api.estimation",
+    "LlmPackage": "xdsl_ane.api.llm",
+    "LlmPackageSet": "xdsl_ane.api.llm",
+    "compile_llm": "xdsl_ane.api.llm",
 }
 
 

@@ -8,7 +8,7 @@
                  [--seq-len S] [--seed N] [--validate] [--force]
     xdsl-ane run IN.mlir|IN.pt2|COMPILED [-p PIPELINE] [--function NAME]
                  [--weights W.npz] (--inputs X.npz | --random SEED) [-o Y.npz] [--force]
-    xdsl-ane compile-llm CHECKPOINT -o OUT ...   (tools/llm.py)
+    xdsl-ane compile-llm CHECKPOINT -o OUT ...   (tools/llm.py over api/llm.py)
     xdsl-ane generate PACKAGE --prompt-ids IDS [--max-new-tokens N]
                  [--reference CHECKPOINT]
     xdsl-ane estimate COMPILED|IN.mlir|IN.pt2 [--chip m4] [--json] [--plot FILE]
@@ -28,7 +28,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from xdsl_ane.diagnostics import did_you_mean
 from xdsl_ane.errors import XdslAneError, first_line, internal_error
 from xdsl_ane.progress import Progress
 from xdsl_ane.tools.options import (
@@ -223,9 +222,9 @@ def add_estimate_command(commands) -> None:
 def command_estimate(args: argparse.Namespace) -> int:
     import json
 
+    from xdsl_ane.api.estimation import estimate
     from xdsl_ane.chips import get_chip
     from xdsl_ane.estimator import report
-    from xdsl_ane.tools.estimate import estimate
 
     chip = get_chip(args.chip)  # checked before the work
     if args.plot:
@@ -316,113 +315,26 @@ def model_names() -> list[str]:
 
 
 def command_compile_model(args: argparse.Namespace) -> int:
-    import json
-    from pathlib import Path
+    from xdsl_ane.api.models import compile_model
 
-    from xdsl_ane.api import CompiledModel
-    from xdsl_ane.models.transformer import CONFIGS, build_decoder_stack, make_weights
-    from xdsl_ane.outputs import atomic_output, check_outputs
-
-    if args.model not in CONFIGS:
-        raise XdslAneError(
-            f"unknown model '{args.model}'{did_you_mean(args.model, CONFIGS)} "
-            f"(known: {', '.join(sorted(CONFIGS))})"
-        )
-    compression = compress_options(args)
-    if args.training and compression:
-        raise XdslAneError(
-            f"--compress {args.compress}: does not apply with --training (the "
-            "training kernels take their weights as inputs)"
-        )
-    if args.training and args.layers is not None:
-        raise XdslAneError(
-            f"--layers {args.layers}: does not apply with --training (the training "
-            "kernels are one layer's; a runtime runs them once per layer)"
-        )
-    config = CONFIGS[args.model]
-    if args.seq_len is not None and args.seq_len < 1:
-        raise XdslAneError(f"--seq-len {args.seq_len}: must be at least 1")
-    if args.layers is not None and args.layers < 0:
-        raise XdslAneError(f"--layers {args.layers}: must be at least 0")
-    if args.seq_len is not None:
-        config = config.with_(seq_len=args.seq_len)
-    output = Path(args.output)
-    check_outputs([output], args.force)
-    progress = Progress()
-    if args.training:
-        from xdsl_ane.models.kernels import compile_training_kernels
-
-        with progress.step("compiling the training kernels"):
-            compiled_kernels = compile_training_kernels(config, lint=False)
-        pipeline = "ane-pipeline{weights=dynamic pack-io=true}"
-        kernels = {
-            name: (
-                # The kernels' remaining params are constants (RoPE tables).
-                CompiledModel(
-                    kernel.module,
-                    make_weights(kernel.module, config, args.seed),
-                    pipeline,
-                    source=f"{args.model}:{name}",
-                    progress=progress,
-                ),
-                kernel.op_count(),
-            )
-            for name, kernel in compiled_kernels.items()
-        }
-    else:
-        from xdsl_ane.api import compile
-
-        with progress.step("building the decoder stack"):
-            module = build_decoder_stack(config, args.layers)
-        with progress.step("random weights"):
-            weights = make_weights(module, config, args.seed)
-        compiled = compile(module, weights=weights, progress=progress, **compression)
-        if compiled.compression is not None:
-            print(f"  {compiled.compression.summary()}")
-            print(f"  {compiled.compression_output_error()}")
-        # The model itself is written, with the fp16 copies of its weights
-        # made while the passes ran: its first save uses and then frees them.
-        compiled.source = f"{args.model}:decoder"
-        del weights  # (the compiled model holds them)
-        kernels = {
-            "decoder": (
-                compiled,
-                sum(sum(c.values()) for c in compiled.op_counts().values()),
-            )
-        }
-    listing = []
-    with atomic_output(output, force=args.force) as tmp:
-        tmp.mkdir()
-        for name, (model, op_count) in kernels.items():
-            if args.validate:
-                with progress.step(f"validating {name}"):
-                    report = model.validate()
-                if not report.ok:
-                    raise XdslAneError(
-                        f"{name}: not a valid ML program: {report.findings[0]}"
-                    )
-            model.save(tmp / f"{name}.mlpackage")
-            model.save(tmp / name, emit="mil-text")
-            listing.append(
-                {
-                    "name": name,
-                    "ops": op_count,
-                    "mlpackage": f"{name}.mlpackage",
-                    "mil_text": f"{name}/model.mil",
-                    "manifest": f"{name}.manifest.json",
-                    "lint": model.lint.summary(),
-                }
-            )
-            print(f"  {name}: {op_count} ops, {model.lint.summary()}")
-        (tmp / "kernels.json").write_text(
-            json.dumps(
-                {"model": args.model, "seq_len": config.seq_len, "kernels": listing},
-                indent=2,
-            )
-            + "\n"
-        )
+    written = compile_model(
+        args.model,
+        args.output,
+        seq_len=args.seq_len,
+        layers=args.layers,
+        training=args.training,
+        seed=args.seed,
+        validate=args.validate,
+        force=args.force,
+        progress=Progress(),
+        **compress_options(args),
+    )
+    for line in written.notes:
+        print(f"  {line}")
+    for kernel in written.kernels:
+        print(f"  {kernel['name']}: {kernel['ops']} ops, {kernel['lint']}")
     checked = " and validated" if args.validate else ""
-    print(f"wrote {len(listing)} kernels{checked} to {output}")
+    print(f"wrote {len(written.kernels)} kernels{checked} to {written.path}")
     return 0
 
 
@@ -473,12 +385,12 @@ def command_import(args: argparse.Namespace) -> int:
 def command_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from xdsl_ane.api.llm import split_record
     from xdsl_ane.frontend.arrays import load_arrays
     from xdsl_ane.frontend.compiled import is_compiled
     from xdsl_ane.interpreter.core import InterpretationError
     from xdsl_ane.locations import location
     from xdsl_ane.outputs import check_outputs, save_npz
-    from xdsl_ane.tools.llm import split_record
 
     if args.random is not None and args.random < 0:
         raise XdslAneError(f"--random {args.random}: the seed must be at least 0")

@@ -29,9 +29,9 @@ def estimate(
     from xdsl.dialects import builtin
 
     from xdsl_ane.api import compile
+    from xdsl_ane.api.llm import split_record
     from xdsl_ane.frontend.compiled import is_compiled
     from xdsl_ane.frontend.torch import is_torch_input
-    from xdsl_ane.tools.llm import split_record
 
     chip = get_chip(chip)  # an unknown chip fails before any work
     if is_torch_input(source) or (weights is not None and not _is_path(source)):
