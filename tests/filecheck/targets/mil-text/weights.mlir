@@ -6,7 +6,8 @@
 // records are 64-byte aligned (64 + 64 + 2·64·64 = 8320, ...). Consts
 // with fewer elements, and bool consts, stay inline; weight consts always go
 // to the blob; a weight view (weight_shape, perm) is stored as viewed, one
-// record per view. A weight used twice through the same view is stored once.
+// record per view. A weight used twice through the same view is stored once,
+// whatever trailing 1s its shape has (proj [16, 64, 1, 1] and lin [16, 64]).
 // linear's absent bias is written as explicit zeros, as coremltools does.
 // Unnamed values are named after their weight or op type.
 
@@ -18,13 +19,13 @@
 // CHECK:        tensor<fp16, [1, 64, 1, 16]> conv_1 = conv(bias = layer0_bias, dilations = conv_1_dilations, groups = conv_1_groups, pad = conv_1_pad, pad_type = conv_1_pad_type, strides = conv_1_strides, weight = w_again, x = conv)[name = string("conv_1")];
 // CHECK-NEXT:   tensor<fp16, [16, 64, 1, 1]> proj = const()[name = string("proj"), val = tensor<fp16, [16, 64, 1, 1]>(BLOBFILE(path = string("@model_path/weights/weight.bin"), offset = uint64(8512)))];
 // CHECK:        tensor<fp16, [1, 16, 1, 16]> p = conv({{.*}}, weight = proj, x = conv_1)[name = string("p")];
-// CHECK-NEXT:   tensor<fp16, [16, 64]> lin = const()[name = string("lin"), val = tensor<fp16, [16, 64]>(BLOBFILE(path = string("@model_path/weights/weight.bin"), offset = uint64(10624)))];
-// CHECK-NEXT:   tensor<fp16, [16]> l_bias = const()[name = string("l_bias"), val = tensor<fp16, [16]>(BLOBFILE(path = string("@model_path/weights/weight.bin"), offset = uint64(12736)))];
+// CHECK-NEXT:   tensor<fp16, [16, 64]> lin = const()[name = string("lin"), val = tensor<fp16, [16, 64]>(BLOBFILE(path = string("@model_path/weights/weight.bin"), offset = uint64(8512)))];
+// CHECK-NEXT:   tensor<fp16, [16]> l_bias = const()[name = string("l_bias"), val = tensor<fp16, [16]>(BLOBFILE(path = string("@model_path/weights/weight.bin"), offset = uint64(10624)))];
 // CHECK-NEXT:   tensor<fp16, [1, 16, 16]> l = linear(bias = l_bias, weight = lin, x = rows)[name = string("l")];
-// CHECK-NEXT:   tensor<int32, [10]> big = const()[name = string("big"), val = tensor<int32, [10]>(BLOBFILE(path = string("@model_path/weights/weight.bin"), offset = uint64(12864)))];
+// CHECK-NEXT:   tensor<int32, [10]> big = const()[name = string("big"), val = tensor<int32, [10]>(BLOBFILE(path = string("@model_path/weights/weight.bin"), offset = uint64(10752)))];
 // CHECK-NEXT:   tensor<int32, [9]> small = const()[name = string("small"), val = tensor<int32, [9]>([0, 1, 2, 3, 4, 5, 6, 7, 8])];
 // CHECK-NEXT:   tensor<bool, [2, 6]> mask = const()[name = string("mask"), val = tensor<bool, [2, 6]>([true, false, true, false, true, false, true, false, true, false, true, false])];
-// CHECK-NEXT:   tensor<fp32, [2, 5]> f = const()[name = string("f"), val = tensor<fp32, [2, 5]>(BLOBFILE(path = string("@model_path/weights/weight.bin"), offset = uint64(12992)))];
+// CHECK-NEXT:   tensor<fp32, [2, 5]> f = const()[name = string("f"), val = tensor<fp32, [2, 5]>(BLOBFILE(path = string("@model_path/weights/weight.bin"), offset = uint64(10880)))];
 // CHECK-NEXT: } -> (p, l, big, small, mask, f);
 
 // PATH: val = tensor<fp16, [64, 64, 1, 1]>(BLOBFILE(path = string("@model_path/other.bin"), offset = uint64(64)))
