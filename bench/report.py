@@ -542,6 +542,14 @@ def startup_table(r: dict[str, Any]) -> str:
     return text
 
 
+def runs_of_each(repeats: int) -> str:
+    return (
+        "one run of each side"
+        if repeats == 1
+        else f"the fastest of {repeats} runs of each side"
+    )
+
+
 def kmeans_table(section: dict[str, Any]) -> str:
     """Our palettization's k-means against coremltools' `kmeans1d` per
     group, mode by mode: time, speedup and error."""
@@ -576,8 +584,8 @@ def kmeans_table(section: dict[str, Any]) -> str:
         else "ours is not faster on every mode at no larger an error"
     )
     return table(header, rows) + (
-        f"\n\n{section['model']}; the fastest of {section['repeats']} runs of "
-        f"each side, each side in a process of its own. Speedup: `kmeans1d`'s "
+        f"\n\n{section['model']}; {runs_of_each(section['repeats'])}, each side "
+        f"in a process of its own. Speedup: `kmeans1d`'s "
         f"time over ours; error ratio: ours over `kmeans1d`'s (both LUTs in "
         f"fp16). {verdict[0].upper() + verdict[1:]}."
     )
