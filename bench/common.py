@@ -79,11 +79,13 @@ class ChildFailed(BenchError):
 def run_child(
     module: str, arguments: list[str], scratch: Path, label: str | None = None
 ) -> dict[str, Any]:
-    """`python -m bench.MODULE ARGUMENTS --workdir W --output O` in a child
-    process (so that its peak memory is its own and goes back to the system
-    after it), under a directory of `scratch` removed after it; the JSON it
-    wrote to O. On failure the last 40 lines of its log go to stderr and
-    `ChildFailed` is raised."""
+    """The JSON that `python -m bench.MODULE ARGUMENTS --workdir W --output O`
+    writes to O, run in a child process.
+
+    A child of its own, so that a measurement's peak memory is its own and
+    goes back to the system after it; W lies in a directory of `scratch`
+    removed after it. On failure the last 40 lines of its log go to stderr
+    and `ChildFailed` is raised, so that the bench stops."""
     label = label or module
     job = Path(tempfile.mkdtemp(prefix=f"{module.replace('.', '-')}-", dir=scratch))
     output, log = job / "result.json", job / "log.txt"
@@ -105,9 +107,11 @@ def run_child(
 
 
 def best(runs: list[dict[str, Any]], key: str) -> dict[str, Any]:
-    """The fastest run by `key`, with every run's `key` (`runs_s`) and the
-    highest of each peak RSS over the runs: how every side of every
-    comparison is reported."""
+    """The fastest run by `key`, with every run's `key` and the highest peaks.
+
+    How every side of every comparison is reported, so that ours and
+    coremltools' are chosen the same way: `runs_s` keeps every run, and each
+    peak RSS is the highest over the runs (a peak is not a timing)."""
     fastest = dict(min(runs, key=lambda r: r[key]))
     fastest["runs_s"] = [r[key] for r in runs]
     for field in fastest:
