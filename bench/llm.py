@@ -7,11 +7,15 @@ buffers updated in place, `torch.jit.trace` for the prefill and the decode
 shapes, `ct.convert(..., states=[ct.StateType(...)],
 minimum_deployment_target=iOS18)` of each and `save_multifunction` to
 share their weights. Compile-and-save time, peak resident memory, package
-size and non-const ops per function.
+size and non-const ops per function. Then a Llama-3.2-3B-shaped checkpoint
+(random bf16, written tensor by tensor with safetensors and cached under
+~/.cache/xdsl-ane-bench) compiled as `compile-llm`'s defaults split it, and
+with `--compress lut4`: time, peak RSS, bytes written against the fp16
+weights, and the write limit (the same bytes written to the same disk).
 
     python -m bench.llm [--layers 28] [--vocab 151936] [--context 512]
                        [--prefill 64] [--layers-per-package 14]
-                       [--output FILE.json]
+                       [--no-large] [--output FILE.json]
 
 Each path runs in a process of its own (`--case`), so each peak RSS is its
 own; the checkpoint is written once, before. The figures go under `llm` in
@@ -61,6 +65,94 @@ def write_checkpoint(directory: Path, layers: int, vocab: int) -> None:
     model.to(torch.bfloat16).save_pretrained(directory)
 
 
+LLAMA_3_2_3B = dict(
+    architectures=["LlamaForCausalLM"],
+    model_type="llama",
+    hidden_size=3072,
+    intermediate_size=8192,
+    num_hidden_layers=28,
+    num_attention_heads=24,
+    num_key_value_heads=8,
+    head_dim=128,
+    vocab_size=128256,
+    max_position_embeddings=131072,
+    rms_norm_eps=1e-5,
+    rope_theta=500000.0,
+    rope_scaling={
+        "factor": 32.0,
+        "high_freq_factor": 4.0,
+        "low_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    },
+    tie_word_embeddings=True,
+    hidden_act="silu",
+    torch_dtype="bfloat16",
+)
+LARGE_CACHE = Path.home() / ".cache" / "xdsl-ane-bench" / "llama-3.2-3b-random-bf16"
+
+
+def write_large_checkpoint(directory: Path = LARGE_CACHE) -> Path:
+    """A Llama-3.2-3B-shaped checkpoint of random bf16 weights (N(0, 0.02),
+    norms 1), written tensor by tensor with safetensors (a shard for the
+    embedding and one per layer, as an index names them), so that writing
+    it holds one layer; kept in `directory` between runs (made again when
+    its config differs)."""
+    import torch
+    from safetensors.torch import save_file
+
+    config = json.dumps(LLAMA_3_2_3B, indent=2)
+    if (directory / "config.json").is_file() and (
+        directory / "config.json"
+    ).read_text() == config:
+        return directory
+    directory.mkdir(parents=True, exist_ok=True)
+    c = LLAMA_3_2_3B
+    h, f, v = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
+    q, kv = (
+        c["num_attention_heads"] * c["head_dim"],
+        c["num_key_value_heads"] * c["head_dim"],
+    )
+    generator = torch.Generator().manual_seed(0)
+
+    def random(*shape: int):
+        return (torch.randn(*shape, generator=generator) * 0.02).to(torch.bfloat16)
+
+    def ones():
+        return torch.ones(h, dtype=torch.bfloat16)
+
+    def shard(i: int) -> dict[str, Any]:
+        if i == 0:
+            return {
+                "model.embed_tokens.weight": random(v, h),
+                "model.norm.weight": ones(),
+            }
+        p = f"model.layers.{i - 1}."
+        return {
+            p + "input_layernorm.weight": ones(),
+            p + "post_attention_layernorm.weight": ones(),
+            p + "self_attn.q_proj.weight": random(q, h),
+            p + "self_attn.k_proj.weight": random(kv, h),
+            p + "self_attn.v_proj.weight": random(kv, h),
+            p + "self_attn.o_proj.weight": random(h, q),
+            p + "mlp.gate_proj.weight": random(f, h),
+            p + "mlp.up_proj.weight": random(f, h),
+            p + "mlp.down_proj.weight": random(h, f),
+        }
+
+    count = c["num_hidden_layers"] + 1
+    weight_map = {}
+    for i in range(count):
+        name = f"model-{i + 1:05d}-of-{count:05d}.safetensors"
+        tensors = shard(i)
+        save_file(tensors, str(directory / name), metadata={"format": "pt"})
+        weight_map |= dict.fromkeys(tensors, name)
+    index = {"metadata": {}, "weight_map": weight_map}
+    (directory / "model.safetensors.index.json").write_text(json.dumps(index))
+    (directory / "config.json").write_text(config)  # last: the cache is complete
+    return directory
+
+
 def peak_rss_mb() -> float:
     return round(maxrss_mb(), 1)
 
@@ -89,25 +181,102 @@ def ours(args: argparse.Namespace) -> dict[str, Any]:
         context=args.context,
         prefill=args.prefill,
         layers_per_package=split,
+        max_package_size=None,  # one package, as coremltools' (1.4 GB)
     )
     compiled_at = time.perf_counter()
     package.save(out)
     end = time.perf_counter()
     parts = package.parts if split else [package]
+    # (a tied model's embed_head package serves two parts)
+    compiled = list({id(p.compiled): p.compiled for p in parts}.values())
     ops: dict[str, int] = Counter()
-    for part in parts:
-        for function, counts in part.compiled.op_counts().items():
-            ops[function] += sum(counts.values())
+    for model in compiled:
+        for function, counts in model.op_counts().items():
+            ops[function.removeprefix("embed_")] += sum(counts.values())
     return {
         "compile_s": round(compiled_at - start, 2),
         "save_s": round(end - compiled_at, 2),
         "total_s": round(end - start, 2),
         "peak_rss_mb": peak_rss_mb(),
         "package_mb": size_mb(out),
-        "packages": len(parts),
+        "packages": len(compiled),
         "ops": dict(ops),
         "lint": "; ".join(p.compiled.lint.summary() for p in parts[:1]),
     }
+
+
+def large(args: argparse.Namespace) -> dict[str, Any]:
+    """compile-llm of the 3B checkpoint as its defaults split it (and
+    with `--compress`): time, the process' peak RSS, the bytes written and
+    the write limit: the same bytes written to a file on the same disk
+    from one reused buffer, measured after it in this process."""
+    import os
+
+    import numpy as np
+
+    import xdsl_ane
+
+    out = Path(args.workdir) / "large"
+    start = time.perf_counter()
+    package = xdsl_ane.compile_llm(
+        args.checkpoint,
+        context=args.context,
+        prefill=args.prefill,
+        compress=args.compress,
+    )
+    compiled_at = time.perf_counter()
+    package.save(out)
+    os.sync()
+    end = time.perf_counter()
+    rss = peak_rss_mb()
+    blobs = [p.stat().st_size for p in out.rglob("weight.bin")]
+    written = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    config = json.loads((Path(args.checkpoint) / "config.json").read_text())
+    weights = sum(
+        2 * int(np.prod(shape))
+        for shape in checkpoint_shapes(Path(args.checkpoint)).values()
+    )
+    del package
+    buffer = np.zeros(1 << 26, np.uint8)  # 64 MiB
+    path = Path(args.workdir) / "limit.bin"
+    os.sync()
+    limit_start = time.perf_counter()
+    with path.open("wb") as f:
+        left = written
+        while left > 0:
+            f.write(buffer[: min(left, buffer.size)])
+            left -= buffer.size
+    os.sync()
+    limit_s = time.perf_counter() - limit_start
+    path.unlink()
+    return {
+        "model": f"Llama-3.2-3B shape, {config['num_hidden_layers']} layers, "
+        f"vocabulary {config['vocab_size']}, random bf16",
+        "compress": args.compress,
+        "compile_s": round(compiled_at - start, 1),
+        "save_s": round(end - compiled_at, 1),
+        "total_s": round(end - start, 1),
+        "peak_rss_mb": rss,
+        "written_mb": round(written / 2**20, 1),
+        "largest_blob_mb": round(max(blobs) / 2**20, 1),
+        "fp16_weights_mb": round(weights / 2**20, 1),
+        "written_over_fp16_weights": round(written / weights, 4),
+        "packages": len(blobs),
+        "write_limit_s": round(limit_s, 1),
+        "time_over_write_limit": round((end - start) / limit_s, 2),
+    }
+
+
+def checkpoint_shapes(directory: Path) -> dict[str, list[int]]:
+    """Each tensor's shape, from the safetensors headers."""
+    from safetensors import safe_open
+
+    shapes = {}
+    for file in sorted(directory.glob("*.safetensors")):
+        with safe_open(str(file), framework="np") as f:
+            for name in f.keys():
+                shapes[name] = f.get_slice(name).get_shape()
+    return shapes
 
 
 # --- coremltools' stateful path ---------------------------------------------------
@@ -265,6 +434,8 @@ def run_case(case: str, checkpoint: Path, scratch: Path, args: argparse.Namespac
     arguments += ["--context", str(args.context), "--prefill", str(args.prefill)]
     if case == "split":
         arguments += ["--layers-per-package", str(args.layers_per_package)]
+    if case == "large_lut4":
+        arguments += ["--compress", "lut4"]
     print(f"llm bench: {case} ...", flush=True)
     try:
         return run_child("llm", arguments, scratch, f"llm {case}")
@@ -278,9 +449,11 @@ def measure_llm(
     context: int = 512,
     prefill: int = 64,
     layers_per_package: int = 14,
+    large: bool = True,
 ) -> dict[str, Any]:
     """The checkpoint written once; ours, ours split and coremltools' path
-    each in a child process."""
+    each in a child process; with `large`, compile-llm of the 3B
+    checkpoint (cached) with its defaults and with --compress lut4."""
     args = argparse.Namespace(
         context=context, prefill=prefill, layers_per_package=layers_per_package
     )
@@ -294,6 +467,16 @@ def measure_llm(
             case: run_case(case, checkpoint, Path(scratch), args)
             for case in ("ours", "split", "theirs")
         }
+        if large:
+            large_checkpoint = write_large_checkpoint()
+            for case in ("large", "large_lut4"):
+                cases[case] = run_case(case, large_checkpoint, Path(scratch), args)
+            cases["large_theirs"] = {
+                "failed": "not run: coremltools' stateful path peaked at "
+                f"{cases['theirs'].get('peak_rss_mb', 0) / 1024:.1f} GB for the "
+                "0.6B checkpoint; at 3B it needs more memory than this machine "
+                "has"
+            }
     result = {
         "model": f"Qwen3-0.6B shape, {layers} layers, vocabulary {vocab}, random bf16",
         "layers": layers,
@@ -321,18 +504,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prefill", type=int, default=64)
     parser.add_argument("--layers-per-package", type=int, default=14)
     parser.add_argument("--output", type=Path, help="instead of results.json")
-    parser.add_argument("--case", choices=["ours", "split", "theirs"])
+    parser.add_argument(
+        "--no-large", action="store_true", help="leave out the 3B checkpoint's rows"
+    )
+    parser.add_argument(
+        "--case", choices=["ours", "split", "theirs", "large", "large_lut4"]
+    )
+    parser.add_argument("--compress")
     parser.add_argument("--checkpoint")
     parser.add_argument("--workdir", type=Path)
     args = parser.parse_args(argv)
     if args.case:
         if args.case != "split":
             args.layers_per_package = None
-        measure = theirs if args.case == "theirs" else ours
+        measure = {"theirs": theirs, "large": large, "large_lut4": large}.get(
+            args.case, ours
+        )
         args.output.write_text(json.dumps(measure(args), indent=2) + "\n")
         return 0
     result = measure_llm(
-        args.layers, args.vocab, args.context, args.prefill, args.layers_per_package
+        args.layers,
+        args.vocab,
+        args.context,
+        args.prefill,
+        args.layers_per_package,
+        large=not args.no_large,
     )
     if args.output:
         args.output.write_text(json.dumps(result, indent=2) + "\n")
