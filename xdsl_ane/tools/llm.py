@@ -4,19 +4,10 @@ they print, over `xdsl_ane.api.llm` (compile_llm, PackageRunner)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from xdsl_ane.api.llm import (
-    LlmPackageSet,
-    PackageRunner,
-    check_reference,
-    check_split_output,
-    compile_llm,
-    reference_generate,
-)
-from xdsl_ane.api.text import TEXT_FILES, Sampling
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.models.llm_packages import parse_size
 from xdsl_ane.outputs import check_outputs
@@ -27,6 +18,9 @@ from xdsl_ane.tools.options import (
 )
 
 # --- the commands -------------------------------------------------------------------
+
+if TYPE_CHECKING:
+    from xdsl_ane.api.text import Sampling
 
 
 def add_llm_commands(commands: Any) -> None:
@@ -188,6 +182,8 @@ def add_llm_commands(commands: Any) -> None:
 
 def command_compile_llm(args: Any) -> int:
     from xdsl_ane.api import manifest_path
+    from xdsl_ane.api.llm import LlmPackageSet, check_split_output, compile_llm
+    from xdsl_ane.api.text import TEXT_FILES
     from xdsl_ane.chips import get_chip
 
     get_chip(args.chip)  # an unknown chip fails before the work
@@ -305,6 +301,8 @@ def parse_ids(text: str) -> list[int]:
 
 
 def sampling_options(args: Any) -> Sampling | None:
+    from xdsl_ane.api.text import Sampling
+
     """The sampling the options ask for (None: greedy)."""
     given = {
         "temperature": args.temperature,
@@ -329,6 +327,8 @@ def sampling_options(args: Any) -> Sampling | None:
 
 def command_generate(args: Any) -> int:
     import sys
+
+    from xdsl_ane.api.llm import PackageRunner, check_reference, reference_generate
 
     if args.chat and args.prompt is None:
         raise XdslAneError("--chat: applies only with --prompt TEXT")
