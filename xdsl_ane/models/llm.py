@@ -1109,12 +1109,7 @@ class LlmBuilder:
         old = rlx.WhereOp(newer, stored, const(np.zeros((1, 1), np.bool_))).result
         causal = const(np.tril(np.ones((tokens, tokens), np.bool_)))
         visible = rlx.ConcatOp([old, causal], 1).result
-        mask = rlx.WhereOp(
-            visible,
-            const(np.zeros((1, 1), np.float32)),
-            const(np.full((1, 1), MASKED, np.float32)),
-        ).result
-        return index, rlx.ReshapeOp(mask, (1, 1, tokens, w + tokens)).result
+        return index, self.additive(visible, tokens)
 
     def layer(self, x, layer: int, cos, sin, mask, position, caches):
         """One decoder layer: pre-norm attention and MLP with their residual
@@ -1371,13 +1366,14 @@ class LlmBuilder:
         return tables, masks
 
     def additive(self, visible: SSAValue, tokens: int) -> SSAValue:
-        """0 where `visible` [S, context], MASKED elsewhere, as [1, 1, S, context]."""
+        """0 where `visible` [S, K], MASKED elsewhere, as [1, 1, S, K] (K:
+        the context, or the ring's W + S)."""
         mask = rlx.WhereOp(
             visible,
             const(np.zeros((1, 1), np.float32)),
             const(np.full((1, 1), MASKED, np.float32)),
         ).result
-        return rlx.ReshapeOp(mask, (1, 1, tokens, self.shape.context)).result
+        return rlx.ReshapeOp(mask, (1, 1, tokens, shape_of(visible)[-1])).result
 
     def learned_positions(self, position: SSAValue, tokens: int) -> SSAValue:
         """The position embeddings [1, S, hidden] of positions position + i."""
