@@ -20,16 +20,21 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# pytest's workers (pytest-xdist), each running one test file at a time so
+# that a file's module fixtures are built once.
+WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
+
 # The whole lit suite and pytest; fails if either fails (both always run).
 test: $(STAMP)
 	@status=0; \
 	$(BIN)/lit -sv --order=lexical tests/filecheck || status=1; \
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests || status=1; \
+	$(PYTEST) tests || status=1; \
 	exit $$status
 
 # The unit tests alone (about a minute): pytest without the tests marked slow.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow" tests
+	$(PYTEST) -m "not slow" tests
 
 lit: $(STAMP)
 	$(BIN)/lit -v tests/filecheck
