@@ -45,7 +45,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.irdl import OptionalDef, VariadicDef, VarResultDef
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException
@@ -145,21 +145,389 @@ class FunctionScope:
 # --- the parser ------------------------------------------------------------------
 
 
-class MilTextParser:
-    def __init__(self, text: str, path: str | None, weights_dir: Path | None):
-        self.text = text
-        self.file = path or "<input>"
-        self.source = SourceText(self.file, text)  # where each op was read
-        if weights_dir is None:
-            weights_dir = Path(path).parent if path else Path.cwd()
-        self.model_path = weights_dir
-        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        self.tokens = tokenize(text, self.fail)
-        self.pos = 0
+class MilBuilder:
+    """What the MIL text parser and the protobuf reader share: the mil ops
+    built from MIL's op calls, checked by the dialect's typing rules; the
+    consts, their blobs and the weights; the functions. A location
+    (`offset`, a token's offset) is the reader's own: a character offset
+    of MIL text, or the index of a protobuf op's description; `fail`
+    turns it into the one-line error."""
+
+    def __init__(self, file: str, model_path: Path):
+        self.file = file
+        self.model_path = model_path
+        """What `@model_path` in a BLOBFILE path stands for."""
         self.weights: dict[str, np.ndarray] = {}
         self.weight_by_blob: dict[tuple[Path, int, MilType], str] = {}
         self.weight_users: dict[str, list[mil.ConstOp]] = {}
         self.blob_files: dict[Path, BlobFile] = {}
+
+    def fail(self, offset: int, message: str) -> NoReturn:
+        raise NotImplementedError
+
+    def remember(self, op: Operation, offset: int) -> None:
+        """Records where `op` was read (MIL text records `file:line:col`)."""
+
+    # --- functions ---
+
+    def new_scope(self, params: Sequence[tuple[MilType, Token]]) -> FunctionScope:
+        """The scope of a function taking `params` (type and name)."""
+        scope = FunctionScope(Block(arg_types=[t.xdsl() for t, _ in params]))
+        for (t, token), arg in zip(params, scope.block.args):
+            self.define(scope, token, Symbol(t, token.offset, arg))
+        return scope
+
+    def finish_function(
+        self, scope: FunctionScope, name: Token, outputs: Sequence[Token]
+    ) -> func.FuncOp:
+        """The function `name` of `scope`'s ops, returning `outputs`."""
+        values = [self.tensor_value(scope, Ref(t.text, t.offset)) for t in outputs]
+        scope.block.add_op(func.ReturnOp(*values))
+        self.drop_parameter_consts(scope)
+        function_type = FunctionType.from_lists(
+            [a.type for a in scope.block.args], [v.type for v in values]
+        )
+        function = func.FuncOp(name.text, function_type, Region(scope.block))
+        # the output names, which name hints cannot keep (`logits_0`)
+        ane.record_result_names(function, [t.text for t in outputs])
+        self.remember(function, name.offset)
+        return function
+
+    def finish_module(
+        self, functions: Sequence[func.FuncOp]
+    ) -> tuple[builtin.ModuleOp, dict[str, np.ndarray]]:
+        """The module of `functions`, verified, and the weights."""
+        module = builtin.ModuleOp(list(functions))
+        try:  # each mil op was verified as it was built
+            module.verify(verify_nested_ops=False)
+            for function in module.ops:
+                function.verify(verify_nested_ops=False)
+                function.regions[0].block.last_op.verify()
+        except DiagnosticException as e:
+            raise MilTextError(f"{self.file}: {first_line(e)}") from None
+        return module, self.weights
+
+    # --- names, consts and blobs ---
+
+    def define(self, scope: FunctionScope, token: Token, symbol: Symbol) -> None:
+        if token.text in scope.symbols:
+            self.fail(token.offset, f"value '{token.text}' is already defined")
+        scope.symbols[token.text] = symbol
+        if symbol.value is not None:
+            symbol.value.name_hint = token.text
+
+    def drop_parameter_consts(self, scope: FunctionScope) -> None:
+        """Consts that only fed properties are properties now."""
+        for symbol in scope.symbols.values():
+            op = symbol.const_op
+            if op is None or not symbol.used_as_parameter or op.result.uses:
+                continue
+            op.detach()
+            op.erase()
+            if symbol.weight is not None:
+                users = self.weight_users[symbol.weight]
+                users.remove(op)
+                if not users:
+                    del self.weights[symbol.weight]
+                    self.weight_by_blob = {
+                        k: v
+                        for k, v in self.weight_by_blob.items()
+                        if v != symbol.weight
+                    }
+
+    def resolve_blob_path(self, literal: Literal) -> Path:
+        assert isinstance(literal.value, str)
+        text = literal.value
+        if text.startswith("@model_path/"):
+            path = self.model_path / text.removeprefix("@model_path/")
+        else:
+            path = Path(text) if Path(text).is_absolute() else self.model_path / text
+        if path not in self.blob_files:
+            if not path.is_file():
+                self.fail(
+                    literal.offset, f"blob file '{text}' not found (looked for {path})"
+                )
+            self.blob_files[path] = BlobFile(path)
+        return path
+
+    def read_blob(self, path: Path, offset: int, t: MilType, at: int) -> np.ndarray:
+        """The tensor whose metadata record is at `offset`, read by
+        coremltools' MILBlob reader and checked against `t`."""
+        try:
+            return self.blob_files[path].read_checked(offset, t.dtype, t.shape, str(t))
+        except XdslAneError as e:
+            self.fail(at, str(e))
+
+    # --- ops ---
+
+    def with_attributes(
+        self,
+        args: dict[str, tuple[Token, Arg]],
+        attributes: dict[str, tuple[Token, Literal]],
+    ) -> dict[str, tuple[Token, Arg]]:
+        """An op's inputs with its compile-time parameters written as
+        attributes (`constexpr_affine_dequantize()[axis = int32(0),
+        quantized_data = tensor<int8, [4, 2]>([...]), ...]`, as hand-written
+        kernels do) taken as inputs of the same name; `name` is the op's
+        MIL name, not an input."""
+        merged = dict(args)
+        for key, (key_token, literal) in attributes.items():
+            if key == "name":
+                continue
+            if key in merged:
+                self.fail(
+                    key_token.offset,
+                    f"input '{key}' is given both as an input and as an attribute",
+                )
+            merged[key] = (key_token, literal)
+        return merged
+
+    def build_const(self, scope, results, op_token, args, attributes) -> None:
+        if len(results) != 1:
+            self.fail(op_token.offset, "const has one result")
+        if args:
+            self.fail(
+                op_token.offset,
+                "const takes no inputs; its value is the attribute 'val'",
+            )
+        if "val" not in attributes:
+            self.fail(op_token.offset, "const needs an attribute 'val'")
+        (declared, name), literal = results[0], attributes["val"]
+        if literal.type != declared:
+            self.fail(
+                literal.offset,
+                f"const '{name.text}' is declared {declared}, its val is {literal.type}",
+            )
+        symbol = Symbol(declared, name.offset, const=literal.value)
+        if isinstance(literal.value, np.ndarray):
+            op = self.const_op(literal, name.text)
+            scope.block.add_op(op)
+            self.remember(op, name.offset)
+            symbol.value, symbol.const_op = op.result, op
+            if op.weight is not None:
+                symbol.weight = op.weight.data
+        self.define(scope, name, symbol)
+
+    def const_op(self, literal: Literal, name: str) -> mil.ConstOp:
+        assert isinstance(literal.value, np.ndarray)
+        t = literal.type
+        if literal.blob is None:
+            return mil.ConstOp(dense_from_numpy(literal.value, DTYPES[t.dtype]))
+        key = (*literal.blob, t)
+        weight = self.weight_by_blob.get(key)
+        if weight is None:
+            weight, n = name, 0
+            while weight in self.weights:
+                n += 1
+                weight = f"{name}_{n}"
+            self.weights[weight] = literal.value
+            self.weight_by_blob[key] = weight
+            self.weight_users[weight] = []
+        op = mil.ConstOp.from_weight(weight, t.xdsl())
+        self.weight_users[weight].append(op)
+        return op
+
+    def build_op(
+        self,
+        scope: FunctionScope,
+        results: list[tuple[MilType, Token]],
+        op_token: Token,
+        args: dict[str, tuple[Token, Arg]],
+    ) -> None:
+        if op_token.text == "identity":
+            self.build_identity(scope, results, op_token, args)
+            return
+        if op_token.text == "write_state":
+            self.build_write_state(scope, results, op_token, args)
+            return
+        op_type = MIL_OPS.get(op_token.text)
+        if op_type is None:
+            self.fail(op_token.offset, f"unknown MIL op '{op_token.text}'")
+        definition = op_type.get_irdl_definition()
+        operand_defs = dict(definition.operands)
+        properties = [p for p in definition.properties if p != "operandSegmentSizes"]
+        result_name = results[0][1].text
+        operands: dict[str, SSAValue | list[SSAValue] | None] = {}
+        props: dict[str, Attribute] = {}
+        for key, (key_token, arg) in args.items():
+            if key in operand_defs:
+                variadic = isinstance(
+                    operand_defs[key], VariadicDef
+                ) and not isinstance(operand_defs[key], OptionalDef)
+                if isinstance(arg, TupleArg):
+                    if not variadic:
+                        self.fail(
+                            arg.offset,
+                            f"input '{key}' of {op_token.text} takes one value, not a tuple",
+                        )
+                    operands[key] = [
+                        self.operand(scope, item, f"{result_name}_{key}")
+                        for item in arg.items
+                    ]
+                else:
+                    value = self.operand(scope, arg, f"{result_name}_{key}")
+                    operands[key] = [value] if variadic else value
+            elif key in properties:
+                props[key] = self.property(scope, op_type, key, arg)
+            else:
+                inputs = ", ".join(sorted([*operand_defs, *properties]))
+                self.fail(
+                    key_token.offset,
+                    f"{op_token.text} has no input '{key}' (its inputs are {inputs})",
+                )
+        for key, d in operand_defs.items():
+            if key not in operands and not isinstance(d, VariadicDef):
+                self.fail(
+                    op_token.offset, f"{op_token.text} is missing its input '{key}'"
+                )
+        props = {p: props[p] for p in properties if p in props}  # IRDL order
+        try:
+            op = build_mil_op(op_type, operands, props)
+        except Exception as e:  # the builders' type errors
+            self.fail(op_token.offset, first_line(e))
+        if len(op.results) != len(results):
+            self.fail(
+                op_token.offset,
+                f"{op_token.text} has {len(op.results)} results here, {len(results)} declared",
+            )
+        for (declared, name), result in zip(results, op.results):
+            if declared.dtype == "string" or declared.xdsl() != result.type:
+                inferred = MilType(
+                    mil.mil_dtype_name(result.type.element_type),
+                    result.type.get_shape(),
+                )
+                self.fail(
+                    name.offset,
+                    f"'{name.text}' is declared {declared}, but {op_token.text} gives {inferred}",
+                )
+        scope.block.add_op(op)
+        self.remember(op, results[0][1].offset)
+        try:
+            op.verify()
+        except DiagnosticException as e:
+            self.fail(op_token.offset, first_line(e))
+        for (declared, name), result in zip(results, op.results):
+            self.define(scope, name, Symbol(declared, name.offset, result))
+
+    def build_write_state(self, scope, results, op_token, args) -> None:
+        """`write_state(input = s, data = v)` (no result) is the store of
+        a `coreml_update_state` whose result is unused; a `read_state`
+        after it reads the value back, as coremltools' loader merges them."""
+        if results or set(args) != {"input", "data"}:
+            self.fail(
+                op_token.offset,
+                "write_state takes inputs 'input' (a state) and 'data' and has "
+                "no result",
+            )
+        state, data = (args[k][1] for k in ("input", "data"))
+        for arg in (state, data):
+            if not isinstance(arg, Ref):
+                self.fail(arg.offset, "the inputs of write_state are value names")
+        try:
+            op = mil.CoremlUpdateStateOp(
+                self.tensor_value(scope, state), self.tensor_value(scope, data)
+            )
+        except DiagnosticException as e:
+            self.fail(op_token.offset, first_line(e))
+        scope.block.add_op(op)
+
+    def build_identity(self, scope, results, op_token, args) -> None:
+        """`identity(x = v)` names the value of `v` again (the printers write
+        it for a returned input or a value returned twice)."""
+        if len(results) != 1 or set(args) != {"x"}:
+            self.fail(
+                op_token.offset, "identity takes one input 'x' and has one result"
+            )
+        arg = args["x"][1]
+        if not isinstance(arg, Ref):
+            self.fail(arg.offset, "input 'x' of identity must be a value name")
+        value = self.tensor_value(scope, arg)
+        (declared, name) = results[0]
+        if declared.xdsl() != value.type:
+            self.fail(
+                name.offset,
+                f"identity '{name.text}' is declared {declared}, its input is "
+                f"{value.type}",
+            )
+        if name.text in scope.symbols:
+            self.fail(name.offset, f"value '{name.text}' is already defined")
+        scope.symbols[name.text] = Symbol(declared, name.offset, value)
+
+    def operand(self, scope: FunctionScope, arg: Ref | Literal, hint: str) -> SSAValue:
+        if isinstance(arg, Ref):
+            return self.tensor_value(scope, arg)
+        if not isinstance(arg.value, np.ndarray):
+            self.fail(arg.offset, "a string is no tensor input")
+        op = self.const_op(arg, hint)
+        op.result.name_hint = hint
+        scope.block.add_op(op)
+        return op.result
+
+    def tensor_value(self, scope: FunctionScope, ref: Ref) -> SSAValue:
+        symbol = scope.symbols.get(ref.name)
+        if symbol is None:
+            self.fail(ref.offset, f"unknown value '{ref.name}'")
+        assert symbol is not None
+        if symbol.value is None:
+            self.fail(
+                ref.offset,
+                f"'{ref.name}' is a string const; it can only be a compile-time input",
+            )
+        assert symbol.value is not None
+        return symbol.value
+
+    def property(
+        self, scope: FunctionScope, op_type: type[mil.MilOp], key: str, arg: Arg
+    ) -> Attribute:
+        """A compile-time input: a literal, or the value of a named const."""
+        if isinstance(arg, TupleArg):
+            self.fail(arg.offset, f"input '{key}' takes a constant, not a tuple")
+        if isinstance(arg, Ref):
+            symbol = scope.symbols.get(arg.name)
+            if symbol is None:
+                self.fail(arg.offset, f"unknown value '{arg.name}'")
+            assert symbol is not None
+            if symbol.const is None:
+                self.fail(
+                    arg.offset,
+                    f"input '{key}' of {op_type.name.removeprefix('mil.')} must be a const, '{arg.name}' is computed",
+                )
+            symbol.used_as_parameter = True
+            t, value = symbol.type, symbol.const
+        else:
+            t, value = arg.type, arg.value
+        kind = property_kind(op_type, key)
+        if kind is None:
+            self.fail(
+                arg.offset,
+                f"input '{key}' of {op_type.name.removeprefix('mil.')} has no MIL value",
+            )
+        assert kind is not None
+        attr = property_attribute(kind, t, value)
+        if attr is None:
+            self.fail(
+                arg.offset,
+                f"input '{key}' of {op_type.name.removeprefix('mil.')} must be {KIND_SPELLING[kind]}, got {t}",
+            )
+        assert attr is not None
+        return attr
+
+
+class MilTextParser(MilBuilder):
+    """MIL text to the mil dialect (see the module docstring)."""
+
+    def __init__(self, text: str, path: str | None, weights_dir: Path | None):
+        if weights_dir is None:
+            weights_dir = Path(path).parent if path else Path.cwd()
+        super().__init__(path or "<input>", weights_dir)
+        self.text = text
+        self.source = SourceText(self.file, text)  # where each op was read
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
+        self.tokens = tokenize(text, self.fail)
+        self.pos = 0
+
+    def remember(self, op: Operation, offset: int) -> None:
+        record(op, self.source, offset)
 
     # --- diagnostics and token helpers ---
 
@@ -207,7 +575,7 @@ class MilTextParser:
 
     # --- program and functions ---
 
-    def parse_program(self) -> builtin.ModuleOp:
+    def parse_program(self) -> tuple[builtin.ModuleOp, dict[str, np.ndarray]]:
         self.expect("program")
         self.expect("(")
         self.expect_kind("number", "a program version")
@@ -233,7 +601,7 @@ class MilTextParser:
         token = self.peek()
         if token.kind != "eof":
             self.fail(token.offset, f"unexpected {token.describe()} after the program")
-        return builtin.ModuleOp(functions)
+        return self.finish_module(functions)
 
     def skip_attributes(self) -> None:
         """`[buildInfo = dict<string, string>({...}), ...]`: skipped."""
@@ -267,61 +635,21 @@ class MilTextParser:
                     break
         self.expect(")")
         self.expect("{")
-        scope = FunctionScope(Block(arg_types=[t.xdsl() for t, _ in params]))
-        for (t, token), arg in zip(params, scope.block.args):
-            self.define(scope, token, Symbol(t, token.offset, arg))
+        scope = self.new_scope(params)
         while not self.at("}"):
             self.parse_statement(scope)
         self.expect("}")
         self.expect("->")
         self.expect("(")
-        outputs: list[SSAValue] = []
-        output_names: list[str] = []
+        outputs: list[Token] = []
         if not self.at(")"):
             while True:
-                token = self.expect_kind("ident", "an output name")
-                outputs.append(self.tensor_value(scope, Ref(token.text, token.offset)))
-                output_names.append(token.text)
+                outputs.append(self.expect_kind("ident", "an output name"))
                 if not self.accept(","):
                     break
         self.expect(")")
         self.expect(";")
-        scope.block.add_op(func.ReturnOp(*outputs))
-        self.drop_parameter_consts(scope)
-        function_type = FunctionType.from_lists(
-            [a.type for a in scope.block.args], [v.type for v in outputs]
-        )
-        function = func.FuncOp(name.text, function_type, Region(scope.block))
-        # the output names, which name hints cannot keep (`logits_0`)
-        ane.record_result_names(function, output_names)
-        record(function, self.source, name.offset)
-        return function
-
-    def define(self, scope: FunctionScope, token: Token, symbol: Symbol) -> None:
-        if token.text in scope.symbols:
-            self.fail(token.offset, f"value '{token.text}' is already defined")
-        scope.symbols[token.text] = symbol
-        if symbol.value is not None:
-            symbol.value.name_hint = token.text
-
-    def drop_parameter_consts(self, scope: FunctionScope) -> None:
-        """Consts that only fed properties are properties now."""
-        for symbol in scope.symbols.values():
-            op = symbol.const_op
-            if op is None or not symbol.used_as_parameter or op.result.uses:
-                continue
-            op.detach()
-            op.erase()
-            if symbol.weight is not None:
-                users = self.weight_users[symbol.weight]
-                users.remove(op)
-                if not users:
-                    del self.weights[symbol.weight]
-                    self.weight_by_blob = {
-                        k: v
-                        for k, v in self.weight_by_blob.items()
-                        if v != symbol.weight
-                    }
+        return self.finish_function(scope, name, outputs)
 
     # --- types and literals ---
 
@@ -518,29 +846,6 @@ class MilTextParser:
         data = self.read_blob(path, offset, t, offset_literal.offset)
         return Literal(t, data, start, blob=(path, offset))
 
-    def resolve_blob_path(self, literal: Literal) -> Path:
-        assert isinstance(literal.value, str)
-        text = literal.value
-        if text.startswith("@model_path/"):
-            path = self.model_path / text.removeprefix("@model_path/")
-        else:
-            path = Path(text) if Path(text).is_absolute() else self.model_path / text
-        if path not in self.blob_files:
-            if not path.is_file():
-                self.fail(
-                    literal.offset, f"blob file '{text}' not found (looked for {path})"
-                )
-            self.blob_files[path] = BlobFile(path)
-        return path
-
-    def read_blob(self, path: Path, offset: int, t: MilType, at: int) -> np.ndarray:
-        """The tensor whose metadata record is at `offset`, read by
-        coremltools' MILBlob reader and checked against `t`."""
-        try:
-            return self.blob_files[path].read_checked(offset, t.dtype, t.shape, str(t))
-        except XdslAneError as e:
-            self.fail(at, str(e))
-
     # --- statements ---
 
     def parse_statement(self, scope: FunctionScope) -> None:
@@ -601,28 +906,6 @@ class MilTextParser:
                 scope, results, op_token, self.with_attributes(args, attributes)
             )
 
-    def with_attributes(
-        self,
-        args: dict[str, tuple[Token, Arg]],
-        attributes: dict[str, tuple[Token, Literal]],
-    ) -> dict[str, tuple[Token, Arg]]:
-        """An op's inputs with its compile-time parameters written as
-        attributes (`constexpr_affine_dequantize()[axis = int32(0),
-        quantized_data = tensor<int8, [4, 2]>([...]), ...]`, as hand-written
-        kernels do) taken as inputs of the same name; `name` is the op's
-        MIL name, not an input."""
-        merged = dict(args)
-        for key, (key_token, literal) in attributes.items():
-            if key == "name":
-                continue
-            if key in merged:
-                self.fail(
-                    key_token.offset,
-                    f"input '{key}' is given both as an input and as an attribute",
-                )
-            merged[key] = (key_token, literal)
-        return merged
-
     def parse_arg(self) -> Arg:
         token = self.peek()
         if self.accept("("):
@@ -645,236 +928,6 @@ class MilTextParser:
             token.offset,
             f"expected a value name, a literal or a tuple, got {token.describe()}",
         )
-
-    def build_const(self, scope, results, op_token, args, attributes) -> None:
-        if len(results) != 1:
-            self.fail(op_token.offset, "const has one result")
-        if args:
-            self.fail(
-                op_token.offset,
-                "const takes no inputs; its value is the attribute 'val'",
-            )
-        if "val" not in attributes:
-            self.fail(op_token.offset, "const needs an attribute 'val'")
-        (declared, name), literal = results[0], attributes["val"]
-        if literal.type != declared:
-            self.fail(
-                literal.offset,
-                f"const '{name.text}' is declared {declared}, its val is {literal.type}",
-            )
-        symbol = Symbol(declared, name.offset, const=literal.value)
-        if isinstance(literal.value, np.ndarray):
-            op = self.const_op(literal, name.text)
-            scope.block.add_op(op)
-            record(op, self.source, name.offset)
-            symbol.value, symbol.const_op = op.result, op
-            if op.weight is not None:
-                symbol.weight = op.weight.data
-        self.define(scope, name, symbol)
-
-    def const_op(self, literal: Literal, name: str) -> mil.ConstOp:
-        assert isinstance(literal.value, np.ndarray)
-        t = literal.type
-        if literal.blob is None:
-            return mil.ConstOp(dense_from_numpy(literal.value, DTYPES[t.dtype]))
-        key = (*literal.blob, t)
-        weight = self.weight_by_blob.get(key)
-        if weight is None:
-            weight, n = name, 0
-            while weight in self.weights:
-                n += 1
-                weight = f"{name}_{n}"
-            self.weights[weight] = literal.value
-            self.weight_by_blob[key] = weight
-            self.weight_users[weight] = []
-        op = mil.ConstOp.from_weight(weight, t.xdsl())
-        self.weight_users[weight].append(op)
-        return op
-
-    def build_op(
-        self,
-        scope: FunctionScope,
-        results: list[tuple[MilType, Token]],
-        op_token: Token,
-        args: dict[str, tuple[Token, Arg]],
-    ) -> None:
-        if op_token.text == "identity":
-            self.build_identity(scope, results, op_token, args)
-            return
-        if op_token.text == "write_state":
-            self.build_write_state(scope, results, op_token, args)
-            return
-        op_type = MIL_OPS.get(op_token.text)
-        if op_type is None:
-            self.fail(op_token.offset, f"unknown MIL op '{op_token.text}'")
-        definition = op_type.get_irdl_definition()
-        operand_defs = dict(definition.operands)
-        properties = [p for p in definition.properties if p != "operandSegmentSizes"]
-        result_name = results[0][1].text
-        operands: dict[str, SSAValue | list[SSAValue] | None] = {}
-        props: dict[str, Attribute] = {}
-        for key, (key_token, arg) in args.items():
-            if key in operand_defs:
-                variadic = isinstance(
-                    operand_defs[key], VariadicDef
-                ) and not isinstance(operand_defs[key], OptionalDef)
-                if isinstance(arg, TupleArg):
-                    if not variadic:
-                        self.fail(
-                            arg.offset,
-                            f"input '{key}' of {op_token.text} takes one value, not a tuple",
-                        )
-                    operands[key] = [
-                        self.operand(scope, item, f"{result_name}_{key}")
-                        for item in arg.items
-                    ]
-                else:
-                    value = self.operand(scope, arg, f"{result_name}_{key}")
-                    operands[key] = [value] if variadic else value
-            elif key in properties:
-                props[key] = self.property(scope, op_type, key, arg)
-            else:
-                inputs = ", ".join(sorted([*operand_defs, *properties]))
-                self.fail(
-                    key_token.offset,
-                    f"{op_token.text} has no input '{key}' (its inputs are {inputs})",
-                )
-        for key, d in operand_defs.items():
-            if key not in operands and not isinstance(d, VariadicDef):
-                self.fail(
-                    op_token.offset, f"{op_token.text} is missing its input '{key}'"
-                )
-        props = {p: props[p] for p in properties if p in props}  # IRDL order
-        try:
-            op = build_mil_op(op_type, operands, props)
-        except Exception as e:  # the builders' type errors
-            self.fail(op_token.offset, first_line(e))
-        if len(op.results) != len(results):
-            self.fail(
-                op_token.offset,
-                f"{op_token.text} has {len(op.results)} results here, {len(results)} declared",
-            )
-        for (declared, name), result in zip(results, op.results):
-            if declared.dtype == "string" or declared.xdsl() != result.type:
-                inferred = MilType(
-                    mil.mil_dtype_name(result.type.element_type),
-                    result.type.get_shape(),
-                )
-                self.fail(
-                    name.offset,
-                    f"'{name.text}' is declared {declared}, but {op_token.text} gives {inferred}",
-                )
-        scope.block.add_op(op)
-        record(op, self.source, results[0][1].offset)
-        try:
-            op.verify()
-        except DiagnosticException as e:
-            self.fail(op_token.offset, first_line(e))
-        for (declared, name), result in zip(results, op.results):
-            self.define(scope, name, Symbol(declared, name.offset, result))
-
-    def build_write_state(self, scope, results, op_token, args) -> None:
-        """`write_state(input = s, data = v)` (no result) is the store of
-        a `coreml_update_state` whose result is unused; a `read_state`
-        after it reads the value back, as coremltools' loader merges them."""
-        if results or set(args) != {"input", "data"}:
-            self.fail(
-                op_token.offset,
-                "write_state takes inputs 'input' (a state) and 'data' and has "
-                "no result",
-            )
-        state, data = (args[k][1] for k in ("input", "data"))
-        for arg in (state, data):
-            if not isinstance(arg, Ref):
-                self.fail(arg.offset, "the inputs of write_state are value names")
-        try:
-            op = mil.CoremlUpdateStateOp(
-                self.tensor_value(scope, state), self.tensor_value(scope, data)
-            )
-        except DiagnosticException as e:
-            self.fail(op_token.offset, first_line(e))
-        scope.block.add_op(op)
-
-    def build_identity(self, scope, results, op_token, args) -> None:
-        """`identity(x = v)` names the value of `v` again (the printers write
-        it for a returned input or a value returned twice)."""
-        if len(results) != 1 or set(args) != {"x"}:
-            self.fail(
-                op_token.offset, "identity takes one input 'x' and has one result"
-            )
-        arg = args["x"][1]
-        if not isinstance(arg, Ref):
-            self.fail(arg.offset, "input 'x' of identity must be a value name")
-        value = self.tensor_value(scope, arg)
-        (declared, name) = results[0]
-        if declared.xdsl() != value.type:
-            self.fail(
-                name.offset,
-                f"identity '{name.text}' is declared {declared}, its input is "
-                f"{value.type}",
-            )
-        if name.text in scope.symbols:
-            self.fail(name.offset, f"value '{name.text}' is already defined")
-        scope.symbols[name.text] = Symbol(declared, name.offset, value)
-
-    def operand(self, scope: FunctionScope, arg: Ref | Literal, hint: str) -> SSAValue:
-        if isinstance(arg, Ref):
-            return self.tensor_value(scope, arg)
-        if not isinstance(arg.value, np.ndarray):
-            self.fail(arg.offset, "a string is no tensor input")
-        op = self.const_op(arg, hint)
-        op.result.name_hint = hint
-        scope.block.add_op(op)
-        return op.result
-
-    def tensor_value(self, scope: FunctionScope, ref: Ref) -> SSAValue:
-        symbol = scope.symbols.get(ref.name)
-        if symbol is None:
-            self.fail(ref.offset, f"unknown value '{ref.name}'")
-        assert symbol is not None
-        if symbol.value is None:
-            self.fail(
-                ref.offset,
-                f"'{ref.name}' is a string const; it can only be a compile-time input",
-            )
-        assert symbol.value is not None
-        return symbol.value
-
-    def property(
-        self, scope: FunctionScope, op_type: type[mil.MilOp], key: str, arg: Arg
-    ) -> Attribute:
-        """A compile-time input: a literal, or the value of a named const."""
-        if isinstance(arg, TupleArg):
-            self.fail(arg.offset, f"input '{key}' takes a constant, not a tuple")
-        if isinstance(arg, Ref):
-            symbol = scope.symbols.get(arg.name)
-            if symbol is None:
-                self.fail(arg.offset, f"unknown value '{arg.name}'")
-            assert symbol is not None
-            if symbol.const is None:
-                self.fail(
-                    arg.offset,
-                    f"input '{key}' of {op_type.name.removeprefix('mil.')} must be a const, '{arg.name}' is computed",
-                )
-            symbol.used_as_parameter = True
-            t, value = symbol.type, symbol.const
-        else:
-            t, value = arg.type, arg.value
-        kind = property_kind(op_type, key)
-        if kind is None:
-            self.fail(
-                arg.offset,
-                f"input '{key}' of {op_type.name.removeprefix('mil.')} has no MIL value",
-            )
-        assert kind is not None
-        attr = property_attribute(kind, t, value)
-        if attr is None:
-            self.fail(
-                arg.offset,
-                f"input '{key}' of {op_type.name.removeprefix('mil.')} must be {KIND_SPELLING[kind]}, got {t}",
-            )
-        assert attr is not None
-        return attr
 
 
 KIND_SPELLING = {
@@ -960,15 +1013,7 @@ def parse_mil_text(
         None if path is None else str(path),
         None if weights_dir is None else Path(weights_dir),
     )
-    module = parser.parse_program()
-    try:  # each mil op was verified as it was built
-        module.verify(verify_nested_ops=False)
-        for function in module.ops:
-            function.verify(verify_nested_ops=False)
-            function.regions[0].block.last_op.verify()
-    except DiagnosticException as e:
-        raise MilTextError(f"{parser.file}: {first_line(e)}") from None
-    return module, parser.weights
+    return parser.parse_program()
 
 
 def read_mil_file(path: str | Path) -> tuple[builtin.ModuleOp, dict[str, np.ndarray]]:

@@ -2,11 +2,12 @@
 
 A MIL protobuf and MIL text say the same thing: each op's type, its inputs
 bound to value names or to immediate values, its typed outputs, and consts
-whose values are immediate or blob references. So a program is read by
-writing it as MIL text (`program_text`) and importing that with the MIL text
-importer, which checks every op by the mil dialect's typing rules; blob
-references keep their `@model_path/...` paths, resolved against the model's
-directory.
+whose values are immediate or blob references. So the protobuf reader is
+the MIL text importer's builder (`mil_text.MilBuilder`) fed from the
+protobuf's messages instead of tokens: every op is checked by the mil
+dialect's typing rules, compile-time inputs become properties, and blob
+references keep their `@model_path/...` paths, resolved against the
+model's directory. Errors are one line, naming the file, function and op.
 
 `read_compiled` reads what `xdsl-ane compile` writes — an `.mlpackage`, a
 `--emit proto` or `--emit mil-text` directory, or a `.mil` file — with its
@@ -17,18 +18,31 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
-from xdsl.dialects import builtin
+from xdsl.dialects import builtin, func
 
-from xdsl_ane.backend.mil_text import mil_literal, mil_string, type_text
 from xdsl_ane.backend.proto_values import BYTES_DTYPES, MIL_DATA_TYPES
-from xdsl_ane.backend.weights import quiet_coremltools
+from xdsl_ane.backend.weights import BLOB_NUMPY_DTYPES, quiet_coremltools
+from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dtypes import BY_MIL
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.compiled import PACKAGE_MODEL
-from xdsl_ane.frontend.mil_text import parse_mil_text, read_mil_file
+from xdsl_ane.frontend.mil_lexer import Token
+from xdsl_ane.frontend.mil_text import (
+    DTYPES,
+    INT_RANGES,
+    NUMPY_DTYPES,
+    Arg,
+    FunctionScope,
+    Literal,
+    MilBuilder,
+    MilType,
+    Ref,
+    TupleArg,
+    read_mil_file,
+)
 
 with quiet_coremltools():
     from coremltools.proto import MIL_pb2, Model_pb2
@@ -39,120 +53,189 @@ BYTES_NUMPY = {name: BY_MIL[name].numpy for name in BYTES_DTYPES}
 
 
 class ProtoImportError(XdslAneError):
-    """A protobuf that has no MIL text form (a dynamic shape, a list type)."""
+    """A protobuf that has no mil dialect form (a dynamic shape, a list
+    type, an op the dialect lacks)."""
 
 
-def value_type_text(t: MIL_pb2.ValueType, where: str) -> tuple[str, tuple[int, ...]]:
-    """The MIL text type of a tensor value type (or of a state of one:
-    `state<tensor<...>>`), and its shape."""
-    if t.WhichOneof("type") == "stateType":
-        wrapped, shape = value_type_text(t.stateType.wrappedType, where)
-        return f"state<{wrapped}>", shape
-    if t.WhichOneof("type") != "tensorType":
-        raise ProtoImportError(f"{where}: only tensor values are supported")
-    tensor = t.tensorType
-    dtype = DTYPE_NAMES.get(tensor.dataType)
-    if dtype is None:
-        name = MIL_pb2.DataType.Name(tensor.dataType)
-        raise ProtoImportError(f"{where}: dtype {name} is not supported")
-    shape = []
-    for d in tensor.dimensions:
-        if d.WhichOneof("dimension") != "constant":
-            raise ProtoImportError(f"{where}: dimension {len(shape)} is not static")
-        shape.append(d.constant.size)
-    return type_text(dtype, tuple(shape)), tuple(shape)
+class ProtoReader(MilBuilder):
+    """The mil module of a model spec's ML program (see the module
+    docstring). A location is an index into `labels`, the description of
+    each function, op and input read."""
 
+    def __init__(self, where: str, model_dir: Path):
+        super().__init__(where, model_dir)
+        self.labels: list[str] = []
 
-def value_text(value: MIL_pb2.Value, where: str) -> str:
-    """A compile-time value as a MIL text literal or BLOBFILE reference."""
-    t, shape = value_type_text(value.type, where)
-    dtype = DTYPE_NAMES[value.type.tensorType.dataType]
-    kind = value.WhichOneof("value")
-    if kind == "blobFileValue":
-        blob = value.blobFileValue
-        return (
-            f"{t}(BLOBFILE(path = {mil_string(blob.fileName)}, "
-            f"offset = uint64({blob.offset})))"
-        )
-    if kind != "immediateValue" or value.immediateValue.WhichOneof("value") != "tensor":
-        raise ProtoImportError(f"{where}: only tensor values are supported")
-    tensor = value.immediateValue.tensor
-    field_name = tensor.WhichOneof("value")
-    if dtype == "string":
-        if shape:
-            raise ProtoImportError(f"{where}: string tensors are not supported")
-        return mil_string(tensor.strings.values[0])
-    if field_name == "bytes":
-        data = np.frombuffer(tensor.bytes.values, BYTES_NUMPY[dtype])
-    elif field_name == "floats":
-        data = np.array(tensor.floats.values, np.float32)
-    elif field_name == "ints":
-        data = np.array(tensor.ints.values, np.int64)
-    elif field_name == "bools":
-        data = np.array(tensor.bools.values, np.bool_)
-    else:
-        raise ProtoImportError(
-            f"{where}: values of kind {field_name} are not supported"
-        )
-    count = int(np.prod(shape)) if shape else 1
-    if data.size != count:
-        raise ProtoImportError(
-            f"{where}: {data.size} values for a value of shape {list(shape)}"
-        )
-    return mil_literal(data.reshape(shape), dtype)
+    def fail(self, offset: int, message: str) -> NoReturn:
+        raise ProtoImportError(f"{self.labels[offset]}: {message}")
 
+    def at(self, label: str) -> int:
+        """A location for `label`."""
+        self.labels.append(label)
+        return len(self.labels) - 1
 
-def operation_text(op: MIL_pb2.Operation, where: str) -> str:
-    name = op.attributes["name"].immediateValue.tensor.strings.values[0]
-    at = f"{where}: {op.type} '{name}'"
-    results = [f"{value_type_text(o.type, at)[0]} {o.name}" for o in op.outputs]
-    lhs = results[0] if len(results) == 1 else f"({', '.join(results)})"
-    assign = f"{lhs} = " if results else ""  # write_state has no result
-    attributes = [f"name = {mil_string(name)}"]
-    if op.type == "const":
-        attributes.append(f"val = {value_text(op.attributes['val'], at)}")
-        return f"        {lhs} = const()[{', '.join(attributes)}];"
-    for key in sorted(op.attributes):
-        if key != "name":  # compile-time parameters written as attributes
-            attributes.append(f"{key} = {value_text(op.attributes[key], at)}")
-    inputs = []
-    for key in sorted(op.inputs):
-        bindings = []
-        for binding in op.inputs[key].arguments:
-            if binding.WhichOneof("binding") == "name":
-                bindings.append(binding.name)
-            else:
-                bindings.append(value_text(binding.value, f"{at}: input '{key}'"))
-        variadic = op.type == "concat" and key == "values"
-        inputs.append(
-            f"{key} = ({', '.join(bindings)})"
-            if variadic or len(bindings) != 1
-            else f"{key} = {bindings[0]}"
-        )
-    return f"        {assign}{op.type}({', '.join(inputs)})[{', '.join(attributes)}];"
+    def token(self, text: str, label: str) -> Token:
+        return Token("ident", text, self.at(label))
 
+    # --- types and values ---
 
-def program_text(spec: Model_pb2.Model, where: str) -> str:
-    """The ML program of `spec` as MIL text (`program(1.3)`)."""
-    if spec.WhichOneof("Type") != "mlProgram":
-        raise ProtoImportError(f"{where}: not an ML program")
-    lines = ["program(1.3)", "{"]
-    for name, function in spec.mlProgram.functions.items():
+    def value_type(self, t: MIL_pb2.ValueType, at: int) -> MilType:
+        """The type of a tensor value (or of a state of one)."""
+        if t.WhichOneof("type") == "stateType":
+            wrapped = self.value_type(t.stateType.wrappedType, at)
+            if wrapped.state or wrapped.dtype == "string" or not wrapped.shape:
+                self.fail(at, "a state holds a tensor<...>")
+            return MilType(wrapped.dtype, wrapped.shape, state=True)
+        if t.WhichOneof("type") != "tensorType":
+            self.fail(at, "only tensor values are supported")
+        tensor = t.tensorType
+        dtype = DTYPE_NAMES.get(tensor.dataType)
+        if dtype is None or (dtype not in DTYPES and dtype != "string"):
+            name = dtype or MIL_pb2.DataType.Name(tensor.dataType)
+            self.fail(
+                at, f"dtype '{name}' is not supported (supported: {', '.join(DTYPES)})"
+            )
+        shape = []
+        for d in tensor.dimensions:
+            if d.WhichOneof("dimension") != "constant":
+                self.fail(at, f"dimension {len(shape)} is not static")
+            shape.append(d.constant.size)
+        return MilType(dtype, tuple(shape))
+
+    def tensor_type(self, t: MIL_pb2.ValueType, at: int, what: str) -> MilType:
+        """A function input's type: a tensor or scalar of a dtype ops compute on."""
+        result = self.value_type(t, at)
+        if result.dtype == "string":
+            self.fail(at, f"{what} must be tensors or scalars, not strings")
+        if result.dtype in mil.MIL_STORAGE_DTYPES:
+            self.fail(
+                at,
+                f"dtype '{result.dtype}' is not supported for {what} (supported: "
+                f"{', '.join(mil.MIL_DTYPES)})",
+            )
+        return result
+
+    def literal(self, value: MIL_pb2.Value, at: int) -> Literal:
+        """A compile-time value: immediate, or a blob reference."""
+        t = self.value_type(value.type, at)
+        kind = value.WhichOneof("value")
+        if kind == "blobFileValue":
+            blob = value.blobFileValue
+            if t.dtype not in BLOB_NUMPY_DTYPES:
+                self.fail(at, f"{t} cannot be stored in a weight blob")
+            path = self.resolve_blob_path(Literal(MilType("string"), blob.fileName, at))
+            data = self.read_blob(path, blob.offset, t, at)
+            return Literal(t, data, at, blob=(path, blob.offset))
+        if (
+            kind != "immediateValue"
+            or value.immediateValue.WhichOneof("value") != "tensor"
+        ):
+            self.fail(at, "only tensor values are supported")
+        tensor = value.immediateValue.tensor
+        field_name = tensor.WhichOneof("value")
+        if t.dtype == "string":
+            if t.shape or field_name != "strings" or len(tensor.strings.values) != 1:
+                self.fail(at, "string tensors are not supported")
+            return Literal(t, tensor.strings.values[0], at)
+        if field_name == "bytes" and t.dtype in BYTES_NUMPY:
+            data = np.frombuffer(tensor.bytes.values, BYTES_NUMPY[t.dtype])
+        elif field_name == "floats":
+            data = np.array(tensor.floats.values, np.float32)
+        elif field_name == "ints":
+            data = np.array(tensor.ints.values, np.int64)
+            lo, hi = INT_RANGES.get(t.dtype, (None, None))
+            if lo is not None and data.size and (data.min() < lo or data.max() > hi):
+                self.fail(at, f"values out of range for {t.dtype}")
+        elif field_name == "bools":
+            data = np.array(tensor.bools.values, np.bool_)
+        else:
+            self.fail(at, f"values of kind {field_name} are not supported for {t}")
+        count = int(np.prod(t.shape)) if t.shape else 1
+        if data.size != count:
+            self.fail(at, f"{data.size} values for a value of shape {list(t.shape)}")
+        return Literal(t, data.astype(NUMPY_DTYPES[t.dtype]).reshape(t.shape), at)
+
+    # --- ops and functions ---
+
+    def operation(
+        self, scope: FunctionScope, op: MIL_pb2.Operation, where: str
+    ) -> None:
+        name = op.attributes["name"].immediateValue.tensor.strings.values[0]
+        label = f"{where}: {op.type} '{name}'"
+        op_token = self.token(op.type, label)
+        results = [
+            (self.value_type(o.type, op_token.offset), self.token(o.name, label))
+            for o in op.outputs
+        ]
+        attributes = {
+            key: (
+                self.token(key, f"{label}: attribute '{key}'"),
+                self.literal(
+                    op.attributes[key], self.at(f"{label}: attribute '{key}'")
+                ),
+            )
+            for key in sorted(op.attributes)
+            if key != "name" and (op.type != "const" or key == "val")
+        }
+        if op.type == "const":
+            if op.inputs:
+                self.fail(
+                    op_token.offset,
+                    "const takes no inputs; its value is the attribute 'val'",
+                )
+            literals = {key: literal for key, (_, literal) in attributes.items()}
+            self.build_const(scope, results, op_token, {}, literals)
+            return
+        args: dict[str, tuple[Token, Arg]] = {}
+        for key in sorted(op.inputs):
+            at = f"{label}: input '{key}'"
+            items: list[Ref | Literal] = []
+            for binding in op.inputs[key].arguments:
+                if binding.WhichOneof("binding") == "name":
+                    items.append(Ref(binding.name, self.at(at)))
+                else:
+                    items.append(self.literal(binding.value, self.at(at)))
+            variadic = op.type == "concat" and key == "values"
+            arg: Arg = (
+                TupleArg(items, self.at(at))
+                if variadic or len(items) != 1
+                else items[0]
+            )
+            args[key] = (self.token(key, at), arg)
+        self.build_op(scope, results, op_token, self.with_attributes(args, attributes))
+
+    def function(self, name: str, function: MIL_pb2.Function) -> func.FuncOp:
+        where = f"{self.file}: @{name}"
         block = function.block_specializations.get(function.opset)
         if block is None:
             raise ProtoImportError(
-                f"{where}: function '{name}' has no block for its opset {function.opset}"
+                f"{where}: function has no block for its opset {function.opset}"
             )
-        opset = f"ios{int(function.opset.removeprefix('CoreML')) + 10}"
-        params = ", ".join(
-            f"{value_type_text(v.type, f'{where}: @{name}')[0]} {v.name}"
+        params = [
+            (
+                self.tensor_type(
+                    v.type, self.at(f"{where}: input '{v.name}'"), "function inputs"
+                ),
+                self.token(v.name, f"{where}: input '{v.name}'"),
+            )
             for v in function.inputs
-        )
-        lines.append(f"    func {name}<{opset}>({params}) {{")
-        lines += [operation_text(op, f"{where}: @{name}") for op in block.operations]
-        lines.append(f"    }} -> ({', '.join(block.outputs)});")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+        ]
+        scope = self.new_scope(params)
+        for op in block.operations:
+            self.operation(scope, op, where)
+        outputs = [self.token(o, f"{where}: output '{o}'") for o in block.outputs]
+        return self.finish_function(scope, self.token(name, where), outputs)
+
+    def program(
+        self, spec: Model_pb2.Model
+    ) -> tuple[builtin.ModuleOp, dict[str, np.ndarray]]:
+        if spec.WhichOneof("Type") != "mlProgram":
+            raise ProtoImportError(f"{self.file}: not an ML program")
+        functions = [
+            self.function(name, function)
+            for name, function in spec.mlProgram.functions.items()
+        ]
+        return self.finish_module(functions)
 
 
 def read_proto(
@@ -160,8 +243,7 @@ def read_proto(
 ) -> tuple[builtin.ModuleOp, dict[str, np.ndarray]]:
     """The mil module of a model spec and the weights of its blob
     (`@model_path` is `model_dir`)."""
-    text = program_text(spec, where)
-    return parse_mil_text(text, where, model_dir)
+    return ProtoReader(where, model_dir).program(spec)
 
 
 # --- what `xdsl-ane compile` writes ------------------------------------------------
