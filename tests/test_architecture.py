@@ -1,7 +1,7 @@
 """The layers of xdsl_ane depend one way: leaf modules (errors, outputs,
-locations, diagnostics, progress, limits, chips) ← dialects ← interpreter ← passes ←
-backend and frontend ← models and estimator ← api ← tools ← the universe and the
-package's own `__init__`. Checked on the import statements of every module
+locations, diagnostics, progress, limits, chips) ← dialects ← interpreter ←
+passes ← backend, frontend and the runtime interface ← models and estimator
+← api ← tools ← the universe and the package's own `__init__`. Checked on the import statements of every module
 (module level, inside functions and under TYPE_CHECKING alike): no import
 cycle, and no import of a higher layer."""
 
@@ -27,6 +27,7 @@ LAYERS = {
     "passes": 3,
     "backend": 4,
     "frontend": 4,
+    "interface": 4,
     "models": 5,
     "estimator": 5,
     "api": 6,

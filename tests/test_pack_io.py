@@ -17,6 +17,7 @@ from xdsl_ane.dialects.ane import PackingAttr, packing
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.frontend.mlir import parse_module_text
+from xdsl_ane.interface import Packing
 from xdsl_ane.interpreter.core import random_inputs, run_function
 from xdsl_ane.models.transformer import QWEN3_0_6B, stateless_builder
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
@@ -29,23 +30,18 @@ SMALL = QWEN3_0_6B.with_(
 )
 
 
-def pack_inputs(packing: PackingAttr, arrays):
-    """Packs per-argument arrays into the kernel's packed inputs."""
-    packed = []
-    for group in packing.inputs:
-        buffer = np.zeros(group.buffer_shape, dtype=arrays[0].dtype)
-        for t in group.tensors:
-            buffer[..., t.span] = arrays[t.index.data].reshape(t.packed_shape)
-        packed.append(buffer)
-    return packed
+def pack_inputs(record: PackingAttr, arrays):
+    """Packs per-argument arrays into the kernel's packed inputs, as the
+    runtime interface does."""
+    packing = Packing.of(record)
+    return packing.pack(
+        dict(enumerate(arrays)), [arrays[0].dtype] * len(packing.inputs)
+    )
 
 
-def unpack_outputs(packing: PackingAttr, outputs):
+def unpack_outputs(record: PackingAttr, outputs):
     """Splits the packed results into the kernel's original results."""
-    unpacked = {}
-    for group, value in zip(packing.outputs, outputs):
-        for t in group.tensors:
-            unpacked[t.index.data] = value[:, t.span].reshape(t.tensor_shape)
+    unpacked = Packing.of(record).unpack(outputs)
     return [unpacked[i] for i in sorted(unpacked)]
 
 

@@ -148,21 +148,12 @@ class CompiledModel:
         (those of the MIL program), the `[1, C, 1, S]` layout of every
         argument and result, dynamic weight arguments and the packing of
         inputs and outputs."""
-        from xdsl_ane.backend.names import boundary_names
-        from xdsl_ane.dialects import ane
+        from xdsl_ane.interface import FunctionInterface
 
-        functions = {}
-        for f in self.functions:
-            entry: dict[str, Any] = {"outputs": boundary_names(f)[1]}
-            for key in (ane.ARG_LAYOUTS, ane.RESULT_LAYOUTS, ane.WEIGHT_ARGS):
-                if key in f.attributes:
-                    entry[key.removeprefix("ane.")] = [
-                        record.manifest() for record in ane.records(f, key)
-                    ]
-            packing = ane.packing(f)
-            if packing is not None:
-                entry["packing"] = packing.manifest()
-            functions[f.sym_name.data] = entry
+        functions = {
+            f.sym_name.data: FunctionInterface.of_function(f).manifest()
+            for f in self.functions
+        }
         return {"functions": functions}
 
     def validate(self):

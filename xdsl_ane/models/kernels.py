@@ -8,14 +8,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 
-from xdsl_ane.dialects import ane
+from xdsl_ane.interface import FunctionInterface
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.training import build_training_kernels, function_of
-from xdsl_ane.passes.layouts import Layout, recorded_layout
 from xdsl_ane.passes.pipeline import AnePipelinePass
 
 REFERENCE_OP_COUNTS = {
@@ -33,43 +31,18 @@ REFERENCE_OP_COUNTS = {
 """Ops (consts excluded) of the hand-written Qwen3-0.6B kernels (ANE_FACTS.md)."""
 
 
-@dataclass(frozen=True)
-class WeightArgument:
-    """A dynamic weight input: the weights file's `name` [Cout, Cin] or
-    [Cin, Cout] (`stored`) fed as argument `arg` of shape [1, Cin, 1, Cout]."""
-
-    name: str
-    arg: int
-    shape: tuple[int, ...]
-    stored_out_in: bool
-
-    @classmethod
-    def of(cls, record: ane.WeightArgAttr) -> WeightArgument:
-        return cls(
-            record.weight.data, record.arg.data, record.arg_shape, record.stored_out_in
-        )
-
-    def ane_value(self, weight: np.ndarray) -> np.ndarray:
-        """The argument for `weight` as stored: W[o, i] at [0, i, 0, o]."""
-        w = weight.T if self.stored_out_in else weight
-        return np.ascontiguousarray(w).reshape(self.shape)
-
-
 @dataclass
 class CompiledKernel:
     """One kernel after `ane-pipeline{weights=dynamic, pack-io}` with what a
-    runtime needs to drive it: the names and layouts of its original
-    arguments and results, its dynamic weights and how its inputs and
-    outputs are packed."""
+    runtime needs to drive it: the names of its original arguments and
+    results, and its interface (their layouts, its dynamic weights and how
+    its inputs and outputs are packed)."""
 
     name: str
     module: builtin.ModuleOp
     arg_names: list[str]
-    arg_layouts: list[Layout]
     result_names: list[str]
-    result_layouts: list[Layout]
-    weight_args: list[WeightArgument]
-    packing: ane.PackingAttr
+    interface: FunctionInterface
 
     @property
     def function(self) -> func.FuncOp:
@@ -87,11 +60,12 @@ class CompiledKernel:
         return sum(self.op_counts().values())
 
 
-def result_names(packing: ane.PackingAttr) -> list[str]:
+def result_names(interface: FunctionInterface) -> list[str]:
     """The names of the kernel's results before packing, in order (the
     packed tensors keep them)."""
-    tensors = [t for buffer in packing.outputs.data for t in buffer.tensors.data]
-    return [t.tensor_name.data for t in sorted(tensors, key=lambda t: t.index.data)]
+    assert interface.packing is not None
+    tensors = [t for buffer in interface.packing.outputs for t in buffer.tensors]
+    return [t.name for t in sorted(tensors, key=lambda t: t.index)]
 
 
 def compile_kernel(
@@ -106,17 +80,13 @@ def compile_kernel(
         Context(), compiled
     )
     function = function_of(compiled)
-    packing = ane.packing(function)
-    assert packing is not None
+    interface = FunctionInterface.of_function(function)
     return CompiledKernel(
         name=function.sym_name.data,
         module=compiled,
         arg_names=arg_names,
-        arg_layouts=[recorded_layout(r) for r in ane.arg_layouts(function)],
-        result_names=result_names(packing),
-        result_layouts=[recorded_layout(r) for r in ane.result_layouts(function)],
-        weight_args=[WeightArgument.of(r) for r in ane.weight_args(function)],
-        packing=packing,
+        result_names=result_names(interface),
+        interface=interface,
     )
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xdsl_ane.interpreter.core import numpy_dtype, run_function
+from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.kernels import CompiledKernel
 from xdsl_ane.models.training import weight_gradient_name
@@ -53,34 +53,6 @@ Arrays = dict[str, np.ndarray]
 # --- driving one kernel ------------------------------------------------------------
 
 
-def pack_inputs(
-    kernel: CompiledKernel, args: Mapping[int, np.ndarray]
-) -> list[np.ndarray]:
-    """The packed inputs of `kernel` from its original arguments (by index,
-    in `[1, C, 1, S]` form): each tensor at its offset on the spatial axis,
-    viewed row-major as the packing says; one buffer per packed input."""
-    packed = []
-    input_types = kernel.function.function_type.inputs.data
-    for group, t in zip(kernel.packing.inputs, input_types):
-        buffer = np.zeros(group.buffer_shape, numpy_dtype(t.element_type))  # type: ignore[attr-defined]
-        for entry in group.tensors:
-            buffer[..., entry.span] = args[entry.index.data].reshape(entry.packed_shape)
-        packed.append(buffer)
-    return packed
-
-
-def unpack_outputs(
-    kernel: CompiledKernel, outputs: list[np.ndarray]
-) -> dict[int, np.ndarray]:
-    """The original results of `kernel` (by index, `[1, C, 1, S]` form) cut
-    out of its packed outputs along the channels."""
-    results = {}
-    for group, value in zip(kernel.packing.outputs, outputs):
-        for entry in group.tensors:
-            results[entry.index.data] = value[:, entry.span].reshape(entry.tensor_shape)
-    return results
-
-
 def run_kernel(
     kernel: CompiledKernel,
     inputs: Mapping[str, np.ndarray],
@@ -91,21 +63,15 @@ def run_kernel(
     weights (by the kernel's weight name); `baked` holds the weights the
     kernel has as consts (the RoPE tables). Returns float32 logical results
     by name."""
-    args = {
-        index: layout.to_ane(np.asarray(inputs[name], np.float32))
-        for index, (name, layout) in enumerate(
-            zip(kernel.arg_names, kernel.arg_layouts)
-        )
-    }
-    for weight in kernel.weight_args:
-        args[weight.arg] = weight.ane_value(weights[weight.name])
-    outputs = run_function(kernel.module, pack_inputs(kernel, args), baked, kernel.name)
-    results = unpack_outputs(kernel, outputs)
+    interface = kernel.interface
+    logical = [np.asarray(inputs[name], np.float32) for name in kernel.arg_names]
+    args = interface.arguments(
+        logical, weights, kernel.function.function_type.inputs.data
+    )
+    outputs = run_function(kernel.module, args, baked, kernel.name)
     return {
-        name: layout.to_logical(results[index]).astype(np.float32)
-        for index, (name, layout) in enumerate(
-            zip(kernel.result_names, kernel.result_layouts)
-        )
+        name: value.astype(np.float32)
+        for name, value in zip(kernel.result_names, interface.logical_results(outputs))
     }
 
 
@@ -152,7 +118,7 @@ class TrainingRuntime:
         self.classifier = (
             "lm_head.weight" if "lm_head.weight" in weights else "embed_tokens.weight"
         )
-        (chunk_weight,) = kernels["classifier_forward"].weight_args
+        (chunk_weight,) = kernels["classifier_forward"].interface.weight_args or ()
         self.chunks = vocab_chunks(config, chunk_weight.shape[3])
         self.suffixes = classifier_kernel_suffixes(config, chunk_weight.shape[3])
 

@@ -123,14 +123,16 @@ def spatial_layout(shape: Sequence[int]) -> Layout:
 
 
 def layout_of_kind(kind: str, logical: Sequence[int]) -> Layout:
-    """The layout of `kind` for a logical shape: a spatial kind's, or the
-    one the shape picks."""
+    """The layout of `kind` for a logical shape: a state's (held in its own
+    shape), a spatial kind's, or the one the shape picks."""
+    if kind == "state":
+        shape = tuple(logical)
+        return Layout("state", shape, shape, shape, tuple(range(len(shape))))
     return spatial_layout(logical) if kind in SPATIAL_KINDS else layout_of(logical)
 
 
 def recorded_layout(record: LayoutAttr) -> Layout:
-    """The layout an `#ane.layout` record describes (one of a logical
-    shape: a state's record has none)."""
+    """The layout an `#ane.layout` record describes."""
     layout = layout_of_kind(record.kind.data, record.logical_shape)
     if (layout.name, layout.ane) != (record.kind.data, record.ane_shape):
         raise LayoutError(

@@ -23,12 +23,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-import traceback
 from collections.abc import Sequence
 
 import numpy as np
 
-from xdsl_ane.errors import XdslAneError, first_line, internal_error
+from xdsl_ane.errors import XdslAneError, internal_error
 from xdsl_ane.progress import Progress
 from xdsl_ane.tools.options import (
     add_chip_argument,
@@ -386,10 +385,8 @@ def command_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from xdsl_ane.api.llm import split_record
+    from xdsl_ane.api.run import run
     from xdsl_ane.frontend.arrays import load_arrays
-    from xdsl_ane.frontend.compiled import is_compiled
-    from xdsl_ane.interpreter.core import InterpretationError
-    from xdsl_ane.locations import location
     from xdsl_ane.outputs import check_outputs, save_npz
 
     if args.random is not None and args.random < 0:
@@ -406,49 +403,18 @@ def command_run(args: argparse.Namespace) -> int:
             f"{path}: stateful package (a compile-llm model split into "
             "packages): use xdsl-ane generate"
         )
-    # (a directory is a compiled model or a clear error from its reader)
-    compiled = is_compiled(path) or path.is_dir()
-    if compiled and args.pipeline:
-        raise XdslAneError(
-            f"-p {args.pipeline}: does not apply to a compiled model ({path} is "
-            "compiled already; run its source to apply passes)"
-        )
-    if not compiled and args.layout is not None:
-        raise XdslAneError(
-            f"--layout {args.layout}: applies only to a compiled model, not to "
-            f"the source program {path}"
-        )
     arrays = load_arrays(args.inputs, "inputs") if args.inputs is not None else None
     weights = load_arrays(args.weights, "weights") if args.weights else {}
-    try:
-        if compiled:
-            from xdsl_ane.tools.run import run_compiled
-
-            name, results = run_compiled(
-                path,
-                args.function,
-                args.layout or "logical",
-                arrays,
-                args.random,
-                weights,
-                str(args.inputs),
-            )
-        else:
-            name, results = run_source(args, arrays, weights)
-    except InterpretationError as e:
-        op = interpreted_op(e)
-        at = (location(op) if op is not None else None) or args.input
-        raise XdslAneError(f"{at}: {first_line(e)}") from None
-    except XdslAneError as e:
-        if args.input in str(e):
-            raise
-        raise XdslAneError(f"{args.input}: {e}") from None
-    except MemoryError:
-        raise
-    except Exception as e:
-        op = interpreted_op(e)
-        where = f"{args.input}: interpreting {op.name if op else 'the program'}"
-        raise internal_error(where, e) from e
+    name, results = run(
+        args.input,
+        args.function,
+        arrays=arrays,
+        seed=args.random,
+        weights=weights,
+        layout=args.layout,
+        pipeline=args.pipeline,
+        source=str(args.inputs),
+    )
     outputs = {f"out{i}": r for i, r in enumerate(results)}
     if args.output:
         save_npz(args.output, outputs)
@@ -457,58 +423,6 @@ def command_run(args: argparse.Namespace) -> int:
         for key, value in outputs.items():
             print(summarize(key, value))
     return 0
-
-
-def run_source(
-    args: argparse.Namespace,
-    arrays: dict[str, np.ndarray] | None,
-    weights: dict[str, np.ndarray],
-) -> tuple[str, list[np.ndarray]]:
-    """Interprets a function of an `.mlir` program (or of a `.pt2`, imported)
-    after `-p`'s passes."""
-    from pathlib import Path
-
-    from xdsl_ane.api import check_weights
-    from xdsl_ane.frontend.mlir import parse_module
-    from xdsl_ane.interpreter.core import find_function, random_inputs, run_function
-    from xdsl_ane.passes.driver import apply_pipeline, make_context
-    from xdsl_ane.tools.run import coerce, dtype_of, keyed_inputs
-
-    ctx = make_context()
-    if Path(args.input).suffix == ".pt2":  # torch.export.save: imported first
-        from xdsl_ane.frontend.torch import from_torch
-
-        imported = from_torch(args.input)
-        module, weights = imported.module, {**imported.weights, **weights}
-    else:
-        module = parse_module(args.input, ctx)
-    apply_pipeline(module, args.pipeline, ctx, args.input)
-    check_weights(module, weights, args.input)
-    function = find_function(module, args.function)
-    name = function.sym_name.data
-    types = function.function_type.inputs.data
-    if arrays is None:
-        inputs = random_inputs(function, args.random)
-    else:
-        inputs = [
-            coerce(np.asarray(v), dtype_of(t), f"{args.inputs}: arg{i}")
-            for i, (v, t) in enumerate(
-                zip(keyed_inputs(arrays, len(types), name, args.inputs), types)
-            )
-        ]
-    return name, run_function(module, inputs, weights, name)
-
-
-def interpreted_op(e: BaseException):
-    """The op xDSL's interpreter was running when `e` was raised."""
-    from xdsl.ir import Operation
-
-    found = None
-    for frame, _ in traceback.walk_tb(e.__traceback__):
-        op = frame.f_locals.get("op")
-        if isinstance(op, Operation):
-            found = op
-    return found
 
 
 def summarize(key: str, value: np.ndarray) -> str:
