@@ -42,6 +42,7 @@ import queue
 import sys
 import threading
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -133,7 +134,7 @@ CONVERT_BLOCK = 1 << 22
 
 class LazyWeight:
     """A weight whose data is read only where it is used (a checkpoint
-    tensor, memory-mapped: frontend/checkpoint.py): its `shape` and
+    tensor, read a block at a time: frontend/checkpoint.py): its `shape` and
     `dtype` without its data. `read_rows` gives rows of it, read afresh
     each time; `np.asarray` reads all of it; `convert_into` converts it
     block by block into a caller's buffer, so that writing the blob holds
@@ -392,22 +393,27 @@ class WeightBlob:
         return self.write(directory / WEIGHT_FILE)
 
 
+CONVERTERS = 2
+"""Threads converting the next tensors while one is written (one per core
+of the machine the project is measured on)."""
+
+
 def write_entries(path: Path, entries: Iterable[BlobEntry]) -> None:
     """Writes the blob file `path` of `entries` (in offset order, each with
     data) with coremltools' MILBlob writer, checking that each tensor lands
-    at its planned offset. Deferred weights are converted one at a time,
-    each straight into one of two buffers that the writer reads as they
-    are: while one tensor is written, the next is converted on a second
-    thread (numpy's cast runs without the GIL), so writing costs the longer
-    of the two rather than their sum. The writer holds the GIL while it
-    writes, so a conversion is first seen under way (in numpy's cast)
+    at its planned offset. Deferred weights are converted straight into
+    one of CONVERTERS + 1 buffers that the writer reads as they are: while
+    one tensor is written, the next CONVERTERS are converted on threads of
+    their own (numpy's casts run without the GIL), so writing costs the
+    longest of them rather than their sum. The writer holds the GIL while
+    it writes, so a conversion is first seen under way (in numpy's cast)
     before the write beside it starts."""
     with quiet_coremltools():  # imported here: coremltools loads torch
         from coremltools.libmilstoragepython import _BlobStorageWriter
 
     buffers = ConversionBuffers()
     writer = _BlobStorageWriter(str(path))
-    with ThreadPoolExecutor(max_workers=1) as converter:
+    with ThreadPoolExecutor(max_workers=CONVERTERS) as converter:
 
         def convert(entry: BlobEntry, slot: int) -> Future[np.ndarray]:
             started = threading.Event()
@@ -428,20 +434,19 @@ def write_entries(path: Path, entries: Iterable[BlobEntry]) -> None:
                     f"planned at {entry.offset}"
                 )
 
-        pending: tuple[BlobEntry, Future[np.ndarray]] | None = None
+        pending: deque[tuple[BlobEntry, Future[np.ndarray]]] = deque()
         for i, entry in enumerate(entries):
             if entry.data is None:
                 raise XdslAneError(
                     f"{path}: no data for weight '{entry.source}' (printed without "
                     "weights)"
                 )
-            # Into the buffer of tensor i − 2, already written.
-            converting = (entry, convert(entry, i % 2))
-            if pending is not None:
-                write(*pending)
-            pending = converting
-        if pending is not None:
-            write(*pending)
+            # Into the buffer of tensor i − CONVERTERS − 1, already written.
+            pending.append((entry, convert(entry, i % (CONVERTERS + 1))))
+            if len(pending) > CONVERTERS:
+                write(*pending.popleft())
+        while pending:
+            write(*pending.popleft())
     writer = None  # closes the file (the closures above share the name)
 
 
@@ -475,8 +480,8 @@ class BlobStream:
 
 
 class ConversionBuffers:
-    """Two flat buffers per dtype for the deferred weights, each grown to
-    the largest tensor converted into it."""
+    """CONVERTERS + 1 flat buffers per dtype for the deferred weights, each
+    grown to the largest tensor converted into it."""
 
     def __init__(self) -> None:
         self.buffers: dict[tuple[np.dtype, int], np.ndarray] = {}
