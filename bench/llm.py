@@ -35,7 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from bench import report
-from bench.common import ChildFailed, function_op_counts, maxrss_mb, run_child
+from bench.common import (
+    ChildFailed,
+    function_op_counts,
+    maxrss_mb,
+    read_results,
+    run_child,
+)
 
 QWEN3_0_6B = dict(
     hidden_size=1024,
@@ -513,7 +519,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compress")
     parser.add_argument("--checkpoint")
     parser.add_argument("--workdir", type=Path)
+    parser.add_argument(
+        "--again",
+        choices=["large", "large_lut4"],
+        help="measure this row of the 3B checkpoint again (in a child, as the "
+        "whole section does) and store it in results.json's llm section",
+    )
     args = parser.parse_args(argv)
+    if args.again:
+        with tempfile.TemporaryDirectory(prefix="xdsl-ane-llm-bench-") as scratch:
+            row = run_case(args.again, write_large_checkpoint(), Path(scratch), args)
+        section = read_results().get("llm", {})
+        report.store_section("llm", {**section, args.again: row})
+        return 0
     if args.case:
         if args.case != "split":
             args.layers_per_package = None
