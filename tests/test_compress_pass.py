@@ -406,3 +406,27 @@ def test_compile_model_training_kernels_take_no_compression(tmp_path: Path):
     )
     error_line(result, "--compress lut4: does not apply with --training")
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("mode", ["lut4", "int4"])
+def test_weights_compressed_on_threads_give_what_one_thread_gives(
+    small_layer, mode: str, monkeypatch
+):
+    """compress_module compresses the distinct weights on threads and then
+    rewrites in order: the module, the new weights and the report are those
+    of one thread."""
+    import xdsl_ane.passes.compress_weights as compress_weights
+
+    module, weights = small_layer
+
+    def compiled(threads: int):
+        monkeypatch.setattr(compress_weights, "COMPRESSION_THREADS", threads)
+        return xdsl_ane.compile(module, weights=weights, compress=mode)
+
+    one, two = compiled(1), compiled(2)
+    assert str(one.module) == str(two.module)
+    assert one.weights.keys() == two.weights.keys()
+    for name, value in one.weights.items():
+        np.testing.assert_array_equal(np.asarray(value), np.asarray(two.weights[name]))
+    assert one.compression.weights == two.compression.weights
+    assert len(two.compression.weights) == 7

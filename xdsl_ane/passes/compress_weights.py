@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import MutableMapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -370,6 +371,22 @@ def compress_linear(
 # --- rewriting the module --------------------------------------------------------
 
 
+COMPRESSION_THREADS = 2
+"""Threads compressing weights at once (one per core of the machine the
+project is measured on): the k-means and quantization run in numpy, most
+of it without the GIL."""
+
+
+@dataclass
+class CompressionJob:
+    """One distinct weight to compress, with what it is read as."""
+
+    const: mil.ConstOp
+    name: str
+    setting: CompressionSetting
+    use: WeightUse
+
+
 def compress_module(
     module: builtin.ModuleOp,
     plan: CompressionPlan,
@@ -377,10 +394,12 @@ def compress_module(
 ) -> CompressionReport:
     """Rewrites the module's compressible weight consts; compressed weight
     tensors are added to `weights` (required when the module has weight
-    consts to compress)."""
-    report = CompressionReport()
+    consts to compress). The distinct weights are compressed on
+    COMPRESSION_THREADS threads, then the consts rewritten in order, so
+    that the result does not depend on the threads."""
     store = WeightStore(weights) if weights is not None else None
-    done: dict[object, tuple[list[tuple[str, object]], Compressed]] = {}
+    jobs: dict[object, CompressionJob] = {}
+    uses: list[tuple[mil.ConstOp, object, str]] = []
     for const in [op for op in module.walk() if isinstance(op, mil.ConstOp)]:
         t = const.result.type
         assert isinstance(t, TensorType)
@@ -398,22 +417,33 @@ def compress_module(
         if setting is None:
             continue
         key = const_key(const)
-        if key not in done:
-            value = const_data(const, store, name)
-            compressed = compress_array(value, setting, use, name)
-            sources = const_sources(compressed, name, weights)
-            done[key] = (sources, compressed)
-            norm = float(np.sum(value.astype(np.float64) ** 2))
-            report.weights.append(
-                WeightCompression(
-                    name,
-                    value.shape,
-                    setting,
-                    math.sqrt(compressed.squared_error / norm) if norm else 0.0,
-                    value.size * value.dtype.itemsize,
-                    -(-compressed.stored_bits // 8),
-                )
-            )
+        jobs.setdefault(key, CompressionJob(const, name, setting, use))
+        uses.append((const, key, name))
+
+    def compress(job: CompressionJob) -> tuple[Compressed, WeightCompression]:
+        value = const_data(job.const, store, job.name)
+        compressed = compress_array(value, job.setting, job.use, job.name)
+        norm = float(np.sum(value.astype(np.float64) ** 2))
+        return compressed, WeightCompression(
+            job.name,
+            value.shape,
+            job.setting,
+            math.sqrt(compressed.squared_error / norm) if norm else 0.0,
+            value.size * value.dtype.itemsize,
+            -(-compressed.stored_bits // 8),
+        )
+
+    if len(jobs) > 1 and COMPRESSION_THREADS > 1:
+        with ThreadPoolExecutor(COMPRESSION_THREADS) as pool:
+            results = list(pool.map(compress, jobs.values()))
+    else:
+        results = [compress(job) for job in jobs.values()]
+    report = CompressionReport()
+    done: dict[object, tuple[list[tuple[str, object]], Compressed]] = {}
+    for key, job, (compressed, record) in zip(jobs, jobs.values(), results):
+        done[key] = (const_sources(compressed, job.name, weights), compressed)
+        report.weights.append(record)
+    for const, key, name in uses:
         sources, compressed = done[key]
         replace_const(const, compressed, sources, name)
     return report
