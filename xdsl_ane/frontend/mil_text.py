@@ -463,11 +463,15 @@ class MilBuilder:
         scope.block.add_op(op)
         return op.result
 
-    def tensor_value(self, scope: FunctionScope, ref: Ref) -> SSAValue:
+    def symbol(self, scope: FunctionScope, ref: Ref) -> Symbol:
+        """What `ref` names in `scope` (an error if nothing)."""
         symbol = scope.symbols.get(ref.name)
         if symbol is None:
             self.fail(ref.offset, f"unknown value '{ref.name}'")
-        assert symbol is not None
+        return symbol
+
+    def tensor_value(self, scope: FunctionScope, ref: Ref) -> SSAValue:
+        symbol = self.symbol(scope, ref)
         if symbol.value is None:
             self.fail(
                 ref.offset,
@@ -483,10 +487,7 @@ class MilBuilder:
         if isinstance(arg, TupleArg):
             self.fail(arg.offset, f"input '{key}' takes a constant, not a tuple")
         if isinstance(arg, Ref):
-            symbol = scope.symbols.get(arg.name)
-            if symbol is None:
-                self.fail(arg.offset, f"unknown value '{arg.name}'")
-            assert symbol is not None
+            symbol = self.symbol(scope, arg)
             if symbol.const is None:
                 self.fail(
                     arg.offset,
