@@ -237,7 +237,9 @@ _SCRATCH = threading.local()
 
 
 def scratch(nbytes: int) -> np.ndarray:
-    """`nbytes` of this thread's read buffer (grown as needed)."""
+    """`nbytes` of this thread's read buffer, grown as needed (to at most
+    DIRECT_BLOCK bf16 elements, 128 MB) and kept for the thread's life, so
+    that reading a tensor allocates nothing but its result."""
     buffer = getattr(_SCRATCH, "buffer", None)
     if buffer is None or buffer.nbytes < nbytes:
         buffer = _SCRATCH.buffer = np.empty(nbytes, np.uint8)
