@@ -207,6 +207,27 @@ class MilBuilder:
             raise MilTextError(f"{self.file}: {first_line(e)}") from None
         return module, self.weights
 
+    # --- types ---
+
+    def state_of(self, wrapped: MilType, at: int) -> MilType:
+        """`state<wrapped>`: a state holds a tensor."""
+        if wrapped.state or wrapped.dtype == "string" or not wrapped.shape:
+            self.fail(at, "a state holds a tensor<...>")
+        return MilType(wrapped.dtype, wrapped.shape, state=True)
+
+    def input_type(self, t: MilType, what: str, at: int, dtype_at: int) -> MilType:
+        """`t` as the type of a function input: a tensor or scalar of a
+        dtype ops compute on (compressed data is for consts only)."""
+        if t.dtype == "string":
+            self.fail(at, f"{what} must be tensors or scalars, not strings")
+        if t.dtype in mil.MIL_STORAGE_DTYPES:
+            self.fail(
+                dtype_at,
+                f"dtype '{t.dtype}' is not supported for {what} (supported: "
+                f"{', '.join(mil.MIL_DTYPES)})",
+            )
+        return t
+
     # --- names, consts and blobs ---
 
     def define(self, scope: FunctionScope, token: Token, symbol: Symbol) -> None:
@@ -677,11 +698,9 @@ class MilTextParser(MilBuilder):
         if token.text == "state":
             self.expect("<")
             inner = self.peek()
-            wrapped = self.parse_type()
-            if wrapped.state or wrapped.dtype == "string" or not wrapped.shape:
-                self.fail(inner.offset, "a state holds a tensor<...>")
+            state = self.state_of(self.parse_type(), inner.offset)
             self.expect(">")
-            return MilType(wrapped.dtype, wrapped.shape, state=True)
+            return state
         if token.text == "string":
             return MilType("string")
         self.pos -= 1
@@ -690,16 +709,7 @@ class MilTextParser(MilBuilder):
     def parse_tensor_type(self, what: str) -> MilType:
         start = self.peek()
         dtype = self.peek(2) if start.text == "tensor" else start
-        t = self.parse_type()
-        if t.dtype == "string":
-            self.fail(start.offset, f"{what} must be tensors or scalars, not strings")
-        if t.dtype in mil.MIL_STORAGE_DTYPES:  # compressed data is for consts only
-            self.fail(
-                dtype.offset,
-                f"dtype '{t.dtype}' is not supported for {what} (supported: "
-                f"{', '.join(mil.MIL_DTYPES)})",
-            )
-        return t
+        return self.input_type(self.parse_type(), what, start.offset, dtype.offset)
 
     def parse_dtype(self) -> str:
         token = self.expect_kind("ident", "a dtype")

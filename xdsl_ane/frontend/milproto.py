@@ -25,7 +25,6 @@ from xdsl.dialects import builtin, func
 
 from xdsl_ane.backend.proto_values import BYTES_DTYPES, MIL_DATA_TYPES
 from xdsl_ane.backend.weights import BLOB_NUMPY_DTYPES, quiet_coremltools
-from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dtypes import BY_MIL
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.compiled import PACKAGE_MODEL
@@ -82,10 +81,7 @@ class ProtoReader(MilBuilder):
     def value_type(self, t: MIL_pb2.ValueType, at: int) -> MilType:
         """The type of a tensor value (or of a state of one)."""
         if t.WhichOneof("type") == "stateType":
-            wrapped = self.value_type(t.stateType.wrappedType, at)
-            if wrapped.state or wrapped.dtype == "string" or not wrapped.shape:
-                self.fail(at, "a state holds a tensor<...>")
-            return MilType(wrapped.dtype, wrapped.shape, state=True)
+            return self.state_of(self.value_type(t.stateType.wrappedType, at), at)
         if t.WhichOneof("type") != "tensorType":
             self.fail(at, "only tensor values are supported")
         tensor = t.tensorType
@@ -101,19 +97,6 @@ class ProtoReader(MilBuilder):
                 self.fail(at, f"dimension {len(shape)} is not static")
             shape.append(d.constant.size)
         return MilType(dtype, tuple(shape))
-
-    def tensor_type(self, t: MIL_pb2.ValueType, at: int, what: str) -> MilType:
-        """A function input's type: a tensor or scalar of a dtype ops compute on."""
-        result = self.value_type(t, at)
-        if result.dtype == "string":
-            self.fail(at, f"{what} must be tensors or scalars, not strings")
-        if result.dtype in mil.MIL_STORAGE_DTYPES:
-            self.fail(
-                at,
-                f"dtype '{result.dtype}' is not supported for {what} (supported: "
-                f"{', '.join(mil.MIL_DTYPES)})",
-            )
-        return result
 
     def literal(self, value: MIL_pb2.Value, at: int) -> Literal:
         """A compile-time value: immediate, or a blob reference."""
@@ -167,16 +150,15 @@ class ProtoReader(MilBuilder):
             (self.value_type(o.type, op_token.offset), self.token(o.name, label))
             for o in op.outputs
         ]
-        attributes = {
-            key: (
-                self.token(key, f"{label}: attribute '{key}'"),
-                self.literal(
-                    op.attributes[key], self.at(f"{label}: attribute '{key}'")
-                ),
+        attributes: dict[str, tuple[Token, Literal]] = {}
+        for key in sorted(op.attributes):
+            if key == "name" or (op.type == "const" and key != "val"):
+                continue
+            at = self.at(f"{label}: attribute '{key}'")
+            attributes[key] = (
+                Token("ident", key, at),
+                self.literal(op.attributes[key], at),
             )
-            for key in sorted(op.attributes)
-            if key != "name" and (op.type != "const" or key == "val")
-        }
         if op.type == "const":
             if op.inputs:
                 self.fail(
@@ -211,15 +193,11 @@ class ProtoReader(MilBuilder):
             raise ProtoImportError(
                 f"{where}: function has no block for its opset {function.opset}"
             )
-        params = [
-            (
-                self.tensor_type(
-                    v.type, self.at(f"{where}: input '{v.name}'"), "function inputs"
-                ),
-                self.token(v.name, f"{where}: input '{v.name}'"),
-            )
-            for v in function.inputs
-        ]
+        params = []
+        for v in function.inputs:
+            at = self.at(f"{where}: input '{v.name}'")
+            t = self.input_type(self.value_type(v.type, at), "function inputs", at, at)
+            params.append((t, Token("ident", v.name, at)))
         scope = self.new_scope(params)
         for op in block.operations:
             self.operation(scope, op, where)
