@@ -440,7 +440,7 @@ def compress_module(
         results = [compress(job) for job in jobs.values()]
     report = CompressionReport()
     done: dict[object, tuple[list[tuple[str, object]], Compressed]] = {}
-    for key, job, (compressed, record) in zip(jobs, jobs.values(), results):
+    for (key, job), (compressed, record) in zip(jobs.items(), results):
         done[key] = (const_sources(compressed, job.name, weights), compressed)
         report.weights.append(record)
     for const, key, name in uses:
