@@ -15,6 +15,7 @@ from cli_helpers import saved_output_names
 from llm_checkpoints import write_checkpoint
 
 from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.milproto import read_compiled
 from xdsl_ane.passes.layouts import ane_form_problems
 from xdsl_ane.tools.cli import main
@@ -399,3 +400,55 @@ def test_force_keeps_what_xdsl_ane_did_not_write(tiny_package, tmp_path, capsys)
     assert "holds notes.txt, which xdsl-ane did not write" in capsys.readouterr().err
     assert (out / "notes.txt").read_text() == "mine"
     assert (out / "manifest.json").is_file()
+
+
+def test_split_packages_written_as_compiled_equal_a_later_save(tmp_path):
+    """compile_llm(output=...) writes each package once compiled and
+    releases its weights; the directory is byte for byte what `save` of
+    the same compile writes, and a failed compile leaves nothing."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "qwen3", False, "float32", layers=3)
+    options = dict(context=32, prefill=4, chunk=128, layers_per_package=2)
+    streamed = compile_llm(
+        checkpoint,
+        output=tmp_path / "streamed",
+        compress="lut4",
+        compress_head="none",
+        **options,
+    )
+    assert streamed.written == tmp_path / "streamed"
+    assert all(not p.compiled.weights for p in streamed.parts)
+    assert not any(
+        e.data is not None
+        for p in streamed.parts
+        for e in p.compiled.proto.blob.entries
+    )
+    assert streamed.save(tmp_path / "streamed") == tmp_path / "streamed"
+    with pytest.raises(XdslAneError, match="written to .*streamed"):
+        streamed.save(tmp_path / "elsewhere")
+    compile_llm(checkpoint, compress="lut4", compress_head="none", **options).save(
+        tmp_path / "saved"
+    )
+    files = sorted(
+        p.relative_to(tmp_path / "saved")
+        for p in (tmp_path / "saved").rglob("*")
+        if p.is_file()
+    )
+    assert len(files) > 8
+    assert files == sorted(
+        p.relative_to(tmp_path / "streamed")
+        for p in (tmp_path / "streamed").rglob("*")
+        if p.is_file()
+    )
+    for name in files:  # (Manifest.json: coremltools' fresh identifiers)
+        if name.name == "Manifest.json":
+            continue
+        assert (tmp_path / "saved" / name).read_bytes() == (
+            tmp_path / "streamed" / name
+        ).read_bytes(), name
+    with pytest.raises(XdslAneError, match="--max-package-size"):
+        compile_llm(
+            checkpoint, output=tmp_path / "failed", max_package_size=1 << 10, **options
+        )
+    assert not (tmp_path / "failed").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -176,30 +177,62 @@ class LlmPackageSet:
             lines.append(f"  {summary(estimate(self, chip))}")
         return "\n".join(lines)
 
+    written: Path | None = None
+    """The directory compile_llm(output=...) wrote the set into (its
+    packages' weights released as each was written), or None."""
+
     def save(self, path: str | Path, force: bool = False) -> Path:
         """Writes the directory OUT: each NAME.mlpackage with
         NAME.manifest.json, the copies of the checkpoint's text files, and
-        manifest.json (nothing on failure)."""
+        manifest.json (nothing on failure). A set compile_llm has written
+        already is not written again."""
         path = Path(path)
+        if self.written is not None:
+            if path.resolve() == self.written.resolve():
+                return path
+            raise XdslAneError(
+                f"{path}: the packages were written to {self.written} as they "
+                "were compiled and their weights released; copy that directory"
+            )
         check_split_output(path, self.reason)
         check_outputs([path], force, [self.source])
-        manifest = json.dumps(self.manifest(), indent=2) + "\n"
         with atomic_output(path, force) as tmp:
             tmp.mkdir()
             for part in self.parts:
-                (tmp / f"{part.name}.manifest.json").write_text(
-                    json.dumps(
-                        {**part.compiled.manifest(), "llm_part": part.record}, indent=2
-                    )
-                    + "\n"
-                )
-                package = tmp / part.record["path"]
-                if not package.exists():  # embed_head: the embedding's and head's
-                    part.compiled.proto.save(package)
-            for name, data in self.text_files.items():
-                (tmp / name).write_bytes(data)
-            (tmp / "manifest.json").write_text(manifest)
+                write_part(tmp, part)
+            self.write_rest(tmp)
         return path
+
+    def write_rest(self, directory: Path) -> None:
+        """The copies of the text files and manifest.json, in `directory`."""
+        for name, data in self.text_files.items():
+            (directory / name).write_bytes(data)
+        manifest = json.dumps(self.manifest(), indent=2) + "\n"
+        (directory / "manifest.json").write_text(manifest)
+
+
+def write_part(directory: Path, part: LlmPart) -> None:
+    """NAME.manifest.json and, unless it is there already (embed_head: the
+    embedding's and head's package), NAME's package, in `directory`."""
+    (directory / f"{part.name}.manifest.json").write_text(
+        json.dumps({**part.compiled.manifest(), "llm_part": part.record}, indent=2)
+        + "\n"
+    )
+    package = directory / part.record["path"]
+    if not package.exists():
+        part.compiled.proto.save(package)
+
+
+def release_weights(part: LlmPart) -> None:
+    """Drops a written package's weight data (its blob entries' arrays and
+    the compressed weights), keeping the module and the blob's plan."""
+    part.compiled.release_prefetch()
+    blob = part.compiled.proto.blob
+    bare = {id(e): replace(e, data=None) for e in blob.entries}
+    blob.entries = [bare[id(e)] for e in blob.entries]
+    blob.by_key = {key: bare[id(e)] for key, e in blob.by_key.items()}
+    part.compiled.weights.clear()
+    part.weights.clear()
 
 
 def check_split_output(path: Path, reason: str | None = None) -> None:
@@ -237,6 +270,8 @@ def compile_llm(
     fp16_check: bool = True,
     calibration: list[list[int]] | None = None,
     on_plan: Callable[[LlmPackageSet | None, str | None], None] | None = None,
+    output: str | Path | None = None,
+    force: bool = False,
 ) -> LlmPackage | LlmPackageSet:
     """Compiles a Hugging Face checkpoint directory to a stateful
     multifunction package (`prefill`, `decode`), or with
@@ -255,7 +290,11 @@ def compile_llm(
     `on_plan(split, reason)` is called once that is decided, before the
     compile (`split`: whether the result is a package set; `reason`: why).
     The checkpoint's tokenizer files go with the package (copied on save)
-    and its end-of-sequence ids into the manifest. Errors are one-line
+    and its end-of-sequence ids into the manifest. With `output`, the
+    result is also saved there (as `save(output, force)`), a split model's
+    packages each as soon as it is compiled, its weights released after, so
+    that the memory held is about one package's (the set's `written`).
+    Errors are one-line
     `XdslAneError`s naming the file, tensor or field."""
     from xdsl_ane.api import compile as compile_module
     from xdsl_ane.frontend.checkpoint import read_checkpoint
@@ -276,7 +315,6 @@ def compile_llm(
     )
     from xdsl_ane.models.llm_packages import (
         ENDS,
-        ENDS_FUNCTIONS,
         Compression,
         ends_module,
         llm_units,
@@ -389,10 +427,53 @@ def compile_llm(
 
     if plan is None:
         compiled, weights = compiled_part("")
-        return LlmPackage(compiled, record, source, weights, text_files)
+        single = LlmPackage(compiled, record, source, weights, text_files)
+        if output is not None:
+            single.save(output, force)
+        return single
+    with ExitStack() as stack:
+        directory = None
+        if output is not None:  # each package written once compiled
+            output = Path(output)
+            check_split_output(output, plan.reason)
+            check_outputs([output], force, [source])
+            directory = stack.enter_context(atomic_output(output, force))
+            directory.mkdir()
+        packages = split_parts(plan, config, shape, compiled_part, directory)
+        record["split"] = plan.reason
+        record["max_package_size"] = max_package_size
+        del record["states"]  # each package has its own slice
+        record["layers_per_package"] = layers_per_package
+        record["hidden_states"] = {
+            "shape": [1, "S", config.hidden_size],
+            "dtype": "fp16",
+        }
+        record["packages"] = [p.record for p in packages]
+        package_set = LlmPackageSet(packages, record, source, text_files)
+        if directory is not None:
+            package_set.write_rest(directory)
+    if output is not None:
+        package_set.written = output
+    return package_set
+
+
+def split_parts(
+    plan: Any,
+    config: Any,
+    shape: Any,
+    compiled_part: Callable[[str], tuple[Any, dict[str, np.ndarray]]],
+    directory: Path | None,
+) -> list[LlmPart]:
+    """The parts of a split model in calling order, each package compiled
+    once; with `directory`, each part written into it as it is made and a
+    package's weights released after its last part."""
+    from xdsl_ane.models.llm import output_names
+    from xdsl_ane.models.llm_packages import ENDS, ENDS_FUNCTIONS
+
+    last = {package: i for i, (_, _, _, package) in enumerate(plan.parts)}
     packages = []
     done: dict[str, tuple[Any, dict[str, np.ndarray]]] = {}
-    for name, part, layers, package in plan.parts:
+    for i, (name, part, layers, package) in enumerate(plan.parts):
         part_shape = replace(shape, part=part, layers=layers)
         if package not in done:
             done[package] = compiled_part(package)
@@ -422,13 +503,11 @@ def compile_llm(
         if functions:
             part_record["function_names"] = functions
         packages.append(LlmPart(name, compiled, part_record, weights))
-    record["split"] = plan.reason
-    record["max_package_size"] = max_package_size
-    del record["states"]  # each package has its own slice
-    record["layers_per_package"] = layers_per_package
-    record["hidden_states"] = {"shape": [1, "S", config.hidden_size], "dtype": "fp16"}
-    record["packages"] = [p.record for p in packages]
-    return LlmPackageSet(packages, record, source, text_files)
+        if directory is not None:
+            write_part(directory, packages[-1])
+            if last[package] == i:
+                release_weights(packages[-1])
+    return packages
 
 
 # --- generation in the interpreter ------------------------------------------------

@@ -220,10 +220,11 @@ def command_compile_llm(args: Any) -> int:
         max_package_size=limit,
         fp16_check=args.fp16_check,
         on_plan=check,
+        output=output,
+        force=args.force,
         **compress_options(args),
     )
     split = isinstance(package, LlmPackageSet)
-    package.save(output, force=args.force)
     print(package.summary(chip=args.chip))
     record = package.manifest_record
     if split:
