@@ -14,7 +14,8 @@ import pytest
 from cli_helpers import saved_output_names
 from llm_checkpoints import write_checkpoint
 
-from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
+import xdsl_ane.api.llm as llm_api
+from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate, write_part
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.milproto import read_compiled
 from xdsl_ane.passes.layouts import ane_form_problems
@@ -402,7 +403,7 @@ def test_force_keeps_what_xdsl_ane_did_not_write(tiny_package, tmp_path, capsys)
     assert (out / "manifest.json").is_file()
 
 
-def test_split_packages_written_as_compiled_equal_a_later_save(tmp_path):
+def test_split_packages_written_as_compiled_equal_a_later_save(tmp_path, monkeypatch):
     """compile_llm(output=...) writes each package once compiled and
     releases its weights; the directory is byte for byte what `save` of
     the same compile writes, and a failed compile leaves nothing."""
@@ -446,9 +447,19 @@ def test_split_packages_written_as_compiled_equal_a_later_save(tmp_path):
         assert (tmp_path / "saved" / name).read_bytes() == (
             tmp_path / "streamed" / name
         ).read_bytes(), name
-    with pytest.raises(XdslAneError, match="--max-package-size"):
-        compile_llm(
-            checkpoint, output=tmp_path / "failed", max_package_size=1 << 10, **options
-        )
+
+    written = []
+
+    def write_one_part(directory, part):  # fails once one package is written
+        if written:
+            raise XdslAneError(f"{part.name}: disk full")
+        write_part(directory, part)
+        written.append(directory / part.record["path"])
+
+    monkeypatch.setattr(llm_api, "write_part", write_one_part)
+    with pytest.raises(XdslAneError, match="disk full"):
+        compile_llm(checkpoint, output=tmp_path / "failed", **options)
+    assert written and written[0].parent.name.startswith(".")
+    assert not written[0].parent.exists()
     assert not (tmp_path / "failed").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

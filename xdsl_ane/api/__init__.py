@@ -226,6 +226,15 @@ class CompiledModel:
             self.prefetch.release()
             self.prefetch = None
 
+    def release_weights(self) -> None:
+        """Drops the weight data of a model already saved (its blob's
+        arrays, the prefetched copies, `weights`), keeping the module and
+        the blob's plan: what a summary or manifest needs, not a save."""
+        self.release_prefetch()
+        if "proto" in self.__dict__:
+            self.proto.blob.drop_data()
+        self.weights.clear()
+
     def compression_output_error(self, seed: int = 0) -> str:
         """The model's output error from compression: each function run by
         the interpreter on the same random inputs with the compressed

@@ -47,8 +47,8 @@ directory under their own names) and named in the `llm` record's `text`
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -139,6 +139,9 @@ class LlmPackageSet:
     source: str
     text_files: dict[str, bytes] = field(repr=False, default_factory=dict)
     """The checkpoint's tokenizer files (api/text.py), copied on save."""
+    written: Path | None = None
+    """The directory compile_llm(output=...) wrote the set into (its
+    packages' weights released as each was written), or None."""
 
     @property
     def reason(self) -> str:
@@ -177,10 +180,6 @@ class LlmPackageSet:
             lines.append(f"  {summary(estimate(self, chip))}")
         return "\n".join(lines)
 
-    written: Path | None = None
-    """The directory compile_llm(output=...) wrote the set into (its
-    packages' weights released as each was written), or None."""
-
     def save(self, path: str | Path, force: bool = False) -> Path:
         """Writes the directory OUT: each NAME.mlpackage with
         NAME.manifest.json, the copies of the checkpoint's text files, and
@@ -194,10 +193,7 @@ class LlmPackageSet:
                 f"{path}: the packages were written to {self.written} as they "
                 "were compiled and their weights released; copy that directory"
             )
-        check_split_output(path, self.reason)
-        check_outputs([path], force, [self.source])
-        with atomic_output(path, force) as tmp:
-            tmp.mkdir()
+        with split_output(path, self.reason, force, self.source) as tmp:
             for part in self.parts:
                 write_part(tmp, part)
             self.write_rest(tmp)
@@ -223,16 +219,16 @@ def write_part(directory: Path, part: LlmPart) -> None:
         part.compiled.proto.save(package)
 
 
-def release_weights(part: LlmPart) -> None:
-    """Drops a written package's weight data (its blob entries' arrays and
-    the compressed weights), keeping the module and the blob's plan."""
-    part.compiled.release_prefetch()
-    blob = part.compiled.proto.blob
-    bare = {id(e): replace(e, data=None) for e in blob.entries}
-    blob.entries = [bare[id(e)] for e in blob.entries]
-    blob.by_key = {key: bare[id(e)] for key, e in blob.by_key.items()}
-    part.compiled.weights.clear()
-    part.weights.clear()
+@contextmanager
+def split_output(path: Path, reason: str, force: bool, source: str) -> Iterator[Path]:
+    """The directory a package set is written into: checked as an output
+    of `source`, created beside `path` and moved there when the block ends
+    without error (nothing left on failure)."""
+    check_split_output(path, reason)
+    check_outputs([path], force, [source])
+    with atomic_output(path, force) as tmp:
+        tmp.mkdir()
+        yield tmp
 
 
 def check_split_output(path: Path, reason: str | None = None) -> None:
@@ -435,10 +431,9 @@ def compile_llm(
         directory = None
         if output is not None:  # each package written once compiled
             output = Path(output)
-            check_split_output(output, plan.reason)
-            check_outputs([output], force, [source])
-            directory = stack.enter_context(atomic_output(output, force))
-            directory.mkdir()
+            directory = stack.enter_context(
+                split_output(output, plan.reason, force, source)
+            )
         packages = split_parts(plan, config, shape, compiled_part, directory)
         record["split"] = plan.reason
         record["max_package_size"] = max_package_size
@@ -506,7 +501,8 @@ def split_parts(
         if directory is not None:
             write_part(directory, packages[-1])
             if last[package] == i:
-                release_weights(packages[-1])
+                packages[-1].compiled.release_weights()
+                packages[-1].weights.clear()
     return packages
 
 

@@ -45,7 +45,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -373,6 +373,13 @@ class WeightBlob:
     @property
     def has_data(self) -> bool:
         return all(e.data is not None for e in self.entries)
+
+    def drop_data(self) -> None:
+        """Forgets every entry's data, keeping the plan (offsets, dtypes,
+        shapes): for a blob already written, whose arrays are not needed."""
+        bare = {id(e): replace(e, data=None) for e in self.entries}
+        self.entries = [bare[id(e)] for e in self.entries]
+        self.by_key = {key: bare[id(e)] for key, e in self.by_key.items()}
 
     def write(self, path: str | Path) -> Path:
         """Writes the blob as `path` (see `write_entries`)."""
