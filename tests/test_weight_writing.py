@@ -279,3 +279,100 @@ def test_prefetched_fp16_copies_write_the_same_blob(tmp_path: Path):
     assert manifest_items(ours) == manifest_items(theirs)
     assert ours == theirs
     assert sys.getswitchinterval() == interval
+
+
+def blob_test_data(dtype: str, count: int, rng: np.random.Generator) -> np.ndarray:
+    """`count` random values of a blob dtype, in its numpy holder."""
+    from xdsl_ane.backend.weights import BLOB_NUMPY_DTYPES, SUB_BYTE_BITS
+
+    holder = BLOB_NUMPY_DTYPES[dtype]
+    if dtype in SUB_BYTE_BITS:
+        bits = SUB_BYTE_BITS[dtype]
+        low, high = (
+            (-(1 << bits - 1), 1 << bits - 1) if dtype == "int4" else (0, 1 << bits)
+        )
+        return rng.integers(low, high, count).astype(holder)
+    if holder.kind == "f":
+        return rng.standard_normal(count).astype(holder)
+    info = np.iinfo(holder)
+    return rng.integers(info.min, info.max, count, dtype=holder, endpoint=True)
+
+
+def test_blob_writer_writes_coremltools_bytes_for_every_dtype(
+    tmp_path: Path, monkeypatch
+):
+    """`BlobWriter` (Python's writes, without the GIL) writes the file
+    coremltools' `_BlobStorageWriter` writes, byte for byte, for every blob
+    dtype and lengths that leave sub-byte padding bits (packing in blocks
+    of a few elements here), at the same offsets; coremltools' reader
+    reads the values back."""
+    import xdsl_ane.backend.milblob as milblob
+    from xdsl_ane.backend.weights import BLOB_NUMPY_DTYPES, BlobFile
+
+    with quiet_coremltools():
+        from coremltools.libmilstoragepython import _BlobStorageWriter
+
+    monkeypatch.setattr(milblob, "PACK_BLOCK", 16)
+    rng = np.random.default_rng(0)
+    ours = milblob.BlobWriter(tmp_path / "ours.bin")
+    theirs = _BlobStorageWriter(str(tmp_path / "theirs.bin"))
+    written = []
+    for dtype in BLOB_NUMPY_DTYPES:
+        method = "float" if dtype == "fp32" else dtype
+        for count in (1, 7, 10, 33, 100):
+            data = blob_test_data(dtype, count, rng)
+            given = data.view(np.uint16) if dtype == "fp16" else data
+            expected = getattr(theirs, f"write_{method}_data")(given)
+            assert ours.write(dtype, data) == expected, (dtype, count)
+            written.append((expected, dtype, data))
+    ours.close()
+    del theirs  # closes its file
+    assert (tmp_path / "ours.bin").read_bytes() == (
+        tmp_path / "theirs.bin"
+    ).read_bytes()
+    blob = BlobFile(tmp_path / "ours.bin")
+    for offset, dtype, data in written:
+        np.testing.assert_array_equal(blob.read(offset, dtype, data.shape), data)
+
+
+def test_blob_writer_names_a_value_out_of_its_sub_byte_range(tmp_path: Path):
+    from xdsl_ane.backend.milblob import BlobWriter
+
+    writer = BlobWriter(tmp_path / "w.bin")
+    with pytest.raises(
+        XdslAneError, match=r"uint4 data: .*max value is 15, but got 16"
+    ):
+        writer.write("uint4", np.array([1, 16], np.uint8))
+
+
+def test_blob_writer_lets_other_threads_run_while_it_writes(tmp_path: Path):
+    """A write of a large tensor releases the GIL (coremltools' writer holds
+    it for the whole write): a Python loop beside it runs in the middle of
+    the write, so the printer and the passes go on while the weights are
+    written."""
+    import threading
+    import time
+
+    from xdsl_ane.backend.milblob import BlobWriter
+
+    data = np.ones(128 << 20, np.float16)  # 256 MB
+    writer = BlobWriter(tmp_path / "w.bin")
+    done = threading.Event()
+    seen: list[float] = []
+
+    def beside() -> None:
+        while not done.is_set():
+            seen.append(time.perf_counter())
+
+    thread = threading.Thread(target=beside)
+    thread.start()
+    try:
+        start = time.perf_counter()
+        writer.write("fp16", data)
+        end = time.perf_counter()
+    finally:
+        done.set()
+        thread.join()
+    writer.close()
+    quarter = (end - start) / 4
+    assert any(start + quarter < t < end - quarter for t in seen)

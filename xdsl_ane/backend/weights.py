@@ -11,9 +11,9 @@ the first one.
 `WeightBlob` plans the file: it hands out offsets as consts are printed, from
 the sizes alone, so a printer without weights (the `xdsl-opt` targets) gives
 the offsets the real file will have. `WeightBlob.write` then writes the file
-with coremltools' own MILBlob writer (`libmilstoragepython`) and checks that
-each tensor lands where it was planned; `BlobFile` reads tensors back with
-coremltools' reader. Tensors with equal content share one record: the same
+(`milblob.BlobWriter`: the bytes of coremltools' MILBlob writer, written
+without holding the GIL) and checks that each tensor lands where it was
+planned; `BlobFile` reads tensors back with coremltools' reader. Tensors with equal content share one record: the same
 weight seen through the same view by several consts or functions (as
 coremltools' multifunction models share weights), or equal inline values.
 
@@ -47,20 +47,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 
+from xdsl_ane.backend.milblob import BlobWriter
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.dtypes import DTYPES
 from xdsl_ane.dialects.typing import ints_prop
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interpreter.core import InterpretationError, WeightStore, numpy_dtype
-
-if TYPE_CHECKING:
-    from coremltools.libmilstoragepython import _BlobStorageWriter
 
 
 @contextlib.contextmanager
@@ -407,34 +404,22 @@ of the machine the project is measured on)."""
 
 def write_entries(path: Path, entries: Iterable[BlobEntry]) -> None:
     """Writes the blob file `path` of `entries` (in offset order, each with
-    data) with coremltools' MILBlob writer, checking that each tensor lands
-    at its planned offset. Deferred weights are converted straight into
-    one of CONVERTERS + 1 buffers that the writer reads as they are: while
-    one tensor is written, the next CONVERTERS are converted on threads of
-    their own (numpy's casts run without the GIL), so writing costs the
-    longest of them rather than their sum. The writer holds the GIL while
-    it writes, so a conversion is first seen under way (in numpy's cast)
-    before the write beside it starts."""
-    with quiet_coremltools():  # imported here: coremltools loads torch
-        from coremltools.libmilstoragepython import _BlobStorageWriter
-
+    data) with `milblob.BlobWriter` (coremltools' bytes, written without
+    the GIL), checking that each tensor lands at its planned offset.
+    Deferred weights are converted straight into one of CONVERTERS + 1
+    buffers that the writer reads as they are: while one tensor is
+    written, the next CONVERTERS are converted on threads of their own
+    (numpy's casts run without the GIL), so writing costs the longest of
+    them rather than their sum."""
     buffers = ConversionBuffers()
-    writer = _BlobStorageWriter(str(path))
-    with ThreadPoolExecutor(max_workers=CONVERTERS) as converter:
+    writer = BlobWriter(path)
+    with short_switch_interval(), ThreadPoolExecutor(CONVERTERS) as converter:
 
         def convert(entry: BlobEntry, slot: int) -> Future[np.ndarray]:
-            started = threading.Event()
-
-            def task() -> np.ndarray:
-                started.set()
-                return blob_data(entry, buffers, slot)
-
-            future = converter.submit(task)
-            started.wait()
-            return future
+            return converter.submit(blob_data, entry, buffers, slot)
 
         def write(entry: BlobEntry, data: Future[np.ndarray]) -> None:
-            offset = _write(writer, entry.dtype, data.result())
+            offset = writer.write(entry.dtype, data.result())
             if offset != entry.offset:
                 raise XdslAneError(
                     f"{path}: '{entry.source}' was written at offset {offset}, "
@@ -454,7 +439,7 @@ def write_entries(path: Path, entries: Iterable[BlobEntry]) -> None:
                 write(*pending.popleft())
         while pending:
             write(*pending.popleft())
-    writer = None  # closes the file (the closures above share the name)
+    writer.close()
 
 
 class BlobStream:
@@ -509,27 +494,6 @@ def blob_data(entry: BlobEntry, buffers: ConversionBuffers, slot: int) -> np.nda
         return entry.data.flat_data(buffers.get(dtype, slot, entry.data.size))
     assert entry.data is not None
     return np.ascontiguousarray(entry.data, dtype).reshape(-1)
-
-
-def _write(writer: _BlobStorageWriter, dtype: str, data: np.ndarray) -> int:
-    if dtype == "fp16":
-        return writer.write_fp16_data(data.view(np.uint16))
-    method = {
-        "fp32": writer.write_float_data,
-        "int8": writer.write_int8_data,
-        "uint8": writer.write_uint8_data,
-        "int16": writer.write_int16_data,
-        "uint16": writer.write_uint16_data,
-        "int32": writer.write_int32_data,
-        "uint32": writer.write_uint32_data,
-        "int4": writer.write_int4_data,
-        "uint1": writer.write_uint1_data,
-        "uint2": writer.write_uint2_data,
-        "uint3": writer.write_uint3_data,
-        "uint4": writer.write_uint4_data,
-        "uint6": writer.write_uint6_data,
-    }[dtype]
-    return method(data)
 
 
 class BlobFile:
