@@ -122,9 +122,11 @@ def test_bf16_to_fp16_rounds_every_bf16_as_numpy_does():
 def test_a_bf16_tensor_reads_and_converts_block_by_block_as_torch(
     tmp_path, monkeypatch
 ):
-    """CheckpointTensor's reads in blocks of rows (several here): float32
-    widening and the direct bf16 -> fp16 conversion into the blob's buffer
-    give torch's values (subnormal, overflow to inf and -0 among them)."""
+    """CheckpointTensor's reads in blocks of rows (several here, each
+    looked up in several index blocks): float32 widening, as a new array
+    and into a caller's buffer, and the direct bf16 -> fp16 conversion
+    into the blob's buffer give torch's values (subnormal, overflow to inf
+    and -0 among them)."""
     import numpy as np
     import torch
     from safetensors.torch import save_file
@@ -136,6 +138,7 @@ def test_a_bf16_tensor_reads_and_converts_block_by_block_as_torch(
     save_file({"w": tensor}, str(tmp_path / "model.safetensors"))
     (tmp_path / "config.json").write_text("{}")
     monkeypatch.setattr(checkpoint_module, "DIRECT_BLOCK", 50)  # 4 rows a block
+    monkeypatch.setattr(checkpoint_module, "FP16_BLOCK", 7)
     lazy = read_checkpoint(tmp_path).lazy("w")
     out = np.empty(lazy.size, np.float16)
     lazy.convert_into(out, None)
@@ -143,3 +146,6 @@ def test_a_bf16_tensor_reads_and_converts_block_by_block_as_torch(
     assert np.isinf(expected[1])
     assert np.array_equal(out.view(np.uint16), expected.view(np.uint16))
     np.testing.assert_array_equal(np.asarray(lazy), tensor.float().numpy())
+    widened = np.full(lazy.size, np.nan, np.float32)
+    lazy.convert_into(widened, None)
+    np.testing.assert_array_equal(widened, tensor.float().numpy().reshape(-1))
