@@ -55,6 +55,7 @@ from xdsl.dialects import builtin
 from xdsl.dialects.builtin import f32, i1, i32
 from xdsl.ir import Attribute, SSAValue
 
+from xdsl_ane.backend.weights import LazyWeight
 from xdsl_ane.dialects import ane, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.functions import build_function
@@ -1738,10 +1739,13 @@ def part_maxima(
     parts += [("layers", (i, i + 1)) for i in range(config.num_layers)]
     hidden: list[np.ndarray] = []
     maxima = []
+    spare: dict[tuple[Any, ...], list[np.ndarray]] = {}
     for part, layers in parts:
         part_shape = replace(base, part=part, layers=layers)
         module = build_llm(config, part_shape)
-        weights = llm_weights(checkpoint, config, part_shape, module)
+        weights, spare = read_reusing(
+            llm_weights(checkpoint, config, part_shape, module), spare
+        )
         runtimes: dict[int, StatefulRuntime] = {}
         largest = 0.0
         for i, (p, start, ids) in enumerate(calls):
@@ -1759,6 +1763,30 @@ def part_maxima(
         maxima.append(largest)
         del module, weights, runtimes
     return maxima
+
+
+def read_reusing(
+    weights: dict[str, Any], spare: dict[tuple[Any, ...], list[np.ndarray]]
+) -> tuple[dict[str, Any], dict[tuple[Any, ...], list[np.ndarray]]]:
+    """`weights` with each checkpoint tensor read once (for every call of
+    a part's program, not at each), into an array of `spare` of its shape
+    and dtype where there is one (the part before's, whose layers are the
+    same shapes), and the arrays now held, to be spare for the next part:
+    so calibrating allocates about one layer's weights once rather than
+    each layer's (fresh pages fault in slowly while the page cache is
+    full of the checkpoint)."""
+    held: dict[tuple[Any, ...], list[np.ndarray]] = {}
+    read = {}
+    for name, value in weights.items():
+        if isinstance(value, LazyWeight) and value.shape:
+            key = (value.shape, value.dtype)
+            free = spare.get(key)
+            array = free.pop() if free else np.empty(value.shape, value.dtype)
+            value.convert_into(array.reshape(-1), None)
+            held.setdefault(key, []).append(array)
+            value = array
+        read[name] = value
+    return read, held
 
 
 def fp16_rescaled(config: LlmConfig, maxima: list[float], where: str) -> LlmConfig:
