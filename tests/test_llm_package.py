@@ -463,3 +463,56 @@ def test_split_packages_written_as_compiled_equal_a_later_save(tmp_path, monkeyp
     assert not written[0].parent.exists()
     assert not (tmp_path / "failed").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_package_past_the_size_limit_once_written_leaves_nothing(
+    tmp_path, monkeypatch
+):
+    """Written as it is compiled, each package is printed as its blob is
+    written (print_and_save_mlpackage, once a package), so its size is
+    checked once it is on disk: past --max-package-size (here a plan made
+    without the limit) the compile fails with the one-line error and the
+    whole output goes."""
+    import xdsl_ane.models.llm_packages as llm_packages
+
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "qwen3", False, "float32", layers=3)
+    plan = llm_packages.plan_packages
+    monkeypatch.setattr(
+        llm_packages,
+        "plan_packages",
+        lambda units, limit, *rest: plan(units, None, *rest),
+    )
+    with pytest.raises(
+        XdslAneError, match=r"^embed: .* of weights, over --max-package-size 1 KB"
+    ):
+        compile_llm(
+            checkpoint,
+            output=tmp_path / "out",
+            context=32,
+            prefill=4,
+            chunk=128,
+            layers_per_package=2,
+            max_package_size=1024,
+        )
+    assert list(tmp_path.iterdir()) == [checkpoint]
+    import xdsl_ane.backend.mlpackage as mlpackage
+
+    printed = []
+    print_and_save = mlpackage.print_and_save_mlpackage
+
+    def counted(print_proto, path, **options):
+        printed.append(path.name)
+        return print_and_save(print_proto, path, **options)
+
+    monkeypatch.setattr(mlpackage, "print_and_save_mlpackage", counted)
+    monkeypatch.setattr(llm_packages, "plan_packages", plan)
+    done = compile_llm(
+        checkpoint,
+        output=tmp_path / "out",
+        context=32,
+        prefill=4,
+        chunk=128,
+        layers_per_package=2,
+    )
+    assert sorted(printed) == sorted({p.record["path"] for p in done.parts})

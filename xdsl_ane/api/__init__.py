@@ -185,21 +185,13 @@ class CompiledModel:
         with reported(f"{self.source}: manifest", self.source):
             manifest = json.dumps(self.manifest(), indent=2) + "\n"
         if emit == "mlpackage" and "proto" not in self.__dict__:
-            # Printed and written at once: the blob is written while the
-            # rest of the protobuf is printed (nothing is left if either
-            # fails).
-            from xdsl_ane.backend.mlpackage import print_and_save_mlpackage
-
             step = f"MIL protobuf, writing {path.name}"
             with (
                 self.progress.step(step),
                 atomic_output(manifest_path(path, emit)) as tmp,
             ):
                 tmp.write_text(manifest)
-                with reported(str(path)):
-                    self.__dict__["proto"] = print_and_save_mlpackage(
-                        self.print_proto, path, force=force
-                    )
+                self.write_mlpackage(path, force)
             return
         if emit != "mil-text":
             self.proto  # noqa: B018  (printed before anything is written)
@@ -219,6 +211,21 @@ class CompiledModel:
                     else:
                         write_mil_text_dir(self.module, self.weights, tmp, self.target)
                     manifest_path(tmp, emit).write_text(manifest)
+
+    def write_mlpackage(self, path: str | Path, force: bool = False) -> None:
+        """The `.mlpackage` at `path` alone (no manifest): printed and
+        written at once where the protobuf is not printed yet, the blob
+        written while the rest of it is printed; nothing is left at `path`
+        if either fails."""
+        from xdsl_ane.backend.mlpackage import print_and_save_mlpackage
+
+        with reported(str(path)):
+            if "proto" in self.__dict__:
+                self.proto.save(path, force=force)
+            else:
+                self.__dict__["proto"] = print_and_save_mlpackage(
+                    self.print_proto, path, force=force
+                )
 
     def release_prefetch(self) -> None:
         """Frees the prefetched fp16 copies (later writes convert again)."""

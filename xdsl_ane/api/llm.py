@@ -106,7 +106,6 @@ class LlmPackage:
         outputs = [path, manifest_path(path, "mlpackage"), *copies]
         check_outputs(outputs, force, [self.source])
         manifest = json.dumps(self.manifest(path), indent=2) + "\n"
-        proto = self.compiled.proto
         with ExitStack() as stack:  # every file moved into place, or none
             for copy, data in copies.items():
                 stack.enter_context(atomic_output(copy, force)).write_bytes(data)
@@ -114,7 +113,7 @@ class LlmPackage:
                 atomic_output(manifest_path(path, "mlpackage"), force)
             )
             tmp.write_text(manifest)
-            proto.save(path, force=force)
+            self.compiled.write_mlpackage(path, force)
         return path
 
 
@@ -216,7 +215,7 @@ def write_part(directory: Path, part: LlmPart) -> None:
     )
     package = directory / part.record["path"]
     if not package.exists():
-        part.compiled.proto.save(package)
+        part.compiled.write_mlpackage(package)
 
 
 @contextmanager
@@ -413,13 +412,18 @@ def compile_llm(
         )
         if validate:
             compiled.validate().raise_if_failed()
+        if output is None or plan is None:
+            check_size(package, compiled)
+        # else checked once written: printed as its blob is written
+        return compiled, weights
+
+    def check_size(package: str, compiled: Any) -> None:
         written = compiled.proto.blob.next_offset  # the size of weight.bin
         if max_package_size is not None and written > max_package_size:
             raise XdslAneError(
                 f"{package or 'the package'}: {size_text(written)} of weights, over "
                 f"--max-package-size {size_text(max_package_size)} (raise it)"
             )
-        return compiled, weights
 
     if plan is None:
         compiled, weights = compiled_part("")
@@ -434,7 +438,9 @@ def compile_llm(
             directory = stack.enter_context(
                 split_output(output, plan.reason, force, source)
             )
-        packages = split_parts(plan, config, shape, compiled_part, directory)
+        packages = split_parts(
+            plan, config, shape, compiled_part, directory, check_size
+        )
         record["split"] = plan.reason
         record["max_package_size"] = max_package_size
         del record["states"]  # each package has its own slice
@@ -458,9 +464,11 @@ def split_parts(
     shape: Any,
     compiled_part: Callable[[str], tuple[Any, dict[str, np.ndarray]]],
     directory: Path | None,
+    check_size: Callable[[str, Any], None],
 ) -> list[LlmPart]:
     """The parts of a split model in calling order, each package compiled
-    once; with `directory`, each part written into it as it is made and a
+    once; with `directory`, each part written into it as it is made (the
+    package printed as its blob is written, then `check_size`d) and a
     package's weights released after its last part."""
     from xdsl_ane.models.llm import output_names
     from xdsl_ane.models.llm_packages import ENDS, ENDS_FUNCTIONS
@@ -500,6 +508,7 @@ def split_parts(
         packages.append(LlmPart(name, compiled, part_record, weights))
         if directory is not None:
             write_part(directory, packages[-1])
+            check_size(package, compiled)
             if last[package] == i:
                 packages[-1].compiled.release_weights()
                 packages[-1].weights.clear()
