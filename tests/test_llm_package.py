@@ -453,8 +453,8 @@ def test_split_packages_written_as_compiled_equal_a_later_save(tmp_path, monkeyp
     def write_one_part(directory, part):  # fails once one package is written
         if written:
             raise XdslAneError(f"{part.name}: disk full")
-        write_part(directory, part)
         written.append(directory / part.record["path"])
+        return write_part(directory, part)
 
     monkeypatch.setattr(llm_api, "write_part", write_one_part)
     with pytest.raises(XdslAneError, match="disk full"):
@@ -464,12 +464,31 @@ def test_split_packages_written_as_compiled_equal_a_later_save(tmp_path, monkeyp
     assert not (tmp_path / "failed").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
+    # the next package's compile fails while the blob before is written
+    import xdsl_ane.api as api
+
+    monkeypatch.setattr(llm_api, "write_part", write_part)
+    compiles = []
+    compile_module = api.compile
+
+    def compile_one(*args, **kwargs):
+        if compiles:
+            raise XdslAneError("layers_0-1: out of memory")
+        compiles.append(compile_module(*args, **kwargs))
+        return compiles[-1]
+
+    monkeypatch.setattr(api, "compile", compile_one)
+    with pytest.raises(XdslAneError, match="out of memory"):
+        compile_llm(checkpoint, output=tmp_path / "failed", **options)
+    assert len(compiles) == 1 and not (tmp_path / "failed").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
 
 def test_a_package_past_the_size_limit_once_written_leaves_nothing(
     tmp_path, monkeypatch
 ):
     """Written as it is compiled, each package is printed as its blob is
-    written (print_and_save_mlpackage, once a package), so its size is
+    written (a PackageWrite, once a package), so its size is
     checked once it is on disk: past --max-package-size (here a plan made
     without the limit) the compile fails with the one-line error and the
     whole output goes."""
@@ -499,13 +518,13 @@ def test_a_package_past_the_size_limit_once_written_leaves_nothing(
     import xdsl_ane.backend.mlpackage as mlpackage
 
     printed = []
-    print_and_save = mlpackage.print_and_save_mlpackage
 
-    def counted(print_proto, path, **options):
-        printed.append(path.name)
-        return print_and_save(print_proto, path, **options)
+    class Counted(mlpackage.PackageWrite):
+        def __init__(self, print_proto, path, **options):
+            printed.append(path.name)
+            super().__init__(print_proto, path, **options)
 
-    monkeypatch.setattr(mlpackage, "print_and_save_mlpackage", counted)
+    monkeypatch.setattr(mlpackage, "PackageWrite", Counted)
     monkeypatch.setattr(llm_packages, "plan_packages", plan)
     done = compile_llm(
         checkpoint,

@@ -217,15 +217,22 @@ class CompiledModel:
         written at once where the protobuf is not printed yet, the blob
         written while the rest of it is printed; nothing is left at `path`
         if either fails."""
-        from xdsl_ane.backend.mlpackage import print_and_save_mlpackage
+        self.start_mlpackage(path, force).finish()
+
+    def start_mlpackage(self, path: str | Path, force: bool = False) -> PendingPackage:
+        """`write_mlpackage` in two steps: the model printed now, its blob
+        still being written on a thread when this returns, the package made
+        by the `finish` of what it returns (or nothing left by its
+        `abort`), so that the caller goes on while the weights go to disk."""
+        from xdsl_ane.backend.mlpackage import PackageWrite
 
         with reported(str(path)):
             if "proto" in self.__dict__:
                 self.proto.save(path, force=force)
-            else:
-                self.__dict__["proto"] = print_and_save_mlpackage(
-                    self.print_proto, path, force=force
-                )
+                return PendingPackage(self, Path(path), None)
+            return PendingPackage(
+                self, Path(path), PackageWrite(self.print_proto, path, force=force)
+            )
 
     def release_prefetch(self) -> None:
         """Frees the prefetched fp16 copies (later writes convert again)."""
@@ -432,6 +439,29 @@ def missing_weight_hint(name: str, weights: Mapping[str, np.ndarray]) -> str:
             f"prefix '{prefix[1:]}' (strip or add it when writing the weights)"
         )
     return did_you_mean(name, weights)
+
+
+@dataclass
+class PendingPackage:
+    """A package of `model` being written (`CompiledModel.start_mlpackage`):
+    `finish` waits for its blob and moves it into place, `abort` waits for
+    the writer and leaves nothing."""
+
+    model: CompiledModel
+    path: Path
+    write: Any
+    """The `backend.mlpackage.PackageWrite`; None once done."""
+
+    def finish(self) -> None:
+        if self.write is not None:
+            write, self.write = self.write, None
+            with reported(str(self.path)):
+                self.model.__dict__["proto"] = write.finish()
+
+    def abort(self) -> None:
+        if self.write is not None:
+            write, self.write = self.write, None
+            write.abort()
 
 
 def compile(

@@ -50,6 +50,7 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -194,7 +195,9 @@ class LlmPackageSet:
             )
         with split_output(path, self.reason, force, self.source) as tmp:
             for part in self.parts:
-                write_part(tmp, part)
+                write = write_part(tmp, part)
+                if write is not None:
+                    write.finish()
             self.write_rest(tmp)
         return path
 
@@ -206,16 +209,18 @@ class LlmPackageSet:
         (directory / "manifest.json").write_text(manifest)
 
 
-def write_part(directory: Path, part: LlmPart) -> None:
+def write_part(directory: Path, part: LlmPart) -> Any:
     """NAME.manifest.json and, unless it is there already (embed_head: the
-    embedding's and head's package), NAME's package, in `directory`."""
+    embedding's and head's package), NAME's package started, in
+    `directory`: the `PendingPackage` to finish (None if there already)."""
     (directory / f"{part.name}.manifest.json").write_text(
         json.dumps({**part.compiled.manifest(), "llm_part": part.record}, indent=2)
         + "\n"
     )
     package = directory / part.record["path"]
-    if not package.exists():
-        part.compiled.write_mlpackage(package)
+    if package.exists():
+        return None
+    return part.compiled.start_mlpackage(package)
 
 
 @contextmanager
@@ -467,52 +472,87 @@ def split_parts(
     check_size: Callable[[str, Any], None],
 ) -> list[LlmPart]:
     """The parts of a split model in calling order, each package compiled
-    once; with `directory`, each part written into it as it is made (the
-    package printed as its blob is written, then `check_size`d) and a
-    package's weights released after its last part."""
+    once; with `directory`, each part written into it as it is made: the
+    package printed as its blob is written, the blob still going to disk
+    while the next package compiles, then finished, `check_size`d and,
+    after its last part, its weights released."""
+    last = {package: i for i, (_, _, _, package) in enumerate(plan.parts)}
+    packages: list[LlmPart] = []
+    done: dict[str, tuple[Any, dict[str, np.ndarray]]] = {}
+    writing = None  # the PendingPackage being written
+    after: list[Callable[[], None]] = []  # what follows its write
+
+    def release(part: LlmPart) -> None:
+        part.compiled.release_weights()
+        part.weights.clear()
+
+    try:
+        for i, plan_part in enumerate(plan.parts):
+            package = plan_part[3]
+            if package not in done:  # beside the blob before
+                done[package] = compiled_part(package)
+            compiled, weights = done[package]
+            packages.append(llm_part(plan_part, config, shape, compiled, weights))
+            if directory is None:
+                continue
+            if writing is not None:
+                writing.finish()
+            for step in after:
+                step()
+            writing = write_part(directory, packages[-1])
+            after = [partial(check_size, package, compiled)] if writing else []
+            if last[package] == i:
+                after.append(partial(release, packages[-1]))
+        if writing is not None:
+            writing.finish()
+        for step in after:
+            step()
+    except BaseException:
+        if writing is not None:  # the writer stopped, nothing kept
+            writing.abort()
+        raise
+    return packages
+
+
+def llm_part(
+    plan_part: tuple[str, str, Any, str],
+    config: Any,
+    shape: Any,
+    compiled: Any,
+    weights: dict[str, np.ndarray],
+) -> LlmPart:
+    """The part `plan_part` (name, part, layers, package) of a split
+    model, of its package's compiled model and weights."""
     from xdsl_ane.models.llm import output_names
     from xdsl_ane.models.llm_packages import ENDS, ENDS_FUNCTIONS
 
-    last = {package: i for i, (_, _, _, package) in enumerate(plan.parts)}
-    packages = []
-    done: dict[str, tuple[Any, dict[str, np.ndarray]]] = {}
-    for i, (name, part, layers, package) in enumerate(plan.parts):
-        part_shape = replace(shape, part=part, layers=layers)
-        if package not in done:
-            done[package] = compiled_part(package)
-        compiled, weights = done[package]
-        inputs = {
-            "embed": ["input_ids"],
-            "layers": ["hidden_states", "position"],
-            "head": ["hidden_states"],
-        }[part]
-        states = cache_states(config, part_shape) if layers else {}
-        functions = ENDS_FUNCTIONS if package == ENDS and part == "embed" else {}
-        # Core ML's names: a layers package takes and returns hidden_states,
-        # and its output is renamed (inputs and outputs share one namespace);
-        # `feeds` says which later input each renamed output is.
-        prefill_name = functions.get("prefill", "prefill")
-        outputs = compiled.manifest()["functions"][prefill_name]["outputs"]
-        logical = output_names(config, part_shape)
-        part_record = {
-            "name": name,
-            "path": f"{package}.mlpackage",
-            "layers": list(layers) if layers else None,
-            "inputs": inputs,
-            "outputs": outputs,
-            "feeds": {o: n for o, n in zip(outputs, logical) if o != n},
-            "states": states,
-        }
-        if functions:
-            part_record["function_names"] = functions
-        packages.append(LlmPart(name, compiled, part_record, weights))
-        if directory is not None:
-            write_part(directory, packages[-1])
-            check_size(package, compiled)
-            if last[package] == i:
-                packages[-1].compiled.release_weights()
-                packages[-1].weights.clear()
-    return packages
+    name, part, layers, package = plan_part
+    part_shape = replace(shape, part=part, layers=layers)
+    inputs = {
+        "embed": ["input_ids"],
+        "layers": ["hidden_states", "position"],
+        "head": ["hidden_states"],
+    }[part]
+    states = cache_states(config, part_shape) if layers else {}
+    functions = ENDS_FUNCTIONS if package == ENDS and part == "embed" else {}
+    # Core ML's names: a layers package takes and returns hidden_states,
+    # and its output is renamed (inputs and outputs share one namespace);
+    # `feeds` says which later input each renamed output is.
+    prefill_name = functions.get("prefill", "prefill")
+    outputs = compiled.manifest()["functions"][prefill_name]["outputs"]
+    logical = output_names(config, part_shape)
+    record = {
+        "name": name,
+        "path": f"{package}.mlpackage",
+        "layers": list(layers) if layers else None,
+        "inputs": inputs,
+        "outputs": outputs,
+        "feeds": {o: n for o, n in zip(outputs, logical) if o != n},
+        "states": states,
+    }
+    if functions:
+        record["function_names"] = functions
+    return LlmPart(name, compiled, record, weights)
 
 
 # --- generation in the interpreter ------------------------------------------------

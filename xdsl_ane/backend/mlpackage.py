@@ -74,20 +74,63 @@ def print_and_save_mlpackage(
     `BlobStream` in the staging directory, moved into the package's
     weights item once the package is made). The printed model is returned;
     nothing is left at `path` if printing or writing fails."""
-    path = package_path(path)
-    with _staged(path, force) as (staging, staged):
-        stream = BlobStream(staging / WEIGHT_FILE)
-        with stream as blob:
-            result = print_proto(blob)
-        _require_weight_data(result, path)
-        if stream.error is not None:
-            raise stream.error
+    return PackageWrite(print_proto, path, force=force).finish()
 
-        def move_weights(weights_dir: Path) -> None:
-            os.replace(stream.path, weights_dir / WEIGHT_FILE)
 
-        write_package(result, path, staging, staged, move_weights)
-    return result
+class PackageWrite:
+    """`print_and_save_mlpackage` in two steps, so that the caller goes on
+    (compiles the next package) while the weights go to disk: made, it
+    prints the model as its blob is written on the stream's thread and
+    returns once printed; `finish` waits for the blob, makes the package
+    and gives the printed model; `abort` waits for the writer and leaves
+    nothing. One of the two must be called."""
+
+    def __init__(
+        self,
+        print_proto: Callable[[WeightBlob], ProtoResult],
+        path: str | Path,
+        *,
+        force: bool = False,
+    ):
+        self.path = package_path(path)
+        self._stack = contextlib.ExitStack()
+        self.staging, self.staged = self._stack.enter_context(_staged(self.path, force))
+        self.stream = BlobStream(self.staging / WEIGHT_FILE)
+        blob = self.stream.__enter__()  # the writer starts
+        try:
+            try:
+                self.result = print_proto(blob)
+            finally:
+                self.stream.close()  # the last entry is planned
+            _require_weight_data(self.result, self.path)
+        except BaseException:
+            self.abort()
+            raise
+
+    def finish(self) -> ProtoResult:
+        try:
+            self.stream.join()
+            if self.stream.error is not None:
+                raise self.stream.error
+
+            def move_weights(weights_dir: Path) -> None:
+                os.replace(self.stream.path, weights_dir / WEIGHT_FILE)
+
+            write_package(
+                self.result, self.path, self.staging, self.staged, move_weights
+            )
+        except BaseException as e:
+            self.stream.join()
+            self._stack.__exit__(type(e), e, e.__traceback__)
+            raise
+        self._stack.close()  # moves the package into place
+        return self.result
+
+    def abort(self) -> None:
+        self.stream.close()
+        self.stream.join()
+        error = XdslAneError(f"{self.path}: not written")
+        self._stack.__exit__(type(error), error, None)
 
 
 def package_path(path: str | Path) -> Path:

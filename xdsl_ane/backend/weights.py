@@ -461,7 +461,15 @@ class BlobStream:
         return WeightBlob(sink=self._queue.put)
 
     def __exit__(self, *exc: object) -> None:
+        self.close()
+        self.join()
+
+    def close(self) -> None:
+        """No more entries: the writer ends after the last one given."""
         self._queue.put(None)
+
+    def join(self) -> None:
+        """Waits for the writer (its failure, if any, in `error`)."""
         self._thread.join()
 
     def _run(self) -> None:
