@@ -443,8 +443,11 @@ def compile_llm(
             directory = stack.enter_context(
                 split_output(output, plan.reason, force, source)
             )
+        # a compressed package holds its compressed data until written:
+        # the next one is compiled only after it, bounding memory to one
+        lazy = compress is None and compress_embedding == "none"
         packages = split_parts(
-            plan, config, shape, compiled_part, directory, check_size
+            plan, config, shape, compiled_part, directory, check_size, lazy
         )
         record["split"] = plan.reason
         record["max_package_size"] = max_package_size
@@ -470,12 +473,14 @@ def split_parts(
     compiled_part: Callable[[str], tuple[Any, dict[str, np.ndarray]]],
     directory: Path | None,
     check_size: Callable[[str, Any], None],
+    overlap: bool = True,
 ) -> list[LlmPart]:
     """The parts of a split model in calling order, each package compiled
     once; with `directory`, each part written into it as it is made: the
     package printed as its blob is written, the blob still going to disk
-    while the next package compiles, then finished, `check_size`d and,
-    after its last part, its weights released."""
+    while the next package compiles (unless not `overlap`), then
+    finished, `check_size`d and, after its last part, its weights
+    released."""
     last = {package: i for i, (_, _, _, package) in enumerate(plan.parts)}
     packages: list[LlmPart] = []
     done: dict[str, tuple[Any, dict[str, np.ndarray]]] = {}
@@ -486,27 +491,32 @@ def split_parts(
         part.compiled.release_weights()
         part.weights.clear()
 
+    def settle() -> None:  # the package being written: finished, checked
+        nonlocal writing, after
+        if writing is not None:
+            writing.finish()
+        writing = None
+        for step in after:
+            step()
+        after = []
+
     try:
         for i, plan_part in enumerate(plan.parts):
             package = plan_part[3]
-            if package not in done:  # beside the blob before
-                done[package] = compiled_part(package)
+            if package not in done:
+                if not overlap:
+                    settle()
+                done[package] = compiled_part(package)  # beside the blob before
             compiled, weights = done[package]
             packages.append(llm_part(plan_part, config, shape, compiled, weights))
             if directory is None:
                 continue
-            if writing is not None:
-                writing.finish()
-            for step in after:
-                step()
+            settle()
             writing = write_part(directory, packages[-1])
             after = [partial(check_size, package, compiled)] if writing else []
             if last[package] == i:
                 after.append(partial(release, packages[-1]))
-        if writing is not None:
-            writing.finish()
-        for step in after:
-            step()
+        settle()
     except BaseException:
         if writing is not None:  # the writer stopped, nothing kept
             writing.abort()
