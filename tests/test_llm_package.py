@@ -502,18 +502,13 @@ def test_a_package_past_the_size_limit_once_written_leaves_nothing(
         "plan_packages",
         lambda units, limit, *rest: plan(units, None, *rest),
     )
+    options = dict(
+        output=tmp_path / "out", context=32, prefill=4, chunk=128, layers_per_package=2
+    )
     with pytest.raises(
         XdslAneError, match=r"^embed: .* of weights, over --max-package-size 1 KB"
     ):
-        compile_llm(
-            checkpoint,
-            output=tmp_path / "out",
-            context=32,
-            prefill=4,
-            chunk=128,
-            layers_per_package=2,
-            max_package_size=1024,
-        )
+        compile_llm(checkpoint, max_package_size=1024, **options)
     assert list(tmp_path.iterdir()) == [checkpoint]
     import xdsl_ane.backend.mlpackage as mlpackage
 
@@ -526,12 +521,5 @@ def test_a_package_past_the_size_limit_once_written_leaves_nothing(
 
     monkeypatch.setattr(mlpackage, "PackageWrite", Counted)
     monkeypatch.setattr(llm_packages, "plan_packages", plan)
-    done = compile_llm(
-        checkpoint,
-        output=tmp_path / "out",
-        context=32,
-        prefill=4,
-        chunk=128,
-        layers_per_package=2,
-    )
+    done = compile_llm(checkpoint, **options)
     assert sorted(printed) == sorted({p.record["path"] for p in done.parts})
