@@ -20,7 +20,10 @@ unused bits of the last byte, zeros), then the data; zeros between.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import struct
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,6 +68,21 @@ SUB_BYTE_WIDTHS = {
 PACK_BLOCK = 1 << 22
 """Sub-byte elements packed at a time (a multiple of 8: each block fills
 whole bytes), bounding the unpacked bits numpy makes on the way."""
+
+
+@contextlib.contextmanager
+def quiet_coremltools() -> Iterator[None]:
+    """Silences coremltools' import-time complaints (its macOS-only runtime
+    is missing on Linux) and Python warnings while importing or calling it."""
+    logger = logging.getLogger("coremltools")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
 
 
 def header(count: int) -> bytes:
@@ -143,8 +161,6 @@ def blocks(flat: np.ndarray, width: int | None, dtype: str) -> Iterator[memoryvi
     if width is None:
         yield memoryview(flat.view(np.uint8))
         return
-    from xdsl_ane.backend.weights import quiet_coremltools
-
     with quiet_coremltools():
         from coremltools.optimize._utils import pack_elements_into_bits
 

@@ -36,12 +36,10 @@ weight, a wrong shape or a non-float array for a float const is an
 from __future__ import annotations
 
 import contextlib
-import logging
 import math
 import queue
 import sys
 import threading
-import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -51,29 +49,13 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 
-from xdsl_ane.backend.milblob import BlobWriter
+from xdsl_ane.backend.milblob import BlobWriter, quiet_coremltools
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.dtypes import DTYPES
 from xdsl_ane.dialects.typing import ints_prop
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interpreter.core import InterpretationError, WeightStore, numpy_dtype
-
-
-@contextlib.contextmanager
-def quiet_coremltools() -> Iterator[None]:
-    """Silences coremltools' import-time complaints (its macOS-only runtime
-    is missing on Linux) and Python warnings while importing or calling it."""
-    logger = logging.getLogger("coremltools")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        logger.setLevel(level)
-
 
 BLOB_PATH = "@model_path/weights/weight.bin"
 """A BlobFileValue's file name: the blob relative to the model directory."""
