@@ -29,13 +29,27 @@ from pathlib import Path
 
 import numpy as np
 
+from xdsl_ane.dialects.dtypes import DTYPES
 from xdsl_ane.errors import XdslAneError
 
-HEADER_SIZE = 64
-METADATA_SIZE = 64
-ALIGNMENT = 64
+BLOB_HEADER_SIZE = 64
+BLOB_METADATA_SIZE = 64
+BLOB_ALIGNMENT = 64
 VERSION = 2
 SENTINEL = 0xDEADBEEF
+
+BLOB_NUMPY_DTYPES: dict[str, np.dtype] = {
+    d.mil: d.numpy for d in DTYPES if d.mil != "bool"
+}
+"""The MIL dtypes a blob tensor can have (those coremltools' blob writers
+take), with the little-endian numpy dtypes that hold their values."""
+
+SUB_BYTE_BITS: dict[str, int] = {d.mil: d.bits for d in DTYPES if d.sub_byte}
+"""The sub-byte dtypes of compressed weight data and their widths. The blob
+packs them (coremltools' write_int4_data, write_uint4_data, ...: element i
+in bits [i·w, (i+1)·w), little-endian); numpy holds them unpacked, one value
+per int8 (int4) or uint8 element. coremltools puts them in the blob as it
+does their holding dtype (at least 10 elements), iOS18 only having them."""
 
 DTYPE_CODES: dict[str, int] = {
     "fp16": 1,
@@ -55,15 +69,6 @@ DTYPE_CODES: dict[str, int] = {
     "uint32": 15,
 }
 """MILBlob's `BlobDataType` codes."""
-
-SUB_BYTE_WIDTHS = {
-    "int4": 4,
-    "uint1": 1,
-    "uint2": 2,
-    "uint3": 3,
-    "uint4": 4,
-    "uint6": 6,
-}
 
 PACK_BLOCK = 1 << 22
 """Sub-byte elements packed at a time (a multiple of 8: each block fills
@@ -85,17 +90,27 @@ def quiet_coremltools() -> Iterator[None]:
         logger.setLevel(level)
 
 
+def blob_nbytes(dtype: str, count: int) -> int:
+    """The bytes `count` elements of `dtype` take in the blob (sub-byte
+    types packed, the last byte padded)."""
+    if dtype in SUB_BYTE_BITS:
+        return -(-count * SUB_BYTE_BITS[dtype] // 8)
+    return count * BLOB_NUMPY_DTYPES[dtype].itemsize
+
+
+def next_blob_offset(offset: int, nbytes: int) -> int:
+    """The offset of the record after one at `offset` holding `nbytes`."""
+    end = offset + BLOB_METADATA_SIZE + nbytes
+    return -(-end // BLOB_ALIGNMENT) * BLOB_ALIGNMENT
+
+
 def header(count: int) -> bytes:
-    return struct.pack("<II", count, VERSION).ljust(HEADER_SIZE, b"\0")
+    return struct.pack("<II", count, VERSION).ljust(BLOB_HEADER_SIZE, b"\0")
 
 
 def metadata(code: int, size: int, data_offset: int, padding_bits: int) -> bytes:
     record = struct.pack("<IIQQQ", SENTINEL, code, size, data_offset, padding_bits)
-    return record.ljust(METADATA_SIZE, b"\0")
-
-
-def aligned(offset: int) -> int:
-    return -(-offset // ALIGNMENT) * ALIGNMENT
+    return record.ljust(BLOB_METADATA_SIZE, b"\0")
 
 
 class BlobWriter:
@@ -107,47 +122,43 @@ class BlobWriter:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.count = 0
-        self.end = HEADER_SIZE
-        try:
+        self.end = self.next = BLOB_HEADER_SIZE  # written to; the next record
+        with self.writing():
             self.file = open(self.path, "wb")  # noqa: SIM115 (closed by close)
             self.file.write(header(0))
-        except OSError as e:
-            raise XdslAneError(
-                f"{self.path}: cannot write the weight blob ({e})"
-            ) from None
 
     def write(self, dtype: str, data: np.ndarray) -> int:
         code = DTYPE_CODES.get(dtype)
-        if code is None:
+        if code is None or dtype not in BLOB_NUMPY_DTYPES:
             raise XdslAneError(
                 f"{self.path}: dtype {dtype} cannot be stored in the blob"
             )
         flat = np.ascontiguousarray(data).reshape(-1)
-        width = SUB_BYTE_WIDTHS.get(dtype)
-        if width is None:
-            size, padding = flat.nbytes, 0
-        else:
-            size = -(-flat.size * width // 8)
-            padding = size * 8 - flat.size * width
-        offset = aligned(self.end)
-        try:
+        width = SUB_BYTE_BITS.get(dtype)
+        size = blob_nbytes(dtype, flat.size)
+        padding = 0 if width is None else size * 8 - flat.size * width
+        offset = self.next
+        with self.writing():
             self.file.write(bytes(offset - self.end))
-            self.file.write(metadata(code, size, offset + METADATA_SIZE, padding))
+            self.file.write(metadata(code, size, offset + BLOB_METADATA_SIZE, padding))
             for block in blocks(flat, width, dtype):
                 self.file.write(block)
-        except OSError as e:
-            raise XdslAneError(
-                f"{self.path}: cannot write the weight blob ({e})"
-            ) from None
-        self.end = offset + METADATA_SIZE + size
+        self.end = offset + BLOB_METADATA_SIZE + size
+        self.next = next_blob_offset(offset, size)
         self.count += 1
         return offset
 
     def close(self) -> None:
-        try:
+        with self.writing():
             self.file.seek(0)
             self.file.write(header(self.count))
             self.file.close()
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """An OSError of the file as a one-line error naming it."""
+        try:
+            yield
         except OSError as e:
             raise XdslAneError(
                 f"{self.path}: cannot write the weight blob ({e})"

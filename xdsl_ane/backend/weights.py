@@ -49,10 +49,17 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects.builtin import TensorType
 
-from xdsl_ane.backend.milblob import BlobWriter, quiet_coremltools
+from xdsl_ane.backend.milblob import (
+    BLOB_HEADER_SIZE,
+    BLOB_NUMPY_DTYPES,
+    SUB_BYTE_BITS,
+    BlobWriter,
+    blob_nbytes,
+    next_blob_offset,
+    quiet_coremltools,
+)
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy
-from xdsl_ane.dialects.dtypes import DTYPES
 from xdsl_ane.dialects.typing import ints_prop
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interpreter.core import InterpretationError, WeightStore, numpy_dtype
@@ -62,26 +69,9 @@ BLOB_PATH = "@model_path/weights/weight.bin"
 WEIGHTS_DIR = "weights"
 WEIGHT_FILE = "weight.bin"
 
-BLOB_HEADER_SIZE = 64
-BLOB_METADATA_SIZE = 64
-BLOB_ALIGNMENT = 64
-
 INLINE_LIMIT = 10
 """Consts with fewer elements are written inline (coremltools'
 `should_use_weight_file`)."""
-
-BLOB_NUMPY_DTYPES: dict[str, np.dtype] = {
-    d.mil: d.numpy for d in DTYPES if d.mil != "bool"
-}
-"""The MIL dtypes a blob tensor can have (those coremltools' blob writers
-take), with the little-endian numpy dtypes that hold their values."""
-
-SUB_BYTE_BITS: dict[str, int] = {d.mil: d.bits for d in DTYPES if d.sub_byte}
-"""The sub-byte dtypes of compressed weight data and their widths. The blob
-packs them (coremltools' write_int4_data, write_uint4_data, ...: element i
-in bits [i·w, (i+1)·w), little-endian); numpy holds them unpacked, one value
-per int8 (int4) or uint8 element. coremltools puts them in the blob as it
-does their holding dtype (at least 10 elements), iOS18 only having them."""
 
 _IOS18_SPECIFICATION_VERSION = 9
 
@@ -99,12 +89,6 @@ def goes_to_blob(dtype: str, size: int, specification_version: int) -> bool:
     """Whether coremltools writes a const of this MIL dtype and element count
     to the blob (at least `INLINE_LIMIT` elements of a blob dtype)."""
     return size >= INLINE_LIMIT and dtype in blob_dtypes(specification_version)
-
-
-def next_blob_offset(offset: int, nbytes: int) -> int:
-    """The offset of the record after one at `offset` holding `nbytes`."""
-    end = offset + BLOB_METADATA_SIZE + nbytes
-    return -(-end // BLOB_ALIGNMENT) * BLOB_ALIGNMENT
 
 
 CONVERT_BLOCK = 1 << 22
@@ -306,14 +290,6 @@ class BlobEntry:
     @property
     def nbytes(self) -> int:
         return blob_nbytes(self.dtype, math.prod(self.shape))
-
-
-def blob_nbytes(dtype: str, count: int) -> int:
-    """The bytes `count` elements of `dtype` take in the blob (sub-byte
-    types packed, the last byte padded)."""
-    if dtype in SUB_BYTE_BITS:
-        return -(-count * SUB_BYTE_BITS[dtype] // 8)
-    return count * BLOB_NUMPY_DTYPES[dtype].itemsize
 
 
 @dataclass
