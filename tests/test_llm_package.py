@@ -523,3 +523,47 @@ def test_a_package_past_the_size_limit_once_written_leaves_nothing(
     monkeypatch.setattr(llm_packages, "plan_packages", plan)
     done = compile_llm(checkpoint, **options)
     assert sorted(printed) == sorted({p.record["path"] for p in done.parts})
+
+
+def test_the_next_package_compiles_beside_the_blob_before_unless_compressed(
+    tmp_path, monkeypatch
+):
+    """Written as compiled, an fp16 package's blob is still being written
+    (its weights held) when the next package compiles; a compressed one
+    is finished and released first, so memory holds one package's
+    compressed data. Packages before it are released either way."""
+    import xdsl_ane.api as api
+
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "qwen3", False, "float32", layers=3)
+    compile_module = api.compile
+
+    def held_at_each_compile(compress: str | None) -> list[list[bool]]:
+        """Whether each package compiled before still holds its weights,
+        as each package compiles."""
+        compiled: list = []
+        held: list[list[bool]] = []
+
+        def recording(*args, **kwargs):
+            held.append([bool(c.weights) for c in compiled])
+            compiled.append(compile_module(*args, **kwargs))
+            return compiled[-1]
+
+        monkeypatch.setattr(api, "compile", recording)
+        compile_llm(
+            checkpoint,
+            output=tmp_path / f"out-{compress}",
+            context=32,
+            prefill=4,
+            chunk=128,
+            layers_per_package=1,
+            compress=compress,
+            compress_head="none",
+        )
+        return held
+
+    for compress, previous_held in [(None, True), ("lut4", False)]:
+        held = held_at_each_compile(compress)
+        assert len(held) == 5  # embed, a package per layer, head
+        for k, before in enumerate(held[1:], 1):
+            assert before == [False] * (k - 1) + [previous_held], (compress, k)

@@ -52,7 +52,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -65,6 +65,9 @@ from xdsl_ane.api.text import (
 from xdsl_ane.errors import XdslAneError, first_line
 from xdsl_ane.models.llm_packages import DEFAULT_MAX_PACKAGE_SIZE
 from xdsl_ane.outputs import atomic_output, check_outputs
+
+if TYPE_CHECKING:
+    from xdsl_ane.api import PendingPackage
 
 
 @dataclass
@@ -209,7 +212,7 @@ class LlmPackageSet:
         (directory / "manifest.json").write_text(manifest)
 
 
-def write_part(directory: Path, part: LlmPart) -> Any:
+def write_part(directory: Path, part: LlmPart) -> PendingPackage | None:
     """NAME.manifest.json and, unless it is there already (embed_head: the
     embedding's and head's package), NAME's package started, in
     `directory`: the `PendingPackage` to finish (None if there already)."""
@@ -443,11 +446,8 @@ def compile_llm(
             directory = stack.enter_context(
                 split_output(output, plan.reason, force, source)
             )
-        # a compressed package holds its compressed data until written:
-        # the next one is compiled only after it, bounding memory to one
-        lazy = compress is None and compress_embedding == "none"
         packages = split_parts(
-            plan, config, shape, compiled_part, directory, check_size, lazy
+            plan, config, shape, compiled_part, directory, check_size
         )
         record["split"] = plan.reason
         record["max_package_size"] = max_package_size
@@ -473,12 +473,12 @@ def split_parts(
     compiled_part: Callable[[str], tuple[Any, dict[str, np.ndarray]]],
     directory: Path | None,
     check_size: Callable[[str, Any], None],
-    overlap: bool = True,
 ) -> list[LlmPart]:
     """The parts of a split model in calling order, each package compiled
     once; with `directory`, each part written into it as it is made: the
     package printed as its blob is written, the blob still going to disk
-    while the next package compiles (unless not `overlap`), then
+    while the next package compiles (unless compressed: it holds its
+    compressed data until written, so memory holds one package's), then
     finished, `check_size`d and, after its last part, its weights
     released."""
     last = {package: i for i, (_, _, _, package) in enumerate(plan.parts)}
@@ -504,7 +504,7 @@ def split_parts(
         for i, plan_part in enumerate(plan.parts):
             package = plan_part[3]
             if package not in done:
-                if not overlap:
+                if packages and packages[-1].compiled.uncompressed is not None:
                     settle()
                 done[package] = compiled_part(package)  # beside the blob before
             compiled, weights = done[package]
