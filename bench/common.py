@@ -76,8 +76,50 @@ class ChildFailed(BenchError):
         super().__init__(f"{label}: exited with {returncode}")
 
 
+def memory_total_mb() -> float:
+    """This machine's memory (MemTotal of /proc/meminfo), in MiB."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) / 1024
+    raise BenchError("/proc/meminfo has no MemTotal")
+
+
+def resident_mb(pid: int) -> float:
+    """The resident memory of process `pid` now (VmRSS), in MiB; 0 once gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def watch(child: subprocess.Popen, rss_limit_mb: float | None) -> float | None:
+    """Waits for `child`; with `rss_limit_mb`, kills it once its resident
+    memory passes the limit (sampled every 0.2 s) and returns the RSS it
+    had then, so that a measurement that would exhaust the machine fails
+    with a figure instead of taking the machine down."""
+    if rss_limit_mb is None:
+        child.wait()
+        return None
+    while child.poll() is None:
+        rss = resident_mb(child.pid)
+        if rss > rss_limit_mb:
+            child.kill()
+            child.wait()
+            return rss
+        time.sleep(0.2)
+    return None
+
+
 def run_child(
-    module: str, arguments: list[str], scratch: Path, label: str | None = None
+    module: str,
+    arguments: list[str],
+    scratch: Path,
+    label: str | None = None,
+    rss_limit_mb: float | None = None,
 ) -> dict[str, Any]:
     """The JSON that `python -m bench.MODULE ARGUMENTS --workdir W --output O`
     writes to O, run in a child process.
@@ -85,7 +127,10 @@ def run_child(
     A child of its own, so that a measurement's peak memory is its own and
     goes back to the system after it; W lies in a directory of `scratch`
     removed after it. On failure the last 40 lines of its log go to stderr
-    and `ChildFailed` is raised, so that the bench stops."""
+    and `ChildFailed` is raised, so that the bench stops; a child whose
+    RSS passes `rss_limit_mb` is killed and fails with a last line giving
+    the RSS it reached and the last line it had logged (what it was
+    doing)."""
     label = label or module
     job = Path(tempfile.mkdtemp(prefix=f"{module.replace('.', '-')}-", dir=scratch))
     output, log = job / "result.json", job / "log.txt"
@@ -93,10 +138,22 @@ def run_child(
     command = [sys.executable, "-m", f"bench.{module}", *arguments]
     command += ["--workdir", str(job / "work"), "--output", str(output)]
     with log.open("w") as stream:
-        returncode = subprocess.run(
+        child = subprocess.Popen(
             command, stdout=stream, stderr=subprocess.STDOUT, cwd=ROOT
-        ).returncode
+        )
+        killed_at = watch(child, rss_limit_mb)
     try:
+        if killed_at is not None:
+            lines = [x for x in log.read_text(errors="replace").splitlines() if x]
+            doing = f" while {lines[-1]}" if lines else ""
+            raise ChildFailed(
+                label,
+                -9,
+                f"killed at {killed_at / 1024:.1f} GB RSS (the limit: "
+                f"{rss_limit_mb / 1024:.1f} GB of this machine's "
+                f"{memory_total_mb() / 1024:.1f} GB){doing}",
+            )
+        returncode = child.returncode
         if returncode != 0:
             text = log.read_text(errors="replace")
             print("\n".join(text.splitlines()[-40:]), file=sys.stderr)

@@ -11,11 +11,16 @@ size and non-const ops per function. Then a Llama-3.2-3B-shaped checkpoint
 (random bf16, written tensor by tensor with safetensors and cached under
 ~/.cache/xdsl-ane-bench) compiled as `compile-llm`'s defaults split it, and
 with `--compress lut4`: time, peak RSS, bytes written against the fp16
-weights, and the write limit (the same bytes written to the same disk).
+weights, and the write limit (the same bytes written to the same disk);
+and coremltools' stateful path on it under an RSS watchdog (the RSS it
+reached when killed, where the machine is too small). `--again large_8b`
+measures a Llama-3.1-8B-shaped checkpoint the same way (not in the
+whole run).
 
     python -m bench.llm [--layers 28] [--vocab 151936] [--context 512]
                        [--prefill 64] [--layers-per-package 14]
                        [--no-large] [--output FILE.json]
+    python -m bench.llm --again {large,large_lut4,large_theirs,large_8b}
 
 Each path runs in a process of its own (`--case`), so each peak RSS is its
 own; the checkpoint is written once, before. The figures go under `llm` in
@@ -39,6 +44,7 @@ from bench.common import (
     ChildFailed,
     function_op_counts,
     maxrss_mb,
+    memory_total_mb,
     read_results,
     run_child,
 )
@@ -95,25 +101,40 @@ LLAMA_3_2_3B = dict(
     hidden_act="silu",
     torch_dtype="bfloat16",
 )
-LARGE_CACHE = Path.home() / ".cache" / "xdsl-ane-bench" / "llama-3.2-3b-random-bf16"
+LLAMA_3_1_8B = {
+    **LLAMA_3_2_3B,
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "rope_scaling": {**LLAMA_3_2_3B["rope_scaling"], "factor": 8.0},
+    "tie_word_embeddings": False,
+}
+CACHE = Path.home() / ".cache" / "xdsl-ane-bench"
+LARGE = {  # the large checkpoints: their configs and where they are cached
+    "3b": (LLAMA_3_2_3B, CACHE / "llama-3.2-3b-random-bf16"),
+    "8b": (LLAMA_3_1_8B, CACHE / "llama-3.1-8b-random-bf16"),
+}
+LARGE_CACHE = LARGE["3b"][1]
 
 
-def write_large_checkpoint(directory: Path = LARGE_CACHE) -> Path:
-    """A Llama-3.2-3B-shaped checkpoint of random bf16 weights (N(0, 0.02),
-    norms 1), written tensor by tensor with safetensors (a shard for the
-    embedding and one per layer, as an index names them), so that writing
-    it holds one layer; kept in `directory` between runs (made again when
-    its config differs)."""
+def write_large_checkpoint(size: str = "3b") -> Path:
+    """A Llama-3.2-3B- (or Llama-3.1-8B-) shaped checkpoint of random bf16
+    weights (N(0, 0.02), norms 1), written tensor by tensor with
+    safetensors (a shard for the embedding, one per layer and, untied, one
+    for the head, as an index names them), so that writing it holds one
+    layer; kept under ~/.cache/xdsl-ane-bench between runs (made again
+    when its config differs)."""
     import torch
     from safetensors.torch import save_file
 
-    config = json.dumps(LLAMA_3_2_3B, indent=2)
+    c, directory = LARGE[size]
+    config = json.dumps(c, indent=2)
     if (directory / "config.json").is_file() and (
         directory / "config.json"
     ).read_text() == config:
         return directory
     directory.mkdir(parents=True, exist_ok=True)
-    c = LLAMA_3_2_3B
     h, f, v = c["hidden_size"], c["intermediate_size"], c["vocab_size"]
     q, kv = (
         c["num_attention_heads"] * c["head_dim"],
@@ -127,12 +148,16 @@ def write_large_checkpoint(directory: Path = LARGE_CACHE) -> Path:
     def ones():
         return torch.ones(h, dtype=torch.bfloat16)
 
+    layers = c["num_hidden_layers"]
+
     def shard(i: int) -> dict[str, Any]:
         if i == 0:
             return {
                 "model.embed_tokens.weight": random(v, h),
                 "model.norm.weight": ones(),
             }
+        if i > layers:
+            return {"lm_head.weight": random(v, h)}
         p = f"model.layers.{i - 1}."
         return {
             p + "input_layernorm.weight": ones(),
@@ -146,7 +171,7 @@ def write_large_checkpoint(directory: Path = LARGE_CACHE) -> Path:
             p + "mlp.down_proj.weight": random(h, f),
         }
 
-    count = c["num_hidden_layers"] + 1
+    count = layers + 1 + (not c["tie_word_embeddings"])
     weight_map = {}
     for i in range(count):
         name = f"model-{i + 1:05d}-of-{count:05d}.safetensors"
@@ -157,6 +182,13 @@ def write_large_checkpoint(directory: Path = LARGE_CACHE) -> Path:
     (directory / "model.safetensors.index.json").write_text(json.dumps(index))
     (directory / "config.json").write_text(config)  # last: the cache is complete
     return directory
+
+
+def shape_name(config: dict[str, Any]) -> str:
+    """The model whose shape a large checkpoint's config has."""
+    name = "Llama-3.1-8B" if config["hidden_size"] == 4096 else "Llama-3.2-3B"
+    assert config["hidden_size"] == LARGE[name[-2:].lower()][0]["hidden_size"]
+    return name
 
 
 def peak_rss_mb() -> float:
@@ -261,7 +293,7 @@ def large(args: argparse.Namespace) -> dict[str, Any]:
     limit_s = time.perf_counter() - limit_start
     path.unlink()
     return {
-        "model": f"Llama-3.2-3B shape, {config['num_hidden_layers']} layers, "
+        "model": f"{shape_name(config)} shape, {config['num_hidden_layers']} layers, "
         f"vocabulary {config['vocab_size']}, random bf16",
         "compress": args.compress,
         "compile_and_write_s": round(compiled_at - start, 1),
@@ -294,7 +326,7 @@ def checkpoint_shapes(directory: Path) -> dict[str, list[int]]:
 
 
 def stateful_module(checkpoint: str, context: int):
-    """The checkpoint's Qwen3 as a torch module over (input_ids [1, S],
+    """The checkpoint's Qwen3 or Llama as a torch module over (input_ids [1, S],
     position [1]) with the KV cache as buffers key_cache / value_cache
     [L, Hkv, context, D] fp16 written in place at the position; the same
     math as transformers' (RoPE tables gathered at the positions, a mask
@@ -302,7 +334,9 @@ def stateful_module(checkpoint: str, context: int):
     import torch
     import transformers
 
-    hf = transformers.Qwen3ForCausalLM.from_pretrained(checkpoint, dtype=torch.float32)
+    hf = transformers.AutoModelForCausalLM.from_pretrained(
+        checkpoint, dtype=torch.float32
+    )
     hf.eval()
     c = hf.config
 
@@ -337,8 +371,11 @@ def stateful_module(checkpoint: str, context: int):
             for i, layer in enumerate(self.model.layers):
                 attn = layer.self_attn
                 h = layer.input_layernorm(x)
-                q = attn.q_norm(attn.q_proj(h).view(1, s, heads, d)).transpose(1, 2)
-                k = attn.k_norm(attn.k_proj(h).view(1, s, kv, d)).transpose(1, 2)
+                q = attn.q_proj(h).view(1, s, heads, d)
+                k = attn.k_proj(h).view(1, s, kv, d)
+                if hasattr(attn, "q_norm"):  # Qwen3's per-head norms
+                    q, k = attn.q_norm(q), attn.k_norm(k)
+                q, k = q.transpose(1, 2), k.transpose(1, 2)
                 v = attn.v_proj(h).view(1, s, kv, d).transpose(1, 2)
                 q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
                 self.key_cache[i : i + 1, :, start : start + s] = k.half()
@@ -360,11 +397,16 @@ def theirs(args: argparse.Namespace) -> dict[str, Any]:
     import coremltools as ct
     import numpy as np
     import torch
+    from transformers.utils import logging as hf_logging
 
+    # the log's last line says what it was doing if the watchdog stops it
+    hf_logging.disable_progress_bar()
     workdir = Path(args.workdir)
     start = time.perf_counter()
+    print("loading the checkpoint in transformers (fp32)", flush=True)
     module, hf = stateful_module(args.checkpoint, args.context)
     loaded_at = time.perf_counter()
+    print("checking the module against transformers", flush=True)
     check = check_against_transformers(module, hf, args.prefill)
     module.key_cache.zero_()
     module.value_cache.zero_()
@@ -379,6 +421,7 @@ def theirs(args: argparse.Namespace) -> dict[str, Any]:
     paths, convert_s = {}, {}
     for name, tokens in (("prefill", args.prefill), ("decode", 1)):
         t0 = time.perf_counter()
+        print(f"converting {name} (torch.jit.trace, ct.convert)", flush=True)
         ids = torch.zeros((1, tokens), dtype=torch.int32)
         position = torch.zeros((1,), dtype=torch.int32)
         with warnings.catch_warnings(), torch.no_grad():
@@ -438,6 +481,9 @@ def check_against_transformers(module, hf, tokens: int) -> float:
 # --- driver -------------------------------------------------------------------------
 
 
+LARGE_CASES = ("large", "large_lut4", "large_theirs", "large_8b")
+
+
 def run_case(case: str, checkpoint: Path, scratch: Path, args: argparse.Namespace):
     """One path in a child process; a path that fails has `failed`, its
     last error line."""
@@ -447,9 +493,12 @@ def run_case(case: str, checkpoint: Path, scratch: Path, args: argparse.Namespac
         arguments += ["--layers-per-package", str(args.layers_per_package)]
     if case == "large_lut4":
         arguments += ["--compress", "lut4"]
+    # coremltools' path at 3B may need more memory than the machine has:
+    # killed at three quarters of it, the row says where and at what RSS
+    limit = 0.75 * memory_total_mb() if case == "large_theirs" else None
     print(f"llm bench: {case} ...", flush=True)
     try:
-        return run_child("llm", arguments, scratch, f"llm {case}")
+        return run_child("llm", arguments, scratch, f"llm {case}", limit)
     except ChildFailed as e:
         return {"failed": e.last_line}
 
@@ -464,7 +513,8 @@ def measure_llm(
 ) -> dict[str, Any]:
     """The checkpoint written once; ours, ours split and coremltools' path
     each in a child process; with `large`, compile-llm of the 3B
-    checkpoint (cached) with its defaults and with --compress lut4."""
+    checkpoint (cached) with its defaults and with --compress lut4, and
+    coremltools' path on it (the 8B row, measured on its own, is kept)."""
     args = argparse.Namespace(
         context=context, prefill=prefill, layers_per_package=layers_per_package
     )
@@ -480,14 +530,12 @@ def measure_llm(
         }
         if large:
             large_checkpoint = write_large_checkpoint()
-            for case in ("large", "large_lut4"):
+            for case in ("large", "large_lut4", "large_theirs"):
                 cases[case] = run_case(case, large_checkpoint, Path(scratch), args)
-            cases["large_theirs"] = {
-                "failed": "not run: coremltools' stateful path peaked at "
-                f"{cases['theirs'].get('peak_rss_mb', 0) / 1024:.1f} GB for the "
-                "0.6B checkpoint; at 3B it needs more memory than this machine "
-                "has"
-            }
+            # the 8B row is measured on its own (`--again large_8b`): kept
+            earlier = read_results().get("llm", {}).get("large_8b")
+            if earlier is not None:
+                cases["large_8b"] = earlier
     result = {
         "model": f"Qwen3-0.6B shape, {layers} layers, vocabulary {vocab}, random bf16",
         "layers": layers,
@@ -518,30 +566,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-large", action="store_true", help="leave out the 3B checkpoint's rows"
     )
-    parser.add_argument(
-        "--case", choices=["ours", "split", "theirs", "large", "large_lut4"]
-    )
+    parser.add_argument("--case", choices=["ours", "split", "theirs", *LARGE_CASES])
     parser.add_argument("--compress")
     parser.add_argument("--checkpoint")
     parser.add_argument("--workdir", type=Path)
     parser.add_argument(
         "--again",
-        choices=["large", "large_lut4"],
+        choices=LARGE_CASES,
         help="measure this row of the 3B checkpoint again (in a child, as the "
-        "whole section does) and store it in results.json's llm section",
+        "whole section does) and store it in results.json's llm section; "
+        "large_8b: compile-llm's defaults on a Llama-3.1-8B-shaped checkpoint "
+        "(16 GB, made once and cached; not part of the whole section)",
     )
     args = parser.parse_args(argv)
     if args.again:
         with tempfile.TemporaryDirectory(prefix="xdsl-ane-llm-bench-") as scratch:
-            row = run_case(args.again, write_large_checkpoint(), Path(scratch), args)
+            size = "8b" if args.again == "large_8b" else "3b"
+            checkpoint = write_large_checkpoint(size)
+            row = run_case(args.again, checkpoint, Path(scratch), args)
         section = read_results().get("llm", {})
         report.store_section("llm", {**section, args.again: row})
         return 0
     if args.case:
         if args.case != "split":
             args.layers_per_package = None
-        measure = {"theirs": theirs, "large": large, "large_lut4": large}.get(
-            args.case, ours
+        measure = {"theirs": theirs, "large_theirs": theirs}.get(
+            args.case, large if args.case in LARGE_CASES else ours
         )
         args.output.write_text(json.dumps(measure(args), indent=2) + "\n")
         return 0
