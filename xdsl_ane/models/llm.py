@@ -1742,18 +1742,21 @@ def part_maxima(
     spare: dict[tuple[Any, ...], list[np.ndarray]] = {}
     for part, layers in parts:
         part_shape = replace(base, part=part, layers=layers)
-        module = build_llm(config, part_shape)
-        weights, spare = read_reusing(
-            llm_weights(checkpoint, config, part_shape, module), spare
-        )
+        if part == "embed":
+            module, weights, renumbered = embedding_rows(
+                checkpoint, config, base, calls
+            )
+        else:
+            module = build_llm(config, part_shape)
+            weights, spare = read_reusing(
+                llm_weights(checkpoint, config, part_shape, module), spare
+            )
         runtimes: dict[int, StatefulRuntime] = {}
         largest = 0.0
         for i, (p, start, ids) in enumerate(calls):
             runtime = runtimes.setdefault(p, StatefulRuntime(module, weights))
             if part == "embed":
-                padded = np.zeros(shape.prefill, np.int32)
-                padded[: len(ids)] = ids
-                (out,) = runtime.call("prefill", [padded])
+                (out,) = runtime.call("prefill", [renumbered[i]])
                 hidden.append(out)
             else:
                 position = np.array([start], np.int32)
@@ -1763,6 +1766,31 @@ def part_maxima(
         maxima.append(largest)
         del module, weights, runtimes
     return maxima
+
+
+def embedding_rows(
+    checkpoint: Checkpoint,
+    config: LlmConfig,
+    shape: LlmShape,
+    calls: list[tuple[int, int, np.ndarray]],
+) -> tuple[builtin.ModuleOp, dict[str, Any], list[np.ndarray]]:
+    """The embedding's program for `part_maxima` over a table of just the
+    rows the calls read (the prefill's padding id 0 among them), and each
+    call's ids renumbered into it: the same values as the whole table's
+    program (a gather, then the family's scales), without widening a
+    vocabulary's rows to float32 for a few hundred ids."""
+    used = sorted({0, *(int(t) for _, _, ids in calls for t in ids)})
+    index = {t: i for i, t in enumerate(used)}
+    rows = replace(config, vocab_size=len(used))
+    module = build_llm(rows, replace(shape, part="embed", layers=None))
+    table = checkpoint.lazy(EMBED, (config.vocab_size, config.hidden_size))
+    weights = {EMBED: np.concatenate([table.read_rows(t, t + 1) for t in used])}
+    renumbered = []
+    for _, _, ids in calls:
+        padded = np.zeros(shape.prefill, np.int32)
+        padded[: len(ids)] = [index[int(t)] for t in ids]
+        renumbered.append(padded)
+    return module, weights, renumbered
 
 
 def read_reusing(
