@@ -1753,7 +1753,7 @@ def part_maxima(
             )
         runtimes: dict[int, StatefulRuntime] = {}
         largest = 0.0
-        for i, (p, start, ids) in enumerate(calls):
+        for i, (p, start, _) in enumerate(calls):
             runtime = runtimes.setdefault(p, StatefulRuntime(module, weights))
             if part == "embed":
                 (out,) = runtime.call("prefill", [renumbered[i]])
