@@ -76,6 +76,12 @@ class ChildFailed(BenchError):
         super().__init__(f"{label}: exited with {returncode}")
 
 
+REPEAT_UNDER_S = 30.0
+"""A timing is repeated (`--repeats`) only while its runs take less: the
+lut8 k-means runs take minutes, where warming up is noise and a second run
+costs the bench minutes more."""
+
+
 def memory_total_mb() -> float:
     """This machine's memory (MemTotal of /proc/meminfo), in MiB."""
     for line in Path("/proc/meminfo").read_text().splitlines():

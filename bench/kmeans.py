@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from bench import report
-from bench.common import BenchError, run_child
+from bench.common import REPEAT_UNDER_S, BenchError, run_child
 
 MODES = (
     "lut4:per-tensor",
@@ -127,7 +127,8 @@ def run_coremltools(groups: list[np.ndarray], bits: int, pool) -> tuple[float, f
 
 
 def measure_case(side: str, spec: str, repeats: int) -> dict[str, Any]:
-    """One side on one mode: the fastest of `repeats` runs and the error."""
+    """One side on one mode: the fastest of `repeats` runs (one where a
+    run takes over REPEAT_UNDER_S) and the error."""
     global _GROUPS
     groups, bits = weight_groups(spec)
     norm = sum(float(np.sum(g.astype(np.float64) ** 2)) for g in groups)
@@ -147,6 +148,8 @@ def measure_case(side: str, spec: str, repeats: int) -> dict[str, Any]:
             else:
                 elapsed, error = run_coremltools(groups, bits, pool)
             runs.append(round(elapsed, 3))
+            if elapsed > REPEAT_UNDER_S:  # (warm-up is noise at minutes)
+                break
     finally:
         if pool is not None:
             pool.close()

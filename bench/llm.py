@@ -43,8 +43,8 @@ from bench import report
 from bench.common import (
     ChildFailed,
     function_op_counts,
-    maxrss_mb,
     memory_total_mb,
+    proc_status_mb,
     read_results,
     run_child,
 )
@@ -192,7 +192,11 @@ def shape_name(config: dict[str, Any]) -> str:
 
 
 def peak_rss_mb() -> float:
-    return round(maxrss_mb(), 1)
+    """This child's peak RSS, imports included: `VmHWM`, the high-water
+    mark of its own memory since it started. Not `ru_maxrss`: Linux
+    carries that across `execve`, so a child of a parent holding gigabytes
+    (the one that wrote the 0.6B checkpoint) would report the parent's."""
+    return round(proc_status_mb("VmHWM"), 1)
 
 
 def size_mb(path: Path) -> float:

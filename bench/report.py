@@ -474,11 +474,25 @@ def compression_table(results: dict[str, Any]) -> str:
         "time over our pass's; error ratio: ours over coremltools' (both "
         "decompressed by coremltools from the saved packages)."
         + (
-            f" Times: the fastest of {results['repeats']} runs of each side."
+            f" Times: the fastest of {results['repeats']} runs of each side"
+            + once_of_theirs(results)
+            + "."
             if "repeats" in results
             else " Times: our pass the faster of two runs, coremltools' one run."
         )
     )
+
+
+def once_of_theirs(results: dict[str, Any]) -> str:
+    """The modes where coremltools' call ran once (a run of minutes)."""
+    once = [
+        f"`{spec}`"
+        for spec, m in results["modes"].items()
+        if m.get("coremltools_runs", results["repeats"]) < results["repeats"]
+    ]
+    if not once:
+        return ""
+    return f" (coremltools' one run for {', '.join(once)}: each takes minutes)"
 
 
 def llm_table(r: dict[str, Any]) -> str:
@@ -627,8 +641,15 @@ def kmeans_table(section: dict[str, Any]) -> str:
         if section["ours_kept"]
         else "ours is not faster on every mode at no larger an error"
     )
+    once = [
+        f"`{spec}`"
+        for spec, e in section["modes"].items()
+        if min(len(e[side]["runs_s"]) for side in ("ours", "coremltools"))
+        < section["repeats"]
+    ]
+    single = f" (one run where a run takes minutes: {', '.join(once)})" if once else ""
     return table(header, rows) + (
-        f"\n\n{section['model']}; {runs_of_each(section['repeats'])}, each side "
+        f"\n\n{section['model']}; {runs_of_each(section['repeats'])}{single}, each side "
         f"in a process of its own. Speedup: `kmeans1d`'s "
         f"time over ours; error ratio: ours over `kmeans1d`'s (both LUTs in "
         f"fp16). {verdict[0].upper() + verdict[1:]}."
