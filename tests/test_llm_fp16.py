@@ -121,11 +121,12 @@ def test_rescaling_leaves_the_fp32_program_unchanged(tmp_path, family):
     np.testing.assert_allclose(outputs[1], outputs[0], rtol=1e-5, atol=1e-5 * scale)
 
 
-@pytest.mark.parametrize("family", ["llama", "gemma3_text"])
+@pytest.mark.parametrize("family", ["llama", "gemma3_text", "gpt_neox"])
 def test_calibrating_a_part_at_a_time_matches_the_whole_program(tmp_path, family):
     """part_maxima (the embedding over the rows the prompts read, then a
     layer at a time) finds the maxima the whole fp32 probe program finds,
-    a chunked table and Gemma's scaled embedding included."""
+    a chunked table, Gemma's scaled embedding and GPT-NeoX's own tensor
+    names included."""
     from dataclasses import replace
 
     from xdsl_ane.models.llm import part_maxima

@@ -1783,8 +1783,9 @@ def embedding_rows(
     index = {t: i for i, t in enumerate(used)}
     rows = replace(config, vocab_size=len(used))
     module = build_llm(rows, replace(shape, part="embed", layers=None))
-    table = checkpoint.lazy(EMBED, (config.vocab_size, config.hidden_size))
-    weights = {EMBED: np.concatenate([table.read_rows(t, t + 1) for t in used])}
+    name = config.weight_name(EMBED)  # the family's own (gpt_neox.embed_in)
+    table = checkpoint.lazy(name, (config.vocab_size, config.hidden_size))
+    weights = {name: np.concatenate([table.read_rows(t, t + 1) for t in used])}
     renumbered = []
     for _, _, ids in calls:
         padded = np.zeros(shape.prefill, np.int32)
