@@ -127,29 +127,16 @@ def test_calibrating_a_part_at_a_time_matches_the_whole_program(tmp_path, family
     layer at a time) finds the maxima the whole fp32 probe program finds,
     a chunked table, Gemma's scaled embedding and GPT-NeoX's own tensor
     names included."""
-    from dataclasses import replace
-
-    from xdsl_ane.models.llm import part_maxima
+    from xdsl_ane.models.llm import part_maxima, probe_maxima
 
     write_checkpoint(tmp_path, family)
     checkpoint = read_checkpoint(tmp_path)
     config = llm_config(checkpoint)
     shape = LlmShape(context=16, prefill=4, chunk=config.vocab_size // 3)
     prompts = [PROMPT, [1, 2]]
-    probe = replace(shape, probe=True, part="all")
-    module = build_llm(config, probe)
-    whole = np.zeros(config.num_layers + 1)
-    for prompt in prompts:
-        runtime = StatefulRuntime(
-            module, llm_weights(checkpoint, config, probe, module)
-        )
-        for start in range(0, len(prompt), shape.prefill):
-            ids = np.zeros(shape.prefill, np.int32)
-            ids[: len(prompt[start : start + 4])] = prompt[start : start + 4]
-            out = runtime.call("prefill", [ids, np.array([start], np.int32)])
-            seen = [float(o.reshape(-1)[0]) for o in out[-len(whole) :]]
-            whole = np.maximum(whole, seen)
+    whole = probe_maxima(checkpoint, config, shape, prompts)
     parts = part_maxima(checkpoint, config, shape, prompts)
+    assert len(whole) == config.num_layers + 1
     np.testing.assert_allclose(parts, whole, rtol=1e-5)
     assert whole[0] > 0
 

@@ -1696,10 +1696,21 @@ def residual_maxima(
     runs a part at a time, the embedding and then each layer over every
     prompt (`part_maxima`), so that one layer's weights are in memory at
     a time rather than all of them."""
-    from xdsl_ane.interpreter.core import StatefulRuntime
-
     if config.rope:
         return part_maxima(checkpoint, config, shape, prompts)
+    return probe_maxima(checkpoint, config, shape, prompts)
+
+
+def probe_maxima(
+    checkpoint: Checkpoint,
+    config: LlmConfig,
+    shape: LlmShape,
+    prompts: list[list[int]],
+) -> list[float]:
+    """`residual_maxima` from the whole fp32 probe program (every weight
+    in memory): the reference `part_maxima` agrees with."""
+    from xdsl_ane.interpreter.core import StatefulRuntime
+
     probe = replace(shape, probe=True, argmax=False, part="all", layers=None)
     module = build_llm(config, probe)
     weights = llm_weights(checkpoint, config, probe, module)
