@@ -93,13 +93,9 @@ def memory_total_mb() -> float:
 def resident_mb(pid: int) -> float:
     """The resident memory of process `pid` now (VmRSS), in MiB; 0 once gone."""
     try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
+        return proc_status_mb("VmRSS", pid)
+    except (OSError, RuntimeError):
         return 0.0
-    for line in status.splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def watch(child: subprocess.Popen, rss_limit_mb: float | None) -> float | None:
@@ -218,12 +214,12 @@ def seconds(value: float | None) -> str:
 # --- resident memory ---------------------------------------------------------------
 
 
-def proc_status_mb(key: str) -> float:
-    """A `VmRSS`/`VmHWM` line of /proc/self/status, in MiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
+def proc_status_mb(key: str, pid: int | str = "self") -> float:
+    """A `VmRSS`/`VmHWM` line of /proc/PID/status, in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(key + ":"):
             return int(line.split()[1]) / 1024
-    raise RuntimeError(f"/proc/self/status has no {key}")
+    raise RuntimeError(f"/proc/{pid}/status has no {key}")
 
 
 def maxrss_mb() -> float:

@@ -184,11 +184,15 @@ def write_large_checkpoint(size: str = "3b") -> Path:
     return directory
 
 
+SHAPE_NAMES = {"3b": "Llama-3.2-3B", "8b": "Llama-3.1-8B"}
+
+
 def shape_name(config: dict[str, Any]) -> str:
     """The model whose shape a large checkpoint's config has."""
-    name = "Llama-3.1-8B" if config["hidden_size"] == 4096 else "Llama-3.2-3B"
-    assert config["hidden_size"] == LARGE[name[-2:].lower()][0]["hidden_size"]
-    return name
+    for size, (c, _) in LARGE.items():
+        if all(config[k] == c[k] for k in ("hidden_size", "num_hidden_layers")):
+            return SHAPE_NAMES[size]
+    raise ValueError(f"no large checkpoint has hidden size {config['hidden_size']}")
 
 
 def peak_rss_mb() -> float:
