@@ -539,32 +539,52 @@ def large_llm_table(r: dict[str, Any]) -> str:
     lines = [
         f"{first['model']}; `--context {r['context']} --prefill {r['prefill']}`. "
         "Write limit: the same bytes written to a file on the same disk, in "
-        "the same process, after it.",
+        "the same process, after it, and synced; direct write: the same "
+        "with O_DIRECT, the disk's own rate (a buffered write's time also "
+        "counts the kernel's fresh pages, which on a virtual machine varies "
+        "with what was freed before). CPU: the seconds of every "
+        "thread of the process (user and system) while it compiled and "
+        "wrote.",
         "",
-        "| path | compile+save s | write limit s | over the limit | peak RSS MB | "
-        "written MB | over the fp16 weights | largest blob MB | packages |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| path | compile+save s | CPU s | write limit s | over the limit | "
+        "direct write s | over it | peak RSS MB | written MB | "
+        "over the fp16 weights | largest blob MB | packages |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for case, name in names.items():
         c = r.get(case)
         if c is None:
             continue
         if "failed" in c:
-            lines.append(f"| {name} | {c['failed']} | | | | | | | |")
+            lines.append(f"| {name} | {c['failed']} |" + " |" * 10)
             continue
         if "written_mb" not in c:  # coremltools' path, where it ran
             lines.append(
-                f"| {name} | {c['total_s']:.1f} | | | {c['peak_rss_mb']:.0f} | "
+                f"| {name} | {c['total_s']:.1f} | | | | | | {c['peak_rss_mb']:.0f} | "
                 f"{c['package_mb']:.0f} | | | {c['packages']} |"
             )
             continue
         lines.append(
-            f"| {name} | {c['total_s']:.1f} | {c['write_limit_s']:.1f} | "
-            f"{c['time_over_write_limit']:.2f} | {c['peak_rss_mb']:.0f} | "
+            f"| {name} | {c['total_s']:.1f} | {cpu_text(c)} | {c['write_limit_s']:.1f} | "
+            f"{c['time_over_write_limit']:.2f} | {direct_text(c)} | "
+            f"{c['peak_rss_mb']:.0f} | "
             f"{c['written_mb']:.0f} | {c['written_over_fp16_weights']:.3f} | "
             f"{c['largest_blob_mb']:.0f} | {c['packages']} |"
         )
     return "\n".join(lines)
+
+
+def direct_text(row: dict[str, Any]) -> str:
+    """A row's O_DIRECT write of its bytes and its time over it, where
+    measured."""
+    if "direct_write_s" not in row:
+        return " |"
+    return f"{row['direct_write_s']:.1f} | {row['time_over_direct_write']:.2f}"
+
+
+def cpu_text(row: dict[str, Any]) -> str:
+    """A row's CPU seconds (of every thread), where it was measured."""
+    return f"{row['cpu_s']:.1f}" if "cpu_s" in row else ""
 
 
 COMMAND_NAMES = {

@@ -298,14 +298,34 @@ def blob_test_data(dtype: str, count: int, rng: np.random.Generator) -> np.ndarr
     return rng.integers(info.min, info.max, count, dtype=holder, endpoint=True)
 
 
+def direct_writes_work(directory: Path) -> bool:
+    """Whether this system and `directory`'s file system take O_DIRECT."""
+    import os
+
+    if not hasattr(os, "O_DIRECT"):
+        return False
+    try:
+        os.close(os.open(directory / "probe", os.O_WRONLY | os.O_CREAT | os.O_DIRECT))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("route", ["buffered", "direct", "direct refused"])
 def test_blob_writer_writes_coremltools_bytes_for_every_dtype(
-    tmp_path: Path, monkeypatch
+    tmp_path: Path, monkeypatch, route: str
 ):
     """`BlobWriter` (Python's writes, without the GIL) writes the file
     coremltools' `_BlobStorageWriter` writes, byte for byte, for every blob
     dtype and lengths that leave sub-byte padding bits (packing in blocks
     of a few elements here), at the same offsets; coremltools' reader
-    reads the values back."""
+    reads the values back. The same through page cache alone, with the
+    writes past the first 200 bytes direct (a stage of two blocks: many
+    stages, the last padded and cut), and where the file system refuses
+    direct writes (EINVAL: the rest buffered)."""
+    import errno
+    import os
+
     import xdsl_ane.backend.milblob as milblob
     from xdsl_ane.backend.weights import BLOB_NUMPY_DTYPES, BlobFile
 
@@ -313,6 +333,17 @@ def test_blob_writer_writes_coremltools_bytes_for_every_dtype(
         from coremltools.libmilstoragepython import _BlobStorageWriter
 
     monkeypatch.setattr(milblob, "PACK_BLOCK", 16)
+    if route != "buffered":
+        if not direct_writes_work(tmp_path):
+            pytest.skip("no O_DIRECT here")
+        monkeypatch.setattr(milblob, "DIRECT_AFTER", 200)
+        monkeypatch.setattr(milblob, "DIRECT_STAGE", 2 * milblob.DIRECT_BLOCK)
+    if route == "direct refused":
+
+        def refused(*args):
+            raise OSError(errno.EINVAL, "Invalid argument")
+
+        monkeypatch.setattr(os, "pwrite", refused)
     rng = np.random.default_rng(0)
     ours = milblob.BlobWriter(tmp_path / "ours.bin")
     theirs = _BlobStorageWriter(str(tmp_path / "theirs.bin"))
@@ -325,7 +356,9 @@ def test_blob_writer_writes_coremltools_bytes_for_every_dtype(
             expected = getattr(theirs, f"write_{method}_data")(given)
             assert ours.write(dtype, data) == expected, (dtype, count)
             written.append((expected, dtype, data))
+    file = ours.file
     ours.close()
+    assert (file.direct_bytes > 0) == (route == "direct")
     del theirs  # closes its file
     assert (tmp_path / "ours.bin").read_bytes() == (
         tmp_path / "theirs.bin"

@@ -1,5 +1,6 @@
 """MILBlob storage version 2 (a package's `weights/weight.bin`), written
-with Python's own file writes.
+with Python's own file writes (past the first 64 MiB, direct:
+`DirectTailFile`).
 
 coremltools ships a writer for the format (`libmilstoragepython`'s
 `_BlobStorageWriter`), but it holds the GIL for the whole of each write,
@@ -21,7 +22,10 @@ unused bits of the last byte, zeros), then the data; zeros between.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
+import mmap
+import os
 import struct
 import warnings
 from collections.abc import Iterator
@@ -117,14 +121,15 @@ class BlobWriter:
     """Writes the blob file `path` record by record: `write(dtype, data)`
     appends a tensor (its flat values in the dtype's numpy holder, a
     sub-byte one a value per byte) and gives the offset of its record, as
-    coremltools' writer does; `close` completes the header."""
+    coremltools' writer does; `close` completes the header, `discard`
+    closes the file after a failure (the caller removes it)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.count = 0
         self.end = self.next = BLOB_HEADER_SIZE  # written to; the next record
         with self.writing():
-            self.file = open(self.path, "wb")  # noqa: SIM115 (closed by close)
+            self.file = DirectTailFile(self.path)
             self.file.write(header(0))
 
     def write(self, dtype: str, data: np.ndarray) -> int:
@@ -150,9 +155,10 @@ class BlobWriter:
 
     def close(self) -> None:
         with self.writing():
-            self.file.seek(0)
-            self.file.write(header(self.count))
-            self.file.close()
+            self.file.close(header(self.count))
+
+    def discard(self) -> None:
+        self.file.discard()
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
@@ -163,6 +169,129 @@ class BlobWriter:
             raise XdslAneError(
                 f"{self.path}: cannot write the weight blob ({e})"
             ) from None
+
+
+DIRECT_AFTER = 1 << 26
+"""The bytes of a blob written through the page cache; past them (Linux),
+the rest goes straight to the disk (`DirectTailFile`)."""
+DIRECT_BLOCK = 4096
+"""What O_DIRECT writes align to: every logical block size up to 4 KiB."""
+DIRECT_STAGE = 1 << 25
+"""The aligned buffer (bytes) the direct writes go through."""
+
+
+class DirectTailFile:
+    """A new file written front to back (`write`), whose header is
+    rewritten by `close(header)`: the first DIRECT_AFTER bytes through the
+    page cache, the rest, where the system has O_DIRECT and the file
+    system takes it, straight to the disk through one aligned buffer. A
+    buffered write takes a page of fresh memory per 4 KiB and copies into
+    it; on a virtual machine whose fresh pages fault in slowly that is
+    more CPU than the disk takes time, CPU the compile beside the writes
+    needs. A weight blob is read back, if ever, long after, and keeping
+    it cached only pushes out the checkpoint being read. The bytes are
+    the same either way."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.file = open(path, "w+b")  # noqa: SIM115 (closed by close)
+        self.position = 0  # the bytes written
+        self.direct: int | None = None  # the O_DIRECT descriptor
+        self.stage: np.ndarray | None = None
+        self.stage_at = 0  # the file offset of stage[0]
+        self.staged = 0
+        self.can_go_direct = hasattr(os, "O_DIRECT")
+        self.direct_bytes = 0  # written direct, the padding of the last block too
+
+    def write(self, data: bytes | memoryview) -> None:
+        view = np.frombuffer(data, np.uint8)
+        if self.direct is None:
+            self.file.write(data)
+            self.position += view.size
+            if self.position >= DIRECT_AFTER and self.can_go_direct:
+                self._go_direct()
+            return
+        assert self.stage is not None
+        while view.size:
+            n = min(view.size, self.stage.size - self.staged)
+            np.copyto(self.stage[self.staged : self.staged + n], view[:n])
+            self.staged += n
+            self.position += n
+            view = view[n:]
+            if self.staged == self.stage.size:
+                self._flush()
+                if self.direct is None:  # refused: the rest buffered
+                    self.file.write(view)
+                    self.position += view.size
+                    return
+
+    def _go_direct(self) -> None:
+        """The writes from here on direct: the stage starts at the block
+        holding the end, with the buffered bytes of that block."""
+        self.file.flush()
+        try:
+            self.direct = os.open(self.path, os.O_WRONLY | os.O_DIRECT)
+        except OSError:  # a file system without O_DIRECT (tmpfs)
+            self.can_go_direct = False
+            return
+        self.stage = np.frombuffer(mmap.mmap(-1, DIRECT_STAGE), np.uint8)
+        self.stage_at = self.position - self.position % DIRECT_BLOCK
+        head = os.pread(
+            self.file.fileno(), self.position - self.stage_at, self.stage_at
+        )
+        self.staged = len(head)
+        self.stage[: self.staged] = np.frombuffer(head, np.uint8)
+
+    def _flush(self) -> None:
+        """The stage written at stage_at, its last block padded (the file
+        is cut to `position` on close)."""
+        assert self.stage is not None and self.direct is not None
+        size = -(-self.staged // DIRECT_BLOCK) * DIRECT_BLOCK
+        self.stage[self.staged : size] = 0
+        view = memoryview(self.stage)[:size]
+        written = 0
+        try:
+            while written < size:
+                written += os.pwrite(
+                    self.direct, view[written:], self.stage_at + written
+                )
+        except OSError as e:
+            if e.errno != errno.EINVAL or written:
+                raise
+            self._go_buffered()  # the file system refused direct writes
+            return
+        self.direct_bytes += size
+        self.stage_at += size
+        self.staged = 0
+
+    def _go_buffered(self) -> None:
+        """The stage and every write after it through the page cache."""
+        assert self.stage is not None and self.direct is not None
+        os.close(self.direct)
+        self.direct = None
+        self.can_go_direct = False
+        self.file.seek(self.stage_at)
+        self.file.write(memoryview(self.stage)[: self.staged])
+        self.stage = None
+
+    def close(self, head: bytes) -> None:
+        if self.direct is not None:
+            if self.staged:
+                self._flush()
+            if self.direct is not None:
+                os.ftruncate(self.direct, self.position)
+                os.close(self.direct)
+                self.direct = None
+            self.stage = None
+        self.file.seek(0)
+        self.file.write(head)
+        self.file.close()
+
+    def discard(self) -> None:
+        if self.direct is not None:
+            os.close(self.direct)
+            self.direct = None
+        self.file.close()
 
 
 def blocks(flat: np.ndarray, width: int | None, dtype: str) -> Iterator[memoryview]:

@@ -371,6 +371,21 @@ def write_entries(path: Path, entries: Iterable[BlobEntry]) -> None:
     them rather than their sum."""
     buffers = ConversionBuffers()
     writer = BlobWriter(path)
+    try:
+        write_converted(path, entries, writer, buffers)
+    except BaseException:
+        writer.discard()
+        raise
+    writer.close()
+
+
+def write_converted(
+    path: Path,
+    entries: Iterable[BlobEntry],
+    writer: BlobWriter,
+    buffers: ConversionBuffers,
+) -> None:
+    """`write_entries`' loop: each entry converted ahead and written."""
     with short_switch_interval(), ThreadPoolExecutor(CONVERTERS) as converter:
 
         def convert(entry: BlobEntry, slot: int) -> Future[np.ndarray]:
@@ -397,7 +412,6 @@ def write_entries(path: Path, entries: Iterable[BlobEntry]) -> None:
                 write(*pending.popleft())
         while pending:
             write(*pending.popleft())
-    writer.close()
 
 
 class BlobStream:
