@@ -337,7 +337,7 @@ def test_blob_writer_writes_coremltools_bytes_for_every_dtype(
         if not direct_writes_work(tmp_path):
             pytest.skip("no O_DIRECT here")
         monkeypatch.setattr(milblob, "DIRECT_AFTER", 200)
-        monkeypatch.setattr(milblob, "DIRECT_STAGE", 2 * milblob.DIRECT_BLOCK)
+        monkeypatch.setattr(milblob, "DIRECT_STAGE", 2 * milblob.DIRECT_ALIGNMENT)
     if route == "direct refused":
 
         def refused(*args):

@@ -174,7 +174,7 @@ class BlobWriter:
 DIRECT_AFTER = 1 << 26
 """The bytes of a blob written through the page cache; past them (Linux),
 the rest goes straight to the disk (`DirectTailFile`)."""
-DIRECT_BLOCK = 4096
+DIRECT_ALIGNMENT = 4096
 """What O_DIRECT writes align to: every logical block size up to 4 KiB."""
 DIRECT_STAGE = 1 << 25
 """The aligned buffer (bytes) the direct writes go through."""
@@ -235,7 +235,7 @@ class DirectTailFile:
             self.can_go_direct = False
             return
         self.stage = np.frombuffer(mmap.mmap(-1, DIRECT_STAGE), np.uint8)
-        self.stage_at = self.position - self.position % DIRECT_BLOCK
+        self.stage_at = self.position - self.position % DIRECT_ALIGNMENT
         head = os.pread(
             self.file.fileno(), self.position - self.stage_at, self.stage_at
         )
@@ -246,7 +246,7 @@ class DirectTailFile:
         """The stage written at stage_at, its last block padded (the file
         is cut to `position` on close)."""
         assert self.stage is not None and self.direct is not None
-        size = -(-self.staged // DIRECT_BLOCK) * DIRECT_BLOCK
+        size = -(-self.staged // DIRECT_ALIGNMENT) * DIRECT_ALIGNMENT
         self.stage[self.staged : size] = 0
         view = memoryview(self.stage)[:size]
         written = 0
