@@ -6,6 +6,7 @@ checkpoints give one-line errors."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from llm_checkpoints import (
@@ -149,3 +150,27 @@ def test_a_bf16_tensor_reads_and_converts_block_by_block_as_torch(
     widened = np.full(lazy.size, np.nan, np.float32)
     lazy.convert_into(widened, None)
     np.testing.assert_array_equal(widened, tensor.float().numpy().reshape(-1))
+
+
+def test_a_bf16_tensor_cut_short_after_its_header_was_read_is_named(tmp_path):
+    """A file that ends inside a tensor once its header was read (it
+    changed under the compile) is a one-line error naming the file and
+    the tensor, not a fault of the mapping the bits are read through."""
+    import numpy as np
+    import torch
+    from safetensors.torch import save_file
+
+    save_file(
+        {"w": torch.ones(64, 64, dtype=torch.bfloat16)},
+        str(tmp_path / "model.safetensors"),
+    )
+    (tmp_path / "config.json").write_text("{}")
+    lazy = read_checkpoint(tmp_path).lazy("w")
+    path = tmp_path / "model.safetensors"
+    os.truncate(path, path.stat().st_size - 100)
+    with pytest.raises(
+        XdslAneError, match=r"model.safetensors: cannot read tensor 'w' \(the file ends"
+    ):
+        lazy.convert_into(np.empty(lazy.size, np.float16), None)
+    with pytest.raises(XdslAneError, match=r"cannot read tensor 'w'"):
+        np.asarray(lazy)

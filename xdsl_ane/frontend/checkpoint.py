@@ -6,8 +6,8 @@ Tensors are read with the `safetensors` package, which checks each file's
 header and byte ranges; bf16, which numpy has no dtype for, is widened to
 fp32 exactly (bf16 is fp32's upper half). `Checkpoint.lazy` gives a
 tensor unread (`CheckpointTensor`, a backend `LazyWeight`): it is read
-block by block where it is used (bf16 through a reused buffer of at most
-DIRECT_BLOCK elements), so that compiling a model never holds all of its
+block by block where it is used (bf16 through a read-only mapping of at
+most DIRECT_BLOCK elements), so that compiling a model never holds all of its
 weights; into fp16 for the blob, a bf16 tensor goes by a table lookup
 without a float32 copy. Every problem — a missing or
 corrupt file, a shard the index names that is not there, a tensor missing
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import math
-import threading
+import mmap
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -119,10 +120,9 @@ class Checkpoint:
 
 
 DIRECT_BLOCK = 1 << 26
-"""The most elements `CheckpointTensor.convert_into` converts in one
-lookup (128 MB of bf16): a layer's tensor at once, so that the blob
-writer, which holds the GIL while it writes, meets one GIL-free call per
-tensor beside it rather than many."""
+"""The most bf16 elements `CheckpointTensor.bits_blocks` maps at once
+(128 MB): a layer's tensor at once. A mapped page counts in the process'
+RSS while it is mapped, so the block bounds what reading adds to it."""
 
 RAW_DTYPES = {"BF16": np.uint16, "F16": np.float16, "F32": np.float32}
 
@@ -188,15 +188,42 @@ class CheckpointTensor(LazyWeight):
 
     def bits_blocks(self, start: int, end: int):
         """(rows from, rows to, their bf16 bits) of rows [start, end), at
-        most DIRECT_BLOCK elements at a time, in this thread's scratch
-        buffer (overwritten by the next block)."""
+        most DIRECT_BLOCK elements at a time: each a view of the file
+        mapped read-only (the page cache's own pages, not copied; the
+        mapping goes once the caller drops the view)."""
+        entry = self.entry
         row = self.row_size
         step = max(1, DIRECT_BLOCK // max(row, 1))
-        for first in range(start, end, step):
-            last = min(first + step, end)
-            bits = scratch((last - first) * row * 2).view(np.uint16)
-            self.read_into(first, last, bits)
-            yield first - start, last - start, bits
+        first = 0 if self.rows_of is None else self.rows_of[0]
+        try:
+            with open(entry.file, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                for a in range(start, end, step):
+                    b = min(a + step, end)
+                    where = entry.offset + (first + a) * row * 2
+                    count = (b - a) * row
+                    if where + 2 * count > size:  # a mapping would fault past it
+                        raise XdslAneError(
+                            f"{entry.file}: cannot read tensor '{entry.name}' (the "
+                            "file ends inside it)"
+                        )
+                    if count == 0:
+                        yield a - start, b - start, np.empty(0, np.uint16)
+                        continue
+                    base = where - where % mmap.ALLOCATIONGRANULARITY
+                    mapped = mmap.mmap(
+                        f.fileno(),
+                        where - base + 2 * count,
+                        access=mmap.ACCESS_READ,
+                        offset=base,
+                    )
+                    bits = np.frombuffer(mapped, np.uint16, count, where - base)
+                    del mapped  # unmapped with its last view
+                    yield a - start, b - start, bits
+        except OSError as e:
+            raise XdslAneError(
+                f"{entry.file}: cannot read tensor '{entry.name}' ({e})"
+            ) from None
 
     def read_rows(self, start: int, end: int) -> np.ndarray:
         row = self.row_size
@@ -239,19 +266,6 @@ class CheckpointTensor(LazyWeight):
             np.left_shift(bits, 16, out=block, dtype=np.uint32)
 
 
-_SCRATCH = threading.local()
-
-
-def scratch(nbytes: int) -> np.ndarray:
-    """`nbytes` of this thread's read buffer, grown as needed (to at most
-    DIRECT_BLOCK bf16 elements, 128 MB) and kept for the thread's life, so
-    that reading a tensor allocates nothing but its result."""
-    buffer = getattr(_SCRATCH, "buffer", None)
-    if buffer is None or buffer.nbytes < nbytes:
-        buffer = _SCRATCH.buffer = np.empty(nbytes, np.uint8)
-    return buffer[:nbytes]
-
-
 def bf16_to_fp32(bits: np.ndarray) -> np.ndarray:
     """bf16 (its uint16 bits) widened to float32 exactly: the upper half."""
     return np.left_shift(bits, 16, dtype=np.uint32).view(np.float32)
@@ -266,29 +280,23 @@ def bf16_fp16_table() -> np.ndarray:
         return bf16_to_fp32(bits).astype(np.float16)
 
 
-FP16_BLOCK = 1 << 22
-"""The most bf16 elements `bf16_to_fp16` looks up at a time: their table
-indices (8 bytes each, what numpy's take needs) stay in a reused buffer
-rather than a fresh array of the whole tensor's."""
+FP16_BLOCK = 1 << 20
+"""The most bf16 elements `bf16_to_fp16` looks up in one call: numpy's
+take makes the indices' intp copy of each block, which stays small."""
 
 
 def bf16_to_fp16(bits: np.ndarray, out: np.ndarray) -> np.ndarray:
     """bf16 (its uint16 bits) rounded to float16 into `out`, as
     `bf16_to_fp32(bits).astype(np.float16)` gives it: lookups in the table
-    of all 65536 (it stays in cache), FP16_BLOCK at a time through this
-    thread's index buffer, without the float32 copy, in under half the
-    time, each numpy call releasing the GIL (the blob writer converts on
-    threads beside its writes)."""
+    of all 65536 (it stays in cache), FP16_BLOCK at a time, without the
+    float32 copy, in under half the time, each call releasing the GIL (the
+    blob writer converts on threads beside its writes). Every uint16 is an
+    index of the table, so `clip` (which skips numpy's bounds errors)
+    changes nothing."""
     table = bf16_fp16_table()
-    block = FP16_BLOCK
-    index = getattr(_SCRATCH, "index", None)
-    if index is None or index.size < min(block, bits.size):
-        index = _SCRATCH.index = np.empty(min(block, bits.size), np.intp)
-    for start in range(0, bits.size, block):
-        part = bits[start : start + block]
-        where = index[: part.size]
-        np.copyto(where, part)
-        np.take(table, where, out=out[start : start + part.size])
+    for start in range(0, bits.size, FP16_BLOCK):
+        part = bits[start : start + FP16_BLOCK]
+        np.take(table, part, out=out[start : start + part.size], mode="clip")
     return out
 
 
