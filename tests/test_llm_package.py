@@ -531,9 +531,11 @@ def test_the_next_package_compiles_beside_the_blob_before_unless_compressed(
     """Written as compiled, an fp16 package's blob is still being written
     (its weights held) when the next package compiles; a compressed one
     is finished and released first, so memory holds one package's
-    compressed data. Packages before it are released either way."""
+    compressed data. Packages before it are released either way. (Every
+    package compiled: layer packages are not stamped from the first.)"""
     import xdsl_ane.api as api
 
+    monkeypatch.setattr(llm_api, "stamped", lambda *args: None)
     checkpoint = tmp_path / "ckpt"
     write_checkpoint(checkpoint, "qwen3", False, "float32", layers=3)
     compile_module = api.compile
@@ -567,3 +569,46 @@ def test_the_next_package_compiles_beside_the_blob_before_unless_compressed(
         assert len(held) == 5  # embed, a package per layer, head
         for k, before in enumerate(held[1:], 1):
             assert before == [False] * (k - 1) + [previous_held], (compress, k)
+
+
+@pytest.mark.parametrize("family", ["llama", "gemma3_text", "gpt_neox"])
+def test_stamped_layer_packages_are_the_packages_a_compile_writes(
+    tmp_path, monkeypatch, family
+):
+    """A layer package whose program differs from one compiled before only
+    in the tensors it reads is stamped from it (its compiled module
+    cloned, the weight consts renamed) rather than compiled: every file
+    of every package is byte for byte what compiling each one writes.
+    Gemma 3's sliding and global layers are different programs, so each
+    kind is compiled once."""
+    import xdsl_ane.api as api
+
+    checkpoint = tmp_path / "ckpt"
+    kinds = ["sliding_attention", "full_attention"] * 2
+    extra = {"layer_types": kinds} if family == "gemma3_text" else {}
+    write_checkpoint(checkpoint, family, False, "float32", layers=4, **extra)
+    compile_module = api.compile
+    compiles: list[int] = []
+
+    def counting(*args, **kwargs):
+        compiles.append(1)
+        return compile_module(*args, **kwargs)
+
+    monkeypatch.setattr(api, "compile", counting)
+    options = dict(context=32, prefill=4, chunk=128, layers_per_package=1)
+    compile_llm(checkpoint, output=tmp_path / "stamped", **options)
+    stamped_compiles = len(compiles)
+    monkeypatch.setattr(llm_api, "stamped", lambda *args: None)
+    compiles.clear()
+    compile_llm(checkpoint, output=tmp_path / "compiled", **options)
+    assert len(compiles) == 6  # embed, 4 layers, head
+    assert stamped_compiles == (4 if family == "gemma3_text" else 3)
+    files = sorted(
+        p.relative_to(tmp_path / "compiled")
+        for p in (tmp_path / "compiled").rglob("*")
+        if p.is_file() and p.name != "Manifest.json"  # item ids are random
+    )
+    assert any(p.name == "weight.bin" for p in files)
+    for path in files:
+        ours = (tmp_path / "stamped" / path).read_bytes()
+        assert ours == (tmp_path / "compiled" / path).read_bytes(), path

@@ -408,16 +408,27 @@ def compile_llm(
                 )
     check_all_used(ck, config, list(modules.values()))
 
+    stamps: dict[str, tuple[Any, list[str], list[Any]]] = {}
+
     def compiled_part(package: str):
         module = modules.pop(package)
         weights = llm_weights(ck, config, shape, module)
-        compiled = compile_module(
-            module,
-            weights=weights,
-            compress=compress,
-            compress_head=compress_head,
-            compress_embedding=compress_embedding,
-        )
+        compiled = None
+        if compress is None:  # compressed weights are not the program's
+            text, names = weightless_text(module)
+            if text in stamps:
+                compiled = stamped(stamps[text], module, names, weights, source)
+        if compiled is None:
+            compiled = compile_module(
+                module,
+                weights=weights,
+                compress=compress,
+                compress_head=compress_head,
+                compress_embedding=compress_embedding,
+            )
+            if compress is None:
+                held = [(tuple(weights[n].shape), weights[n].dtype) for n in names]
+                stamps[text] = (compiled, names, held)
         if validate:
             compiled.validate().raise_if_failed()
         if output is None or plan is None:
@@ -464,6 +475,70 @@ def compile_llm(
     if output is not None:
         package_set.written = output
     return package_set
+
+
+def weightless_text(module: Any) -> tuple[str, list[str]]:
+    """The rlx program's text with its params named by their order
+    (`w0`, `w1`, ...), and their names in that order: programs of equal
+    text differ only in which checkpoint tensors they read."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from xdsl_ane.dialects import rlx
+
+    params = [op for op in module.walk() if isinstance(op, rlx.ParamOp)]
+    names = [op.param_name.data for op in params]
+    try:
+        for i, op in enumerate(params):
+            op.properties["name"] = StringAttr(f"w{i}")
+        text = str(module)
+    finally:
+        for op, name in zip(params, names):
+            op.properties["name"] = StringAttr(name)
+    return text, names
+
+
+def stamped(
+    stamp: tuple[Any, list[str], list[Any]],
+    module: Any,
+    names: list[str],
+    weights: dict[str, Any],
+    source: str,
+) -> Any:
+    """The compiled model of `module` (its params `names`, in order),
+    from `stamp` (a compiled model of a program of the same weightless
+    text, its params, their shapes and dtypes): the compiled module cloned, each
+    weight const reading this program's tensor in place of the stamp's.
+    The passes see only the program, not the weights' data, so that is
+    what compiling it would give (a test compares the bytes); None where
+    a tensor's shape or dtype differs, or a const reads a weight that is
+    not a param, and the program is compiled instead."""
+    from xdsl.dialects.builtin import StringAttr
+
+    from xdsl_ane.api import CompiledModel, check_weights
+    from xdsl_ane.dialects import mil
+
+    compiled, stamp_names, held = stamp
+    for (shape, dtype), name in zip(held, names):
+        if tuple(weights[name].shape) != shape or weights[name].dtype != dtype:
+            return None
+    renames = dict(zip(stamp_names, names))
+    clone = compiled.module.clone()
+    for op in clone.walk():
+        if isinstance(op, mil.ConstOp) and op.weight is not None:
+            name = renames.get(op.weight.data)
+            if name is None:
+                return None
+            op.properties["weight"] = StringAttr(name)
+    unused = check_weights(module, weights, source)
+    return CompiledModel(
+        clone,
+        weights,
+        compiled.pipeline,
+        target=compiled.target,
+        source=compiled.source,
+        unused_weights=unused,
+        progress=compiled.progress,
+    )
 
 
 def split_parts(
