@@ -571,16 +571,20 @@ def test_the_next_package_compiles_beside_the_blob_before_unless_compressed(
             assert before == [False] * (k - 1) + [previous_held], (compress, k)
 
 
-@pytest.mark.parametrize("family", ["llama", "gemma3_text", "gpt_neox"])
+@pytest.mark.parametrize(
+    ("family", "per_package"),
+    [("llama", 1), ("gemma3_text", 1), ("gpt_neox", 1), ("llama", 2)],
+)
 def test_stamped_layer_packages_are_the_packages_a_compile_writes(
-    tmp_path, monkeypatch, family
+    tmp_path, monkeypatch, family, per_package
 ):
     """A layer package whose program differs from one compiled before only
     in the tensors it reads is stamped from it (its compiled module
     cloned, the weight consts renamed) rather than compiled: every file
     of every package is byte for byte what compiling each one writes.
     Gemma 3's sliding and global layers are different programs, so each
-    kind is compiled once."""
+    kind is compiled once; two layers a package, the second package is
+    stamped from the first."""
     import xdsl_ane.api as api
 
     checkpoint = tmp_path / "ckpt"
@@ -595,13 +599,13 @@ def test_stamped_layer_packages_are_the_packages_a_compile_writes(
         return compile_module(*args, **kwargs)
 
     monkeypatch.setattr(api, "compile", counting)
-    options = dict(context=32, prefill=4, chunk=128, layers_per_package=1)
+    options = dict(context=32, prefill=4, chunk=128, layers_per_package=per_package)
     compile_llm(checkpoint, output=tmp_path / "stamped", **options)
     stamped_compiles = len(compiles)
     monkeypatch.setattr(llm_api, "stamped", lambda *args: None)
     compiles.clear()
     compile_llm(checkpoint, output=tmp_path / "compiled", **options)
-    assert len(compiles) == 6  # embed, 4 layers, head
+    assert len(compiles) == 2 + 4 // per_package  # embed, layer packages, head
     assert stamped_compiles == (4 if family == "gemma3_text" else 3)
     files = sorted(
         p.relative_to(tmp_path / "compiled")
