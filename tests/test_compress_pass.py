@@ -430,3 +430,37 @@ def test_weights_compressed_on_threads_give_what_one_thread_gives(
         np.testing.assert_array_equal(np.asarray(value), np.asarray(two.weights[name]))
     assert one.compression.weights == two.compression.weights
     assert len(two.compression.weights) == 7
+
+
+@pytest.mark.parametrize("mode", ["int4", "int8"])
+def test_linear_quantization_a_few_rows_at_a_time_is_all_at_once(
+    small_layer, mode: str, monkeypatch
+):
+    """quantize_linear runs over ROWS_AT_ONCE elements' rows at a time and
+    the squared norms NORM_BLOCK elements at a time: the weights are
+    those of one pass over the whole tensor, the errors the same to
+    float64 rounding."""
+    import xdsl_ane.passes.compress_weights as compress_weights
+    import xdsl_ane.passes.compression.linear as linear
+
+    module, weights = small_layer
+
+    def compiled(rows: int, block: int):
+        monkeypatch.setattr(linear, "ROWS_AT_ONCE", rows)
+        monkeypatch.setattr(compress_weights, "NORM_BLOCK", block)
+        return xdsl_ane.compile(module, weights=weights, compress=mode)
+
+    whole, parts = compiled(1 << 40, 1 << 40), compiled(100, 1000)
+    assert str(whole.module) == str(parts.module)
+    assert whole.weights.keys() == parts.weights.keys()
+    for name, value in whole.weights.items():
+        np.testing.assert_array_equal(
+            np.asarray(value), np.asarray(parts.weights[name])
+        )
+    errors = [(w.name, w.relative_error) for w in whole.compression.weights]
+    assert [name for name, _ in errors] == [w.name for w in parts.compression.weights]
+    np.testing.assert_allclose(
+        [e for _, e in errors],
+        [w.relative_error for w in parts.compression.weights],
+        rtol=1e-12,
+    )

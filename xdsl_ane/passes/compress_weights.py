@@ -423,7 +423,7 @@ def compress_module(
     def compress(job: CompressionJob) -> tuple[Compressed, WeightCompression]:
         value = const_data(job.const, store, job.name)
         compressed = compress_array(value, job.setting, job.use, job.name)
-        norm = float(np.sum(value.astype(np.float64) ** 2))
+        norm = squared_norm(value)
         return compressed, WeightCompression(
             job.name,
             value.shape,
@@ -466,6 +466,21 @@ def const_key(const: mil.ConstOp) -> object:
         return const
     perm = ints_prop(const.properties, "perm")
     return (const.weight.data, const.file_shape(), perm, const.result.type)
+
+
+NORM_BLOCK = 1 << 20
+"""The elements `squared_norm` widens to float64 at a time."""
+
+
+def squared_norm(value: np.ndarray) -> float:
+    """Σ x² of `value` in float64, NORM_BLOCK elements at a time (not a
+    float64 copy of the whole tensor and another of its squares)."""
+    flat = value.reshape(-1)
+    total = 0.0
+    for start in range(0, flat.size, NORM_BLOCK):
+        block = flat[start : start + NORM_BLOCK].astype(np.float64)
+        total += float(np.dot(block, block))
+    return total
 
 
 def const_data(const: mil.ConstOp, store: WeightStore | None, name: str) -> np.ndarray:
