@@ -67,6 +67,46 @@ def blob_sizes(path) -> dict[str, int]:
     }
 
 
+@pytest.mark.parametrize("mode", ["int4", "lut4:per-tensor"])
+def test_tied_table_compressed_once(tied, tmp_path, monkeypatch, mode):
+    """With the embedding compressed as the head, the gather [V, D] and the
+    head conv [V, D, 1, 1] compress the table to the same values: one blob
+    record each, read through a reshape, so the blob is what compressing
+    it twice writes less the second copy, and the package generates the
+    same logits."""
+    import xdsl_ane.passes.compress_weights as compress_weights
+
+    options = dict(SHAPE, compress=mode, compress_embedding="same")
+    once = compile_llm(tied, **options)
+    once.compiled.validate().raise_if_failed()  # coremltools' loader reads it
+    once.save(tmp_path / "once.mlpackage")
+    monkeypatch.setattr(compress_weights, "shared_sources", lambda *args: None)
+    twice = compile_llm(tied, **options)
+    twice.save(tmp_path / "twice.mlpackage")
+
+    def table(package) -> list:
+        return [
+            e
+            for e in package.compiled.proto.blob.entries
+            if e.source.startswith("model.embed_tokens")
+        ]
+
+    assert all(e.dtype in ("int4", "uint4", "fp16") for e in table(once))
+    assert len(table(twice)) == 2 * len(table(once)) > 0
+    copy = sum(e.nbytes for e in table(twice)[len(table(once)) :])
+    (size_once,) = blob_sizes(tmp_path / "once.mlpackage").values()
+    (size_twice,) = blob_sizes(tmp_path / "twice.mlpackage").values()
+    records = 128 * len(table(once))  # each record's metadata and padding
+    assert size_twice - copy - records <= size_once <= size_twice - copy
+    tokens, logits = PackageRunner(tmp_path / "once.mlpackage").generate(PROMPT, 4)
+    expected_tokens, expected = PackageRunner(tmp_path / "twice.mlpackage").generate(
+        PROMPT, 4
+    )
+    assert tokens == expected_tokens
+    for got, want in zip(logits, expected):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_size_guard_splits_and_generates_the_same(tied, tmp_path, capsys):
     """Past --max-package-size the model is split as --layers-per-package
     splits it, saying why; the tied table's embedding and head share the

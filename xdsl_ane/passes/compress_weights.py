@@ -441,7 +441,10 @@ def compress_module(
     report = CompressionReport()
     done: dict[object, tuple[list[tuple[str, object]], Compressed]] = {}
     for (key, job), (compressed, record) in zip(jobs.items(), results):
-        done[key] = (const_sources(compressed, job.name, weights), compressed)
+        sources = shared_sources(compressed, job, jobs, done, weights)
+        if sources is None:
+            sources = const_sources(compressed, job.name, weights)
+        done[key] = (sources, compressed)
         report.weights.append(record)
     for const, key, name in uses:
         sources, compressed = done[key]
@@ -506,6 +509,47 @@ def const_data(const: mil.ConstOp, store: WeightStore | None, name: str) -> np.n
         raise PassFailedException(f"{where(const)}{e}") from None
 
 
+def shared_sources(
+    compressed: Compressed,
+    job: CompressionJob,
+    jobs: dict[object, CompressionJob],
+    done: dict[object, tuple[list[tuple[str, object]], Compressed]],
+    weights: MutableMapping[str, np.ndarray] | None,
+) -> list[tuple[str, object]] | None:
+    """The weights of a job done before that compressed the same weight to
+    the same values in another shape (a tied table's gather [V, D] and head
+    conv [V, D, 1, 1]), each read through a reshape: the blob then holds
+    the compressed table once, as it holds the fp16 one. None if none."""
+    if weights is None or job.const.weight is None:
+        return None
+    for key, (sources, earlier) in done.items():
+        other = jobs[key]
+        if (
+            other.const.weight is None
+            or other.const.weight.data != job.const.weight.data
+            or other.setting != job.setting
+            or earlier.op is not compressed.op
+            or not all(
+                ours[2] == theirs[2]
+                and ours[1].dtype == theirs[1].dtype
+                and ours[1].size == theirs[1].size
+                and np.array_equal(ours[1].reshape(-1), theirs[1].reshape(-1))
+                for ours, theirs in zip(compressed.inputs, earlier.inputs)
+            )
+        ):
+            continue
+        return [
+            ("weight", (source, weights[source].shape))
+            if kind == "weight"
+            else (
+                kind,
+                source,
+            )
+            for kind, source in sources
+        ]
+    return None
+
+
 def const_sources(
     compressed: Compressed,
     name: str,
@@ -542,9 +586,14 @@ def replace_const(
         compressed.inputs, sources
     ):
         element_type = element_type or float_type
-        if kind == "weight":
+        if kind == "weight":  # a name, or (name, shape) read through a reshape
+            stored = None
+            if isinstance(source, tuple):
+                source, stored = source
             assert isinstance(source, str)
-            op = mil.ConstOp.from_weight(source, tensor(array.shape, element_type))
+            op = mil.ConstOp.from_weight(
+                source, tensor(array.shape, element_type), weight_shape=stored
+            )
         else:
             op = mil.ConstOp(dense_from_numpy(array, element_type))
         op.result.name_hint = value_name(f"{name}_{input_name}")
