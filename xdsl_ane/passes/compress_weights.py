@@ -525,28 +525,18 @@ def shared_sources(
     for key, (sources, earlier) in done.items():
         other = jobs[key]
         if (
-            other.const.weight is None
-            or other.const.weight.data != job.const.weight.data
-            or other.setting != job.setting
-            or earlier.op is not compressed.op
-            or not all(
+            other.const.weight is not None
+            and other.const.weight.data == job.const.weight.data
+            and other.setting == job.setting
+            and earlier.op is compressed.op
+            and all(
                 ours[2] == theirs[2]
                 and ours[1].dtype == theirs[1].dtype
-                and ours[1].size == theirs[1].size
                 and np.array_equal(ours[1].reshape(-1), theirs[1].reshape(-1))
                 for ours, theirs in zip(compressed.inputs, earlier.inputs)
             )
         ):
-            continue
-        return [
-            ("weight", (source, weights[source].shape))
-            if kind == "weight"
-            else (
-                kind,
-                source,
-            )
-            for kind, source in sources
-        ]
+            return sources  # each (name, stored shape): read with a reshape
     return None
 
 
@@ -556,7 +546,8 @@ def const_sources(
     weights: MutableMapping[str, np.ndarray] | None,
 ) -> list[tuple[str, object]]:
     """Where each input of the constexpr op comes from: a new weight (its
-    name) when there are weights, else an inline value."""
+    name and the shape it is stored in) when there are weights, else an
+    inline value."""
     sources: list[tuple[str, object]] = []
     for input_name, array, _ in compressed.inputs:
         if weights is None:
@@ -567,7 +558,7 @@ def const_sources(
             n += 1
             weight = f"{name}.{input_name}_{n}"
         weights[weight] = array
-        sources.append(("weight", weight))
+        sources.append(("weight", (weight, array.shape)))
     return sources
 
 
@@ -586,13 +577,11 @@ def replace_const(
         compressed.inputs, sources
     ):
         element_type = element_type or float_type
-        if kind == "weight":  # a name, or (name, shape) read through a reshape
-            stored = None
-            if isinstance(source, tuple):
-                source, stored = source
-            assert isinstance(source, str)
+        if kind == "weight":  # read through a reshape where stored otherwise
+            assert isinstance(source, tuple)
+            weight, stored = source
             op = mil.ConstOp.from_weight(
-                source, tensor(array.shape, element_type), weight_shape=stored
+                weight, tensor(array.shape, element_type), weight_shape=stored
             )
         else:
             op = mil.ConstOp(dense_from_numpy(array, element_type))
