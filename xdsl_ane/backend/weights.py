@@ -240,7 +240,9 @@ class Fp16Prefetch:
     `release` frees the copies once the package is written."""
 
     def __init__(self, weights: Mapping[str, np.ndarray], budget: int = PREFETCH_BYTES):
-        self.copies: dict[int, np.ndarray] = {}
+        self.copies: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        """By the source array's id, with the array itself: held, so its id
+        is not reused while here, and checked, so no other array is served."""
         self.arrays = [
             a
             for a in weights.values()
@@ -257,11 +259,12 @@ class Fp16Prefetch:
             for array in self.arrays:
                 if self.stopped.is_set() or used + 2 * array.size > self.budget:
                     return
-                self.copies[id(array)] = array.astype(np.float16)
+                self.copies[id(array)] = (array, array.astype(np.float16))
                 used += 2 * array.size
 
     def copy_of(self, array: np.ndarray) -> np.ndarray | None:
-        return self.copies.get(id(array))
+        source, copy = self.copies.get(id(array), (None, None))
+        return copy if source is array else None
 
     def stop(self) -> None:
         self.stopped.set()

@@ -263,7 +263,9 @@ class FunctionLayout:
     weights: WeightMode
     twins: dict[SSAValue, Twin] = field(default_factory=dict)
     logical_copies: dict[SSAValue, SSAValue] = field(default_factory=dict)
-    weight_args: dict[tuple[str, bool], SSAValue] = field(default_factory=dict)
+    weight_args: dict[tuple[str | mil.ConstOp, bool], SSAValue] = field(
+        default_factory=dict
+    )
     """Weight arguments by (weight name, stored as [Cout, Cin] for this use):
     a weight used both as x·Wᵀ and as dy·W needs two arguments."""
     weight_records: list[ane.WeightArgAttr] = field(default_factory=list)
@@ -838,17 +840,20 @@ class FunctionLayout:
     ) -> SSAValue:
         """The function argument [1, Cin, 1, Cout] holding the weight
         (`transposed`: the weights file stores it [Cout, Cin], as x·Wᵀ)."""
-        name = (
-            weight.weight.data if weight.weight is not None else f"const_{id(weight)}"
+        # a named weight by its name; an inline const by the op itself (held
+        # by the key, so never confused with a later op at the same address)
+        key: str | mil.ConstOp = (
+            weight.weight.data if weight.weight is not None else weight
         )
-        if (name, transposed) in self.weight_args:
-            return self.weight_args[name, transposed]
+        if (key, transposed) in self.weight_args:
+            return self.weight_args[key, transposed]
+        name = key if isinstance(key, str) else f"const_{len(self.weight_records)}"
         element = element_type_of(weight.result)
         arg = self.block.insert_arg(
             tensor((1, c_in, 1, c_out), element), len(self.block.args)
         )
         arg.name_hint = sanitize(name)
-        self.weight_args[name, transposed] = arg
+        self.weight_args[key, transposed] = arg
         self.weight_records.append(
             ane.WeightArgAttr(name, arg.index, (1, c_in, 1, c_out), transposed)
         )

@@ -24,6 +24,7 @@ end.
 
 from __future__ import annotations
 
+import hashlib
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,6 +86,19 @@ def empty_value(meta: Any, origin: str) -> Const | None:
     if isinstance(meta, torch.Tensor) and meta.numel() == 0:
         return Const(torch.empty(tuple(meta.shape), dtype=meta.dtype), origin)
     return None
+
+
+def const_key(const: Const, element: Attribute) -> tuple[Any, ...]:
+    """What a materialized constant is, by value: a weight by its
+    state_dict key, any other tensor by its dtype, shape and bytes. (An
+    `id()` would name a temporary's memory, which the next temporary can
+    reuse: a strided slice's index constants are such temporaries.)"""
+    if const.weight is not None:
+        return ("weight", const.weight, element)
+    value = const.value.detach().contiguous().reshape(-1)
+    data = value.view(torch.uint8).numpy() if value.numel() else b""
+    digest = hashlib.blake2b(data, digest_size=16).digest()
+    return ("value", str(const.value.dtype), tuple(const.value.shape), digest, element)
 
 
 def is_empty(value: Value) -> bool:
@@ -179,7 +193,8 @@ class Translator:
         self.where = where
         self.env: dict[torch.fx.Node, Value] = {}
         self.weights: dict[str, np.ndarray] = {}
-        self.materialized: dict[tuple[int, Attribute], SSAValue] = {}
+        self.materialized: dict[tuple[Any, ...], SSAValue] = {}
+        """Constants already in the program, by value (`const_key`)."""
         self.named_tables: dict[str, Const] = {}
         self.facts: dict[str, dict[torch.fx.Node, Any]] = {}
         """What patterns learned about a node (`rms`: (input, eps) of a
@@ -396,7 +411,7 @@ class Translator:
                 "op whose result is not; Core ML has no empty tensors"
             )
         element = element or element_type(const.value.dtype, what)
-        key = (id(const), element)
+        key = const_key(const, element)
         if key in self.materialized:
             return self.materialized[key]
         if const.value.dtype in self.narrowed and element == f32:
