@@ -153,3 +153,45 @@ def test_bad_inputs_to_a_compiled_model(layer, tmp_path):
         cli("run", str(package), "--random", "0"), "no layout record", "--layout ane"
     )
     assert cli("run", str(package), "--random", "0", "--layout", "ane").returncode == 0
+
+
+TWO_FUNCTIONS = """
+func.func @zeta(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = rlx.relu %x : tensor<4x8xf32>
+  func.return %y : tensor<4x8xf32>
+}
+func.func @alpha(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %y = rlx.neg %x : tensor<4x8xf32>
+  func.return %y : tensor<4x8xf32>
+}
+"""
+
+
+@pytest.mark.slow
+def test_a_package_runs_and_lists_its_first_function_in_every_process(tmp_path):
+    """A package's functions are a protobuf map, whose order changes from
+    process to process: `run` without --function took whichever came
+    first. It runs the default function (the source's first, @zeta: relu,
+    so no negative output) and `estimate` lists the source's order, in
+    each of several processes."""
+    import subprocess
+    import sys
+
+    source = tmp_path / "two.mlir"
+    source.write_text(TWO_FUNCTIONS)
+    package = tmp_path / "two.mlpackage"
+    assert cli("compile", str(source), "-o", str(package)).returncode == 0
+    script = (
+        "import sys, numpy as np; from xdsl_ane.tools.cli import main; "
+        f"main(['run', '{package}', '--random', '0', '--output', sys.argv[1]]); "
+        f"main(['estimate', '{package}'])"
+    )
+    for i in range(4):
+        out = tmp_path / f"out{i}.npz"
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(out)], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        assert np.load(out)["out0"].min() >= 0
+        rows = [ln for ln in done.stdout.splitlines() if ln.startswith("@")]
+        assert [r.split()[0] for r in rows] == ["@zeta", "@alpha"]

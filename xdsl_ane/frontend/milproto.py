@@ -16,6 +16,7 @@ weights and its manifest."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -205,23 +206,33 @@ class ProtoReader(MilBuilder):
         return self.finish_function(scope, self.token(name, where), outputs)
 
     def program(
-        self, spec: Model_pb2.Model
+        self, spec: Model_pb2.Model, order: Sequence[str] = ()
     ) -> tuple[builtin.ModuleOp, dict[str, np.ndarray]]:
         if spec.WhichOneof("Type") != "mlProgram":
             raise ProtoImportError(f"{self.file}: not an ML program")
-        functions = [
-            self.function(name, function)
-            for name, function in spec.mlProgram.functions.items()
-        ]
+        table = spec.mlProgram.functions
+        names = function_order(table, spec.description.defaultFunctionName, order)
+        functions = [self.function(name, table[name]) for name in names]
         return self.finish_module(functions)
 
 
+def function_order(
+    names: Iterable[str], default: str, order: Sequence[str] = ()
+) -> list[str]:
+    """A program's functions in a fixed order: the default function (the
+    source's first, which `run` and the runtimes take by default) first,
+    then as `order` lists them (the manifest's, the source's order), then
+    by name. A protobuf map's own order changes from process to process."""
+    rank = {name: i for i, name in enumerate(order)}
+    return sorted(names, key=lambda n: (n != default, rank.get(n, len(rank)), n))
+
+
 def read_proto(
-    spec: Model_pb2.Model, model_dir: Path, where: str
+    spec: Model_pb2.Model, model_dir: Path, where: str, order: Sequence[str] = ()
 ) -> tuple[builtin.ModuleOp, dict[str, np.ndarray]]:
     """The mil module of a model spec and the weights of its blob
-    (`@model_path` is `model_dir`)."""
-    return ProtoReader(where, model_dir).program(spec)
+    (`@model_path` is `model_dir`), its functions in `function_order`."""
+    return ProtoReader(where, model_dir).program(spec, order)
 
 
 # --- what `xdsl-ane compile` writes ------------------------------------------------
@@ -274,17 +285,29 @@ def read_compiled(path: str | Path) -> CompiledProgram:
         spec.ParseFromString(model_file.read_bytes())
     except Exception as e:  # a truncated or foreign file
         raise XdslAneError(f"{model_file}: not a Core ML model ({e})") from None
-    module, weights = read_proto(spec, model_file.parent, str(path))
-    return with_manifest(module, weights, manifest)
+    record = read_manifest(manifest)
+    order = list(record.get("functions", {})) if isinstance(record, dict) else []
+    module, weights = read_proto(spec, model_file.parent, str(path), order)
+    return with_manifest(module, weights, manifest, record)
+
+
+def read_manifest(path: Path) -> Any:
+    """The manifest at `path` ({} where there is none)."""
+    if not path.is_file():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise XdslAneError(f"{path}: cannot read the manifest: {e}") from None
 
 
 def with_manifest(
-    module: builtin.ModuleOp, weights: dict[str, np.ndarray], path: Path
+    module: builtin.ModuleOp,
+    weights: dict[str, np.ndarray],
+    path: Path,
+    record: Any = None,
 ) -> CompiledProgram:
     if not path.is_file():
         return CompiledProgram(module, weights)
-    try:
-        manifest = json.loads(path.read_text())
-    except (OSError, ValueError) as e:
-        raise XdslAneError(f"{path}: cannot read the manifest: {e}") from None
+    manifest = read_manifest(path) if record is None else record
     return CompiledProgram(module, weights, manifest, path)
