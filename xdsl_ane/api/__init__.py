@@ -424,7 +424,43 @@ def check_weights(
                 f"{at}: {op.name} '{name}': weight has dtype {value.dtype}, the "
                 f"program declares {shape.element_type}"
             )
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            bad = value[~np.isfinite(value)]
+            if bad.size:
+                raise XdslAneError(
+                    f"{at}: {op.name} '{name}': weight holds {bad.size} non-finite "
+                    f"value(s) ({bad.flat[0]}); a program's weights must be finite"
+                )
     return sorted(set(weights) - used_weight_names(module))
+
+
+def check_fp16_weights(
+    module: builtin.ModuleOp, weights: Mapping[str, np.ndarray], source: str
+) -> None:
+    """Fails on a weight that the compiled program holds in fp16 and that
+    has a value fp16 cannot (|v| > 65504, which would be written as inf),
+    naming the op and the weight."""
+    from xdsl.dialects.builtin import f16
+
+    from xdsl_ane.dialects import mil
+    from xdsl_ane.dialects.typing import element_type_of
+
+    limit = float(np.finfo(np.float16).max)
+    for op in module.walk():
+        if not isinstance(op, mil.ConstOp) or op.weight is None:
+            continue
+        value = weights.get(op.weight.data)
+        if element_type_of(op.result) != f16 or not isinstance(value, np.ndarray):
+            continue
+        if value.dtype.kind != "f" or value.dtype == np.float16 or not value.size:
+            continue
+        largest = float(np.abs(value).max())
+        if largest > limit:
+            raise XdslAneError(
+                f"{location(op) or source}: weight '{op.weight.data}' holds "
+                f"{largest:g}, outside fp16's range (±65504); scale it into range, "
+                "or keep the program in f32 (pipeline option fp16=false)"
+            )
 
 
 def missing_weight_hint(name: str, weights: Mapping[str, np.ndarray]) -> str:
@@ -560,6 +596,7 @@ def _compile_module(
             report = run_pipeline(
                 module, spec, source, allow_lint_errors, progress, compression
             )
+            check_fp16_weights(module, all_weights, source)
         except BaseException:
             if prefetch is not None:
                 prefetch.release()

@@ -259,7 +259,10 @@ class Fp16Prefetch:
             for array in self.arrays:
                 if self.stopped.is_set() or used + 2 * array.size > self.budget:
                     return
-                self.copies[id(array)] = (array, array.astype(np.float16))
+                with np.errstate(over="ignore"):  # a weight out of range is
+                    # refused after the passes (api.check_fp16_weights)
+                    copy = array.astype(np.float16)
+                self.copies[id(array)] = (array, copy)
                 used += 2 * array.size
 
     def copy_of(self, array: np.ndarray) -> np.ndarray | None:

@@ -5,7 +5,8 @@ Runs after `convert-rlx-to-mil` (and `mil-ane-layout`) in two walks.
 Types (one forward walk, so every op sees converted operands):
 
 - Every f32 tensor becomes f16: function arguments (states too) and results, inline consts
-  (data rounded to fp16, saturating at ±65504 so that no inf appears), weight
+  (data rounded to fp16; ±∞ stand-ins (INFINITY_STANDIN) and additive masks
+  saturate at ±65504, any other value beyond it is refused), weight
   consts (only the declared type changes: the weights file keeps fp32 data,
   converted where it is read or written), `cast` to "fp32" (now "fp16"; a cast
   from fp16 to fp16 is dropped), `one_hot`'s typed on/off values and, through
@@ -86,6 +87,11 @@ FP16_MAX = float(np.finfo(np.float16).max)
 
 MIN_EPSILON = 1e-7
 """The smallest epsilon kept in fp16 (see the module docstring)."""
+
+INFINITY_STANDIN = 1e9
+"""A const entry of at least this magnitude (−1e9, float32's extremes,
+±inf) stands for ±∞ and saturates at ±65504; a finite one between 65504
+and this is a real value fp16 cannot hold, and is refused."""
 
 MASK_THRESHOLD = -FP16_MAX / 2
 """Additive-mask entries at or below this stand for −∞ and become MASKED:
@@ -187,6 +193,7 @@ class ConvertConst(RewritePattern):
             values = dense_to_numpy(op.val)
             if t.element_type == f16 and np.all(np.isfinite(values) | np.isnan(values)):
                 return
+            check_const_range(op, values)
             new = const_op(np.clip(values, -FP16_MAX, FP16_MAX), f16)
         new.attributes.update(op.attributes)
         if not fp32_uses:
@@ -196,6 +203,25 @@ class ConvertConst(RewritePattern):
         rewriter.replace_uses_with_if(
             op.result, new.result, lambda use: not needs_fp32(use)
         )
+
+
+def check_const_range(op: mil.ConstOp, values: np.ndarray) -> None:
+    """Refuses an inline const holding a value fp16 cannot (65504 < |v| <
+    INFINITY_STANDIN), unless it is an additive mask (whose large negative
+    entries stand for −∞): saturating it would change the program's result
+    (`(x + 70000) - 70000` would be 0)."""
+    magnitude = np.abs(values)
+    outside = (magnitude > FP16_MAX) & (magnitude < INFINITY_STANDIN)
+    if not outside.any():
+        return
+    if np.all(values[outside] < 0) and reaches_additive_use(op.result):
+        return
+    value = values[outside].flat[0]
+    raise PassFailedException(
+        f"{where(op)}mil-fp16: const {value:g} is outside fp16's range (±65504); "
+        "scale the program's values into range, or keep it in f32 "
+        "(pipeline option fp16=false)"
+    )
 
 
 class ConvertCast(RewritePattern):

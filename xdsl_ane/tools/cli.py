@@ -23,7 +23,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -437,11 +438,22 @@ def summarize(key: str, value: np.ndarray) -> str:
     )
 
 
+@contextlib.contextmanager
+def quiet_numerics() -> Iterator[None]:
+    """No numpy floating-point warning reaches the user: fp16 arithmetic
+    that overflows in the interpreter is the program's, not a fault of the
+    command, and what the compiler refuses it says in its own line."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.handler(args)
+        with quiet_numerics():
+            return args.handler(args)
     except XdslAneError as e:
         print(f"xdsl-ane: error: {e}", file=sys.stderr)
         return 1
