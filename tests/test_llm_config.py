@@ -282,6 +282,41 @@ LLAMA3 = {
             {"attn_logit_softcapping": -1.0},
             "field 'attn_logit_softcapping' is -1.0; expected a positive number",
         ),
+        # values outside their domain (RoPE tables of NaN, a zero epsilon)
+        (
+            "qwen3",
+            {"rope_theta": 0, "rope_parameters": {"rope_theta": 0}},
+            "field 'rope_theta' is 0; expected a number > 0",
+        ),
+        (
+            "qwen3",
+            {"rope_parameters": {"rope_type": "default", "rope_theta": -1.0}},
+            "field 'rope_parameters.rope_theta' is -1.0; expected a number > 0",
+        ),
+        ("llama", {"rms_norm_eps": 0.0}, "field 'rms_norm_eps' is 0.0; expected a"),
+        ("gpt2", {"layer_norm_epsilon": -1e-5}, "field 'layer_norm_epsilon' is -1e-05"),
+        (
+            "llama",
+            {"rope_parameters": LLAMA3 | {"factor": 0.0}},
+            "field 'rope_parameters.factor' is 0.0; expected a number > 0",
+        ),
+        (
+            "llama",
+            {"rope_parameters": LLAMA3 | {"low_freq_factor": -1.0}},
+            "field 'rope_parameters.low_freq_factor' is -1.0; expected a number > 0",
+        ),
+        (
+            "gemma3_text",
+            {"query_pre_attn_scalar": 0},
+            "field 'query_pre_attn_scalar' is 0; expected a number > 0",
+        ),
+        (
+            "granite",
+            {"residual_multiplier": 0.0},
+            "field 'residual_multiplier' is 0.0; expected a number > 0",
+        ),
+        ("mistral", {"sliding_window": 0}, "field 'sliding_window' is 0; expected an"),
+        ("llama", {"vocab_size": 0}, "field 'vocab_size' is 0; expected an integer"),
     ],
     ids=lambda v: v if isinstance(v, str) and len(v) < 10 else None,
 )
@@ -292,6 +327,23 @@ def test_field_refused(tmp_path, family, fields, message):
     text = str(error.value)
     assert text.startswith(f"{tmp_path / 'config.json'}: ") and message in text, text
     assert "\n" not in text
+
+
+@pytest.mark.parametrize("field, size", [("vocab_size", 10**9), ("hidden_size", 96)])
+def test_sizes_that_do_not_match_the_tensors_name_both(tmp_path, capsys, field, size):
+    """A vocab_size of 1e9 for a 300-row table ran for minutes and then
+    blamed --max-package-size: the table's shape is checked first."""
+    from xdsl_ane.tools.cli import main
+
+    edited(tmp_path / "ckpt", "qwen3", **{field: size})
+    out = tmp_path / "m.mlpackage"
+    capsys.readouterr()
+    assert main(["compile-llm", str(tmp_path / "ckpt"), "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"ckpt/config.json: vocab_size {300 if size == 96 else size}" in err
+    assert "do not match tensor 'model.embed_tokens.weight'" in err
+    assert "[300, 64]" in err and not out.exists()
 
 
 def test_every_field_of_the_families_is_read_or_ignored():

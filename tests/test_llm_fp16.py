@@ -197,3 +197,38 @@ def llm_config_stub():
         tied=False,
         qk_norm=False,
     )
+
+
+def nan_checkpoint(directory, family: str, name_part: str):
+    """A tiny checkpoint with one NaN in the first tensor whose name holds
+    `name_part`; returns that tensor's name."""
+    from safetensors.torch import load_file, save_file
+
+    write_checkpoint(directory, family)
+    path = directory / "model.safetensors"
+    tensors = load_file(path)
+    name = next(n for n in sorted(tensors) if name_part in n)
+    tensors[name].view(-1)[3] = float("nan")
+    save_file(tensors, path, metadata={"format": "pt"})
+    return name
+
+
+@pytest.mark.parametrize(
+    "family, part", [("qwen3", "layers.1.mlp.down_proj"), ("gpt2", "h.1.mlp.c_fc")]
+)
+def test_a_nan_weight_is_named_not_called_within_range(tmp_path, capsys, family, part):
+    """A NaN in a layer's weight made the calibration's maxima NaN, which
+    Python's max() dropped: compile-llm said "within range" and every token
+    came out 0. It now fails in one line naming the tensor and the layer,
+    and writes nothing (RoPE families calibrate a part at a time, learned
+    positions the whole program: both are checked)."""
+    name = nan_checkpoint(tmp_path / "ckpt", family, part)
+    out = tmp_path / "m.mlpackage"
+    capsys.readouterr()
+    command = ["compile-llm", str(tmp_path / "ckpt"), "-o", str(out)]
+    assert main(command + ["--context", "16", "--prefill", "4"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert f"checkpoint tensor '{name}' holds 1 non-finite value(s) (nan)" in err
+    assert "layer 1's hidden states are not finite" in err
+    assert not out.exists()

@@ -308,6 +308,7 @@ def compile_llm(
         calibration_prompts,
         check_all_used,
         check_shape,
+        check_table_shapes,
         chunks,
         fp16_rescaled,
         llm_config,
@@ -337,6 +338,7 @@ def compile_llm(
     source = str(checkpoint)
     ck = read_checkpoint(checkpoint)
     config = llm_config(ck)
+    check_table_shapes(ck, config)
     text_files = read_text_files(checkpoint)
     eos = eos_token_ids(text_files, ck.config, checkpoint)
     shape = LlmShape(

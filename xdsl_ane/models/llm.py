@@ -357,9 +357,16 @@ class ConfigReader:
             raise self.error(name, f"is {value!r}; expected an integer ≥ {minimum}")
         return value
 
-    def number(self, name: str, default: float, table: str | None = None) -> float:
-        """A finite float: field `name`, or key `name` of the object field
-        `table` (rope_parameters) when given."""
+    def number(
+        self,
+        name: str,
+        default: float,
+        table: str | None = None,
+        positive: bool = False,
+    ) -> float:
+        """A finite float (> 0 if `positive`: a size, an epsilon, a base, a
+        factor): field `name`, or key `name` of the object field `table`
+        (rope_parameters) when given."""
         source = self.c
         for part in [] if table is None else table.split("."):
             source = source.get(part) or {}
@@ -373,6 +380,9 @@ class ConfigReader:
         ):
             label = name if table is None else f"{table}.{name}"
             raise self.error(label, f"is {value!r}; expected a number")
+        if positive and value <= 0:
+            label = name if table is None else f"{table}.{name}"
+            raise self.error(label, f"is {value!r}; expected a number > 0")
         return float(value)
 
     def flag(self, name: str) -> bool:
@@ -452,21 +462,27 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         local_rope = None
     attention_scale = None
     if family.query_scale:
-        attention_scale = read.number("query_pre_attn_scalar", head_dim) ** -0.5
+        attention_scale = (
+            read.number("query_pre_attn_scalar", head_dim, positive=True) ** -0.5
+        )
     if c.get("scale_attn_weights") is False:  # GPT-2's: unscaled scores
         attention_scale = 1.0
     multiplier: dict[str, float | None] = {}
     for name in ("embedding_multiplier", "residual_multiplier", "logits_scaling"):
-        value = read.number(name, 1.0) if family.multipliers else 1.0
+        value = read.number(name, 1.0, positive=True) if family.multipliers else 1.0
         multiplier[name] = None if value == 1.0 else value
     if family.logit_scale:  # logits × logit_scale: as a divisor
-        multiplier["logits_scaling"] = 1 / read.number("logit_scale", 1.0)
+        multiplier["logits_scaling"] = 1 / read.number(
+            "logit_scale", 1.0, positive=True
+        )
     if read.flag("use_qk_norm"):
         raise read.error(
             "use_qk_norm", "is true: Cohere's per-head QK LayerNorm is not supported"
         )
     if family.multipliers:
-        attention_scale = read.number("attention_multiplier", head_dim**-0.5)
+        attention_scale = read.number(
+            "attention_multiplier", head_dim**-0.5, positive=True
+        )
     biases: set[str] = set(QKV) if family.qkv_bias else set()
     if family.attention_bias and read.flag("attention_bias"):
         biases |= {*QKV, *OUT}
@@ -515,9 +531,9 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         ),
         vocab_size=read.integer("vocab_size"),
         rms_eps=(
-            read.number("layer_norm_eps", 1e-5)
+            read.number("layer_norm_eps", 1e-5, positive=True)
             if family.layer_norm
-            else read.number("rms_norm_eps", 1e-6)
+            else read.number("rms_norm_eps", 1e-6, positive=True)
         ),
         rope_theta=theta,
         rope_scaling=scaling,
@@ -619,8 +635,8 @@ def rope_config(
             + ", ".join(ROPE_TYPES)
             + ")",
         )
-    theta = read.number("rope_theta", 10000.0)
-    theta = read.number("rope_theta", theta, field)
+    theta = read.number("rope_theta", 10000.0, positive=True)
+    theta = read.number("rope_theta", theta, field, positive=True)
     if rope_type == "default":
         return theta, None
     keys = {
@@ -638,12 +654,12 @@ def rope_config(
     for key in keys:
         if rope.get(key) is None:
             raise read.error(f"{field}.{key}", f"is missing (rope type {rope_type})")
-        scaling[key] = read.number(key, 0.0, field)
+        scaling[key] = read.number(key, 0.0, field, positive=True)
     if rope_type in ("yarn", "longrope"):
         # transformers' defaults: factor from the two lengths, the rest None
         old = scaling["original_max_position_embeddings"]
         longest = read.integer("max_position_embeddings", int(old))
-        scaling["factor"] = read.number("factor", longest / old, field)
+        scaling["factor"] = read.number("factor", longest / old, field, positive=True)
         for key in ("attention_factor", "mscale", "mscale_all_dim"):
             scaling[key] = (
                 None if rope.get(key) is None else read.number(key, 0.0, field)
@@ -655,9 +671,11 @@ def rope_config(
         for key in ("long_factor", "short_factor"):
             factors = rope.get(key)
             if not isinstance(factors, list) or not all(
-                isinstance(f, (int, float)) for f in factors
+                isinstance(f, (int, float)) and f > 0 for f in factors
             ):
-                raise read.error(f"{field}.{key}", "must list a number per frequency")
+                raise read.error(
+                    f"{field}.{key}", "must list a number > 0 per frequency"
+                )
             scaling[key] = [float(f) for f in factors]
     return theta, scaling
 
@@ -833,6 +851,21 @@ EMBED = "model.embed_tokens.weight"
 
 def head_name(config: LlmConfig) -> str:
     return EMBED if config.tied else "lm_head.weight"
+
+
+def check_table_shapes(checkpoint: Checkpoint, config: LlmConfig) -> None:
+    """config.json's vocab_size and hidden_size against the embedding's and
+    the head's shapes in the checkpoint, before any work sized by them."""
+    wanted = (config.vocab_size, config.hidden_size)
+    for name in dict.fromkeys([EMBED, head_name(config)]):
+        full = config.weight_name(name)
+        got = checkpoint.shape(full)
+        if got != wanted:
+            raise XdslAneError(
+                f"{checkpoint.directory / 'config.json'}: vocab_size {wanted[0]} and "
+                f"hidden_size {wanted[1]} do not match tensor '{full}' of the "
+                f"checkpoint, of shape {list(got)}"
+            )
 
 
 def chunk_name(name: str, start: int, end: int) -> str:
@@ -1725,6 +1758,9 @@ def probe_maxima(
             out = runtime.call("prefill", [ids, np.array([start], np.int32)])
             seen = [float(o.reshape(-1)[0]) for o in out[-count:]]
             maxima = np.maximum(maxima, seen)
+    if not np.all(np.isfinite(maxima)):
+        first = int(np.flatnonzero(~np.isfinite(maxima))[0])
+        check_finite_weights(weights, first)
     return [float(m) for m in maxima]
 
 
@@ -1773,10 +1809,32 @@ def part_maxima(
                 position = np.array([start], np.int32)
                 (out,) = runtime.call("prefill", [hidden[i], position])
                 hidden[i] = out
-            largest = max(largest, float(np.abs(out).max()))
+            # np.max, not max(): a NaN must carry on to the check
+            largest = float(np.max([largest, np.abs(out).max()]))
+        if not np.isfinite(largest):
+            check_finite_weights(weights, len(maxima))
         maxima.append(largest)
         del module, weights, runtimes
     return maxima
+
+
+def check_finite_weights(weights: dict[str, Any], index: int) -> None:
+    """Fails naming a checkpoint tensor among `weights` that holds a NaN or
+    inf, which is why the hidden states of maxima[index] (`stream_name`)
+    are not finite."""
+    for name, value in weights.items():
+        if isinstance(value, LazyWeight) and value.shape:
+            array = np.empty(value.shape, value.dtype)
+            value.convert_into(array.reshape(-1), None)
+            value = array
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            bad = value[~np.isfinite(value)]
+            if bad.size:
+                raise XdslAneError(
+                    f"checkpoint tensor '{name}' holds {bad.size} non-finite "
+                    f"value(s) ({bad.flat[0]}), so {stream_name(index)}'s hidden "
+                    "states are not finite"
+                )
 
 
 def embedding_rows(
