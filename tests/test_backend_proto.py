@@ -366,6 +366,9 @@ func.func @reduction(%x: tensor<2x3x4xf32>, %i: tensor<5x6xi32>, %h: tensor<1x16
   %cumsum = mil.cumsum %x : tensor<2x3x4xf32>
   %cumsum_ids = mil.cumsum %i {axis = -1 : i64, exclusive = true} : tensor<5x6xi32>
   %cumsum_back = mil.cumsum %h {axis = 3 : i64, exclusive = true, reverse = true} : tensor<1x16x1x8xf16>
+  %top:2 = mil.topk %x {k = 2 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x3x2xf32>, tensor<2x3x2xi32>)
+  %sorted:2 = mil.topk %h {k = 8 : i64, axis = 3 : i64, ascending = true} : (tensor<1x16x1x8xf16>) -> (tensor<1x16x1x8xf16>, tensor<1x16x1x8xi32>)
+  %top_id:2 = mil.topk %i {axis = 0 : i64} : (tensor<5x6xi32>) -> (tensor<1x6xi32>, tensor<1x6xi32>)
   func.return
 }
 """,

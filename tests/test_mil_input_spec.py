@@ -145,6 +145,8 @@ def coremltools_defaults(op: mil.MilOp, target: str) -> dict[str, object]:
             inputs[name] = [stand_in_var(name, v) for v in value]
         else:
             inputs[name] = None if value is None else stand_in_var(name, value)
+    for declared in type(op).MIL_INPUTS:  # an absent input reads as None
+        inputs.setdefault(declared.name, None)
     definition = coremltools_op(op.name.removeprefix("mil."), target)
     # an instance of the op's class, unconstructed (its __init__ builds a
     # whole op), so that a default_inputs() calling super() (avg_pool's) runs

@@ -182,6 +182,14 @@ func.func @main(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>, %h: tensor<1x8x1x4xf
   func.return %first, %ids, %back, %both : tensor<2x3x4xf32>, tensor<1x8xi32>, tensor<1x8x1x4xf16>, tensor<2x3x4xf32>
 }
 """,
+    "topk": """
+func.func @main(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>, %h: tensor<1x8x1x4xf16>) -> (tensor<2x3x2xf32>, tensor<2x3x2xi32>, tensor<1x8xi32>, tensor<1x8xi32>, tensor<1x8x1x4xf16>, tensor<1x8x1x4xi32>) {
+  %top:2 = mil.topk %x {k = 2 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x3x2xf32>, tensor<2x3x2xi32>)
+  %ids:2 = mil.topk %i {k = 8 : i64, axis = -1 : i64, ascending = true} : (tensor<1x8xi32>) -> (tensor<1x8xi32>, tensor<1x8xi32>)
+  %sorted:2 = mil.topk %h {k = 8 : i64, axis = 1 : i64} : (tensor<1x8x1x4xf16>) -> (tensor<1x8x1x4xf16>, tensor<1x8x1x4xi32>)
+  func.return %top#0, %top#1, %ids#0, %ids#1, %sorted#0, %sorted#1 : tensor<2x3x2xf32>, tensor<2x3x2xi32>, tensor<1x8xi32>, tensor<1x8xi32>, tensor<1x8x1x4xf16>, tensor<1x8x1x4xi32>
+}
+""",
     "quantization": """
 func.func @main(%x: tensor<1x4x1x8xf16>) -> (tensor<1x4x1x8xi8>, tensor<1x4x1x8xf16>, tensor<1x4x1x8xi8>, tensor<4x8xf32>, tensor<4x8xf16>) {
   %scale = mil.const dense<0.05> : tensor<f16>

@@ -74,6 +74,8 @@ DESIGN_OPS = {
     *"upsample pad hardswish hardsigmoid leaky_relu elu clamp".split(),
     # docs/DESIGN.md "Cumulative sums" (RoBERTa's position ids)
     "cumsum",
+    # docs/DESIGN.md "Math and ordering ops of the torch import"
+    *"erf floor round topk".split(),
 }
 
 # Allowed values of the choice properties, from the contract.
@@ -99,6 +101,9 @@ UNARY = [
     rlx.SinOp,
     rlx.CosOp,
     rlx.ReciprocalOp,
+    rlx.ErfOp,
+    rlx.FloorOp,
+    rlx.RoundOp,
 ]
 BINARY = [rlx.AddOp, rlx.SubOp, rlx.MulOp, rlx.DivOp, rlx.MaxOp, rlx.MinOp, rlx.PowOp]
 REDUCE = [rlx.ReduceSumOp, rlx.ReduceMeanOp, rlx.ReduceMaxOp, rlx.ReduceMinOp]

@@ -4,6 +4,7 @@ FLOPs count a multiply-add as 2: matmul and linear 2·|out|·K, conv
 2·|out|·(Cin/groups)·kh·kw (the weight's `[Cout, Cin/groups, kh, kw]` less
 its first axis), conv_transpose 2·|x|·(Cout/groups)·kh·kw, pooling
 |out|·|kernel|, reductions (and cumsum, a running sum) one per input element,
+topk ⌈log₂ n⌉ per input element (a sort's comparisons along its axis of n),
 elementwise ops one per output element except the few multi-step ones in
 `ELEMENT_FLOPS`; data movement (reshape, transpose, slice, concat, state
 reads and writes) none.
@@ -77,6 +78,10 @@ def flops(op: Operation) -> int:
         return out * max(1, math.prod(int(k) for k in numbers(op, "kernel_sizes")))
     if name in REDUCTIONS:
         return _elements(op.operands[0].type) if op.operands else 0
+    if name == "topk" and shapes and shapes[0]:
+        axis = int((numbers(op, "axis") or [-1])[0])
+        n = shapes[0][axis] if -len(shapes[0]) <= axis < len(shapes[0]) else 1
+        return _elements(op.operands[0].type) * max(1, math.ceil(math.log2(n)))
     if name in NO_FLOPS:
         return 0
     return out * ELEMENT_FLOPS.get(op_name(op), 1)

@@ -68,6 +68,7 @@ from xdsl_ane.interpreter.numerics import (
     sin,
     softmax,
     tanh,
+    top_k,
     total,
 )
 from xdsl_ane.interpreter.numerics import family_impls as shared_family_impls
@@ -484,6 +485,17 @@ class MilFunctions(InterpreterFunctions):
             int_prop(op.properties, "axis", op.input_default("axis")),
             bool_prop(op.properties, "exclusive", op.input_default("exclusive")),
             bool_prop(op.properties, "reverse", op.input_default("reverse")),
+        )
+
+    @mil_impl(mil.TopkOp)
+    def run_topk(self, op: mil.TopkOp, x: Array) -> tuple[Array, Array]:
+        """The k largest values (smallest when `ascending`), sorted; MIL
+        leaves the order of an unsorted topk open, and sorted is one."""
+        return top_k(
+            x,
+            int_prop(op.properties, "k", op.input_default("k")),
+            int_prop(op.properties, "axis", op.input_default("axis")),
+            not bool_prop(op.properties, "ascending", op.input_default("ascending")),
         )
 
     @mil_impl(mil.LayerNormOp)

@@ -268,6 +268,17 @@ def cumulative_sum(
     return np.flip(out, axis) if reverse else out
 
 
+def top_k(x: Array, k: int, axis: int, largest: bool = True) -> tuple[Array, Array]:
+    """The k largest values along `axis` in descending order (the k smallest
+    in ascending order without `largest`) and their int32 indices; of equal
+    values the first comes first (a stable sort, of −x for the largest:
+    float64 holds every int32 and f16/f32 value exactly)."""
+    key = -x.astype(np.float64) if largest else x
+    order = np.argsort(key, axis=axis, kind="stable")
+    indices = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, indices, axis=axis), indices.astype(np.int32)
+
+
 @accumulates_in_float32
 def softmax(x: Array, axis: int = -1) -> Array:
     """exp(x − max) / Σ exp(x − max)."""

@@ -58,6 +58,7 @@ from xdsl_ane.interpreter.numerics import (
     cos,
     cumulative_sum,
     divide,
+    erf,
     exp,
     gelu_tanh,
     layer_norm,
@@ -71,6 +72,7 @@ from xdsl_ane.interpreter.numerics import (
     sin,
     softmax,
     tanh,
+    top_k,
     total,
 )
 from xdsl_ane.interpreter.numerics import family_impls as shared_family_impls
@@ -118,6 +120,9 @@ UNARY_FUNCTIONS: dict[type[Operation], Callable[[Array], Array]] = {
     rlx.SinOp: sin,
     rlx.CosOp: cos,
     rlx.ReciprocalOp: lambda x: 1 / x,
+    rlx.ErfOp: erf,
+    rlx.FloorOp: np.floor,
+    rlx.RoundOp: np.round,
 }
 
 
@@ -484,6 +489,15 @@ class RlxFunctions(InterpreterFunctions):
             int_prop(op.properties, "axis"),
             bool_prop(op.properties, "exclusive"),
             bool_prop(op.properties, "reverse"),
+        )
+
+    @rlx_impl(rlx.TopkOp)
+    def run_topk(self, op: rlx.TopkOp, x: Array) -> tuple[Array, Array]:
+        return top_k(
+            x,
+            int_prop(op.properties, "k"),
+            int_prop(op.properties, "axis", -1),
+            bool_prop(op.properties, "largest", True),
         )
 
     @rlx_impl(rlx.RmsNormOp)

@@ -291,6 +291,14 @@ MORE_OP_RULES: dict[str, OpRule] = {
         "by a constant triangular matrix of ones",
         lint=False,
     ),
+    # likewise not among the ANE's ops (a sort: torch's topk, sort, argsort)
+    "mil.topk": OpRule(
+        Severity.WARNING,
+        f"topk {FALLBACK}",
+        "take the top k on the CPU from the model's output, or use argmax "
+        "(reduce_argmax runs on the ANE) where k = 1",
+        lint=False,
+    ),
 }
 """Second rules for ops that already have one in OP_RULES, and rules the
 placement applies that ane-lint does not report."""

@@ -1,8 +1,10 @@
-"""MIL's ops that reduce over axes: `reduce_*`, `softmax`, `layer_norm` and
-`cumsum` (the running sum along one axis).
+"""MIL's ops that reduce over axes: `reduce_*`, `softmax`, `layer_norm`,
+`cumsum` (the running sum along one axis) and `topk` (the k largest or
+smallest values along one axis and their indices).
 
 Type rules from coremltools iOS15 reduction.py (ReductionAxes), activation
-softmax, iOS17 normalization.layer_norm and iOS15 tensor_operation.cumsum.
+softmax, iOS17 normalization.layer_norm, iOS15 tensor_operation.cumsum and
+iOS17 tensor_operation.topk.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from typing import ClassVar
 import numpy as np
 from xdsl.dialects.builtin import (
     BoolAttr,
+    StringAttr,
     TensorType,
+    i32,
 )
 from xdsl.ir import Attribute
 from xdsl.irdl import (
@@ -54,6 +58,7 @@ from xdsl_ane.dialects.typing import (
     OpTypeError,
     bool_attr,
     bool_prop,
+    choice,
     f32_attr,
     fmt_shape,
     i64_attr,
@@ -63,6 +68,7 @@ from xdsl_ane.dialects.typing import (
     reduced_shape,
     require_same_element_type,
     shape_of,
+    str_prop,
     tensor,
 )
 
@@ -323,6 +329,94 @@ class CumsumOp(MilOp):
         return [x]
 
 
+@mil_op_definition
+class TopkOp(MilOp):
+    """The `k` (default 1) largest values of x along `axis` (default −1) and
+    their int32 indices along it; `ascending` (default false) takes the k
+    smallest instead. `sort` (default true) orders them (descending, or
+    ascending when `ascending`); unsorted, MIL leaves the order open. x is
+    fp16, fp32 or int32 of rank ≥ 1; both results have x's shape with the
+    axis of size k, 1 ≤ k ≤ its size (coremltools refuses a larger k; k = −1
+    is not supported). `return_indices` (default true) and
+    `output_indices_dtype` (default "int32") are MIL's: the values alone
+    and uint16 indices are not supported."""
+
+    name = "mil.topk"
+    x = operand_def(TensorType)
+    k = opt_prop_def(I64Attr)
+    axis = opt_prop_def(I64Attr)
+    ascending = opt_prop_def(BoolAttr)
+    sort = opt_prop_def(BoolAttr)
+    return_indices = opt_prop_def(BoolAttr)
+    output_indices_dtype = opt_prop_def(StringAttr)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("k", 1),
+        MilInput("axis", -1),
+        MilInput("ascending", False),
+        MilInput("sort", True),
+        MilInput("return_indices", True),
+        MilInput("output_indices_dtype", "int32"),
+    )
+
+    def __init__(
+        self,
+        x: Value,
+        k: int | None = None,
+        axis: int | None = None,
+        ascending: bool | None = None,
+    ):
+        self.init_mil(
+            {"x": x},
+            {
+                "k": i64_attr(k),
+                "axis": i64_attr(axis),
+                "ascending": bool_attr(ascending),
+            },
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        x = cls.tensor_operands(operand_types, properties)["x"]
+        assert x is not None
+        require_element_type(cls.name, "x", x, FLOAT_INT32)
+        shape = list(x.get_shape())
+        if not shape:
+            raise OpTypeError(cls.name, "operand 'x' must have rank ≥ 1")
+        axis = operand_axis(
+            cls.name,
+            "axis",
+            int_prop(properties, "axis", cls.input_default("axis")),
+            ("x", shape),
+        )
+        k = int_prop(properties, "k", cls.input_default("k"))
+        if not 1 <= k <= shape[axis]:
+            raise OpTypeError(
+                cls.name,
+                f"property 'k' value {k} is out of range [1, {shape[axis]}] for axis "
+                f"{axis} of operand 'x' {fmt_shape(shape)}",
+            )
+        if not bool_prop(properties, "return_indices", True):
+            raise OpTypeError(
+                cls.name, "property 'return_indices' false is not supported"
+            )
+        choice(
+            cls.name,
+            "output_indices_dtype",
+            str_prop(
+                properties,
+                "output_indices_dtype",
+                cls.input_default("output_indices_dtype"),
+            ),
+            ("int32",),
+        )
+        shape[axis] = k
+        return [tensor(shape, x.element_type), tensor(shape, i32)]
+
+
 OPS = (
     ReduceSumOp,
     ReduceMeanOp,
@@ -332,6 +426,7 @@ OPS = (
     ReduceLogSumExpOp,
     SoftmaxOp,
     CumsumOp,
+    TopkOp,
     LayerNormOp,
 )
 """The ops of this family, as the mil dialect lists them."""

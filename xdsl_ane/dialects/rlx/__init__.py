@@ -10,7 +10,7 @@ module each:
 - elementwise.py: the sources (constant, param), unary and binary ops,
   compare, where, cast
 - shape.py: matmul, reshape, expand, transpose, narrow, concat, gather
-- reduction.py: reduce_sum/mean/max/min, softmax, argmax, cumsum
+- reduction.py: reduce_sum/mean/max/min, softmax, argmax, cumsum, topk
 - normalization.py: rms_norm, layer_norm
 - spatial_norm.py: batch_norm, group_norm (over the channels of [N, C, ...])
 - pooling.py: max_pool, avg_pool
@@ -98,7 +98,9 @@ from xdsl_ane.dialects.rlx.elementwise import (
     ConstantOp,
     CosOp,
     DivOp,
+    ErfOp,
     ExpOp,
+    FloorOp,
     GeluOp,
     GeluTanhOp,
     LogOp,
@@ -110,6 +112,7 @@ from xdsl_ane.dialects.rlx.elementwise import (
     PowOp,
     ReciprocalOp,
     ReluOp,
+    RoundOp,
     RsqrtOp,
     SigmoidOp,
     SiluOp,
@@ -141,6 +144,7 @@ from xdsl_ane.dialects.rlx.reduction import (
     ReduceOp,
     ReduceSumOp,
     SoftmaxOp,
+    TopkOp,
 )
 from xdsl_ane.dialects.rlx.resampling import PadOp, UpsampleOp
 from xdsl_ane.dialects.rlx.shape import (

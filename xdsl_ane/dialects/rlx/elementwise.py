@@ -236,6 +236,28 @@ class ReciprocalOp(UnaryOp):
     name = "rlx.reciprocal"
 
 
+@rlx_op_definition
+class ErfOp(UnaryOp):
+    """Error function: erf(x) = 2/√π ∫₀ˣ e^(−t²) dt."""
+
+    name = "rlx.erf"
+
+
+@rlx_op_definition
+class FloorOp(UnaryOp):
+    """Floor: the largest integer ≤ x (as a float)."""
+
+    name = "rlx.floor"
+
+
+@rlx_op_definition
+class RoundOp(UnaryOp):
+    """Round to the nearest integer, halves to even (torch.round: 0.5 -> 0,
+    1.5 -> 2)."""
+
+    name = "rlx.round"
+
+
 class BinaryOp(RlxOp, ABC):
     """`z = f(x, y)` elementwise with numpy broadcasting; operands share an
     element type."""
@@ -437,6 +459,9 @@ OPS = (
     SinOp,
     CosOp,
     ReciprocalOp,
+    ErfOp,
+    FloorOp,
+    RoundOp,
     AddOp,
     SubOp,
     MulOp,

@@ -1,7 +1,9 @@
 """rlx reductions: reduce_sum, reduce_mean, reduce_max and reduce_min over
 `axes`, softmax along one axis, argmax (the index of the largest value
-along one axis, greedy decoding in the model) and cumsum (the running sum
-along one axis: RoBERTa's position ids, cumsum(input_ids != pad))."""
+along one axis, greedy decoding in the model), cumsum (the running sum
+along one axis: RoBERTa's position ids, cumsum(input_ids != pad)) and topk
+(the k largest or smallest values along one axis and their indices: torch's
+topk, sort and argsort)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from xdsl_ane.dialects.typing import (
     bool_attr,
     bool_prop,
     element_name,
+    fmt_shape,
     i64_attr,
     int_prop,
     ints_attr,
@@ -213,6 +216,65 @@ class CumsumOp(RlxOp):
         return [t]
 
 
+@rlx_op_definition
+class TopkOp(RlxOp):
+    """The `k` largest values along `axis` (default -1), in descending order,
+    and their indices (i32) along it; with `largest` false (default true)
+    the k smallest, in ascending order. Each result has the input's shape
+    with `axis` of size k. torch.topk with sorted=True; with k the axis's
+    size, torch.sort (and argsort: the indices alone)."""
+
+    name = "rlx.topk"
+    input = operand_def(TensorType)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    k = prop_def(I64Attr)
+    axis = opt_prop_def(I64Attr)
+    largest = opt_prop_def(BoolAttr)
+    assembly_format = FUNCTIONAL
+
+    def __init__(
+        self,
+        input: Value,
+        k: int,
+        axis: int | None = None,
+        largest: bool | None = None,
+    ):
+        self.init_inferred(
+            [input],
+            {"k": i64_attr(k), "axis": i64_attr(axis), "largest": bool_attr(largest)},
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        t = tensor_of(cls.name, "input", operand_types[0])
+        if t.element_type not in CUMSUM_ELEMENT_TYPES:
+            raise OpTypeError(
+                cls.name,
+                "operand 'input' must be f16, f32 or i32, got "
+                f"{element_name(t.element_type)}",
+            )
+        shape = list(t.get_shape())
+        if not shape:
+            raise OpTypeError(cls.name, "operand 'input' must have rank ≥ 1")
+        axis = normalize_axis(
+            cls.name,
+            "axis",
+            int_prop(properties, "axis", -1),
+            len(shape),
+            ("input", shape),
+        )
+        k = int_prop(properties, "k")
+        if not 1 <= k <= shape[axis]:
+            raise OpTypeError(
+                cls.name,
+                f"property 'k' value {k} is out of range [1, {shape[axis]}] for axis "
+                f"{axis} of operand 'input' {fmt_shape(shape)}",
+            )
+        shape[axis] = k
+        return [tensor(shape, t.element_type), tensor(shape, i32)]
+
+
 OPS = (
     ReduceSumOp,
     ReduceMeanOp,
@@ -221,5 +283,6 @@ OPS = (
     SoftmaxOp,
     ArgmaxOp,
     CumsumOp,
+    TopkOp,
 )
 """The ops of this family, as the rlx dialect lists them."""

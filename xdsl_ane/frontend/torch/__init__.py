@@ -95,7 +95,15 @@ def from_torch(
     `use_cache=False`) or the path of a `.pt2` file written by
     `torch.export.save`. Raises `XdslAneError`."""
     torch = require_torch()
-    from xdsl_ane.frontend.torch import aten
+    from xdsl_ane.frontend.torch import (  # noqa: F401 (registers)
+        aten,
+        aten_math,
+        aten_quantize,
+        aten_recurrent,
+        aten_scatter,
+        aten_signal,
+        aten_spatial,
+    )
     from xdsl_ane.frontend.torch.program import (
         decompose,
         export_module,
@@ -154,7 +162,15 @@ def needs_decomposition(program: Any, where: str = "from_torch") -> bool:
     """Whether `from_torch` decomposes the ExportedProgram `program` to core
     ATen first: unless torch.export's own graph translates as it is
     (`program.translatable_as_is`)."""
-    from xdsl_ane.frontend.torch import aten
+    from xdsl_ane.frontend.torch import (  # noqa: F401 (registers)
+        aten,
+        aten_math,
+        aten_quantize,
+        aten_recurrent,
+        aten_scatter,
+        aten_signal,
+        aten_spatial,
+    )
     from xdsl_ane.frontend.torch.program import read_signature, translatable_as_is
     from xdsl_ane.frontend.torch.translate import Translator
 

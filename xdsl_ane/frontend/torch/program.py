@@ -49,6 +49,15 @@ KEPT_OPS = (
     aten.replication_pad2d.default,
     aten.hardswish.default,
     aten.hardsigmoid.default,
+    # one conv or conv_transpose each, and writes kept as slices (aten_spatial,
+    # aten_scatter)
+    aten.im2col.default,
+    aten.col2im.default,
+    aten.select_scatter.default,
+    aten.fake_quantize_per_tensor_affine.default,
+    aten.lstm.input,
+    aten.pixel_shuffle.default,
+    aten.pixel_unshuffle.default,
 )
 """Ops that stay whole: each is one rlx op (or matmul + add), and splitting
 them would only make the translator re-discover them."""

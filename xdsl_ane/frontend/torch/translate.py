@@ -336,6 +336,9 @@ class Translator:
         lookup = self.stand_in if node.target in self.shape_only else self.lookup
         args, kwargs = pytree.tree_map(lookup, (node.args, node.kwargs))
         leaves = pytree.tree_leaves((args, kwargs))
+        composite = next((v for v in leaves if isinstance(v, Composite)), None)
+        if composite is not None:
+            return composite.read(self, node, args, kwargs)
         if not any(isinstance(v, SSAValue) for v in leaves):
             return self.fold(node, args, kwargs)
         target = IN_PLACE.get(node.target, node.target)
@@ -458,6 +461,15 @@ class Translator:
 
     def result_shape(self, node: torch.fx.Node) -> tuple[int, ...]:
         return tuple(int(d) for d in node.meta["val"].shape)
+
+
+class Composite:
+    """A runtime value held as several rlx values (a complex tensor as its
+    real and imaginary parts, `aten_signal.py`): a node that reads one is
+    translated by its `read`, not by the op's own translation."""
+
+    def read(self, tr: Translator, node: torch.fx.Node, args: Any, kwargs: Any):
+        raise NotImplementedError
 
 
 class AsFunctional:

@@ -33,6 +33,9 @@ UNARY = {
     rlx.AbsOp: lambda x: mil.AbsOp(x),
     rlx.SinOp: lambda x: mil.SinOp(x),
     rlx.CosOp: lambda x: mil.CosOp(x),
+    rlx.ErfOp: lambda x: mil.ErfOp(x),
+    rlx.FloorOp: lambda x: mil.FloorOp(x),
+    rlx.RoundOp: lambda x: mil.RoundOp(x),
 }
 
 BINARY = {
@@ -83,7 +86,7 @@ class LowerParam(RewritePattern):
 
 class LowerUnary(RewritePattern):
     """y = f(x) for f in relu, gelu (exact / tanh), silu, sigmoid, tanh, exp,
-    sqrt, abs, sin, cos: the MIL op of the same name."""
+    sqrt, abs, sin, cos, erf, floor, round: the MIL op of the same name."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         build = UNARY.get(type(op))

@@ -1,5 +1,5 @@
 """Lowering of rlx reductions to MIL: reduce_{sum,mean,max,min}, softmax,
-argmax and cumsum, each the MIL op of that meaning."""
+argmax, cumsum and topk, each the MIL op of that meaning."""
 
 from __future__ import annotations
 
@@ -68,4 +68,26 @@ class LowerCumsum(RewritePattern):
         rewriter.replace(op, mil.CumsumOp(op.input, axis, exclusive, reverse))
 
 
-PATTERNS = (LowerReduction(), LowerSoftmax(), LowerArgmax(), LowerCumsum())
+class LowerTopk(RewritePattern):
+    """topk(k, axis, largest) -> MIL topk(k, axis, ascending = not largest),
+    sorted (MIL's default), values and int32 indices (its defaults)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.TopkOp, rewriter: PatternRewriter) -> None:
+        ascending = not bool_prop(op.properties, "largest", True)
+        new = mil.TopkOp(
+            op.input,
+            int_prop(op.properties, "k"),
+            int_prop(op.properties, "axis", -1),
+            ascending or None,
+        )
+        rewriter.replace(op, new)
+
+
+PATTERNS = (
+    LowerReduction(),
+    LowerSoftmax(),
+    LowerArgmax(),
+    LowerCumsum(),
+    LowerTopk(),
+)

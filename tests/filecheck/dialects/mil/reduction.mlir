@@ -88,3 +88,15 @@ func.func @cumsum(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>, %h: tensor<1x16x1x
   // GENERIC-NEXT: "func.return"() : () -> ()
   func.return
 }
+
+// CHECK-LABEL: func.func @topk(
+// GENERIC-LABEL: "func.func"() <{sym_name = "topk"
+func.func @topk(%x: tensor<2x3x4xf32>, %h: tensor<1x16x1x8xf16>) {
+  // CHECK-NEXT: %top, %top_1 = mil.topk %x : (tensor<2x3x4xf32>) -> (tensor<2x3x1xf32>, tensor<2x3x1xi32>)
+  // GENERIC: %top, %top_1 = "mil.topk"(%x) : (tensor<2x3x4xf32>) -> (tensor<2x3x1xf32>, tensor<2x3x1xi32>)
+  %top:2 = mil.topk %x : (tensor<2x3x4xf32>) -> (tensor<2x3x1xf32>, tensor<2x3x1xi32>)
+  // CHECK-NEXT: %sorted, %sorted_1 = mil.topk %h {k = 8 : i64, axis = 3 : i64, ascending = true} : (tensor<1x16x1x8xf16>) -> (tensor<1x16x1x8xf16>, tensor<1x16x1x8xi32>)
+  // GENERIC-NEXT: %sorted, %sorted_1 = "mil.topk"(%h) <{k = 8 : i64, axis = 3 : i64, ascending = true}> : (tensor<1x16x1x8xf16>) -> (tensor<1x16x1x8xf16>, tensor<1x16x1x8xi32>)
+  %sorted:2 = mil.topk %h {k = 8 : i64, axis = 3 : i64, ascending = true} : (tensor<1x16x1x8xf16>) -> (tensor<1x16x1x8xf16>, tensor<1x16x1x8xi32>)
+  func.return
+}

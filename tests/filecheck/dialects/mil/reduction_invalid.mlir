@@ -144,3 +144,27 @@ func.func @cumsum_result(%x: tensor<2x3xi32>) {
   %r = "mil.cumsum"(%x) : (tensor<2x3xi32>) -> tensor<2x3xf32>
   func.return
 }
+
+// -----
+
+// CHECK: Operation does not verify: mil.topk: property 'k' value 5 is out of range [1, 4] for axis 1 of operand 'x' [3, 4]
+func.func @topk_too_many(%x: tensor<3x4xf32>) {
+  %r:2 = mil.topk %x {k = 5 : i64} : (tensor<3x4xf32>) -> (tensor<3x5xf32>, tensor<3x5xi32>)
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: mil.topk: property 'return_indices' false is not supported
+func.func @topk_values_alone(%x: tensor<3x4xf32>) {
+  %r:2 = mil.topk %x {return_indices = false} : (tensor<3x4xf32>) -> (tensor<3x1xf32>, tensor<3x1xi32>)
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: mil.topk: operand 'x' has element type i1, expected one of f16, f32, i32
+func.func @topk_bool(%x: tensor<3x4xi1>) {
+  %r:2 = mil.topk %x : (tensor<3x4xi1>) -> (tensor<3x1xi1>, tensor<3x1xi32>)
+  func.return
+}

@@ -105,6 +105,15 @@ func.func @unary(%x: tensor<2x8xf32>) {
   // CHECK-NEXT: %reciprocal = rlx.reciprocal %x : tensor<2x8xf32>
   // GENERIC-NEXT: %reciprocal = "rlx.reciprocal"(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32>
   %reciprocal = rlx.reciprocal %x : tensor<2x8xf32>
+  // CHECK-NEXT: %erf = rlx.erf %x : tensor<2x8xf32>
+  // GENERIC-NEXT: %erf = "rlx.erf"(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %erf = rlx.erf %x : tensor<2x8xf32>
+  // CHECK-NEXT: %floor = rlx.floor %x : tensor<2x8xf32>
+  // GENERIC-NEXT: %floor = "rlx.floor"(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %floor = rlx.floor %x : tensor<2x8xf32>
+  // CHECK-NEXT: %round = rlx.round %x : tensor<2x8xf32>
+  // GENERIC-NEXT: %round = "rlx.round"(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %round = rlx.round %x : tensor<2x8xf32>
   func.return
 }
 

@@ -2,8 +2,8 @@
 // RUN: xdsl-opt %s --print-op-generic | xdsl-opt | filecheck %s
 // RUN: xdsl-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 
-// Reductions (with and without keep_dims, negative axes), softmax, argmax
-// and cumsum.
+// Reductions (with and without keep_dims, negative axes), softmax, argmax,
+// cumsum and topk.
 
 // CHECK-LABEL: func.func @reductions(
 // GENERIC-LABEL: "func.func"() <{sym_name = "reductions"
@@ -81,5 +81,17 @@ func.func @cumsum(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>, %h: tensor<5xf16>)
   // CHECK-NEXT: %half = rlx.cumsum %h {axis = 0 : i64, exclusive = false} : tensor<5xf16>
   // GENERIC-NEXT: %half = "rlx.cumsum"(%h) <{axis = 0 : i64, exclusive = false}> : (tensor<5xf16>) -> tensor<5xf16>
   %half = rlx.cumsum %h {axis = 0 : i64, exclusive = false} : tensor<5xf16>
+  func.return
+}
+
+// CHECK-LABEL: func.func @topk(
+// GENERIC-LABEL: "func.func"() <{sym_name = "topk"
+func.func @topk(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>) {
+  // CHECK-NEXT: %top, %top_1 = rlx.topk %x {k = 2 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x3x2xf32>, tensor<2x3x2xi32>)
+  // GENERIC: %top, %top_1 = "rlx.topk"(%x) <{k = 2 : i64}> : (tensor<2x3x4xf32>) -> (tensor<2x3x2xf32>, tensor<2x3x2xi32>)
+  %top:2 = rlx.topk %x {k = 2 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x3x2xf32>, tensor<2x3x2xi32>)
+  // CHECK-NEXT: %sorted, %sorted_1 = rlx.topk %i {k = 8 : i64, axis = 1 : i64, largest = false} : (tensor<1x8xi32>) -> (tensor<1x8xi32>, tensor<1x8xi32>)
+  // GENERIC-NEXT: %sorted, %sorted_1 = "rlx.topk"(%i) <{k = 8 : i64, axis = 1 : i64, largest = false}> : (tensor<1x8xi32>) -> (tensor<1x8xi32>, tensor<1x8xi32>)
+  %sorted:2 = rlx.topk %i {k = 8 : i64, axis = 1 : i64, largest = false} : (tensor<1x8xi32>) -> (tensor<1x8xi32>, tensor<1x8xi32>)
   func.return
 }

@@ -1,6 +1,6 @@
 // RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
 
-// Verifier errors of the reductions, softmax, argmax and cumsum.
+// Verifier errors of the reductions, softmax, argmax, cumsum and topk.
 
 // CHECK: Operation does not verify: rlx.reduce_sum: property 'axes' value 3 is out of range [-3, 3) (rank 3)
 func.func @reduce_sum_axis_range(%x: tensor<2x3x4xf32>) {
@@ -138,5 +138,29 @@ func.func @cumsum_scalar(%x: tensor<f32>) {
 // CHECK-NEXT: | attribute tensor<3x5xf32> expected from variable 'T', but got tensor<3x5xf16>
 func.func @cumsum_result(%x: tensor<3x5xf32>) {
   %y = "rlx.cumsum"(%x) <{axis = 0 : i64}> : (tensor<3x5xf32>) -> tensor<3x5xf16>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.topk: property 'k' value 5 is out of range [1, 4] for axis 2 of operand 'input' [2, 3, 4]
+func.func @topk_too_many(%x: tensor<2x3x4xf32>) {
+  %y:2 = rlx.topk %x {k = 5 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x3x5xf32>, tensor<2x3x5xi32>)
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.topk: operand 'input' must be f16, f32 or i32, got i1
+func.func @topk_bool(%x: tensor<3x5xi1>) {
+  %y:2 = rlx.topk %x {k = 1 : i64} : (tensor<3x5xi1>) -> (tensor<3x1xi1>, tensor<3x1xi32>)
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.topk: result #1 type [3, 2] f32 does not match the inferred type [3, 2] i32
+func.func @topk_float_indices(%x: tensor<3x5xf32>) {
+  %y:2 = rlx.topk %x {k = 2 : i64} : (tensor<3x5xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>)
   func.return
 }

@@ -177,6 +177,19 @@ func.func @cos(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   func.return %y : tensor<2x3xf32>
 }
 
+// erf, floor and round (halves to even) -> the MIL ops of the same names.
+// CHECK-LABEL: func.func @erf_floor_round(
+// CHECK-NEXT:  [[ERF:%.+]] = mil.erf %x : tensor<2x3xf32>
+// CHECK-NEXT:  [[FLOOR:%.+]] = mil.floor [[ERF]] : tensor<2x3xf32>
+// CHECK-NEXT:  [[ROUND:%.+]] = mil.round [[FLOOR]] : tensor<2x3xf32>
+// CHECK-NEXT:  func.return [[ROUND]] : tensor<2x3xf32>
+func.func @erf_floor_round(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %e = rlx.erf %x : tensor<2x3xf32>
+  %f = rlx.floor %e : tensor<2x3xf32>
+  %r = rlx.round %f : tensor<2x3xf32>
+  func.return %r : tensor<2x3xf32>
+}
+
 // 1/x = real_div(1, x) (not MIL inverse, which adds 1e-4).
 // CHECK-LABEL: func.func @reciprocal(
 // CHECK-NEXT:  [[CONST:%.+]] = mil.const dense<1.000000e+00> : tensor<f32>

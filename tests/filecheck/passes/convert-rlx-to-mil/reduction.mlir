@@ -2,7 +2,7 @@
 // RUN: xdsl-opt %s -p convert-rlx-to-mil | filecheck %s --check-prefix=NO-RLX
 
 // convert-rlx-to-mil, reduction family (passes/rlx_to_mil/reduction.py):
-// the four reductions, softmax and cumsum. argmax's reduce_argmax is checked
+// the four reductions, softmax, cumsum and topk. argmax's reduce_argmax is checked
 // in state.mlir, at the end of its kernel.
 
 // NO-RLX-NOT: rlx.
@@ -82,4 +82,16 @@ func.func @cumsum_negative_axis(%x: tensor<2x3x4xf16>) -> tensor<2x3x4xf16> {
 func.func @cumsum_i32(%ids: tensor<1x8xi32>) -> tensor<1x8xi32> {
   %y = rlx.cumsum %ids {axis = 1 : i64} : tensor<1x8xi32>
   func.return %y : tensor<1x8xi32>
+}
+
+// topk -> MIL topk (sorted, int32 indices: MIL's defaults); largest = false
+// is ascending.
+// CHECK-LABEL: func.func @topk(
+// CHECK-NEXT:  [[TOP:%.+]], [[INDICES:%.+]] = mil.topk %x {k = 2 : i64, axis = -1 : i64} : (tensor<2x5xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>)
+// CHECK-NEXT:  [[SORTED:%.+]], [[ORDER:%.+]] = mil.topk %x {k = 2 : i64, axis = 0 : i64, ascending = true} : (tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi32>)
+// CHECK-NEXT:  func.return [[TOP]], [[INDICES]], [[ORDER]]
+func.func @topk(%x: tensor<2x5xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>, tensor<2x5xi32>) {
+  %top:2 = rlx.topk %x {k = 2 : i64} : (tensor<2x5xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>)
+  %sorted:2 = rlx.topk %x {k = 2 : i64, axis = 0 : i64, largest = false} : (tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi32>)
+  func.return %top#0, %top#1, %sorted#1 : tensor<2x2xf32>, tensor<2x2xi32>, tensor<2x5xi32>
 }
