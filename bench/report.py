@@ -382,6 +382,10 @@ MODEL_NAMES = {
     "distilbert_base": "DistilBERT-base, ids 1×128",
     "mlp_mixer_block": "MLP-mixer block, 1×196×768",
     "transformer_encoder_layer": "`nn.TransformerEncoderLayer(768, 12)`, 1×128×768",
+    "swin_small_config": "Swin, small config, 1×3×32×32",
+    "convnext_small_config": "ConvNeXt, small config, 1×3×64×64",
+    "roberta_small_config": "RoBERTa, small config, ids 1×16",
+    "depth_anything_small_config": "Depth Anything, small config, 1×3×32×32",
 }
 
 

@@ -10,8 +10,11 @@ histogram of both packages.
 The models: ResNet-50, MobileNetV2 and ViT-B/16 at 224×224, Whisper-base's
 encoder on 80 mel bins × 3000 frames, BERT-base and DistilBERT-base on 128
 token ids, an MLP-mixer block (196 tokens × 768) and
-`nn.TransformerEncoderLayer(768, 12)` on [1, 128, 768]. BatchNorm running
-statistics are set to values that are not the identity. Each model runs in a
+`nn.TransformerEncoderLayer(768, 12)` on [1, 128, 768]; and, for their op
+counts, Swin, ConvNeXt, RoBERTa and Depth Anything at small sizes
+(`SMALL_MODELS`). BatchNorm running statistics, and every parameter a config
+initialises to one value (norms, layer scales), are set to values that are
+not the identity. Each model runs in a
 process of its own (`--case`), exported once and compiled by both; the
 fastest of `--repeats` runs of each is reported. What coremltools needs to
 accept the programs is applied here and recorded in the results
@@ -47,7 +50,12 @@ COREMLTOOLS_PATCHES = [
 
 def randomize_batch_norms(model):
     """Statistics that are not the identity (as tests/test_vision_models.py
-    sets them), so that folding them is real work."""
+    sets them), so that folding them is real work; and every parameter that
+    a config initialises to one value (norms' ones and zeros, layer scales)
+    drawn around it, as in a trained model: neither compiler may drop a
+    multiplication by one or merge two norms because their weights are
+    equal."""
+    import torch
     import torch.nn as nn
 
     for m in model.modules():
@@ -56,6 +64,13 @@ def randomize_batch_norms(model):
             m.running_var.uniform_(0.5, 2.0)
             m.weight.data.uniform_(0.5, 1.5)
             m.bias.data.uniform_(-0.5, 0.5)
+    generator = torch.Generator().manual_seed(2)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.numel() > 1 and bool((p == p.flatten()[0]).all()):
+                value = float(p.flatten()[0])
+                noise = torch.rand(p.shape, generator=generator) - 0.5
+                p.add_(noise * (abs(value) if value else 0.2))
     return model
 
 
@@ -83,6 +98,70 @@ def mixer_block(tokens: int = 196, channels: int = 768):
             return x + self.channel_mlp(self.norm2(x))
 
     return MixerBlock()
+
+
+SMALL_MODELS: dict[str, tuple[str, str, dict[str, Any], tuple[int, ...] | None]] = {
+    # name: (model class, config class, config fields, image shape or None
+    # for token ids [1, 16]); the sizes of tests/test_vision_models.py
+    "swin_small_config": (
+        "SwinModel",
+        "SwinConfig",
+        dict(
+            image_size=32,
+            patch_size=4,
+            embed_dim=16,
+            depths=[2, 2],
+            num_heads=[1, 2],
+            window_size=4,
+        ),
+        (1, 3, 32, 32),
+    ),
+    "convnext_small_config": (
+        "ConvNextModel",
+        "ConvNextConfig",
+        dict(hidden_sizes=[16, 32], depths=[1, 1], num_stages=2),
+        (1, 3, 64, 64),
+    ),
+    "roberta_small_config": (
+        "RobertaModel",
+        "RobertaConfig",
+        dict(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+        ),
+        None,
+    ),
+    "depth_anything_small_config": (
+        "DepthAnythingForDepthEstimation",
+        "DepthAnythingConfig",
+        dict(
+            backbone_config=dict(
+                hidden_size=32,
+                num_hidden_layers=4,
+                num_attention_heads=2,
+                mlp_ratio=2,
+                image_size=32,
+                patch_size=8,
+                out_indices=[1, 2, 3, 4],
+                reshape_hidden_states=False,
+            ),
+            reassemble_hidden_size=32,
+            neck_hidden_sizes=[8, 16, 32, 32],
+            fusion_hidden_size=16,
+            head_hidden_size=8,
+            patch_size=8,
+            # a sigmoid head: random weights leave a ReLU's output all zeros
+            depth_estimation_type="metric",
+        ),
+        (1, 3, 32, 32),
+    ),
+}
+"""Models whose op counts (not times) are the point, at small sizes: Swin's
+shifted windows and patch merging, ConvNeXt's channels-last blocks, RoBERTa
+and DPT's reassembly (Depth Anything); their op counts are checked against
+coremltools' by tests/test_models_vs_coremltools.py."""
 
 
 def build(name: str):
@@ -130,6 +209,18 @@ def build(name: str):
     elif name == "transformer_encoder_layer":
         model = nn.TransformerEncoderLayer(768, 12, batch_first=True)
         args = (torch.randn(1, 128, 768, generator=generator),)
+    elif name in SMALL_MODELS:
+        model_class, config_class, fields, shape = SMALL_MODELS[name]
+        fields = dict(fields)
+        backbone = fields.pop("backbone_config", None)
+        if backbone is not None:
+            fields["backbone_config"] = transformers.Dinov2Config(**backbone)
+        config = getattr(transformers, config_class)(**fields)
+        model = getattr(transformers, model_class)(config)
+        if shape is None:
+            args = (torch.randint(0, 1000, (1, 16), generator=generator),)
+        else:
+            args = (torch.randn(shape, generator=generator),)
     else:
         raise ValueError(f"unknown model {name!r}")
     return randomize_batch_norms(model).eval(), args

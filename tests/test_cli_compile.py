@@ -40,9 +40,9 @@ def test_compile_mlpackage_validated(layer, tmp_path):
         "compile", str(source), "-o", str(out), "--weights", str(weights), "--validate"
     )
     assert result.returncode == 0, result.stderr
-    assert "@decoder_layer: 68 ops" in result.stdout
+    assert "@decoder_layer: 67 ops" in result.stdout
     assert "7 conv" in result.stdout
-    assert "ane-lint: 1 function, 68 ops, 0 errors, 0 warnings" in result.stdout
+    assert "ane-lint: 1 function, 67 ops, 0 errors, 0 warnings" in result.stdout
     assert "validated" in result.stdout
     assert (out / "Manifest.json").exists()
     manifest = json.loads((tmp_path / "layer.manifest.json").read_text())

@@ -87,8 +87,14 @@ CASES = {
         {"rlx.gather"},
         set(),
     ),
-    "slice_with_step": (
+    "slice_with_step": (  # a phase of the axis split as (16, 2): no gather
         lambda x: x[:, ::2] + x[:, 1::2],
+        [randn(1, 32, 8)],
+        {"rlx.narrow", "rlx.reshape"},
+        {"rlx.gather", "rlx.concat"},
+    ),
+    "slice_with_step_past_the_end": (  # 11 × 3 elements do not fit in 32
+        lambda x: x[:, 1::3],
         [randn(1, 32, 8)],
         {"rlx.gather"},
         set(),

@@ -18,7 +18,9 @@ is imported (`xdsl_ane.passes` imports it), at the end below.
 | `ConcatInSourceView`           | concat(reshape(a), ...) appending flat data -> reshape(concat(a, ...)) in the sources' view |
 | `DropEmptyConcatOperands`      | concat(a, empty, b) -> concat(a, b), concat(a, empty) -> a |
 | `FoldBiasIntoConv` (conv_bias.py) | conv(x, W) + b, b a const per channel -> conv(x, W, bias=b) |
+| `FoldBiasIntoMatmul` (conv_bias.py) | matmul(x, W const, transpose_y) + b const [D_out] -> linear(x, W, b), x of rank ≤ 3 |
 | `RemoveMultiplyByOne`          | x · 1, 1 · x, x / 1 -> x (x of the result's type)    |
+| `FoldOrderPreservingChain`, `SinkTransposeThroughLayerNorm`, `ChannelsLastMatmulToConv`, `SinkTransposeThroughConstOperand`, `FoldTransposeIntoMatmul` (layout_sinking.py) | layout chains that keep the element order -> one reshape; transposes moved down through layer_norm, a channels-last matmul by a weight (-> 1×1 conv) and elementwise ops with consts; transposes of a matmul's last two axes -> its flags |
 
 Besides the patterns, `canonicalize` folds every mil op of inline consts
 into inline consts through xDSL's folding (`fold_constants`, registered as
@@ -75,7 +77,14 @@ from xdsl_ane.dialects.typing import (
 )
 from xdsl_ane.interpreter.core import InterpretationError
 from xdsl_ane.interpreter.mil import MilFunctions
-from xdsl_ane.passes.conv_bias import FoldBiasIntoConv
+from xdsl_ane.passes.conv_bias import FoldBiasIntoConv, FoldBiasIntoMatmul
+from xdsl_ane.passes.layout_sinking import (
+    ChannelsLastMatmulToConv,
+    FoldOrderPreservingChain,
+    FoldTransposeIntoMatmul,
+    SinkTransposeThroughConstOperand,
+    SinkTransposeThroughLayerNorm,
+)
 
 Shape = tuple[int, ...]
 
@@ -780,6 +789,8 @@ def register() -> None:
         RemoveMultiplyByOne(),
         SinkLayoutThroughElementwise(),
         FoldBiasIntoConv(),
+        FoldBiasIntoMatmul(),
+        SinkTransposeThroughConstOperand(),
     )
     register_canonicalization(
         EpsilonCanonicalization, SinkLayoutThroughElementwise(), FoldAddIntoEpsilon()
@@ -791,6 +802,7 @@ def register() -> None:
         FoldReshapeOfWeight(),
         MergeUnitReshapesIntoTranspose(),
         SinkLayoutThroughSlice(),
+        FoldOrderPreservingChain(),
     )
     register_canonicalization(
         TransposeCanonicalization,
@@ -799,6 +811,10 @@ def register() -> None:
         ComposeTransposes(),
         FoldTransposeOfWeight(),
         SinkLayoutThroughSlice(),
+        FoldOrderPreservingChain(),
+        SinkTransposeThroughLayerNorm(),
+        ChannelsLastMatmulToConv(),
+        FoldTransposeIntoMatmul(),
     )
     register_canonicalization(
         ConcatCanonicalization, DropEmptyConcatOperands(), ConcatInSourceView()

@@ -1,7 +1,9 @@
-"""A canonicalization of mil: a per-channel constant added to a conv's
+"""Canonicalizations of mil: a per-channel constant added to a conv's
 result goes into the conv's `bias` input, one op less (a linear layer's bias
 after the 1×1 conv it becomes in ANE form, a conv's bias that torch.export
-kept apart)."""
+kept apart); a matmul by a constant weight plus a constant bias is one
+`linear` (a linear layer on windows or batches that did not become a conv:
+Swin's window attention)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,13 @@ from xdsl.rewriter import InsertPoint
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.mil.builders import const_op
-from xdsl_ane.dialects.typing import element_type_of, ints_prop, shape_of, tensor
+from xdsl_ane.dialects.typing import (
+    bool_prop,
+    element_type_of,
+    ints_prop,
+    shape_of,
+    tensor,
+)
 from xdsl_ane.locations import copy_location
 
 
@@ -95,3 +103,60 @@ def summed_bias(old: SSAValue, added: mil.ConstOp) -> mil.ConstOp | None:
         return None
     total = dense_to_numpy(owner.val) + dense_to_numpy(added.val)
     return const_op(np.asarray(total), element_type_of(old))
+
+
+def last_axis_vector(const: mil.ConstOp, rank: int, size: int) -> mil.ConstOp | None:
+    """`const` as a vector [size] when it holds one value per position of the
+    last axis of a tensor of `rank` ([size], [1, size], [1, 1, size], ...),
+    else None: the reshaped inline value, or a view of the same weights-file
+    tensor."""
+    shape = tuple(shape_of(const.result))
+    if len(shape) > rank or shape != (1,) * (len(shape) - 1) + (size,):
+        return None
+    element = element_type_of(const.result)
+    if const.val is not None:
+        return const_op(dense_to_numpy(const.val).reshape(size), element)
+    assert const.weight is not None
+    return mil.ConstOp.from_weight(
+        const.weight.data,
+        tensor((size,), element),
+        weight_shape=const.file_shape(),
+        perm=ints_prop(const.properties, "perm"),
+    )
+
+
+class FoldBiasIntoMatmul(RewritePattern):
+    """matmul(x, W, transpose_y) + b = linear(x, W, b) = x·Wᵀ + b for a
+    constant weight W [D_out, D_in] and a constant b [D_out] along the last
+    axis, x of rank 1 to 3 (MIL's linear), when the add is the matmul's only
+    use and adds nothing else (same result type)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, mil.AddOp):
+            return
+        for product_value, other in ((op.x, op.y), (op.y, op.x)):
+            matmul = product_value.owner
+            const = other.owner
+            if (
+                not isinstance(matmul, mil.MatmulOp)
+                or not isinstance(const, mil.ConstOp)
+                or not isinstance(matmul.y.owner, mil.ConstOp)
+                or bool_prop(matmul.properties, "transpose_x")
+                or not bool_prop(matmul.properties, "transpose_y")
+                or len(shape_of(matmul.y)) != 2
+                or not 1 <= len(shape_of(matmul.x)) <= 3
+                or product_value.type != op.result.type
+                or len(list(product_value.uses)) != 1
+                or element_type_of(other) != element_type_of(matmul.y)
+            ):
+                continue
+            shape = shape_of(product_value)
+            bias = last_axis_vector(const, len(shape), shape[-1])
+            if bias is None:
+                continue
+            linear = mil.LinearOp(matmul.x, matmul.y, bias.results[0])
+            copy_location(linear, matmul)
+            rewriter.insert([bias, linear], InsertPoint.before(op))
+            rewriter.replace(op, [], [linear.results[0]])
+            rewriter.erase(matmul)
+            return

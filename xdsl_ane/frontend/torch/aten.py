@@ -951,6 +951,11 @@ def take(tr: Translator, node, x: SSAValue, axis: int, indices: Any) -> SSAValue
     result_shape = (*shape[:axis], *wanted.shape, *shape[axis + 1 :])
     breaks = np.flatnonzero(np.diff(flat) != 1) + 1
     runs = np.split(flat, breaks)
+    steps = np.unique(np.diff(flat))
+    if len(runs) > 2 and len(steps) == 1 and steps[0] > 1:
+        y = every_nth(x, axis, int(flat[0]), int(steps[0]), flat.size)
+        if y is not None:
+            return reshape(y, result_shape)
     if len(runs) <= MAX_NARROWS:
         pieces = [narrow(x, axis, int(run[0]), len(run)) for run in runs]
         y = pieces[0] if len(pieces) == 1 else rlx.ConcatOp(pieces, axis).result
@@ -958,6 +963,24 @@ def take(tr: Translator, node, x: SSAValue, axis: int, indices: Any) -> SSAValue
         index = Const(torch.from_numpy(flat.astype(np.int32)), f"{node.name}.indices")
         y = rlx.GatherOp(x, tr.materialize(index, i32), axis).result
     return reshape(y, result_shape)
+
+
+def every_nth(
+    x: SSAValue, axis: int, start: int, step: int, count: int
+) -> SSAValue | None:
+    """x[..., start : start + step·count : step, ...] (a strided slice, Swin's
+    patch merging) in three ops at rank 4 whatever the count: the axis split
+    into (count, step) with the axes before and after merged, a narrow of one
+    phase, a reshape back; None where no window of count·step fits the axis."""
+    shape = shape_of(x)
+    first = min(start, shape[axis] - count * step)
+    if first < 0:
+        return None
+    window = narrow(x, axis, first, count * step)
+    outer, inner = int(np.prod(shape[:axis])), int(np.prod(shape[axis + 1 :]))
+    split = reshape(window, (outer, count, step, inner))
+    phase = rlx.NarrowOp(split, 2, start - first, 1).result
+    return reshape(phase, (*shape[:axis], count, *shape[axis + 1 :]))
 
 
 def gathered(tr: Translator, node, x: SSAValue, axis: int, index: Value) -> SSAValue:
