@@ -1,13 +1,14 @@
 // RUN: xdsl-opt %s -p mil-fp16 | filecheck %s
 
 // mil-fp16, consts (passes/fp16.py): inline f32 data is rounded to fp16,
-// saturating at +-65504 so that no inf appears; a weight const changes only
+// stand-ins for +-inf (|v| >= 1e9) saturating at +-65504 so that no inf
+// appears (a finite value beyond 65504 is refused: test_fp16_range.py); a weight const changes only
 // its declared type (the weights file keeps fp32 data, converted when read or
 // written). one_hot's typed on/off values and quantization scales become f16;
 // int8 and int32 consts stay. constexpr_affine_dequantize's zero_point, which
 // MIL types int8 or fp32 only, keeps its f32 const.
 
-// 0.1 rounds to the nearest fp16; 1e5 and -1e9 (not a mask: it feeds a mul)
+// 0.1 rounds to the nearest fp16; 1e9 and -1e9 (not a mask: it feeds a mul)
 // saturate at +-65504; an i32 const stays.
 // CHECK-LABEL: func.func @inline(%x: tensor<4xf16>) -> (tensor<4xf16>, tensor<2xi32>) {
 // CHECK-NEXT:  %c = mil.const dense<[1.000000e+00, 9.997560e-02, 6.550400e+04, -6.550400e+04]> : tensor<4xf16>
@@ -15,7 +16,7 @@
 // CHECK-NEXT:  %i = mil.const dense<[7, -7]> : tensor<2xi32>
 // CHECK-NEXT:  func.return %y, %i : tensor<4xf16>, tensor<2xi32>
 func.func @inline(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<2xi32>) {
-  %c = mil.const dense<[1.0, 0.1, 1.0e5, -1.0e9]> : tensor<4xf32>
+  %c = mil.const dense<[1.0, 0.1, 1.0e9, -1.0e9]> : tensor<4xf32>
   %y = mil.mul %x, %c : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   %i = mil.const dense<[7, -7]> : tensor<2xi32>
   func.return %y, %i : tensor<4xf32>, tensor<2xi32>
