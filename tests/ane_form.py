@@ -50,7 +50,10 @@ def ane_inputs(
             w = w.T
         inputs[index] = np.ascontiguousarray(w).reshape(shape)
     for i, (x, t) in enumerate(zip(inputs, arg_types)):
+        # fp16 compute; a bool input is declared float (mil-io-types)
         dtype = np.float16 if "f16" in str(t) else None
+        if x is not None and x.dtype == bool and "f32" in str(t):
+            dtype = np.float32
         if x is not None and dtype is not None:
             inputs[i] = x.astype(dtype)
     assert all(x is not None for x in inputs)

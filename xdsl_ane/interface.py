@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
+from xdsl.dialects.builtin import DenseArrayBase, i1
 from xdsl.ir import Attribute
 
 from xdsl_ane.dialects import ane
@@ -275,6 +276,10 @@ class FunctionInterface:
     weight_args: tuple[WeightArgument, ...] | None = None
     packing: Packing | None = None
     outputs: tuple[str, ...] = ()
+    bool_args: tuple[int, ...] = ()
+    """The logical arguments the program takes as bool (i1): a package
+    declares them fp32 (Core ML has no bool multiarray) and casts them
+    inside, so what its inputs say is not their type; run feeds them 0/1."""
 
     @classmethod
     def of_function(cls, function: func.FuncOp) -> FunctionInterface:
@@ -291,12 +296,26 @@ class FunctionInterface:
         weights = None
         if ane.WEIGHT_ARGS in function.attributes:
             weights = tuple(WeightArgument.of(r) for r in ane.weight_args(function))
+        arg_layouts = layouts(ane.ARG_LAYOUTS)
+        inputs = function.function_type.inputs.data
+        recorded = function.attributes.get(ane.BOOL_ARGS)
+        if isinstance(recorded, DenseArrayBase):  # mil-io-types cast them
+            bools = tuple(int(i) for i in recorded.get_values())
+        elif packing is not None or arg_layouts is None:
+            bools = ()
+        else:  # the protobuf printer will cast them
+            bools = tuple(
+                i
+                for i, t in enumerate(inputs[: len(arg_layouts)])
+                if getattr(t, "element_type", None) == i1
+            )
         return cls(
-            layouts(ane.ARG_LAYOUTS),
+            arg_layouts,
             layouts(ane.RESULT_LAYOUTS),
             weights,
             None if packing is None else Packing.of(packing),
             tuple(boundary_names(function)[1]),
+            bools,
         )
 
     @classmethod
@@ -323,6 +342,7 @@ class FunctionInterface:
                 else tuple(WeightArgument.from_manifest(w) for w in weights),
                 None if packing is None else Packing.from_manifest(packing),
                 tuple(record.get("outputs", ())),
+                tuple(int(i) for i in record.get("bool_args", ())),
             )
         except XdslAneError as e:
             raise XdslAneError(f"{what}: {e}") from None
@@ -340,6 +360,8 @@ class FunctionInterface:
             record["weight_args"] = [w.manifest() for w in self.weight_args]
         if self.packing is not None:
             record["packing"] = self.packing.manifest()
+        if self.bool_args:
+            record["bool_args"] = list(self.bool_args)
         return record
 
     # --- conversions ---
@@ -356,6 +378,8 @@ class FunctionInterface:
         """The element type each logical argument is held in, given the
         compiled function's input types."""
         types = [t.element_type for t in inputs]  # type: ignore[attr-defined]
+        for i in self.bool_args:
+            types[i] = i1
         if self.packing is None:
             return types[: len(self.args)]
         holder = {

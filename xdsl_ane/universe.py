@@ -43,6 +43,7 @@ XDSL_ANE_UNIVERSE = Universe(
         "mil-ane-layout": lazy("xdsl_ane.passes.ane_layout:MilAneLayoutPass"),
         "mil-fp16": lazy("xdsl_ane.passes.fp16:MilFp16Pass"),
         "mil-pack-io": lazy("xdsl_ane.passes.pack_io:MilPackIoPass"),
+        "mil-io-types": lazy("xdsl_ane.passes.io_types:MilIoTypesPass"),
         "ane-lint": lazy("xdsl_ane.passes.ane_lint:AneLintPass"),
         "mil-compress-weights": lazy(
             "xdsl_ane.passes.compress_weights:MilCompressWeightsPass"

@@ -55,6 +55,7 @@ RESULT_LAYOUTS = "ane.result_layouts"
 WEIGHT_ARGS = "ane.weight_args"
 PACKING = "ane.packing"
 RESULT_NAMES = "ane.result_names"
+BOOL_ARGS = "ane.bool_args"
 
 LAYOUT_MAPS = {
     "scalar": "[] -> [1, 1, 1, 1]",

@@ -1,7 +1,8 @@
 """`ane-pipeline`: rlx in, ANE-ready MIL out.
 
     convert-rlx-to-mil, mil-ane-layout{weights}, canonicalize, cse,
-    [mil-fp16, canonicalize, cse], [mil-pack-io, canonicalize], ane-lint
+    [mil-fp16, canonicalize, cse], [mil-pack-io, canonicalize], mil-io-types,
+    ane-lint
 
 `convert-rlx-to-mil` tiles grouped-query attention (`rlx-gqa-tile`) itself,
 as its attention patterns need it, so the pipeline does not run it again.
@@ -22,6 +23,7 @@ from xdsl.transforms.common_subexpression_elimination import (
 
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass, WeightMode, weight_mode
 from xdsl_ane.passes.canonicalization import knowing_mil
+from xdsl_ane.passes.io_types import MilIoTypesPass
 from xdsl_ane.passes.pack_io import MilPackIoPass
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
 
@@ -49,6 +51,7 @@ def pipeline_passes(
         # Canonicalize again: the packing's slices and view reshapes merge
         # with the kernel's own reshapes.
         passes += [MilPackIoPass(), CanonicalizePass()]
+    passes.append(MilIoTypesPass())
     if lint:
         passes.append(AneLintPass(strict=strict))
     return passes
