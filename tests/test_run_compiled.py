@@ -150,9 +150,16 @@ def test_bad_inputs_to_a_compiled_model(layer, tmp_path):
     )
     (tmp_path / "layer.manifest.json").unlink()
     error_line(
-        cli("run", str(package), "--random", "0"), "no layout record", "--layout ane"
+        cli("run", str(package), "--random", "0", "--layout", "logical"),
+        "no layout record",
+        "--layout ane",
     )
     assert cli("run", str(package), "--random", "0", "--layout", "ane").returncode == 0
+    # without a manifest there is no other layout: the default
+    default = cli("run", str(package), "--random", "0")
+    assert default.returncode == 0, default.stderr
+    assert "has no layout record: run on its own arguments" in default.stderr
+    assert "[1, 64, 1, 8]" in default.stdout
 
 
 TWO_FUNCTIONS = """

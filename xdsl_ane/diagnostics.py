@@ -30,3 +30,8 @@ def prefix_difference(name: str, known: Iterable[str]) -> tuple[str, str] | None
         if name.endswith("." + other):
             return other, "-" + name[: -len(other)]
     return None
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`1 output`, `2 outputs` (`plural` where adding an s is wrong)."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"

@@ -27,10 +27,57 @@ import numpy as np
 from xdsl_ane.errors import XdslAneError
 
 
+def staging_prefix(path: Path) -> str:
+    """The name prefix of what a run stages beside `path` before moving it
+    into place (`.NAME.PID.`, then mkstemp's random part and `.tmp` or
+    `.old`): the process id says whether the run that staged it is alive."""
+    return f".{path.name}.{os.getpid()}."
+
+
+def remove_dead_staging(path: Path) -> list[Path]:
+    """Removes what runs that died (killed with SIGKILL, the machine
+    stopped) staged beside `path`, recognised by `staging_prefix`'s name
+    with the id of a process that no longer runs; a live run's are kept.
+    Returns what was removed."""
+    removed = []
+    try:
+        entries = list(path.parent.iterdir())
+    except OSError:
+        return removed
+    start = f".{path.name}."
+    for entry in entries:
+        rest = entry.name.removeprefix(start)
+        if not entry.name.startswith(start) or not rest.endswith((".tmp", ".old")):
+            continue
+        pid = rest.split(".", 1)[0]
+        if not pid.isdigit() or process_alive(int(pid)):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+        removed.append(entry)
+    return removed
+
+
+def process_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's: not ours to judge
+    return True
+
+
 def check_output(path: str | Path, force: bool = True) -> Path:
     """Fails unless `path` can be written: its directory exists and is
-    writable, and it does not exist yet (or `force`)."""
+    writable, and it does not exist yet (or `force`). What a dead run
+    staged beside it is removed (`remove_dead_staging`)."""
     path = Path(path)
+    remove_dead_staging(path)
     if (path.exists() or path.is_symlink()) and not force:
         raise XdslAneError(f"{path}: already exists (use --force to replace it)")
     if path.is_dir() and not path.is_symlink():
@@ -40,6 +87,16 @@ def check_output(path: str | Path, force: bool = True) -> Path:
         raise XdslAneError(f"{path}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise XdslAneError(f"{path}: directory {parent} is not writable")
+    try:  # what access() allows a file system may still refuse (/proc)
+        fd, probe = tempfile.mkstemp(
+            prefix=staging_prefix(path), suffix=".tmp", dir=parent
+        )
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise XdslAneError(
+            f"{path}: cannot write in {parent} ({e.strerror or e})"
+        ) from None
     return path
 
 
@@ -147,7 +204,9 @@ def atomic_output(path: str | Path, force: bool = True) -> Iterator[Path]:
     on failure it is removed and `path` is left untouched."""
     path = check_output(path, force)
     parent = path.parent
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+    fd, tmp_name = tempfile.mkstemp(
+        prefix=staging_prefix(path), suffix=".tmp", dir=parent
+    )
     os.close(fd)
     tmp = Path(tmp_name)
     tmp.unlink()

@@ -170,8 +170,7 @@ class CompiledModel:
         directory, plus the manifest next to it. Nothing is left at `path`
         if it fails; an existing output is kept unless `force`."""
         path = Path(path)
-        if emit not in EMITS:
-            raise XdslAneError(f"--emit {emit}: expected one of {', '.join(EMITS)}")
+        check_emit(path, emit)
         check_output(path, force)
         with collection_paused():
             self._save(path, emit, force)
@@ -179,7 +178,7 @@ class CompiledModel:
         return path
 
     def _save(self, path: Path, emit: str, force: bool) -> None:
-        from xdsl_ane.backend.mil_text import write_mil_text_dir
+        from xdsl_ane.backend.mil_text import BLOB_PATH, print_program, write_printed
 
         # What can fail on the program fails before anything is written.
         with reported(f"{self.source}: manifest", self.source):
@@ -204,12 +203,19 @@ class CompiledModel:
                     self.proto.save(path, force=force)
             else:
                 # A directory output is assembled in full (model, weights
-                # and manifest) beside `path`, then moved into place.
+                # and manifest) beside `path`, then moved into place; the
+                # MIL text is printed first, so that what fails on the
+                # program fails before a file is written (and errors name
+                # `path`, not where it is assembled).
+                if emit == "mil-text":
+                    text, blob = print_program(
+                        self.module, self.weights, BLOB_PATH, self.target
+                    )
                 with atomic_output(path) as tmp:
                     if emit == "proto":
                         self.proto.write_proto(tmp)
                     else:
-                        write_mil_text_dir(self.module, self.weights, tmp, self.target)
+                        write_printed(text, blob, tmp)
                     manifest_path(tmp, emit).write_text(manifest)
 
     def write_mlpackage(self, path: str | Path, force: bool = False) -> None:
@@ -314,6 +320,19 @@ class CompiledModel:
         if output is not None:
             lines.append(f"  wrote {output}")
         return "\n".join(lines)
+
+
+def check_emit(path: Path, emit: str) -> None:
+    """Fails on an --emit kind that does not exist, or whose directory
+    would be named as a package it is not (`-o X.mlpackage --emit
+    mil-text`)."""
+    if emit not in EMITS:
+        raise XdslAneError(f"--emit {emit}: expected one of {', '.join(EMITS)}")
+    if emit != "mlpackage" and path.suffix == ".mlpackage":
+        raise XdslAneError(
+            f"{path}: --emit {emit} writes a directory of {emit}, not a package; "
+            "name it without .mlpackage"
+        )
 
 
 def manifest_path(path: Path, emit: str) -> Path:
@@ -434,6 +453,27 @@ def check_weights(
     return sorted(set(weights) - used_weight_names(module))
 
 
+def check_not_empty(module: builtin.ModuleOp, source: str) -> None:
+    """Fails on a function argument or result with no elements (a
+    dimension of 0), naming it: Core ML has no empty tensors (compiled,
+    `tensor<0x4xf32>` became a package input [1, 4, 1, 0]). An empty value
+    inside (a constant a concat drops) is the pipeline's to remove."""
+    from xdsl.dialects.builtin import TensorType
+
+    for function in module.walk():
+        if not isinstance(function, func.FuncOp):
+            continue
+        t = function.function_type
+        for kind, types in (("argument", t.inputs.data), ("result", t.outputs.data)):
+            for i, value_type in enumerate(types):
+                if isinstance(value_type, TensorType) and 0 in value_type.get_shape():
+                    raise XdslAneError(
+                        f"{location(function) or source}: @{function.sym_name.data}"
+                        f" {kind} {i} has type {value_type}, with no elements; "
+                        "Core ML has no empty tensors"
+                    )
+
+
 def check_fp16_weights(
     module: builtin.ModuleOp, weights: Mapping[str, np.ndarray], source: str
 ) -> None:
@@ -524,8 +564,10 @@ def compile(
     (`ane-pipeline` has one unless `lint=false`) fails the compile on an
     error (with `strict`, a warning) unless `allow_lint_errors`. Raises
     `XdslAneError`."""
+    from xdsl_ane.backend.targets import deployment_target
     from xdsl_ane.frontend.torch import from_torch, is_torch_input
 
+    deployment_target(target)  # an unknown target fails before any work
     if is_torch_input(module_or_path):
         imported = from_torch(module_or_path, example_args)
         try:
@@ -589,6 +631,7 @@ def _compile_module(
     with reported(str(weights) if isinstance(weights, str | Path) else where):
         all_weights = {**file_weights, **load_weights(weights)}
     with reported(source, source):
+        check_not_empty(module, source)
         unused = check_weights(module, all_weights, source)
         compression = PipelineCompression(all_weights)
         prefetch = fp16_prefetch(spec, all_weights, compress)

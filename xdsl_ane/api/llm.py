@@ -428,6 +428,7 @@ def compile_llm(
                 compress_head=compress_head,
                 compress_embedding=compress_embedding,
             )
+            compiled.source = source  # the summary names the checkpoint
             if compress is None:
                 held = [(tuple(weights[n].shape), weights[n].dtype) for n in names]
                 stamps[text] = (compiled, names, held)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import builtin, func
 
-from xdsl_ane.diagnostics import did_you_mean
+from xdsl_ane.diagnostics import counted, did_you_mean
 from xdsl_ane.dialects.dense import numpy_dtype_of
 from xdsl_ane.dialects.state_type import is_state
 from xdsl_ane.errors import XdslAneError, first_line, internal_error
@@ -59,16 +59,38 @@ def coerce(value: np.ndarray, dtype: np.dtype, what: str) -> np.ndarray:
 
 
 def keyed_inputs(
-    arrays: Arrays, count: int, name: str, source: str
+    arrays: Arrays, names: Sequence[str | None], function: str, source: str
 ) -> list[np.ndarray]:
-    """arg0 .. arg{count-1} of an inputs file."""
-    missing = [f"arg{i}" for i in range(count) if f"arg{i}" not in arrays]
+    """The arguments from an inputs file, each keyed `argI` or by its name
+    (`names`, the program's argument names); a key that is neither is
+    named in a note (it is not read)."""
+    picked, missing, used = [], [], set()
+    for i, name in enumerate(names):
+        key = f"arg{i}" if f"arg{i}" in arrays or name not in arrays else name
+        if key not in arrays:
+            missing.append(f"arg{i}" + (f" ({name})" if name else ""))
+            continue
+        picked.append(arrays[key])
+        used.add(key)
+    count = len(names)
     if missing:
         raise XdslAneError(
-            f"{source}: no array {', '.join(missing)} for @{name} (it takes "
-            f"{count} arguments, keyed arg0..arg{count - 1})"
+            f"{source}: no array {', '.join(missing)} for @{function} (it takes "
+            f"{counted(count, 'argument')}, keyed arg0..arg{count - 1} or by name)"
         )
-    return [arrays[f"arg{i}"] for i in range(count)]
+    unknown = sorted(set(arrays) - used)
+    if unknown:
+        known = ", ".join(n for n in names if n)
+        note(
+            f"{source}: {', '.join(unknown)} is no argument of @{function}, not read "
+            f"(keys: arg0..arg{count - 1}" + (f" or {known})" if known else ")")
+        )
+    return picked
+
+
+def argument_names(function: func.FuncOp, count: int) -> list[str | None]:
+    """The names of a function's first `count` arguments (None: unnamed)."""
+    return [arg.name_hint for arg in function.body.block.args[:count]]
 
 
 # --- one entry point ---------------------------------------------------------------
@@ -109,9 +131,7 @@ def run(
     weights = weights or {}
     try:
         if compiled:
-            return run_compiled(
-                path, function, layout or "logical", arrays, seed, weights, source
-            )
+            return run_compiled(path, function, layout, arrays, seed, weights, source)
         return run_source(label, function, pipeline, arrays, seed, weights, source)
     except InterpretationError as e:
         op = interpreted_op(e)
@@ -179,7 +199,12 @@ def run_source(
         inputs = [
             coerce(np.asarray(v), dtype_of(t), f"{source}: arg{i}")
             for i, (v, t) in enumerate(
-                zip(keyed_inputs(arrays, len(types), name, source), types)
+                zip(
+                    keyed_inputs(
+                        arrays, argument_names(function, len(types)), name, source
+                    ),
+                    types,
+                )
             )
         ]
     return name, run_function(module, inputs, weights, name)
@@ -210,7 +235,7 @@ def compiled_function(
 def run_compiled(
     path: Path,
     function_name: str | None,
-    layout: str,
+    layout: str | None,
     arrays: Arrays | None,
     seed: int | None,
     weights: Arrays,
@@ -219,7 +244,7 @@ def run_compiled(
     """Runs a compiled model (see the module docstring) on `arrays` or on
     random inputs from `seed`."""
     from xdsl_ane.frontend.milproto import read_compiled
-    from xdsl_ane.interpreter.core import random_array, run_function
+    from xdsl_ane.interpreter.core import random_inputs, run_function
 
     program = read_compiled(path)
     function, record = compiled_function(
@@ -233,7 +258,12 @@ def run_compiled(
         if record is None
         else FunctionInterface.from_manifest(record, str(program.manifest_path or path))
     )
-    if layout == "logical" and (interface is None or interface.arg_layouts is None):
+    recorded = interface is not None and interface.arg_layouts is not None
+    if layout is None:  # the logical tensors where the manifest says how
+        layout = "logical" if recorded else "ane"
+        if not recorded:
+            note(f"@{name} has no layout record: run on its own arguments")
+    if layout == "logical" and not recorded:
         where = program.manifest_path or "no manifest next to it"
         raise XdslAneError(
             f"{path}: @{name} has no layout record ({where}); run it with --layout ane"
@@ -241,27 +271,38 @@ def run_compiled(
     types = function.function_type.inputs.data
     if layout == "ane":
         if arrays is None:
-            rng = np.random.default_rng(seed)
-            feed = [random_array(rng, t) for t in types]
+            feed = random_inputs(function, seed)
         else:
             feed = [
                 coerce(v, dtype_of(t), f"arg{i}")
                 for i, (v, t) in enumerate(
-                    zip(keyed_inputs(arrays, len(types), name, source), types)
+                    zip(
+                        keyed_inputs(
+                            arrays, argument_names(function, len(types)), name, source
+                        ),
+                        types,
+                    )
                 )
             ]
         return name, run_function(program.module, feed, all_weights, name)
     assert interface is not None
     elements = interface.arg_elements(types)
     if arrays is None:
-        logical = random_logical(interface, elements, seed)
+        logical = random_logical(interface, elements, seed, function)
     else:
         count = len(interface.args)
         logical = [
             checked_input(v, layout.logical, numpy_dtype_of(element), i)
             for i, (v, layout, element) in enumerate(
                 zip(
-                    keyed_inputs(arrays, count, name, source),
+                    keyed_inputs(
+                        arrays,
+                        argument_names(function, count)
+                        if interface.packing is None
+                        else [None] * count,
+                        name,
+                        source,
+                    ),
                     interface.args,
                     elements,
                 )
@@ -280,16 +321,25 @@ def run_compiled(
 
 
 def random_logical(
-    interface: FunctionInterface, elements: Sequence[Any], seed: int | None
+    interface: FunctionInterface,
+    elements: Sequence[Any],
+    seed: int | None,
+    function: func.FuncOp,
 ) -> list[np.ndarray]:
     """What `random_inputs` draws for the source program's arguments, in
-    the compiled element types."""
-    from xdsl_ane.interpreter.core import random_array
+    the compiled element types (integers below the size the compiled
+    function's argument indexes, as in the source)."""
+    from xdsl_ane.interpreter.values import index_bound, random_array
 
     rng = np.random.default_rng(seed)
+    args = function.body.block.args
     return [
-        random_array(rng, builtin.TensorType(element, layout.logical))
-        for layout, element in zip(interface.args, elements)
+        random_array(
+            rng,
+            builtin.TensorType(element, layout.logical),
+            index_bound(args[i]) if interface.packing is None else None,
+        )
+        for i, (layout, element) in enumerate(zip(interface.args, elements))
     ]
 
 

@@ -382,9 +382,16 @@ def write_mil_text_dir(
     text, blob = print_program(module, weights or {}, BLOB_PATH, target)
     directory = Path(directory)
     with atomic_output(directory) as tmp:
-        blob.write_weights_dir(tmp / WEIGHTS_DIR)
-        (tmp / MODEL_FILE).write_text(text)
+        write_printed(text, blob, tmp)
     return directory
+
+
+def write_printed(text: str, blob: WeightBlob, directory: Path) -> None:
+    """Writes a printed program (`print_program`) as the new directory
+    `directory`: `model.mil` and `weights/weight.bin`."""
+    directory.mkdir()
+    blob.write_weights_dir(directory / WEIGHTS_DIR)
+    (directory / MODEL_FILE).write_text(text)
 
 
 @dataclass(frozen=True)

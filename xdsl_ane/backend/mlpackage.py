@@ -25,6 +25,7 @@ from xdsl_ane.backend.weights import (
     quiet_coremltools,
 )
 from xdsl_ane.errors import XdslAneError
+from xdsl_ane.outputs import remove_dead_staging, staging_prefix
 
 
 class ProtoResult(Protocol):
@@ -228,7 +229,10 @@ def _staged(path: Path, force: bool) -> Iterator[tuple[Path, Path]]:
         raise XdslAneError(f"{path}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise XdslAneError(f"{path}: directory {parent} is not writable")
-    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent))
+    remove_dead_staging(path)
+    staging = Path(
+        tempfile.mkdtemp(prefix=staging_prefix(path), suffix=".tmp", dir=parent)
+    )
     try:
         staged = staging / path.name
         yield staging, staged

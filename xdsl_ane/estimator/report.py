@@ -9,6 +9,7 @@ from typing import Literal
 
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.estimator.model import UNITS, Estimate, OpEstimate
+from xdsl_ane.outputs import atomic_output, check_output
 from xdsl_ane.passes.ane_rules import Unit
 
 PER_OP_LIMIT = 120
@@ -98,11 +99,20 @@ def summary(estimate: Estimate) -> str:
     )
 
 
+def rows_by(
+    estimate: Estimate, by: Literal["auto", "op", "layer"]
+) -> Literal["op", "layer"]:
+    """What a row (of the table, or a bar of the chart) is: `"auto"` is per
+    layer above PER_OP_LIMIT ops, else per op."""
+    if by == "auto":
+        return "layer" if len(estimate.ops) > PER_OP_LIMIT else "op"
+    return by
+
+
 def table(estimate: Estimate, by: Literal["auto", "op", "layer"] = "auto") -> str:
     """The per-op (`by="op"`) or per-layer (`"layer"`) table; `"auto"`
     picks per layer above PER_OP_LIMIT ops."""
-    if by == "auto":
-        by = "layer" if len(estimate.ops) > PER_OP_LIMIT else "op"
+    by = rows_by(estimate, by)
     functions = len({o.function for o in estimate.ops}) > 1
     if by == "op":
         header = ["op", "unit", "FLOPs", "bytes", "µs", "why"]
@@ -148,14 +158,19 @@ def table(estimate: Estimate, by: Literal["auto", "op", "layer"] = "auto") -> st
     return "\n".join([line(header), *(line(r) for r in rows)])
 
 
-def check_plot(path: str | Path) -> Path:
+def check_plot(path: str | Path, force: bool = True) -> Path:
     """The chart's path, checked before any work: a .png or .svg in an
-    existing directory, and matplotlib installed (the `plot` extra)."""
+    existing, writable directory, not there yet unless `force`, and
+    matplotlib installed (the `plot` extra)."""
     path = Path(path)
     if path.suffix.lower() not in (".png", ".svg"):
         raise XdslAneError(f"--plot {path}: the chart is a .png or .svg file")
     if not path.parent.is_dir():
         raise XdslAneError(f"--plot {path}: no directory {path.parent}")
+    try:
+        check_output(path, force)
+    except XdslAneError as e:
+        raise XdslAneError(f"--plot {e}") from None
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -165,18 +180,25 @@ def check_plot(path: str | Path) -> Path:
     return path
 
 
-def plot(estimate: Estimate, path: str | Path) -> Path:
-    """A bar chart of time per layer (per op for one or two layers), stacked
-    by unit, as PNG or SVG (by the suffix). Needs matplotlib (the `plot`
-    extra)."""
-    path = check_plot(path)
+def plot(
+    estimate: Estimate,
+    path: str | Path,
+    by: Literal["auto", "op", "layer"] = "auto",
+    force: bool = True,
+) -> Path:
+    """A bar chart of time per layer or per op (`by`, as the table's rows),
+    stacked by unit, as PNG or SVG (by the suffix), written whole or not at
+    all; an existing file is replaced only with `force`. Needs matplotlib
+    (the `plot` extra)."""
+    path = check_plot(path, force)
     import matplotlib
 
     matplotlib.use("Agg")  # files only, no display
     import matplotlib.pyplot as plt
 
-    groups = layers(estimate)
-    if len(groups) < 3:  # one or two layers: a bar per op
+    if rows_by(estimate, by) == "layer":
+        groups = layers(estimate)
+    else:
         groups = [
             LayerEstimate(o.function, f"{o.name} {o.op}", [o]) for o in estimate.ops
         ]
@@ -202,7 +224,8 @@ def plot(estimate: Estimate, path: str | Path) -> Path:
     axes.tick_params(axis="x", labelrotation=90, labelsize=6)
     figure.tight_layout()
     try:
-        figure.savefig(path, format=path.suffix.lower().lstrip("."))
+        with atomic_output(path, force) as tmp:
+            figure.savefig(tmp, format=path.suffix.lower().lstrip("."))
     except OSError as e:
         raise XdslAneError(f"--plot {path}: cannot write it ({e.strerror})") from None
     finally:

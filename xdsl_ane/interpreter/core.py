@@ -15,6 +15,7 @@ import numpy as np
 from xdsl.dialects import builtin, func
 from xdsl.interpreter import Interpreter
 
+from xdsl_ane.diagnostics import counted
 from xdsl_ane.dialects.state_type import StateTypeBase, is_state
 from xdsl_ane.interpreter.mil import MilFunctions
 from xdsl_ane.interpreter.rlx import RlxFunctions
@@ -29,6 +30,7 @@ from xdsl_ane.interpreter.values import (
     check_value,
     dense_to_numpy,
     find_function,
+    index_bound,
     numpy_dtype,
     random_array,
     weight_view,
@@ -51,15 +53,16 @@ __all__ = [
 
 def random_inputs(function: func.FuncOp, seed: int) -> list[np.ndarray]:
     """Reproducible random arguments for `function`: floats from N(0, 1),
-    integers in [0, 8), booleans uniformly; a state gets a `StateBuffer`
-    holding such values."""
+    integers in [0, 8) (below the size they index, `index_bound`), booleans
+    uniformly; a state gets a `StateBuffer` holding such values."""
     rng = np.random.default_rng(seed)
     out = []
-    for t in function.function_type.inputs.data:
+    for arg in function.body.block.args:
+        t = arg.type
         if isinstance(t, StateTypeBase):
             out.append(StateBuffer(t, random_array(rng, t.wrapped)))
         else:
-            out.append(random_array(rng, t))
+            out.append(random_array(rng, t, index_bound(arg)))
     return out
 
 
@@ -79,7 +82,7 @@ def run_function(
     arg_types = f.function_type.inputs.data
     if len(inputs) != len(arg_types):
         raise InterpretationError(
-            f"@{f.sym_name.data} takes {len(arg_types)} arguments, got {len(inputs)}"
+            f"@{f.sym_name.data} takes {counted(len(arg_types), 'argument')}, got {len(inputs)}"
         )
     for i, (value, t) in enumerate(zip(inputs, arg_types)):
         if is_state(t):  # a StateBuffer the call reads and writes

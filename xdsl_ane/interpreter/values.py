@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from xdsl_ane.diagnostics import did_you_mean
@@ -108,7 +108,59 @@ def weight_view(
     return np.ascontiguousarray(value).reshape(tuple(shape))
 
 
-def random_array(rng: np.random.Generator, t: Attribute) -> np.ndarray:
+RANDOM_INTEGERS = 8
+"""Random integer inputs lie in [0, 8), or below the size they index."""
+
+SAME_VALUES = {
+    *(f"rlx.{n}" for n in ("reshape", "transpose", "expand", "narrow", "cast")),
+    *(
+        f"mil.{n}"
+        for n in (
+            "reshape",
+            "transpose",
+            "squeeze",
+            "expand_dims",
+            "cast",
+            "identity",
+            "slice_by_size",
+            "slice_by_index",
+        )
+    ),
+}
+"""Ops whose result holds (some of) their first operand's values as they are."""
+
+
+def index_bound(value: SSAValue) -> int | None:
+    """The size `value` indexes: the smallest axis a gather of its values
+    reads along, or a one_hot's size, through ops that pass the values on
+    unchanged (None where it indexes nothing). A runtime feeds ids below it:
+    token type ids index a table of 2 rows."""
+    bounds = []
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for use in v.uses:
+            op = use.operation
+            if op.name in ("rlx.gather", "mil.gather") and use.index == 1:
+                table = op.operands[0].type
+                axis = op.properties.get("axis")
+                a = 0 if axis is None else axis.value.data  # type: ignore[attr-defined]
+                bounds.append(table.get_shape()[a])  # type: ignore[attr-defined]
+            elif op.name == "mil.one_hot":
+                bounds.append(op.properties["one_hot_vector_size"].value.data)  # type: ignore[attr-defined]
+            elif op.name in SAME_VALUES and use.index == 0:
+                stack.extend(op.results)
+    return min(bounds) if bounds else None
+
+
+def random_array(
+    rng: np.random.Generator, t: Attribute, bound: int | None = None
+) -> np.ndarray:
+    """Floats from N(0, 1), booleans uniformly, integers in [0, 8) (or in
+    [0, bound) where `index_bound` found a smaller size)."""
     if not isinstance(t, TensorType):
         raise InterpretationError(
             f"no random value of type {t}; only tensors are supported"
@@ -119,7 +171,8 @@ def random_array(rng: np.random.Generator, t: Attribute) -> np.ndarray:
         return rng.standard_normal(shape).astype(dtype)
     if dtype.kind == "b":
         return rng.random(shape) < 0.5
-    return rng.integers(0, 8, size=shape).astype(dtype)
+    high = RANDOM_INTEGERS if bound is None else max(1, min(bound, RANDOM_INTEGERS))
+    return rng.integers(0, high, size=shape).astype(dtype)
 
 
 def find_function(module: builtin.ModuleOp, name: str | None) -> func.FuncOp:

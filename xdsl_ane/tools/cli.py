@@ -22,12 +22,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
+from xdsl_ane.diagnostics import counted
 from xdsl_ane.errors import XdslAneError, internal_error
 from xdsl_ane.progress import Progress
 from xdsl_ane.tools.options import (
@@ -165,8 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--layout",
         choices=("logical", "ane"),
         help="for a compiled model: inputs and outputs as the source program's "
-        "logical tensors (default, using the manifest) or as the compiled "
-        "function's own [1, C, 1, S] arguments",
+        "logical tensors (the default where a manifest records them) or as the "
+        "compiled function's own [1, C, 1, S] arguments (the default otherwise)",
     )
     add_output_arguments(
         run,
@@ -204,13 +208,16 @@ def add_estimate_command(commands) -> None:
     estimate.add_argument(
         "--plot",
         metavar="FILE",
-        help="write a bar chart of time per layer (.png, .svg)",
+        help="write a bar chart of the table's rows, per op or per layer (.png, .svg)",
     )
     estimate.add_argument(
         "--by",
         choices=("auto", "op", "layer"),
         default="auto",
         help="table rows (default: per op, per layer above 120 ops)",
+    )
+    estimate.add_argument(
+        "--force", action="store_true", help="replace an existing --plot file"
     )
     estimate.add_argument("--weights", help="a source's weights (not needed)")
     estimate.add_argument(
@@ -225,13 +232,15 @@ def command_estimate(args: argparse.Namespace) -> int:
     from xdsl_ane.api.estimation import estimate
     from xdsl_ane.chips import get_chip
     from xdsl_ane.estimator import report
+    from xdsl_ane.outputs import check_outputs
 
     chip = get_chip(args.chip)  # checked before the work
     if args.plot:
-        report.check_plot(args.plot)
+        report.check_plot(args.plot, args.force)
+        check_outputs([args.plot], args.force, [args.input, args.weights])
     result = estimate(args.input, chip, args.weights, args.pipeline)
     if args.plot:
-        report.plot(result, args.plot)
+        report.plot(result, args.plot, args.by, args.force)
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     else:
@@ -246,12 +255,13 @@ def command_estimate(args: argparse.Namespace) -> int:
 def command_compile(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from xdsl_ane.api import compile, manifest_path
+    from xdsl_ane.api import check_emit, compile, manifest_path
     from xdsl_ane.chips import get_chip
     from xdsl_ane.outputs import check_outputs
 
     get_chip(args.chip)  # an unknown chip fails before the work
     output = Path(args.output)
+    check_emit(output, args.emit)
     # (a directory output holds its manifest)
     outputs = (
         [output, manifest_path(output, args.emit)]
@@ -291,7 +301,7 @@ def command_compile(args: argparse.Namespace) -> int:
         )
     if model.unused_weights:
         print(
-            f"xdsl-ane: warning: {len(model.unused_weights)} weights in "
+            f"xdsl-ane: warning: {counted(len(model.unused_weights), 'weight')} in "
             f"{args.weights} are not used by the program",
             file=sys.stderr,
         )
@@ -334,7 +344,7 @@ def command_compile_model(args: argparse.Namespace) -> int:
     for kernel in written.kernels:
         print(f"  {kernel['name']}: {kernel['ops']} ops, {kernel['lint']}")
     checked = " and validated" if args.validate else ""
-    print(f"wrote {len(written.kernels)} kernels{checked} to {written.path}")
+    print(f"wrote {counted(len(written.kernels), 'kernel')}{checked} to {written.path}")
     return 0
 
 
@@ -364,7 +374,7 @@ def command_import(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         if weights:
             print(
-                f"xdsl-ane: note: {len(weights)} weights are not written; use -o "
+                f"xdsl-ane: note: {counted(len(weights), 'weight')} not written; use -o "
                 "to write them next to the .mlir",
                 file=sys.stderr,
             )
@@ -377,7 +387,9 @@ def command_import(args: argparse.Namespace) -> int:
             tmp_weights = stack.enter_context(atomic_output(weights_path))
             with open(tmp_weights, "wb") as f:
                 np.savez(f, **weights)
-    note = f" and {len(weights)} weights to {weights_path}" if weights else ""
+    note = (
+        f" and {counted(len(weights), 'weight')} to {weights_path}" if weights else ""
+    )
     print(f"wrote {output}{note}")
     return 0
 
@@ -419,7 +431,7 @@ def command_run(args: argparse.Namespace) -> int:
     outputs = {f"out{i}": r for i, r in enumerate(results)}
     if args.output:
         save_npz(args.output, outputs)
-        print(f"wrote {len(outputs)} outputs of @{name} to {args.output}")
+        print(f"wrote {counted(len(outputs), 'output')} of @{name} to {args.output}")
     else:
         for key, value in outputs.items():
             print(summarize(key, value))
@@ -448,15 +460,40 @@ def quiet_numerics() -> Iterator[None]:
         yield
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what `timeout`, `kill` and a cancelled CI job send), raised
+    in the main thread like Ctrl-C's KeyboardInterrupt, so that every
+    `finally` removes what the command staged."""
+
+
+@contextlib.contextmanager
+def terminated_as_interrupt() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may take a signal
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with quiet_numerics():
+        with terminated_as_interrupt(), quiet_numerics():
             return args.handler(args)
     except XdslAneError as e:
         print(f"xdsl-ane: error: {e}", file=sys.stderr)
         return 1
+    except Terminated:
+        print("xdsl-ane: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("xdsl-ane: interrupted", file=sys.stderr)
         return 130

@@ -3,6 +3,7 @@ they print, over `xdsl_ane.api.llm` (compile_llm, PackageRunner)."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,23 @@ if TYPE_CHECKING:
     from xdsl_ane.api.text import Sampling
 
 
+def listing_families(parser: argparse.ArgumentParser) -> None:
+    """`{families}` in the parser's description becomes the families of the
+    architecture table when its help is shown (read then: the table's module
+    is not loaded to build the command line)."""
+    format_help = parser.format_help
+
+    def with_families() -> str:
+        from xdsl_ane.models.llm import FAMILIES
+
+        names = sorted({family.name for family in FAMILIES.values()})
+        description = parser.description or ""
+        parser.description = description.replace("{families}", ", ".join(names))
+        return format_help()
+
+    parser.format_help = with_families  # type: ignore[method-assign]
+
+
 def add_llm_commands(commands: Any) -> None:
     """Registers `compile-llm` and `generate` on the CLI's subparsers."""
     from xdsl_ane.tools.options import add_output_arguments
@@ -31,11 +49,12 @@ def add_llm_commands(commands: Any) -> None:
         "compile-llm",
         help="compile a Hugging Face checkpoint to a stateful prefill/decode package",
         description="Reads a Hugging Face checkpoint directory (config.json and "
-        "safetensors) of a Qwen3, Qwen2, Llama or Mistral model and writes one "
+        "safetensors) of a decoder of one of the families {families} and writes one "
         "multifunction package (prefill and decode sharing one weight blob, the "
         "KV cache as Core ML state) and OUT.manifest.json, the calling protocol "
         "a runtime needs; with --layers-per-package a directory of packages.",
     )
+    listing_families(compile_llm_)
     compile_llm_.add_argument("checkpoint", help="Hugging Face model directory")
     add_output_arguments(
         compile_llm_,
