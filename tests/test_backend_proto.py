@@ -314,7 +314,7 @@ func.func @linear(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>, %x: tensor<2x16x8x
 }
 """,
     "shape": """
-func.func @shape(%x: tensor<2x3x4xf32>, %y: tensor<1x64x1x80xf16>, %a: tensor<2x3xf32>, %b: tensor<2x5xf32>, %s: tensor<1x4x1x6xf16>) {
+func.func @shape(%x: tensor<2x3x4xf32>, %y: tensor<1x64x1x80xf16>, %a: tensor<2x3xf32>, %b: tensor<2x5xf32>, %s: tensor<1x4x1x6xf16>, %img: tensor<1x8x4x6xf32>) {
   %flat = mil.reshape %x {shape = array<i64: -1, 4>} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
   %keep = mil.reshape %x {shape = array<i64: 0, -1>} : (tensor<2x3x4xf32>) -> tensor<3x8xf32>
   %transpose = mil.transpose %x {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
@@ -328,6 +328,9 @@ func.func @shape(%x: tensor<2x3x4xf32>, %y: tensor<1x64x1x80xf16>, %a: tensor<2x
   %squeeze_one = mil.squeeze %s {axes = array<i64: -2>} : (tensor<1x4x1x6xf16>) -> tensor<1x4x6xf16>
   %even:3 = mil.split %s {axis = 3 : i64, num_splits = 3 : i64} : (tensor<1x4x1x6xf16>) -> (tensor<1x4x1x2xf16>, tensor<1x4x1x2xf16>, tensor<1x4x1x2xf16>)
   %sizes:2 = mil.split %a {axis = -1 : i64, split_sizes = array<i64: 1, 2>} : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x2xf32>)
+  %shuffled = mil.pixel_shuffle %img {upscale_factor = 2 : i64} : (tensor<1x8x4x6xf32>) -> tensor<1x2x8x12xf32>
+  %unshuffled = mil.pixel_unshuffle %img {downscale_factor = 2 : i64} : (tensor<1x8x4x6xf32>) -> tensor<1x32x2x3xf32>
+  %shuffled16 = mil.pixel_shuffle %y {upscale_factor = 4 : i64} : (tensor<1x64x1x80xf16>) -> tensor<1x4x4x320xf16>
   func.return
 }
 """,

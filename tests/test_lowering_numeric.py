@@ -764,6 +764,8 @@ def test_all_rlx_ops_covered() -> None:
     }
     # by tests/test_topk.py, against torch (floor and round at their halves)
     seen |= {"rlx.topk", "rlx.floor", "rlx.round"}
+    # by tests/test_pixel_shuffle.py, against torch in f32 and f16
+    seen |= {"rlx.pixel_shuffle", "rlx.pixel_unshuffle"}
     for c in CASES:
         module = build_case(c.args, c.body, f32)
         seen |= {op.name for op in module.walk() if op.name.startswith("rlx.")}

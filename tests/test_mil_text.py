@@ -190,6 +190,15 @@ func.func @main(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>, %h: tensor<1x8x1x4xf
   func.return %top#0, %top#1, %ids#0, %ids#1, %sorted#0, %sorted#1 : tensor<2x3x2xf32>, tensor<2x3x2xi32>, tensor<1x8xi32>, tensor<1x8xi32>, tensor<1x8x1x4xf16>, tensor<1x8x1x4xi32>
 }
 """,
+    "pixel_shuffle": """
+func.func @main(%x: tensor<1x8x4x6xf32>, %h: tensor<1x9x3x3xf16>) -> (tensor<1x2x8x12xf32>, tensor<1x32x2x3xf32>, tensor<1x1x9x9xf16>, tensor<1x9x3x3xf16>) {
+  %up = mil.pixel_shuffle %x {upscale_factor = 2 : i64} : (tensor<1x8x4x6xf32>) -> tensor<1x2x8x12xf32>
+  %down = mil.pixel_unshuffle %x {downscale_factor = 2 : i64} : (tensor<1x8x4x6xf32>) -> tensor<1x32x2x3xf32>
+  %up16 = mil.pixel_shuffle %h {upscale_factor = 3 : i64} : (tensor<1x9x3x3xf16>) -> tensor<1x1x9x9xf16>
+  %back = mil.pixel_unshuffle %up16 {downscale_factor = 3 : i64} : (tensor<1x1x9x9xf16>) -> tensor<1x9x3x3xf16>
+  func.return %up, %down, %up16, %back : tensor<1x2x8x12xf32>, tensor<1x32x2x3xf32>, tensor<1x1x9x9xf16>, tensor<1x9x3x3xf16>
+}
+""",
     "quantization": """
 func.func @main(%x: tensor<1x4x1x8xf16>) -> (tensor<1x4x1x8xi8>, tensor<1x4x1x8xf16>, tensor<1x4x1x8xi8>, tensor<4x8xf32>, tensor<4x8xf16>) {
   %scale = mil.const dense<0.05> : tensor<f16>

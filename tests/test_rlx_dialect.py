@@ -76,6 +76,9 @@ DESIGN_OPS = {
     "cumsum",
     # docs/DESIGN.md "Math and ordering ops of the torch import"
     *"erf floor round topk".split(),
+    # docs/DESIGN.md "Resampling, padding and the vision activations"
+    "pixel_shuffle",
+    "pixel_unshuffle",
 }
 
 # Allowed values of the choice properties, from the contract.

@@ -11,24 +11,13 @@ from __future__ import annotations
 import pytest
 import torch
 from torch import nn
-from torch_check import check_program, export
+from torch_check import Fn, check_program, export
 
 import xdsl_ane
 from xdsl_ane.errors import XdslAneError
 
 # Exports torch programs: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
-
-
-class Fn(nn.Module):
-    """A module that applies `f` to its inputs."""
-
-    def __init__(self, f):
-        super().__init__()
-        self.f = f
-
-    def forward(self, *args):
-        return self.f(*args)
 
 
 def randn(*shape: int, seed: int = 0) -> torch.Tensor:
@@ -365,29 +354,68 @@ def test_lstm_with_an_initial_state():
 
 # --- pixel shuffle ----------------------------------------------------------------------
 
+F = torch.nn.functional
+
 SHUFFLES = {
-    "pixel_shuffle": (lambda x: torch.nn.functional.pixel_shuffle(x, 2), [1, 8, 3, 5]),
-    "pixel_shuffle_3": (
-        lambda x: torch.nn.functional.pixel_shuffle(x, 3),
-        [1, 9, 2, 4],
-    ),
-    "pixel_unshuffle": (
-        lambda x: torch.nn.functional.pixel_unshuffle(x, 2),
-        [1, 3, 4, 6],
-    ),
+    "pixel_shuffle": (lambda x: F.pixel_shuffle(x, 2), [1, 8, 3, 5]),
+    "pixel_shuffle_3": (lambda x: F.pixel_shuffle(x, 3), [1, 9, 2, 4]),
+    "pixel_unshuffle": (lambda x: F.pixel_unshuffle(x, 2), [1, 3, 4, 6]),
     "unshuffle_then_shuffle": (
-        lambda x: torch.nn.functional.pixel_shuffle(
-            torch.nn.functional.pixel_unshuffle(x, 2) * 2, 2
-        ),
+        lambda x: F.pixel_shuffle(F.pixel_unshuffle(x, 2) * 2, 2),
         [1, 2, 6, 4],
+    ),
+    # torch's [*, C, H, W]: no batch axis, two batch axes (merged for rlx's
+    # [N, C, H, W])
+    "pixel_shuffle_unbatched": (lambda x: F.pixel_shuffle(x[0], 2)[None], [1, 8, 3, 5]),
+    "pixel_unshuffle_two_batch_axes": (
+        lambda x: F.pixel_unshuffle(x.reshape(2, 2, 3, 6, 9), 3).reshape(1, 108, 2, 3),
+        [1, 12, 6, 9],
     ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(SHUFFLES))
-def test_pixel_shuffle_at_rank_4(name):
+def test_pixel_shuffle_is_one_op(name):
+    """Each pixel_shuffle / pixel_unshuffle is one rlx op of that name (no
+    transposes), one MIL op of that name after the pipeline."""
     f, shape = SHUFFLES[name]
-    checked = check(f, randn(*shape), present={"rlx.transpose"})
+    shuffles = {"rlx.pixel_shuffle", "rlx.pixel_unshuffle"}
+    checked = check(f, randn(*shape), absent={"rlx.transpose"})
+    imported = [op.name for op in checked.imported.module.walk()]
+    expected = name.count("shuffle")  # "unshuffle_then_shuffle": two
+    assert sum(n in shuffles for n in imported) == expected, imported
+    compiled = [op.name for op in checked.compiled.module.walk()]
+    assert sum(n in {"mil.pixel_shuffle", "mil.pixel_unshuffle"} for n in compiled) == (
+        expected
+    )
+
+
+def test_single_pixel_shuffle_has_no_layout_ops():
+    """A module that only shuffles an image compiles to that one op."""
+    f, shape = SHUFFLES["pixel_shuffle"]
+    checked = check(f, randn(*shape))
+    ops = [
+        op.name
+        for op in checked.compiled.module.walk()
+        if op.name.startswith("mil.") and op.name != "mil.const"
+    ]
+    assert ops == ["mil.pixel_shuffle"]
+
+
+def test_integer_pixel_shuffle_is_two_rank_4_transposes():
+    """rlx's pixel ops take floats (MIL's take fp16 and fp32): an integer
+    tensor is shuffled by two rank-4 transposes, exactly."""
+
+    def f(x):
+        ids = F.pixel_shuffle((x > 0).int() + 2 * (x > 1).int(), 2)
+        return ids.float() + x[:, :2].repeat(1, 1, 2, 2)
+
+    checked = check(
+        f,
+        randn(1, 8, 3, 5),
+        present={"rlx.transpose"},
+        absent={"rlx.pixel_shuffle"},
+    )
     ranks = [
         len(r.type.get_shape())
         for op in checked.compiled.module.walk()

@@ -37,14 +37,17 @@ class Checked:
 
 
 class OneOp(torch.nn.Module):
-    """A module that applies `f` to its one input: a one-op program to export."""
+    """A module that applies `f` to its inputs: a one-op program to export."""
 
     def __init__(self, f):
         super().__init__()
         self.f = f
 
-    def forward(self, x):
-        return self.f(x)
+    def forward(self, *args):
+        return self.f(*args)
+
+
+Fn = OneOp
 
 
 def export(model: torch.nn.Module, args: tuple, kwargs: dict | None = None):

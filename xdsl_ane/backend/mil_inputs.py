@@ -11,7 +11,8 @@ an SSA value (a list for `concat`'s values) or a compile-time value, a numpy
 array of its MIL dtype (0-d for a scalar) or a `str`.
 
 Dtypes follow coremltools' typing of each input: integer properties and
-lists are int32 (scalar or vector), flags bool, choices strings; a float
+lists are int32 (scalar or vector; pixel_unshuffle's downscale_factor
+uint32, as its `MilInput` declares), flags bool, choices strings; a float
 property has the dtype its `MilInput` declares (x's for log's epsilon and
 clip's bounds, gamma's for layer_norm's epsilon), else its own; one_hot's
 typed on/off values keep their own type, and an absent one takes the
@@ -90,7 +91,8 @@ def property_value(op: mil.MilOp, name: str, attr: Attribute) -> ParamValue:
     if isinstance(attr, IntegerAttr):
         if attr.type == i1:
             return np.array(bool(attr.value.data))
-        return _int32(op, name, attr.value.data)
+        dtype = type(op).mil_input(name).value_dtype(op)
+        return _int32(op, name, attr.value.data, dtype or INT32)
     if isinstance(attr, FloatAttr):
         dtype = type(op).mil_input(name).value_dtype(op)
         return np.array(
@@ -99,9 +101,13 @@ def property_value(op: mil.MilOp, name: str, attr: Attribute) -> ParamValue:
     raise XdslAneError(f"{op.name}: property '{name}' ({attr}) has no MIL value")
 
 
-def _int32(op: mil.MilOp, name: str, value: int | Sequence[int]) -> np.ndarray:
+def _int32(
+    op: mil.MilOp, name: str, value: int | Sequence[int], dtype: np.dtype = INT32
+) -> np.ndarray:
+    """An integer property as MIL's int32 (or the input's declared integer
+    dtype: pixel_unshuffle's uint32 downscale_factor)."""
     array = np.array(value, dtype=np.int64)
-    info = np.iinfo(np.int32)
+    info = np.iinfo(dtype)
     if array.size and (array.min() < info.min or array.max() > info.max):
-        raise XdslAneError(f"{op.name}: property '{name}' does not fit in int32")
-    return array.astype(INT32)
+        raise XdslAneError(f"{op.name}: property '{name}' does not fit in {dtype}")
+    return array.astype(dtype)

@@ -21,8 +21,9 @@ compiled model (and that hand-written ANE kernels copy):
   in MIL's input order (consts standing for absent tensor inputs, such as
   linear's zero bias, first).
 - Scalars (rank-0 tensors) are `fp16(...)`, `int32(...)`, `bool(...)`,
-  `string("...")`; floats are C99 hex floats (`0x1.4p+3`), so fp16 and fp32
-  values round-trip exactly.
+  `string("...")` (and `uint32(...)`, pixel_unshuffle's downscale_factor);
+  floats are C99 hex floats (`0x1.4p+3`), so fp16 and fp32 values
+  round-trip exactly.
 - Weight consts live in the weight blob, whatever their size (their data may
   not be at hand when printing); other consts of at least 10 elements of a
   blob dtype do too (coremltools' rule for iOS18). They are written as
@@ -92,8 +93,12 @@ BUILD_INFO: tuple[tuple[str, str], ...] = (
 INDENT = " " * 8
 MODEL_FILE = "model.mil"
 
-NUMPY_TO_MIL: dict[np.dtype, str] = {d.numpy: d.mil for d in DTYPES if d.computes}
-"""The MIL dtype of each numpy dtype of the project's element types."""
+NUMPY_TO_MIL: dict[np.dtype, str] = {
+    **{d.numpy: d.mil for d in DTYPES if d.computes},
+    np.dtype(np.uint32): "uint32",
+}
+"""The MIL dtype of each numpy dtype of the project's element types, and of
+uint32 parameters (pixel_unshuffle's downscale_factor)."""
 
 # --- MIL spellings ---------------------------------------------------------------
 

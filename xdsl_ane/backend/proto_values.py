@@ -41,7 +41,7 @@ ARRAY_DATA_TYPES: dict[str, int] = {
 }
 """The multiarray types of Core ML model inputs and outputs."""
 
-BYTES_DTYPES = frozenset({"fp16", "int8", "uint8"})
+BYTES_DTYPES = frozenset({"fp16", "int8", "uint8", "uint32"})
 """Immediate values coremltools writes as raw little-endian bytes."""
 
 

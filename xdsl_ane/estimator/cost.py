@@ -6,8 +6,8 @@ its first axis), conv_transpose 2·|x|·(Cout/groups)·kh·kw, pooling
 |out|·|kernel|, reductions (and cumsum, a running sum) one per input element,
 topk ⌈log₂ n⌉ per input element (a sort's comparisons along its axis of n),
 elementwise ops one per output element except the few multi-step ones in
-`ELEMENT_FLOPS`; data movement (reshape, transpose, slice, concat, state
-reads and writes) none.
+`ELEMENT_FLOPS`; data movement (reshape, transpose, slice, concat,
+pixel_shuffle and pixel_unshuffle, state reads and writes) none.
 Bytes are inputs + outputs + weights at their declared element sizes: an
 operand made by a const or a constexpr op is a weight, counted at its
 storage (a constexpr op's own const operands, so 4-bit weights move 4 bits),
@@ -39,7 +39,8 @@ ELEMENT_FLOPS = {
 NO_FLOPS = frozenset(
     "reshape transpose squeeze expand_dims slice_by_size slice_update concat split "
     "tile read_state coreml_update_state cast identity gather gather_along_axis "
-    "gather_nd scatter scatter_nd scatter_along_axis fill fill_like".split()
+    "gather_nd scatter scatter_nd scatter_along_axis fill fill_like "
+    "pixel_shuffle pixel_unshuffle depth_to_space space_to_depth".split()
 )
 
 REDUCTIONS = frozenset(

@@ -14,9 +14,11 @@ directory of the .mil file (or `weights_dir`).
 Every op is built with the mil dialect's builders, so MIL's typing rules run
 on it, and its declared result types must equal the inferred ones. Inputs
 that the dialect holds as properties (perm, axes, epsilon, ...) must be
-compile-time constants: named consts or literals. Consts that only served
-as such inputs disappear; the others become `mil.const` ops, BLOBFILE ones
-as `mil.const weight "<its MIL name>"` with the data in the returned weights.
+compile-time constants: named consts or literals; a uint32 value is read
+only as such an input (pixel_unshuffle's downscale_factor), never as a
+tensor. Consts that only served as such inputs disappear; the others
+become `mil.const` ops, BLOBFILE ones as `mil.const weight "<its MIL
+name>"` with the data in the returned weights.
 Errors are `MilTextError`s of one line, `file:line:col: message`.
 """
 
@@ -52,6 +54,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl.utils.frontend import Frontend
 
 from xdsl_ane.backend.mil_text import MilTextError
+from xdsl_ane.backend.proto_values import NUMPY_TO_MIL
 from xdsl_ane.backend.weights import BLOB_NUMPY_DTYPES, BlobFile
 from xdsl_ane.dialects import ane, mil
 from xdsl_ane.dialects.dense import dense_from_numpy
@@ -66,11 +69,15 @@ MIL_OPS: dict[str, type[mil.MilOp]] = {
 }
 DTYPES = {**mil.MIL_DTYPES, **mil.MIL_STORAGE_DTYPES}
 """MIL's dtypes we read: those ops compute on and those of compressed data."""
-UNSUPPORTED_DTYPES = {"fp64", "bf16", "int16", "int64", "uint16", "uint32"}
+PARAMETER_DTYPES = {"uint32"}
+"""MIL dtypes read only as compile-time parameters (pixel_unshuffle's
+downscale_factor): scalars that become properties, never tensor values."""
+UNSUPPORTED_DTYPES = {"fp64", "bf16", "int16", "int64", "uint16"}
 NUMPY_DTYPES = {**BLOB_NUMPY_DTYPES, "bool": np.dtype(np.bool_)}
 INT_RANGES = {
     "int32": (-(2**31), 2**31 - 1),
     "int8": (-128, 127),
+    "uint32": (0, 2**32 - 1),
     "int4": (-8, 7),
     **{f"uint{w}": (0, 2**w - 1) for w in (1, 2, 3, 4, 6, 8)},
 }
@@ -220,7 +227,7 @@ class MilBuilder:
         dtype ops compute on (compressed data is for consts only)."""
         if t.dtype == "string":
             self.fail(at, f"{what} must be tensors or scalars, not strings")
-        if t.dtype in mil.MIL_STORAGE_DTYPES:
+        if t.dtype in mil.MIL_STORAGE_DTYPES or t.dtype in PARAMETER_DTYPES:
             self.fail(
                 dtype_at,
                 f"dtype '{t.dtype}' is not supported for {what} (supported: "
@@ -320,7 +327,7 @@ class MilBuilder:
                 f"const '{name.text}' is declared {declared}, its val is {literal.type}",
             )
         symbol = Symbol(declared, name.offset, const=literal.value)
-        if isinstance(literal.value, np.ndarray):
+        if isinstance(literal.value, np.ndarray) and declared.dtype in DTYPES:
             op = self.const_op(literal, name.text)
             scope.block.add_op(op)
             self.remember(op, name.offset)
@@ -332,6 +339,11 @@ class MilBuilder:
     def const_op(self, literal: Literal, name: str) -> mil.ConstOp:
         assert isinstance(literal.value, np.ndarray)
         t = literal.type
+        if t.dtype in PARAMETER_DTYPES:
+            self.fail(
+                literal.offset,
+                f"a {t.dtype} value can only be a compile-time input, not a tensor",
+            )
         if literal.blob is None:
             return mil.ConstOp(dense_from_numpy(literal.value, DTYPES[t.dtype]))
         key = (*literal.blob, t)
@@ -412,7 +424,7 @@ class MilBuilder:
                 f"{op_token.text} has {len(op.results)} results here, {len(results)} declared",
             )
         for (declared, name), result in zip(results, op.results):
-            if declared.dtype == "string" or declared.xdsl() != result.type:
+            if declared.dtype not in DTYPES or declared.xdsl() != result.type:
                 inferred = MilType(
                     mil.mil_dtype_name(result.type.element_type),
                     result.type.get_shape(),
@@ -464,7 +476,7 @@ class MilBuilder:
             self.fail(arg.offset, "input 'x' of identity must be a value name")
         value = self.tensor_value(scope, arg)
         (declared, name) = results[0]
-        if declared.xdsl() != value.type:
+        if declared.dtype not in DTYPES or declared.xdsl() != value.type:
             self.fail(
                 name.offset,
                 f"identity '{name.text}' is declared {declared}, its input is "
@@ -496,7 +508,8 @@ class MilBuilder:
         if symbol.value is None:
             self.fail(
                 ref.offset,
-                f"'{ref.name}' is a string const; it can only be a compile-time input",
+                f"'{ref.name}' is a {symbol.type} const; it can only be a "
+                "compile-time input",
             )
         assert symbol.value is not None
         return symbol.value
@@ -525,11 +538,18 @@ class MilBuilder:
                 f"input '{key}' of {op_type.name.removeprefix('mil.')} has no MIL value",
             )
         assert kind is not None
-        attr = property_attribute(kind, t, value)
+        declared = op_type.mil_input(key).dtype
+        int_dtype = "int32"
+        if kind == "int" and isinstance(declared, np.dtype):
+            int_dtype = NUMPY_TO_MIL[declared]  # pixel_unshuffle's uint32
+        attr = property_attribute(kind, t, value, int_dtype)
         if attr is None:
+            spelling = KIND_SPELLING[kind]
+            if int_dtype != "int32":
+                spelling = f"a {int_dtype} scalar"
             self.fail(
                 arg.offset,
-                f"input '{key}' of {op_type.name.removeprefix('mil.')} must be {KIND_SPELLING[kind]}, got {t}",
+                f"input '{key}' of {op_type.name.removeprefix('mil.')} must be {spelling}, got {t}",
             )
         assert attr is not None
         return attr
@@ -713,7 +733,7 @@ class MilTextParser(MilBuilder):
 
     def parse_dtype(self) -> str:
         token = self.expect_kind("ident", "a dtype")
-        if token.text in DTYPES:
+        if token.text in DTYPES or token.text in PARAMETER_DTYPES:
             return token.text
         if token.text in UNSUPPORTED_DTYPES:
             self.fail(
@@ -952,10 +972,11 @@ KIND_SPELLING = {
 
 
 def property_attribute(
-    kind: str, t: MilType, value: np.ndarray | str
+    kind: str, t: MilType, value: np.ndarray | str, int_dtype: str = "int32"
 ) -> Attribute | None:
     """The property attribute of a compile-time MIL value, None if the
-    value does not have the kind's MIL type."""
+    value does not have the kind's MIL type (`int_dtype` for an "int": the
+    input's declared integer dtype)."""
     if kind == "string":
         return StringAttr(value) if isinstance(value, str) else None
     if isinstance(value, str):
@@ -968,7 +989,7 @@ def property_attribute(
         return None
     item = value.item()
     if kind == "int":
-        return IntegerAttr(int(item), i64) if t.dtype == "int32" else None
+        return IntegerAttr(int(item), i64) if t.dtype == int_dtype else None
     if kind == "bool":
         return BoolAttr(bool(item), i1) if t.dtype == "bool" else None
     if kind == "float":

@@ -34,6 +34,7 @@ from xdsl_ane.frontend.mil_text import (
     DTYPES,
     INT_RANGES,
     NUMPY_DTYPES,
+    PARAMETER_DTYPES,
     Arg,
     FunctionScope,
     Literal,
@@ -87,7 +88,9 @@ class ProtoReader(MilBuilder):
             self.fail(at, "only tensor values are supported")
         tensor = t.tensorType
         dtype = DTYPE_NAMES.get(tensor.dataType)
-        if dtype is None or (dtype not in DTYPES and dtype != "string"):
+        if dtype is None or (
+            dtype not in DTYPES and dtype not in PARAMETER_DTYPES and dtype != "string"
+        ):
             name = dtype or MIL_pb2.DataType.Name(tensor.dataType)
             self.fail(
                 at, f"dtype '{name}' is not supported (supported: {', '.join(DTYPES)})"

@@ -397,6 +397,16 @@ class MilFunctions(InterpreterFunctions):
     def run_transpose(self, op: mil.TransposeOp, x: Array) -> Array:
         return np.transpose(x, ints_prop(op.properties, "perm"))
 
+    @mil_impl(mil.PixelShuffleOp)
+    def run_pixel_shuffle(self, op: mil.PixelShuffleOp, x: Array) -> Array:
+        return resampling.pixel_shuffle(x, int_prop(op.properties, "upscale_factor"))
+
+    @mil_impl(mil.PixelUnshuffleOp)
+    def run_pixel_unshuffle(self, op: mil.PixelUnshuffleOp, x: Array) -> Array:
+        return resampling.pixel_unshuffle(
+            x, int_prop(op.properties, "downscale_factor")
+        )
+
     @mil_impl(mil.SliceBySizeOp)
     def run_slice_by_size(self, op: mil.SliceBySizeOp, x: Array) -> Array:
         begin = ints_prop(op.properties, "begin")

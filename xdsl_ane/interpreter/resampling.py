@@ -1,6 +1,8 @@
 """Numpy semantics of resampling and padding, for rlx (torch's
 `F.interpolate` and `F.pad`) and for MIL (`upsample_nearest_neighbor`,
-`upsample_bilinear`, `pad`), and the vision activations.
+`upsample_bilinear`, `pad`), pixel shuffling (torch's and MIL's
+`pixel_shuffle` / `pixel_unshuffle`, the same in both), and the vision
+activations.
 
 Interpolation is separable: resampling one axis of size n to size m is a
 matrix A [m, n] applied along that axis, and a 2-D upsample applies one per
@@ -163,6 +165,27 @@ def pad(x: Array, pairs: Sequence[tuple[int, int]], mode: str, value: float) -> 
     if mode == "constant":
         return np.pad(x, pairs, constant_values=x.dtype.type(value))
     return np.pad(x, pairs, mode=NUMPY_PAD_MODES[mode])
+
+
+# --- pixel shuffle -------------------------------------------------------------
+
+
+def pixel_shuffle(x: Array, r: int) -> Array:
+    """[N, C·r², H, W] -> [N, C, H·r, W·r], out[n, c, h·r + i, w·r + j] =
+    x[n, c·r² + i·r + j, h, w]."""
+    n, c, h, w = x.shape
+    blocks = x.reshape(n, c // (r * r), r, r, h, w)  # [n, c, i, j, h, w]
+    moved = blocks.transpose(0, 1, 4, 2, 5, 3)  # [n, c, h, i, w, j]
+    return np.ascontiguousarray(moved).reshape(n, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(x: Array, r: int) -> Array:
+    """The inverse of `pixel_shuffle`: [N, C, H·r, W·r] -> [N, C·r², H, W]."""
+    n, c, height, width = x.shape
+    h, w = height // r, width // r
+    blocks = x.reshape(n, c, h, r, w, r)  # [n, c, h, i, w, j]
+    moved = blocks.transpose(0, 1, 3, 5, 2, 4)  # [n, c, i, j, h, w]
+    return np.ascontiguousarray(moved).reshape(n, c * r * r, h, w)
 
 
 # --- activations ---------------------------------------------------------------

@@ -650,6 +650,16 @@ class RlxFunctions(InterpreterFunctions):
         pairs, mode, value = pad_parameters(op.name, op.properties, op.input.type)
         return resampling.pad(x, pairs, mode, value)
 
+    @rlx_impl(rlx.PixelShuffleOp)
+    def run_pixel_shuffle(self, op: rlx.PixelShuffleOp, x: Array) -> Array:
+        return resampling.pixel_shuffle(x, int_prop(op.properties, "upscale_factor"))
+
+    @rlx_impl(rlx.PixelUnshuffleOp)
+    def run_pixel_unshuffle(self, op: rlx.PixelUnshuffleOp, x: Array) -> Array:
+        return resampling.pixel_unshuffle(
+            x, int_prop(op.properties, "downscale_factor")
+        )
+
     @rlx_impl(rlx.HardswishOp)
     def run_hardswish(self, op: rlx.HardswishOp, x: Array) -> Array:
         return resampling.hardswish(x)

@@ -27,11 +27,13 @@ natural, and its result gets a twin:
   (a head split `[1, S, H·D] -> [1, H, S, D]` or merge) cost nothing;
 - a concat of `[C]`, `[S, C]` or `[1, S, C]` values along either axis
   (a class token before a ViT's patches) joins their ANE forms;
-- images and 1-D signals: the input and result of a convolution
-  (`SPATIAL_OPS`), and the values the elementwise ops and channel concats
-  around them connect, are laid out `nchw` (`[1, C, H, W]`, unchanged) or
-  `ncw` (`[1, C, W]` as `[1, C, 1, W]`) instead of by shape alone; a 1-D
-  conv or conv_transpose becomes the 2-D one with a kernel of height 1.
+- images and 1-D signals: the input and result of a convolution or
+  another image op (`SPATIAL_OPS`: pools, batch and instance norms,
+  upsampling, pixel_shuffle / pixel_unshuffle), and the values the
+  elementwise ops and channel concats around them connect, are laid out
+  `nchw` (`[1, C, H, W]`, unchanged) or `ncw` (`[1, C, W]` as
+  `[1, C, 1, W]`) instead of by shape alone; a 1-D conv or conv_transpose
+  becomes the 2-D one with a kernel of height 1.
 
 An op without such a rule runs on logical values; where it reads a value
 that only exists as a twin, the twin is converted back (reshape, transpose,
@@ -99,6 +101,8 @@ SPATIAL_OPS = (
     "mil.upsample_nearest_neighbor",
     "mil.upsample_bilinear",
     "mil.resize",
+    "mil.pixel_shuffle",
+    "mil.pixel_unshuffle",
 )
 """Ops whose input x (operand 0) and result are `[N, C, *spatial]`: an
 image or signal there is laid out as one (`spatial_layout`)."""

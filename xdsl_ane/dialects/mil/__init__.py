@@ -15,7 +15,7 @@ coremltools' order with their defaults (`MIL_INPUTS`, see `inputs`) and the
 opset that introduced it (`OPSET`).
 
 Modules: `const`, `elementwise`, `linear` (matmul, linear, conv), `convolution`
-(conv_transpose), `shape`,
+(conv_transpose), `shape` (with pixel_shuffle, pixel_unshuffle),
 `indexing` (gather, one_hot, band_part), `reduction` (reduce_*, softmax,
 layer_norm, cumsum, topk), `spatial_norm` (batch_norm, instance_norm), `pooling`
 (max_pool, avg_pool), `quantization`, `state`; `base` holds the shared machinery,
@@ -137,6 +137,8 @@ from xdsl_ane.dialects.mil.resampling import (
 from xdsl_ane.dialects.mil.shape import (
     ConcatOp,
     ExpandDimsOp,
+    PixelShuffleOp,
+    PixelUnshuffleOp,
     ReshapeOp,
     SliceBySizeOp,
     SplitOp,

@@ -12,9 +12,11 @@ the interpreter and the passes read an absent parameter's value from it
 property holds (`property_kind`).
 
 Dtypes follow coremltools' typing of each input: integer parameters and
-lists are int32, flags bool, choices strings; a float parameter is fp32
-unless its `MilInput.dtype` says otherwise (log's epsilon takes x's dtype,
-layer_norm's gamma's, one_hot's absent on_value off_value's).
+lists are int32 unless their `MilInput.dtype` says otherwise
+(pixel_unshuffle's downscale_factor is uint32), flags bool, choices strings;
+a float parameter is fp32 unless its `MilInput.dtype` says otherwise (log's
+epsilon takes x's dtype, layer_norm's gamma's, one_hot's absent on_value
+off_value's).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ DefaultRule = Callable[[Operation], ParamValue | None]
 written)."""
 
 INT32 = np.dtype(np.int32)
+UINT32 = np.dtype(np.uint32)
 FP32 = np.dtype(np.float32)
 BOOL = np.dtype(np.bool_)
 
@@ -65,7 +68,8 @@ BOOL = np.dtype(np.bool_)
 @dataclass(frozen=True)
 class MilInput:
     """One input of a MIL op: its name, the default coremltools writes when
-    it is absent, and, for a float parameter, the dtype of its value."""
+    it is absent, and, for a float parameter or an integer one that is not
+    int32, the dtype of its value."""
 
     name: str
     default: Scalar | DefaultRule | None = None
@@ -75,8 +79,10 @@ class MilInput:
     dtype: np.dtype | DtypeRule | None = None
     """The MIL dtype of the input's value where it is not the value's own:
     of a float parameter, given or default, that is not fp32 (the f32
-    property's type), and of a constant default of another type than the
-    constant's (one_hot's on/off value, typed like the other)."""
+    property's type), of an integer parameter that is not int32 (the i64
+    property's MIL type; uint32 for pixel_unshuffle's downscale_factor),
+    and of a constant default of another type than the constant's
+    (one_hot's on/off value, typed like the other)."""
 
     def value_dtype(self, op: Operation) -> np.dtype | None:
         """The declared dtype of the input's value in `op`, if any."""

@@ -1,9 +1,11 @@
 """MIL's shape ops: `reshape transpose slice_by_size concat tile expand_dims
-squeeze split`.
+squeeze split`, and `pixel_shuffle` / `pixel_unshuffle` (an image's channels
+to and from its spatial axes).
 
 Type rules from coremltools iOS15 tensor_operation.py and iOS17
 tensor_transformation.py (reshape, transpose, slice_by_size, expand_dims and
-squeeze accept int8 from iOS17 on; tile and split do not).
+squeeze accept int8 from iOS17 on; tile and split do not; pixel_shuffle is
+iOS15's, pixel_unshuffle iOS16's, both fp16 and fp32 only).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from xdsl.irdl import (
 
 from xdsl_ane.dialects.mil.base import (
     ANY_TYPE,
+    FLOAT,
     FLOAT_INT32_BOOL,
     FUNCTIONAL,
     MilCanonicalization,
@@ -37,7 +40,7 @@ from xdsl_ane.dialects.mil.base import (
     operand_axis,
     require_element_type,
 )
-from xdsl_ane.dialects.mil.inputs import MilInput
+from xdsl_ane.dialects.mil.inputs import UINT32, MilInput
 from xdsl_ane.dialects.mil.traits import RearrangesElements
 from xdsl_ane.dialects.typing import (
     I64Array,
@@ -455,6 +458,95 @@ class SplitOp(ShapeOp):
         return results
 
 
+def shuffle_factor(op_name: str, name: str, properties) -> int:
+    """pixel_shuffle's upscale_factor or pixel_unshuffle's downscale_factor:
+    a positive integer."""
+    factor = int_prop(properties, name)
+    if factor < 1:
+        raise OpTypeError(op_name, f"property '{name}' value {factor} must be ≥ 1")
+    return factor
+
+
+def image_shape(op_name: str, x: TensorType) -> tuple[int, int, int, int]:
+    """x's [N, C, H, W]: pixel_shuffle and pixel_unshuffle take rank 4."""
+    shape = x.get_shape()
+    if len(shape) != 4:
+        raise OpTypeError(
+            op_name,
+            f"operand 'x' must have rank 4 [N, C, H, W], got {fmt_shape(shape)}",
+        )
+    n, c, h, w = shape
+    return n, c, h, w
+
+
+@mil_op_definition
+class PixelShuffleOp(ShapeOp):
+    """The channels of x [N, C·f², H, W] (fp16 or fp32) moved into f×f
+    spatial blocks: [N, C, H·f, W·f], y[n, c, h·f + i, w·f + j] =
+    x[n, c·f² + i·f + j, h, w] with f = `upscale_factor` (int32), as
+    torch's `pixel_shuffle`. The channel count must be a multiple of f²
+    (coremltools' type inference floors C / f² without checking)."""
+
+    name = "mil.pixel_shuffle"
+    x = operand_def(TensorType)
+    upscale_factor = prop_def(I64Attr)
+    result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("upscale_factor"))
+    DOMAIN: ClassVar = FLOAT
+    assembly_format = FUNCTIONAL
+
+    def __init__(self, x: Value, upscale_factor: int):
+        self.init_mil({"x": x}, {"upscale_factor": i64_attr(upscale_factor)})
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        x = cls.input_tensor(operand_types, properties)
+        n, c, h, w = image_shape(cls.name, x)
+        f = shuffle_factor(cls.name, "upscale_factor", properties)
+        if c % (f * f):
+            raise OpTypeError(
+                cls.name,
+                f"operand 'x' {fmt_shape(x.get_shape())} has {c} channels, not a "
+                f"multiple of upscale_factor² = {f * f}",
+            )
+        return [tensor((n, c // (f * f), h * f, w * f), x.element_type)]
+
+
+@mil_op_definition
+class PixelUnshuffleOp(ShapeOp):
+    """The inverse of pixel_shuffle: each f×f spatial block of x [N, C,
+    H·f, W·f] (fp16 or fp32) moved into the channels, [N, C·f², H, W],
+    y[n, c·f² + i·f + j, h, w] = x[n, c, h·f + i, w·f + j] with f =
+    `downscale_factor` (a uint32 in MIL), as torch's `pixel_unshuffle`. H
+    and W must be multiples of f (coremltools' type inference divides
+    without checking)."""
+
+    name = "mil.pixel_unshuffle"
+    x = operand_def(TensorType)
+    downscale_factor = prop_def(I64Attr)
+    result = result_def(TensorType)
+    MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("downscale_factor", dtype=UINT32))
+    OPSET: ClassVar = "iOS16"
+    DOMAIN: ClassVar = FLOAT
+    assembly_format = FUNCTIONAL
+
+    def __init__(self, x: Value, downscale_factor: int):
+        self.init_mil({"x": x}, {"downscale_factor": i64_attr(downscale_factor)})
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        x = cls.input_tensor(operand_types, properties)
+        n, c, h, w = image_shape(cls.name, x)
+        f = shuffle_factor(cls.name, "downscale_factor", properties)
+        if h % f or w % f:
+            raise OpTypeError(
+                cls.name,
+                f"operand 'x' {fmt_shape(x.get_shape())}: H and W must be "
+                f"multiples of downscale_factor {f}",
+            )
+        return [tensor((n, c * f * f, h // f, w // f), x.element_type)]
+
+
 OPS = (
     ReshapeOp,
     TransposeOp,
@@ -464,5 +556,7 @@ OPS = (
     ExpandDimsOp,
     SqueezeOp,
     SplitOp,
+    PixelShuffleOp,
+    PixelUnshuffleOp,
 )
 """The ops of this family, as the mil dialect lists them."""

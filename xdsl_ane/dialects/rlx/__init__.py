@@ -15,7 +15,7 @@ module each:
 - spatial_norm.py: batch_norm, group_norm (over the channels of [N, C, ...])
 - pooling.py: max_pool, avg_pool
 - convolution.py: conv, conv_transpose
-- resampling.py: upsample, pad
+- resampling.py: upsample, pad, pixel_shuffle, pixel_unshuffle
 - activations.py: hardswish, hardsigmoid, leaky_relu, elu, clamp
 - attention.py: rope, rope_backward, attention, attention_backward
 - loss.py: softmax_cross_entropy and its backward
@@ -146,7 +146,12 @@ from xdsl_ane.dialects.rlx.reduction import (
     SoftmaxOp,
     TopkOp,
 )
-from xdsl_ane.dialects.rlx.resampling import PadOp, UpsampleOp
+from xdsl_ane.dialects.rlx.resampling import (
+    PadOp,
+    PixelShuffleOp,
+    PixelUnshuffleOp,
+    UpsampleOp,
+)
 from xdsl_ane.dialects.rlx.shape import (
     ConcatOp,
     DeclaredShapeOp,

@@ -1,7 +1,8 @@
-"""rlx resampling: upsample (nearest, bilinear, bicubic to a static size)
-and pad (constant, reflect, replicate), with torch's semantics
-(`F.interpolate`, `F.pad`); the numpy of both is
-`xdsl_ane.interpreter.resampling`."""
+"""rlx resampling: upsample (nearest, bilinear, bicubic to a static size),
+pad (constant, reflect, replicate) and pixel_shuffle / pixel_unshuffle (an
+image's channels to and from f×f spatial blocks), with torch's semantics
+(`F.interpolate`, `F.pad`, `F.pixel_shuffle`, `F.pixel_unshuffle`); the
+numpy of all is `xdsl_ane.interpreter.resampling`."""
 
 from __future__ import annotations
 
@@ -15,12 +16,15 @@ from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value, rlx_op_definiti
 from xdsl_ane.dialects.typing import (
     F32Attr,
     I64Array,
+    I64Attr,
     OpTypeError,
     bool_attr,
     bool_prop,
     choice,
     f32_attr,
     fmt_shape,
+    i64_attr,
+    int_prop,
     ints_attr,
     ints_prop,
     require_float,
@@ -192,8 +196,89 @@ class PadOp(RlxOp):
         return [tensor(shape, t.element_type)]
 
 
+def shuffle_parameters(
+    op_name: str, name: str, properties: Mapping[str, Attribute], input: TensorType
+) -> tuple[tuple[int, int, int, int], int]:
+    """The [N, C, H, W] of a pixel_shuffle's or pixel_unshuffle's float
+    input and its factor (`name`, ≥ 1)."""
+    require_float(op_name, "input", input)
+    shape = input.get_shape()
+    if len(shape) != 4:
+        raise OpTypeError(
+            op_name,
+            f"operand 'input' must be [N, C, H, W], got shape {fmt_shape(shape)}",
+        )
+    factor = int_prop(properties, name)
+    if factor < 1:
+        raise OpTypeError(op_name, f"property '{name}' value {factor} must be ≥ 1")
+    n, c, h, w = shape
+    return (n, c, h, w), factor
+
+
+@rlx_op_definition
+class PixelShuffleOp(RlxOp):
+    """Moves channels into space: input [N, C·r², H, W] (f16 or f32) to
+    [N, C, H·r, W·r], out[n, c, h·r + i, w·r + j] = input[n, c·r² + i·r + j,
+    h, w] with r = `upscale_factor` (≥ 1; the channels a multiple of r²),
+    as torch's `F.pixel_shuffle` (sub-pixel convolution's upsampling)."""
+
+    name = "rlx.pixel_shuffle"
+    input = operand_def(TensorType)
+    upscale_factor = prop_def(I64Attr)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL
+
+    def __init__(self, input: Value, upscale_factor: int):
+        self.init_inferred([input], {"upscale_factor": i64_attr(upscale_factor)})
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        t = tensor_of(cls.name, "input", operand_types[0])
+        (n, c, h, w), r = shuffle_parameters(cls.name, "upscale_factor", properties, t)
+        if c % (r * r):
+            raise OpTypeError(
+                cls.name,
+                f"operand 'input' {fmt_shape(t.get_shape())} has {c} channels, not "
+                f"a multiple of upscale_factor² = {r * r}",
+            )
+        return [tensor((n, c // (r * r), h * r, w * r), t.element_type)]
+
+
+@rlx_op_definition
+class PixelUnshuffleOp(RlxOp):
+    """The inverse of rlx.pixel_shuffle: input [N, C, H·r, W·r] (f16 or
+    f32) to [N, C·r², H, W], out[n, c·r² + i·r + j, h, w] = input[n, c,
+    h·r + i, w·r + j] with r = `downscale_factor` (≥ 1; H and W multiples
+    of r), as torch's `F.pixel_unshuffle`."""
+
+    name = "rlx.pixel_unshuffle"
+    input = operand_def(TensorType)
+    downscale_factor = prop_def(I64Attr)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL
+
+    def __init__(self, input: Value, downscale_factor: int):
+        self.init_inferred([input], {"downscale_factor": i64_attr(downscale_factor)})
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        t = tensor_of(cls.name, "input", operand_types[0])
+        (n, c, h, w), r = shuffle_parameters(
+            cls.name, "downscale_factor", properties, t
+        )
+        if h % r or w % r:
+            raise OpTypeError(
+                cls.name,
+                f"operand 'input' {fmt_shape(t.get_shape())}: H and W must be "
+                f"multiples of downscale_factor {r}",
+            )
+        return [tensor((n, c * r * r, h // r, w // r), t.element_type)]
+
+
 OPS = (
     UpsampleOp,
     PadOp,
+    PixelShuffleOp,
+    PixelUnshuffleOp,
 )
 """The ops of this family, as the rlx dialect lists them."""

@@ -1,5 +1,6 @@
 """ATen's sampling and patch ops to rlx: `grid_sampler_2d`
-(F.grid_sample), `im2col` / `col2im` (F.unfold, F.fold).
+(F.grid_sample), `im2col` / `col2im` (F.unfold, F.fold) and
+`pixel_shuffle` / `pixel_unshuffle` (rlx's ops of those names).
 
 grid_sample reads runtime values at runtime positions, which MIL does only
 with gather_along_axis (not an ANE op). Bilinear interpolation is instead a
@@ -25,7 +26,7 @@ import torch
 from xdsl.ir import SSAValue
 
 from xdsl_ane.dialects import rlx
-from xdsl_ane.dialects.typing import element_type_of, shape_of
+from xdsl_ane.dialects.typing import element_type_of, is_float, shape_of
 from xdsl_ane.frontend.torch.aten import narrow, reshape, scalar, translates
 from xdsl_ane.frontend.torch.translate import Const, TranslationError, Translator
 
@@ -223,6 +224,17 @@ def col2im(
 # --- pixel shuffle ---------------------------------------------------------------------
 
 
+def as_images(tr: Translator, node, x) -> tuple[SSAValue, int, int, int, int]:
+    """x [*, C, H, W] as [N, C, H, W] (the batch axes merged, or a batch of
+    1), with N, C, H and W."""
+    x = tr.value(x, tr.result_element(node))
+    *batch, channels, h, w = shape_of(x)
+    n = int(np.prod(batch, dtype=np.int64))
+    if len(batch) != 1:
+        x = reshape(x, (n, channels, h, w))
+    return x, n, channels, h, w
+
+
 def interleaved(x: SSAValue, outer: int, r: int, h: int, w: int) -> SSAValue:
     """[outer·r, h, w] viewed as [outer, r, h, w] with its r axis moved
     inside the last: [outer, h, w·r], out[o, y, x·r + j] = in[o·r + j, y, x]."""
@@ -238,13 +250,16 @@ def deinterleaved(x: SSAValue, outer: int, r: int, h: int, w: int) -> SSAValue:
 
 @translates(aten.pixel_shuffle.default)
 def pixel_shuffle(tr: Translator, node, x, upscale_factor):
-    """[N, C·r², H, W] -> [N, C, H·r, W·r], out[c, h·r + i, w·r + j] =
-    in[c·r² + i·r + j, h, w]: torch's rank-6 permutation as two rank-4
-    ones, the columns (j) interleaved, then the rows (i)."""
-    x = tr.value(x, tr.result_element(node))
-    *batch, channels, h, w = shape_of(x)
+    """[*, C·r², H, W] -> [*, C, H·r, W·r], out[c, h·r + i, w·r + j] =
+    in[c·r² + i·r + j, h, w]: one rlx.pixel_shuffle (MIL's op of that name)
+    on the batch axes merged. rlx's takes floats; an integer or bool input
+    is torch's rank-6 permutation as two rank-4 transposes, the columns
+    (j) interleaved, then the rows (i)."""
+    x, n, channels, h, w = as_images(tr, node, x)
     r = int(upscale_factor)
-    outer = int(np.prod(batch, dtype=np.int64)) * channels // (r * r)
+    if is_float(element_type_of(x)):
+        return reshape(rlx.PixelShuffleOp(x, r).result, tr.result_shape(node))
+    outer = n * channels // (r * r)
     columns = interleaved(x, outer * r, r, h, w)  # [outer·r, H, W·r]
     rows = reshape(columns, (outer, r, h, w * r))
     rows = rlx.TransposeOp(rows, (0, 2, 1, 3)).result  # [outer, H, r, W·r]
@@ -253,12 +268,14 @@ def pixel_shuffle(tr: Translator, node, x, upscale_factor):
 
 @translates(aten.pixel_unshuffle.default)
 def pixel_unshuffle(tr: Translator, node, x, downscale_factor):
-    """The inverse of pixel_shuffle: [N, C, H·r, W·r] -> [N, C·r², H, W]."""
-    x = tr.value(x, tr.result_element(node))
-    *batch, channels, height, width = shape_of(x)
+    """The inverse of pixel_shuffle: [*, C, H·r, W·r] -> [*, C·r², H, W],
+    one rlx.pixel_unshuffle for floats, else two rank-4 transposes."""
+    x, n, channels, height, width = as_images(tr, node, x)
     r = int(downscale_factor)
+    if is_float(element_type_of(x)):
+        return reshape(rlx.PixelUnshuffleOp(x, r).result, tr.result_shape(node))
     h, w = height // r, width // r
-    outer = int(np.prod(batch, dtype=np.int64)) * channels
+    outer = n * channels
     rows = rlx.TransposeOp(reshape(x, (outer, h, r, width)), (0, 2, 1, 3)).result
     columns = deinterleaved(rows, outer * r, r, h, w)  # [outer·r², H, W]
     return reshape(columns, tr.result_shape(node))

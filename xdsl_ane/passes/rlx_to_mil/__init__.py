@@ -9,8 +9,8 @@ softmax, argmax, cumsum, topk), normalization.py (RMSNorm, LayerNorm), spatial_n
 (conv, conv_transpose), attention.py
 (RoPE, attention and their backward ops), loss.py (softmax cross-entropy),
 training.py (RMSNorm and activation backward), resampling.py (upsample,
-pad), activations.py (hardswish, hardsigmoid, leaky_relu, elu, clamp),
-quantization.py and
+pad, pixel_shuffle, pixel_unshuffle), activations.py (hardswish,
+hardsigmoid, leaky_relu, elu, clamp), quantization.py and
 state.py (states, slice_update); each family's lit test is
 tests/filecheck/passes/convert-rlx-to-mil/<family>.mlir. Grouped-query
 attention is first tiled to H key/value heads with the `rlx-gqa-tile`

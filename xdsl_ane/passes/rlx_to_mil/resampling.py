@@ -1,4 +1,5 @@
-"""Lowering of rlx resampling (upsample, pad) to MIL.
+"""Lowering of rlx resampling (upsample, pad, pixel_shuffle,
+pixel_unshuffle) to MIL.
 
 MIL's upsample ops take integer scale factors on the last two axes, so an
 upsample to an integer multiple of each spatial size is
@@ -11,6 +12,8 @@ sizes (fractional or downsampling ratios) have no integer scale: those are
 y = A_H · x · A_Wᵀ, two matmuls with constant interpolation matrices
 (`xdsl_ane.interpreter.resampling.interpolation_matrix`) at the static
 size, the same weights torch applies, so exact up to rounding.
+pixel_shuffle and pixel_unshuffle are MIL's ops of those names, whose
+channel order is torch's (a factor of 1 is the input itself).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from xdsl.utils.exceptions import PassFailedException
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.builders import Emitter
 from xdsl_ane.dialects.rlx.resampling import pad_parameters, upsample_parameters
-from xdsl_ane.dialects.typing import element_type_of, shape_of
+from xdsl_ane.dialects.typing import element_type_of, int_prop, shape_of
 from xdsl_ane.interpreter.resampling import interpolation_matrix, nearest_indices
 from xdsl_ane.locations import where
 
@@ -151,4 +154,34 @@ class LowerPad(RewritePattern):
         )
 
 
-PATTERNS = (LowerUpsample(), LowerPad())
+class LowerPixelShuffle(RewritePattern):
+    """pixel_shuffle(r) -> MIL pixel_shuffle (upscale_factor r); r = 1 is
+    the input."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: rlx.PixelShuffleOp, rewriter: PatternRewriter
+    ) -> None:
+        factor = int_prop(op.properties, "upscale_factor")
+        if factor == 1:
+            rewriter.replace(op, [], [op.input])
+        else:
+            rewriter.replace(op, mil.PixelShuffleOp(op.input, factor))
+
+
+class LowerPixelUnshuffle(RewritePattern):
+    """pixel_unshuffle(r) -> MIL pixel_unshuffle (downscale_factor r, a
+    uint32 in MIL); r = 1 is the input."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: rlx.PixelUnshuffleOp, rewriter: PatternRewriter
+    ) -> None:
+        factor = int_prop(op.properties, "downscale_factor")
+        if factor == 1:
+            rewriter.replace(op, [], [op.input])
+        else:
+            rewriter.replace(op, mil.PixelUnshuffleOp(op.input, factor))
+
+
+PATTERNS = (LowerUpsample(), LowerPad(), LowerPixelShuffle(), LowerPixelUnshuffle())

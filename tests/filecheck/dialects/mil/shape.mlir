@@ -5,7 +5,7 @@
 // Shape ops: reshape (MIL iOS17: a 0 copies the dimension of x aligned from
 // the right, one -1 is inferred), transpose, slice_by_size (size -1
 // to the end), concat (variadic, interleave, scalars), tile, expand_dims,
-// squeeze and split (variadic results).
+// squeeze and split (variadic results); pixel_shuffle and pixel_unshuffle.
 
 // CHECK-LABEL: func.func @reshape_transpose(
 // GENERIC-LABEL: "func.func"() <{sym_name = "reshape_transpose"
@@ -92,6 +92,12 @@ func.func @expand_squeeze_split(%x: tensor<2x3xf32>, %y: tensor<1x4x1x6xf16>) {
   // CHECK-NEXT: %sizes, %sizes_1 = mil.split %x {axis = -1 : i64, split_sizes = array<i64: 1, 2>} : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x2xf32>)
   // GENERIC-NEXT: %sizes, %sizes_1 = "mil.split"(%x) <{axis = -1 : i64, split_sizes = array<i64: 1, 2>}> : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x2xf32>)
   %sizes:2 = mil.split %x {axis = -1 : i64, split_sizes = array<i64: 1, 2>} : (tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x2xf32>)
+  // CHECK-NEXT: %shuffled = mil.pixel_shuffle %y {upscale_factor = 2 : i64} : (tensor<1x4x1x6xf16>) -> tensor<1x1x2x12xf16>
+  // GENERIC-NEXT: %shuffled = "mil.pixel_shuffle"(%y) <{upscale_factor = 2 : i64}> : (tensor<1x4x1x6xf16>) -> tensor<1x1x2x12xf16>
+  %shuffled = mil.pixel_shuffle %y {upscale_factor = 2 : i64} : (tensor<1x4x1x6xf16>) -> tensor<1x1x2x12xf16>
+  // CHECK-NEXT: %unshuffled = mil.pixel_unshuffle %shuffled {downscale_factor = 2 : i64} : (tensor<1x1x2x12xf16>) -> tensor<1x4x1x6xf16>
+  // GENERIC-NEXT: %unshuffled = "mil.pixel_unshuffle"(%shuffled) <{downscale_factor = 2 : i64}> : (tensor<1x1x2x12xf16>) -> tensor<1x4x1x6xf16>
+  %unshuffled = mil.pixel_unshuffle %shuffled {downscale_factor = 2 : i64} : (tensor<1x1x2x12xf16>) -> tensor<1x4x1x6xf16>
   // CHECK-NEXT: func.return
   // GENERIC-NEXT: "func.return"() : () -> ()
   func.return

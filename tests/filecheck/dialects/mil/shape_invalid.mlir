@@ -205,3 +205,27 @@ func.func @split_results(%x: tensor<2x4xf32>) {
   %r:3 = mil.split %x {axis = 1 : i64, num_splits = 2 : i64} : (tensor<2x4xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
   func.return
 }
+
+// -----
+
+// CHECK: Operation does not verify: mil.pixel_shuffle: operand 'x' [1, 8, 3, 3] has 8 channels, not a multiple of upscale_factor² = 9
+func.func @pixel_shuffle_channels(%x: tensor<1x8x3x3xf32>) {
+  %r = mil.pixel_shuffle %x {upscale_factor = 3 : i64} : (tensor<1x8x3x3xf32>) -> tensor<1x0x9x9xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: mil.pixel_unshuffle: operand 'x' must have rank 4 [N, C, H, W], got [4, 6, 4]
+func.func @pixel_unshuffle_rank(%x: tensor<4x6x4xf32>) {
+  %r = mil.pixel_unshuffle %x {downscale_factor = 2 : i64} : (tensor<4x6x4xf32>) -> tensor<16x3x2xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: mil.pixel_unshuffle: operand 'x' has element type i32, expected one of f16, f32
+func.func @pixel_unshuffle_int(%x: tensor<1x4x6x4xi32>) {
+  %r = mil.pixel_unshuffle %x {downscale_factor = 2 : i64} : (tensor<1x4x6x4xi32>) -> tensor<1x16x3x2xi32>
+  func.return
+}

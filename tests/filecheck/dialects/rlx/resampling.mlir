@@ -3,7 +3,8 @@
 // RUN: xdsl-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 
 // rlx resampling: upsample (nearest, bilinear with align_corners, bicubic,
-// a 1-D linear upsample) and pad (constant with a value, reflect, replicate).
+// a 1-D linear upsample), pad (constant with a value, reflect, replicate),
+// pixel_shuffle and pixel_unshuffle.
 
 // CHECK-LABEL: func.func @upsample(
 // GENERIC-LABEL: "func.func"() <{sym_name = "upsample"
@@ -38,5 +39,17 @@ func.func @pad(%x: tensor<1x3x4x6xf32>, %h: tensor<2x8x5xf16>) {
   // CHECK-NEXT: %replicate = rlx.pad %h {pads = array<i64: 0, 0, 0, 0, 7, 0>, mode = "replicate"} : (tensor<2x8x5xf16>) -> tensor<2x8x12xf16>
   // GENERIC: %replicate = "rlx.pad"(%h) <{pads = array<i64: 0, 0, 0, 0, 7, 0>, mode = "replicate"}> : (tensor<2x8x5xf16>) -> tensor<2x8x12xf16>
   %replicate = rlx.pad %h {pads = array<i64: 0, 0, 0, 0, 7, 0>, mode = "replicate"} : (tensor<2x8x5xf16>) -> tensor<2x8x12xf16>
+  func.return
+}
+
+// CHECK-LABEL: func.func @pixel_shuffle(
+// GENERIC-LABEL: "func.func"() <{sym_name = "pixel_shuffle"
+func.func @pixel_shuffle(%x: tensor<1x8x3x5xf32>, %h: tensor<2x3x6x9xf16>) {
+  // CHECK-NEXT: %up = rlx.pixel_shuffle %x {upscale_factor = 2 : i64} : (tensor<1x8x3x5xf32>) -> tensor<1x2x6x10xf32>
+  // GENERIC: %up = "rlx.pixel_shuffle"(%x) <{upscale_factor = 2 : i64}> : (tensor<1x8x3x5xf32>) -> tensor<1x2x6x10xf32>
+  %up = rlx.pixel_shuffle %x {upscale_factor = 2 : i64} : (tensor<1x8x3x5xf32>) -> tensor<1x2x6x10xf32>
+  // CHECK-NEXT: %down = rlx.pixel_unshuffle %h {downscale_factor = 3 : i64} : (tensor<2x3x6x9xf16>) -> tensor<2x27x2x3xf16>
+  // GENERIC: %down = "rlx.pixel_unshuffle"(%h) <{downscale_factor = 3 : i64}> : (tensor<2x3x6x9xf16>) -> tensor<2x27x2x3xf16>
+  %down = rlx.pixel_unshuffle %h {downscale_factor = 3 : i64} : (tensor<2x3x6x9xf16>) -> tensor<2x27x2x3xf16>
   func.return
 }

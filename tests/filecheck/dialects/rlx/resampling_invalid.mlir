@@ -97,3 +97,27 @@ func.func @pad_result(%x: tensor<1x3x4x6xf32>) {
   %y = rlx.pad %x {pads = array<i64: 0, 0, 0, 0, 0, 0, 1, 1>} : (tensor<1x3x4x6xf32>) -> tensor<1x3x4x6xf32>
   func.return
 }
+
+// -----
+
+// CHECK: Operation does not verify: rlx.pixel_shuffle: operand 'input' [1, 6, 3, 5] has 6 channels, not a multiple of upscale_factor² = 4
+func.func @pixel_shuffle_channels(%x: tensor<1x6x3x5xf32>) {
+  %y = rlx.pixel_shuffle %x {upscale_factor = 2 : i64} : (tensor<1x6x3x5xf32>) -> tensor<1x1x6x10xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.pixel_unshuffle: operand 'input' [1, 2, 4, 5]: H and W must be multiples of downscale_factor 2
+func.func @pixel_unshuffle_width(%x: tensor<1x2x4x5xf32>) {
+  %y = rlx.pixel_unshuffle %x {downscale_factor = 2 : i64} : (tensor<1x2x4x5xf32>) -> tensor<1x8x2x2xf32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.pixel_shuffle: result type [1, 8, 3, 5] f32 does not match the inferred type [1, 2, 6, 10] f32
+func.func @pixel_shuffle_result(%x: tensor<1x8x3x5xf32>) {
+  %y = rlx.pixel_shuffle %x {upscale_factor = 2 : i64} : (tensor<1x8x3x5xf32>) -> tensor<1x8x3x5xf32>
+  func.return
+}

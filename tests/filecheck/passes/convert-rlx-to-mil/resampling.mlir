@@ -2,7 +2,7 @@
 // RUN: xdsl-opt %s -p convert-rlx-to-mil | filecheck %s --check-prefix=NO-RLX
 
 // convert-rlx-to-mil, resampling family (passes/rlx_to_mil/resampling.py):
-// upsample and pad.
+// upsample, pad, pixel_shuffle and pixel_unshuffle.
 
 // NO-RLX-NOT: rlx.
 
@@ -100,4 +100,17 @@ func.func @pad_replicate_1d(%x: tensor<1x3x5xf16>) -> tensor<1x3x9xf16> {
 func.func @pad_nothing(%x: tensor<1x3x5xf32>) -> tensor<1x3x5xf32> {
   %y = rlx.pad %x {pads = array<i64: 0, 0, 0, 0, 0, 0>, mode = "reflect"} : (tensor<1x3x5xf32>) -> tensor<1x3x5xf32>
   func.return %y : tensor<1x3x5xf32>
+}
+
+// pixel_shuffle and pixel_unshuffle -> MIL's ops of those names (torch's
+// channel order); a factor of 1 is no op.
+// CHECK-LABEL: func.func @pixel_shuffle(
+// CHECK-NEXT:  %up = mil.pixel_shuffle %x {upscale_factor = 2 : i64} : (tensor<1x8x3x5xf16>) -> tensor<1x2x6x10xf16>
+// CHECK-NEXT:  %down = mil.pixel_unshuffle %up {downscale_factor = 2 : i64} : (tensor<1x2x6x10xf16>) -> tensor<1x8x3x5xf16>
+// CHECK-NEXT:  func.return %down : tensor<1x8x3x5xf16>
+func.func @pixel_shuffle(%x: tensor<1x8x3x5xf16>) -> tensor<1x8x3x5xf16> {
+  %up = rlx.pixel_shuffle %x {upscale_factor = 2 : i64} : (tensor<1x8x3x5xf16>) -> tensor<1x2x6x10xf16>
+  %down = rlx.pixel_unshuffle %up {downscale_factor = 2 : i64} : (tensor<1x2x6x10xf16>) -> tensor<1x8x3x5xf16>
+  %same = rlx.pixel_shuffle %down {upscale_factor = 1 : i64} : (tensor<1x8x3x5xf16>) -> tensor<1x8x3x5xf16>
+  func.return %same : tensor<1x8x3x5xf16>
 }
