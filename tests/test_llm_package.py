@@ -506,7 +506,8 @@ def test_a_package_past_the_size_limit_once_written_leaves_nothing(
         output=tmp_path / "out", context=32, prefill=4, chunk=128, layers_per_package=2
     )
     with pytest.raises(
-        XdslAneError, match=r"^embed: .* of weights, over --max-package-size 1 KB"
+        XdslAneError,
+        match=r"^embed: .* of weights, over max_package_size=1024 \(1 KB\)",
     ):
         compile_llm(checkpoint, max_package_size=1024, **options)
     assert list(tmp_path.iterdir()) == [checkpoint]

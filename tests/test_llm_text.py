@@ -105,11 +105,11 @@ def write_words_checkpoint(directory: Path) -> None:
 
 def test_sampling_filters_are_checked():
     for options, message in [
-        ({"temperature": 0.0}, "--temperature 0.0: must be above 0"),
-        ({"top_k": -1}, "--top-k -1: must be at least 0"),
-        ({"top_p": 0.0}, "--top-p 0.0: must lie in (0, 1]"),
-        ({"top_p": 1.5}, "--top-p 1.5"),
-        ({"seed": -2}, "--seed -2"),
+        ({"temperature": 0.0}, "temperature=0.0: must be above 0"),
+        ({"top_k": -1}, "top_k=-1: must be at least 0"),
+        ({"top_p": 0.0}, "top_p=0.0: must lie in (0, 1]"),
+        ({"top_p": 1.5}, "top_p=1.5"),
+        ({"seed": -2}, "seed=-2"),
     ]:
         with pytest.raises(Exception, match=message.replace("(", r"\(")):
             Sampling(**options)
@@ -141,7 +141,9 @@ def test_without_the_text_extra(tmp_path, monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "jinja2", None)
     with pytest.raises(XdslAneError, match=r"pip install 'xdsl-ane\[text\]'"):
         TextTokenizer({"tokenizer.json": tmp_path / "tokenizer.json"}, "p")
-    with pytest.raises(XdslAneError, match=r"--chat needs the jinja2 package: pip"):
+    with pytest.raises(
+        XdslAneError, match=r"encode_chat needs the jinja2 package: pip"
+    ):
         render_template("{{ 1 }}", "p")
 
 

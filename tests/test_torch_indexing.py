@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch_check import check_program, export
+from torch_check import Fn, check_program, export
 
 import xdsl_ane
 from xdsl_ane.errors import XdslAneError
@@ -24,17 +24,6 @@ from xdsl_ane.interpreter.core import run_function
 
 # Exports torch programs: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
-
-
-class Fn(nn.Module):
-    """A module that applies `f` to its inputs."""
-
-    def __init__(self, f):
-        super().__init__()
-        self.f = f
-
-    def forward(self, *args):
-        return self.f(*args)
 
 
 def randn(*shape: int) -> torch.Tensor:

@@ -13,9 +13,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 from ane_form import run_ane_form
-from torch import nn
 from torch.utils import _pytree as pytree
-from torch_check import F32_TOLERANCE, FP16_TOLERANCE, export, relative_error
+from torch_check import F32_TOLERANCE, FP16_TOLERANCE, Fn, export, relative_error
 
 import xdsl_ane
 from xdsl_ane.errors import XdslAneError
@@ -24,17 +23,6 @@ from xdsl_ane.interpreter.core import run_function
 
 # Exports torch programs: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
-
-
-class Fn(nn.Module):
-    """A module that applies `f` to its inputs."""
-
-    def __init__(self, f):
-        super().__init__()
-        self.f = f
-
-    def forward(self, *args):
-        return self.f(*args)
 
 
 def generator() -> torch.Generator:

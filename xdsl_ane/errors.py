@@ -3,8 +3,10 @@ diagnostic one line (a leaf module: every layer raises these)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -17,6 +19,49 @@ class XdslAneError(Exception):
 
     def __init__(self, message: str = "", *args: object):
         super().__init__(one_line(str(message)), *args)
+
+
+_COMMAND_LINE: ContextVar[bool] = ContextVar("xdsl_ane_command_line", default=False)
+"""Whether the caller is the `xdsl-ane` command (set by `command_line`)."""
+
+_NO_VALUE = object()
+
+
+@contextmanager
+def command_line() -> Iterator[None]:
+    """Within the block (the `xdsl-ane` command's handler) the caller is the
+    command line: `option` names options as its flags. A context variable,
+    so a thread of its own (which starts without it) speaks Python."""
+    token = _COMMAND_LINE.set(True)
+    try:
+        yield
+    finally:
+        _COMMAND_LINE.reset(token)
+
+
+def from_command_line() -> bool:
+    """Whether the caller is the `xdsl-ane` command (see `command_line`)."""
+    return _COMMAND_LINE.get()
+
+
+def option(name: str, value: object = _NO_VALUE, *, flag: str | None = None) -> str:
+    """An option as the caller wrote it, for a message: `name` is the
+    Python API's parameter (or function) and `flag` the command line's
+    option (default `--` and `name` with dashes). From Python
+    `max_package_size=0`, `compress='bad'` (the value's repr, a path's as
+    a string), or `name` alone without a value; from the command line
+    `--max-package-size 0`, `--compress bad`, a flag alone without a value
+    or with True (`--force`)."""
+    if from_command_line():
+        flag = flag or "--" + name.replace("_", "-")
+        if value is _NO_VALUE or value is True:
+            return flag
+        return f"{flag} {value}"
+    if value is _NO_VALUE:
+        return name
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    return f"{name}={value!r}"
 
 
 def one_line(text: str) -> str:

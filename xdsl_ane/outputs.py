@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from xdsl_ane.errors import XdslAneError
+from xdsl_ane.errors import XdslAneError, option
 
 
 def staging_prefix(path: Path) -> str:
@@ -79,7 +79,9 @@ def check_output(path: str | Path, force: bool = True) -> Path:
     path = Path(path)
     remove_dead_staging(path)
     if (path.exists() or path.is_symlink()) and not force:
-        raise XdslAneError(f"{path}: already exists (use --force to replace it)")
+        raise XdslAneError(
+            f"{path}: already exists (use {option('force', True)} to replace it)"
+        )
     if path.is_dir() and not path.is_symlink():
         check_own_directory(path)
     parent = path.parent
@@ -164,14 +166,14 @@ def check_own_directory(path: Path) -> None:
     if entries is None:
         raise XdslAneError(
             f"{path}: a directory xdsl-ane did not write; it is not replaced, "
-            "not even with --force (remove it or write elsewhere)"
+            f"not even with {option('force', True)} (remove it or write elsewhere)"
         )
     stray = sorted(p.name for p in path.iterdir() if p.name not in entries)
     if stray:
         raise XdslAneError(
             f"{path}: holds {stray[0]}, which xdsl-ane did not write there; it "
-            "is not replaced, not even with --force (move it away or write "
-            "elsewhere)"
+            f"is not replaced, not even with {option('force', True)} (move it "
+            "away or write elsewhere)"
         )
 
 

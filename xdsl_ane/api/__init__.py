@@ -36,7 +36,7 @@ import numpy as np
 from xdsl.dialects import builtin, func
 
 from xdsl_ane.diagnostics import did_you_mean, prefix_difference
-from xdsl_ane.errors import XdslAneError, first_line, reported
+from xdsl_ane.errors import XdslAneError, first_line, option, reported
 from xdsl_ane.frontend.arrays import load_arrays
 from xdsl_ane.frontend.mlir import parse_module
 from xdsl_ane.locations import location
@@ -327,11 +327,13 @@ def check_emit(path: Path, emit: str) -> None:
     would be named as a package it is not (`-o X.mlpackage --emit
     mil-text`)."""
     if emit not in EMITS:
-        raise XdslAneError(f"--emit {emit}: expected one of {', '.join(EMITS)}")
+        raise XdslAneError(
+            f"{option('emit', emit)}: expected one of {', '.join(EMITS)}"
+        )
     if emit != "mlpackage" and path.suffix == ".mlpackage":
         raise XdslAneError(
-            f"{path}: --emit {emit} writes a directory of {emit}, not a package; "
-            "name it without .mlpackage"
+            f"{path}: {option('emit', emit)} writes a directory of {emit}, not a "
+            "package; name it without .mlpackage"
         )
 
 
@@ -719,10 +721,10 @@ def compression_pass(mode: str, head: str, embedding: str, target: str) -> str:
             embedding=embedding,
         ).plan()
     except ValueError as e:
-        raise XdslAneError(f"--compress {mode}: {e}") from None
+        raise XdslAneError(f"{option('compress', mode)}: {e}") from None
     except PassFailedException as e:  # the pass's check of head and embedding
         message = first_line(e).removeprefix("mil-compress-weights: ")
-        raise XdslAneError(f"--compress {mode}: {message}") from None
+        raise XdslAneError(f"{option('compress', mode)}: {message}") from None
     deployment = deployment_target(target)
     if deployment.specification_version < TARGET_VERSIONS["iOS18"]:
         op = (
@@ -731,7 +733,7 @@ def compression_pass(mode: str, head: str, embedding: str, target: str) -> str:
             else "blockwise_shift_scale"
         )
         raise XdslAneError(
-            f"--compress {mode}: compressed weights are iOS18 ops "
+            f"{option('compress', mode)}: compressed weights are iOS18 ops "
             f"(constexpr_{op}), not in deployment target {deployment.name}"
         )
     return (
@@ -824,8 +826,8 @@ def run_pipeline(
             counts = report.summary().removeprefix("ane-lint: ")
             raise XdslAneError(
                 f"{at}{failure.format()} ({counts}; nothing written: "
-                "--allow-lint-errors, or lint=false in the pipeline, compiles "
-                "it anyway)"
+                f"{option('allow_lint_errors', True)}, or lint=false in the "
+                "pipeline, compiles it anyway)"
             )
     apply_passes(module, pending, ctx, source, progress)
     verify(module, f"{source}: after '{spec}'")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from xdsl_ane.chips import DEFAULT_CHIP, Chip, get_chip
-from xdsl_ane.errors import XdslAneError, reported
+from xdsl_ane.errors import XdslAneError, option, reported
 from xdsl_ane.estimator import Estimate, estimate_functions
 from xdsl_ane.estimator import estimate as estimate_compiled
 
@@ -77,8 +77,8 @@ def estimate(
     if is_compiled(path) or path.is_dir():
         if pipeline:
             raise XdslAneError(
-                f"-p {pipeline}: does not apply to a compiled model ({path} is "
-                "compiled already)"
+                f"{option('pipeline', pipeline, flag='-p')}: does not apply to a "
+                f"compiled model ({path} is compiled already)"
             )
         return estimate_compiled(path, chip)
     if weights is not None:

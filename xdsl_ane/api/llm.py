@@ -62,7 +62,7 @@ from xdsl_ane.api.text import (
     eos_token_ids,
     read_text_files,
 )
-from xdsl_ane.errors import XdslAneError, first_line
+from xdsl_ane.errors import XdslAneError, first_line, option
 from xdsl_ane.models.llm_packages import DEFAULT_MAX_PACKAGE_SIZE
 from xdsl_ane.outputs import atomic_output, check_outputs
 
@@ -240,7 +240,7 @@ def split_output(path: Path, reason: str, force: bool, source: str) -> Iterator[
 
 def check_split_output(path: Path, reason: str | None = None) -> None:
     if path.suffix == ".mlpackage":
-        why = reason or "--layers-per-package"
+        why = reason or option("layers_per_package")
         raise XdslAneError(
             f"{path}: split ({why}), the output is a directory of packages; "
             "name it without .mlpackage"
@@ -324,16 +324,17 @@ def compile_llm(
         llm_units,
         plan_packages,
         position_bytes,
+        size_option,
         size_text,
     )
 
     if layers_per_package is not None and layers_per_package < 1:
         raise XdslAneError(
-            f"--layers-per-package {layers_per_package}: must be at least 1"
+            f"{option('layers_per_package', layers_per_package)}: must be at least 1"
         )
     if max_package_size is not None and max_package_size < 1:
         raise XdslAneError(
-            f"--max-package-size {max_package_size}: must be at least 1 byte"
+            f"{option('max_package_size', max_package_size)}: must be at least 1 byte"
         )
     source = str(checkpoint)
     ck = read_checkpoint(checkpoint)
@@ -365,7 +366,8 @@ def compile_llm(
             ):
                 raise XdslAneError(
                     f"calibration prompt of {len(prompt)} ids: each must lie in "
-                    f"[0, {config.vocab_size}) and the prompt within --context {context}"
+                    f"[0, {config.vocab_size}) and the prompt within "
+                    f"{option('context', context)}"
                 )
         maxima = residual_maxima(ck, config, shape, prompts)
         config = fp16_rescaled(config, maxima, source)
@@ -444,7 +446,7 @@ def compile_llm(
         if max_package_size is not None and written > max_package_size:
             raise XdslAneError(
                 f"{package or 'the package'}: {size_text(written)} of weights, over "
-                f"--max-package-size {size_text(max_package_size)} (raise it)"
+                f"{size_option(max_package_size)} (raise it)"
             )
 
     if plan is None:
@@ -742,17 +744,21 @@ class PackageRunner:
         self,
         prompt: list[int],
         max_new_tokens: int,
-        what: str = "--prompt-ids",
+        what: str | None = None,
         sampling: Sampling | None = None,
     ) -> None:
         """Fails unless `generate` can run the prompt: ids in the
         vocabulary, prompt and new tokens within the context, logits to
-        sample from."""
+        sample from. `what` names the prompt (default: `generate`'s
+        `prompt`)."""
+        what = what or option("prompt")
         context, vocab = self.record["context"], self.record["vocab_size"]
         if not prompt:
             raise XdslAneError(f"{what}: no token ids")
         if max_new_tokens < 1:
-            raise XdslAneError(f"--max-new-tokens {max_new_tokens}: must be at least 1")
+            raise XdslAneError(
+                f"{option('max_new_tokens', max_new_tokens)}: must be at least 1"
+            )
         outside = [t for t in prompt if not 0 <= t < vocab]
         if outside:
             raise XdslAneError(
@@ -774,7 +780,7 @@ class PackageRunner:
         if sampling is not None and self.record["argmax"]:
             raise XdslAneError(
                 f"{self.path}: sampling needs logits; the package outputs the next "
-                "token (compiled with --argmax)"
+                f"token (compiled with {option('argmax', True)})"
             )
 
     def generate(
@@ -855,7 +861,8 @@ def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:
     for key, value in package.items():
         if reference[key] != value:
             raise XdslAneError(
-                f"--reference {checkpoint}: {key} is {reference[key]}, the "
+                f"{option('checkpoint', checkpoint, flag='--reference')}: {key} is "
+                f"{reference[key]}, the "
                 f"package's is {value} (not the checkpoint it was compiled from)"
             )
 
@@ -875,7 +882,8 @@ def reference_generate(
         import transformers
     except ImportError:
         raise XdslAneError(
-            "--reference needs torch and transformers: pip install 'xdsl-ane[torch]'"
+            f"{option('reference_generate', flag='--reference')} needs torch and "
+            "transformers: pip install 'xdsl-ane[torch]'"
         ) from None
     # The package's generation is plain greedy: none of the checkpoint's
     # generation_config.json (sampling, penalties) applies but `stop`.
@@ -903,7 +911,8 @@ def reference_generate(
             )
     except (OSError, ValueError, RuntimeError) as e:
         raise XdslAneError(
-            f"--reference {checkpoint}: transformers failed: {first_line(e)}"
+            f"{option('checkpoint', checkpoint, flag='--reference')}: transformers "
+            f"failed: {first_line(e)}"
         ) from None
     finally:
         if bars:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from xdsl_ane.diagnostics import did_you_mean
-from xdsl_ane.errors import XdslAneError
+from xdsl_ane.errors import XdslAneError, option
 from xdsl_ane.outputs import atomic_output, check_outputs
 from xdsl_ane.progress import Progress
 
@@ -60,19 +60,21 @@ def compile_model(
     compress = compression.get("compress")
     if training and compress:
         raise XdslAneError(
-            f"--compress {compress}: does not apply with --training (the "
-            "training kernels take their weights as inputs)"
+            f"{option('compress', compress)}: does not apply with "
+            f"{option('training', True)} (the training kernels take their "
+            "weights as inputs)"
         )
     if training and layers is not None:
         raise XdslAneError(
-            f"--layers {layers}: does not apply with --training (the training "
-            "kernels are one layer's; a runtime runs them once per layer)"
+            f"{option('layers', layers)}: does not apply with "
+            f"{option('training', True)} (the training kernels are one "
+            "layer's; a runtime runs them once per layer)"
         )
     config = CONFIGS[model]
     if seq_len is not None and seq_len < 1:
-        raise XdslAneError(f"--seq-len {seq_len}: must be at least 1")
+        raise XdslAneError(f"{option('seq_len', seq_len)}: must be at least 1")
     if layers is not None and layers < 0:
-        raise XdslAneError(f"--layers {layers}: must be at least 0")
+        raise XdslAneError(f"{option('layers', layers)}: must be at least 0")
     if seq_len is not None:
         config = config.with_(seq_len=seq_len)
     output = Path(output)

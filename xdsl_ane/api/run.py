@@ -26,7 +26,7 @@ from xdsl.dialects import builtin, func
 from xdsl_ane.diagnostics import counted, did_you_mean
 from xdsl_ane.dialects.dense import numpy_dtype_of
 from xdsl_ane.dialects.state_type import is_state
-from xdsl_ane.errors import XdslAneError, first_line, internal_error
+from xdsl_ane.errors import XdslAneError, first_line, internal_error, option
 from xdsl_ane.interface import FunctionInterface
 
 Arrays = Mapping[str, np.ndarray]
@@ -120,12 +120,13 @@ def run(
     compiled = is_compiled(path) or path.is_dir()
     if compiled and pipeline:
         raise XdslAneError(
-            f"-p {pipeline}: does not apply to a compiled model ({path} is "
-            "compiled already; run its source to apply passes)"
+            f"{option('pipeline', pipeline, flag='-p')}: does not apply to a "
+            f"compiled model ({path} is compiled already; run its source to "
+            "apply passes)"
         )
     if not compiled and layout is not None:
         raise XdslAneError(
-            f"--layout {layout}: applies only to a compiled model, not to "
+            f"{option('layout', layout)}: applies only to a compiled model, not to "
             f"the source program {path}"
         )
     weights = weights or {}
@@ -266,7 +267,8 @@ def run_compiled(
     if layout == "logical" and not recorded:
         where = program.manifest_path or "no manifest next to it"
         raise XdslAneError(
-            f"{path}: @{name} has no layout record ({where}); run it with --layout ane"
+            f"{path}: @{name} has no layout record ({where}); run it with "
+            f"{option('layout', 'ane')}"
         )
     types = function.function_type.inputs.data
     if layout == "ane":
@@ -313,7 +315,7 @@ def run_compiled(
             raise XdslAneError(
                 f"dynamic weight '{w.name}' (argument {w.arg}) is not in the "
                 f"weights file{did_you_mean(w.name, weights)}; give it with "
-                "--weights"
+                f"{option('weights')}"
             )
     feed = interface.arguments(logical, weights, types)
     results = run_function(program.module, feed, all_weights, name)

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from xdsl_ane.errors import XdslAneError, first_line
+from xdsl_ane.errors import XdslAneError, first_line, from_command_line, option
 
 TEXT_FILES = (
     "tokenizer.json",
@@ -141,15 +141,19 @@ class Sampling:
     def __post_init__(self):
         if not self.temperature > 0:
             raise XdslAneError(
-                f"--temperature {self.temperature}: must be above 0 (greedy "
+                f"{option('temperature', self.temperature)}: must be above 0 (greedy "
                 "generation is the default: leave the sampling options out)"
             )
         if self.top_k < 0:
-            raise XdslAneError(f"--top-k {self.top_k}: must be at least 0 (0: off)")
+            raise XdslAneError(
+                f"{option('top_k', self.top_k)}: must be at least 0 (0: off)"
+            )
         if not 0 < self.top_p <= 1:
-            raise XdslAneError(f"--top-p {self.top_p}: must lie in (0, 1] (1: off)")
+            raise XdslAneError(
+                f"{option('top_p', self.top_p)}: must lie in (0, 1] (1: off)"
+            )
         if self.seed is not None and self.seed < 0:
-            raise XdslAneError(f"--seed {self.seed}: must be at least 0")
+            raise XdslAneError(f"{option('seed', self.seed)}: must be at least 0")
 
     def generator(self) -> np.random.Generator:
         return np.random.default_rng(self.seed)
@@ -206,15 +210,17 @@ class TextTokenizer:
         self.package = str(package)
         path = files.get("tokenizer.json")
         if path is None:
+            ids = "--prompt-ids" if from_command_line() else "token ids"
             raise XdslAneError(
                 f"{package}: no tokenizer beside it (its checkpoint has no "
-                "tokenizer.json): give the prompt as --prompt-ids"
+                f"tokenizer.json): give the prompt as {ids}"
             )
         try:
             from tokenizers import AddedToken, Tokenizer
         except ImportError:
             raise XdslAneError(
-                f"--prompt needs the tokenizers package: {EXTRA}"
+                f"{option('tokenizer', flag='--prompt')} needs the tokenizers "
+                f"package: {EXTRA}"
             ) from None
         self.config: dict[str, Any] = {}
         config_path = files.get("tokenizer_config.json")
@@ -279,7 +285,8 @@ class TextTokenizer:
             template = named.get("default")
         if not isinstance(template, str):
             raise XdslAneError(
-                f"{self.package}: --chat: the checkpoint has no chat template (no "
+                f"{self.package}: {option('encode_chat', flag='--chat')}: the "
+                "checkpoint has no chat template (no "
                 "chat_template.jinja, no chat_template in tokenizer_config.json)"
             )
         return template
@@ -374,7 +381,9 @@ def render_template(template: str, where: str, **variables: Any) -> str:
         import jinja2.ext
         from jinja2.sandbox import ImmutableSandboxedEnvironment
     except ImportError:
-        raise XdslAneError(f"--chat needs the jinja2 package: {EXTRA}") from None
+        raise XdslAneError(
+            f"{option('encode_chat', flag='--chat')} needs the jinja2 package: {EXTRA}"
+        ) from None
 
     class Generation(jinja2.ext.Extension):
         """`{% generation %}...{% endgeneration %}`: transformers marks the
@@ -461,4 +470,4 @@ def stop_reason(tokens: Sequence[int], stop: Iterable[int], limit: int) -> str:
     """Why generation ended: an end-of-sequence token or the limit."""
     if tokens and tokens[-1] in set(stop):
         return f"end of sequence (token {tokens[-1]})"
-    return f"--max-new-tokens {limit}"
+    return option("max_new_tokens", limit)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from xdsl_ane.errors import XdslAneError
+from xdsl_ane.errors import XdslAneError, from_command_line, option
 from xdsl_ane.estimator.model import UNITS, Estimate, OpEstimate
 from xdsl_ane.outputs import atomic_output, check_output
 from xdsl_ane.passes.ane_rules import Unit
@@ -163,19 +163,23 @@ def check_plot(path: str | Path, force: bool = True) -> Path:
     existing, writable directory, not there yet unless `force`, and
     matplotlib installed (the `plot` extra)."""
     path = Path(path)
+    given = option("path", path, flag="--plot")
     if path.suffix.lower() not in (".png", ".svg"):
-        raise XdslAneError(f"--plot {path}: the chart is a .png or .svg file")
+        raise XdslAneError(f"{given}: the chart is a .png or .svg file")
     if not path.parent.is_dir():
-        raise XdslAneError(f"--plot {path}: no directory {path.parent}")
+        raise XdslAneError(f"{given}: no directory {path.parent}")
     try:
         check_output(path, force)
     except XdslAneError as e:
+        if not from_command_line():
+            raise
         raise XdslAneError(f"--plot {e}") from None
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         raise XdslAneError(
-            "--plot needs matplotlib, in the plot extra: pip install 'xdsl-ane[plot]'"
+            f"{option('plot', flag='--plot')} needs matplotlib, in the plot extra: "
+            "pip install 'xdsl-ane[plot]'"
         ) from None
     return path
 
@@ -227,7 +231,9 @@ def plot(
         with atomic_output(path, force) as tmp:
             figure.savefig(tmp, format=path.suffix.lower().lstrip("."))
     except OSError as e:
-        raise XdslAneError(f"--plot {path}: cannot write it ({e.strerror})") from None
+        raise XdslAneError(
+            f"{option('path', path, flag='--plot')}: cannot write it ({e.strerror})"
+        ) from None
     finally:
         plt.close(figure)
     return path

@@ -20,6 +20,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from xdsl_ane.diagnostics import did_you_mean
 from xdsl_ane.dialects.dense import dense_to_numpy  # noqa: F401 (re-exported)
 from xdsl_ane.dialects.dtypes import numpy_dtype_of
+from xdsl_ane.dialects.uses import uses_through
 from xdsl_ane.errors import XdslAneError
 
 
@@ -136,23 +137,17 @@ def index_bound(value: SSAValue) -> int | None:
     unchanged (None where it indexes nothing). A runtime feeds ids below it:
     token type ids index a table of 2 rows."""
     bounds = []
-    stack, seen = [value], set()
-    while stack:
-        v = stack.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        for use in v.uses:
-            op = use.operation
-            if op.name in ("rlx.gather", "mil.gather") and use.index == 1:
-                table = op.operands[0].type
-                axis = op.properties.get("axis")
-                a = 0 if axis is None else axis.value.data  # type: ignore[attr-defined]
-                bounds.append(table.get_shape()[a])  # type: ignore[attr-defined]
-            elif op.name == "mil.one_hot":
-                bounds.append(op.properties["one_hot_vector_size"].value.data)  # type: ignore[attr-defined]
-            elif op.name in SAME_VALUES and use.index == 0:
-                stack.extend(op.results)
+    for use in uses_through(
+        value, lambda use: use.operation.name in SAME_VALUES and use.index == 0
+    ):
+        op = use.operation
+        if op.name in ("rlx.gather", "mil.gather") and use.index == 1:
+            table = op.operands[0].type
+            axis = op.properties.get("axis")
+            a = 0 if axis is None else axis.value.data  # type: ignore[attr-defined]
+            bounds.append(table.get_shape()[a])  # type: ignore[attr-defined]
+        elif op.name == "mil.one_hot":
+            bounds.append(op.properties["one_hot_vector_size"].value.data)  # type: ignore[attr-defined]
     return min(bounds) if bounds else None
 
 

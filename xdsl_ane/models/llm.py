@@ -60,7 +60,7 @@ from xdsl_ane.dialects import ane, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
-from xdsl_ane.errors import XdslAneError
+from xdsl_ane.errors import XdslAneError, option
 from xdsl_ane.frontend.checkpoint import Checkpoint
 from xdsl_ane.limits import MASKED, MAX_DIMENSION
 from xdsl_ane.models.configs import LlmConfig
@@ -722,26 +722,29 @@ def check_shape(config: LlmConfig, shape: LlmShape, where: str) -> None:
     """--context, --prefill and --chunk against each other, the model
     (config.json at `where`) and the ANE; each error names the option."""
     context, prefill = shape.context, shape.prefill
-    for option, value in [("--context", context), ("--prefill", prefill)]:
+    for name, value in [("context", context), ("prefill", prefill)]:
         if value < 1:
-            raise XdslAneError(f"{option} {value}: must be at least 1")
+            raise XdslAneError(f"{option(name, value)}: must be at least 1")
     if not 1 <= shape.chunk <= MAX_DIMENSION:
-        raise XdslAneError(f"--chunk {shape.chunk}: must lie in [1, {MAX_DIMENSION}]")
+        raise XdslAneError(
+            f"{option('chunk', shape.chunk)}: must lie in [1, {MAX_DIMENSION}]"
+        )
+    context_text, prefill_text = option("context", context), option("prefill", prefill)
     if context > config.max_positions:
         raise XdslAneError(
-            f"--context {context} is beyond the model's max_position_embeddings "
+            f"{context_text} is beyond the model's max_position_embeddings "
             f"{config.max_positions} ({where})"
         )
     if context > MAX_DIMENSION:
         raise XdslAneError(
-            f"--context {context} is beyond the ANE's {MAX_DIMENSION} per dimension"
+            f"{context_text} is beyond the ANE's {MAX_DIMENSION} per dimension"
         )
     if prefill > context:
-        raise XdslAneError(f"--prefill {prefill} is more than --context {context}")
+        raise XdslAneError(f"{prefill_text} is more than {context_text}")
     # prefill calls start at 0, N, 2N, ...: the last one's N rows must end
     # inside the cache and the RoPE tables
     if context % prefill:
-        raise XdslAneError(f"--prefill {prefill} must divide --context {context}")
+        raise XdslAneError(f"{prefill_text} must divide {context_text}")
 
 
 def inverse_frequencies(

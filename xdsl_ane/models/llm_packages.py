@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from xdsl_ane.errors import XdslAneError
+from xdsl_ane.errors import XdslAneError, from_command_line, option
 from xdsl_ane.limits import WEIGHTS_ERROR_BYTES
 
 if TYPE_CHECKING:
@@ -49,11 +49,13 @@ def parse_size(text: str) -> int:
         size = float(number) * SIZE_UNITS[unit]
     except (KeyError, ValueError):
         raise XdslAneError(
-            f"--max-package-size {text}: expected bytes or a size like 1GB, "
-            "1.5GB, 500MB"
+            f"{option('max_package_size', text)}: expected bytes or a size like "
+            "1GB, 1.5GB, 500MB"
         ) from None
     if not size >= 1:
-        raise XdslAneError(f"--max-package-size {text}: must be at least 1 byte")
+        raise XdslAneError(
+            f"{option('max_package_size', text)}: must be at least 1 byte"
+        )
     return int(size)
 
 
@@ -64,6 +66,15 @@ def size_text(size: float) -> str:
         if size >= SIZE_UNITS[unit]:
             return f"{size / SIZE_UNITS[unit]:.3g} {unit}"
     return f"{int(size)} bytes"
+
+
+def size_option(limit: int) -> str:
+    """The package size limit as the caller gave it, for a message:
+    `--max-package-size 1 KB`, or from Python `max_package_size=1024 (1
+    KB)`."""
+    if from_command_line():
+        return option("max_package_size", size_text(limit))
+    return f"{option('max_package_size', limit)} ({size_text(limit)})"
 
 
 @dataclass(frozen=True)
@@ -93,7 +104,7 @@ class Compression:
                 kind("embedding", self.embedding, linear),
             )
         except ValueError as e:
-            raise XdslAneError(f"--compress {self.mode}: {e}") from None
+            raise XdslAneError(f"{option('compress', self.mode)}: {e}") from None
 
 
 def stored_bytes(shape: tuple[int, ...], setting) -> int:
@@ -255,8 +266,8 @@ def plan_packages(
             if unit.bytes + (constants if unit.part == "layers" else 0) > limit:
                 raise XdslAneError(
                     f"the {unit.name} alone holds {size_text(unit.bytes)} of weights, "
-                    f"over --max-package-size {size_text(limit)} (raise it, or "
-                    "compress with --compress)"
+                    f"over {size_option(limit)} (raise it, or compress with "
+                    f"{option('compress')})"
                 )
     groups: list[list[Unit]] = []
     for unit in layers:
@@ -293,7 +304,7 @@ def plan_packages(
     if not together:
         sizes["head"] = head.bytes
     if fits:
-        reason = f"--layers-per-package {layers_per_package}"
+        reason = option("layers_per_package", layers_per_package)
     elif total <= limit:  # type: ignore[operator]
         reason = (
             f"the weights, about {size_text(program)} in fp16, exceed "
@@ -303,10 +314,7 @@ def plan_packages(
         if layers_per_package is not None:
             reason += f"; at most {layers_per_package} layers each"
     else:
-        reason = (
-            f"the weights, about {size_text(total)}, exceed --max-package-size "
-            f"{size_text(limit)}"
-        )
+        reason = f"the weights, about {size_text(total)}, exceed {size_option(limit)}"
         if layers_per_package is not None:
             reason += f"; at most {layers_per_package} layers each"
     return PackagePlan(parts, reason, sizes)

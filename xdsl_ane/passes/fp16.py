@@ -79,6 +79,7 @@ from xdsl_ane.dialects.typing import (
     shape_of,
     tensor,
 )
+from xdsl_ane.dialects.uses import uses_through
 from xdsl_ane.limits import MASKED
 from xdsl_ane.locations import copy_location, location_keeper, where
 
@@ -295,20 +296,14 @@ def reaches_additive_use(value: SSAValue) -> bool:
     """Whether `value`, passed through ops that rearrange it unchanged
     (`RearrangesElements`: a mask stays a mask through them), is added
     (mil.add) or selected as a fill value (a mil.select branch)."""
-    stack, seen = [value], set()
-    while stack:
-        v = stack.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        for use in v.uses:
-            user = use.operation
-            if isinstance(user, mil.AddOp):
-                return True
-            if isinstance(user, mil.SelectOp) and use.index > 0:
-                return True
-            if user.has_trait(RearrangesElements):
-                stack.extend(user.results)
+    for use in uses_through(
+        value, lambda use: use.operation.has_trait(RearrangesElements)
+    ):
+        user = use.operation
+        if isinstance(user, mil.AddOp):
+            return True
+        if isinstance(user, mil.SelectOp) and use.index > 0:
+            return True
     return False
 
 

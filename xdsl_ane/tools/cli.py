@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from xdsl_ane.diagnostics import counted
-from xdsl_ane.errors import XdslAneError, internal_error
+from xdsl_ane.errors import XdslAneError, command_line, internal_error
 from xdsl_ane.progress import Progress
 from xdsl_ane.tools.options import (
     add_chip_argument,
@@ -228,6 +228,7 @@ def add_estimate_command(commands) -> None:
 
 def command_estimate(args: argparse.Namespace) -> int:
     import json
+    from pathlib import Path
 
     from xdsl_ane.api.estimation import estimate
     from xdsl_ane.chips import get_chip
@@ -486,7 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with terminated_as_interrupt(), quiet_numerics():
+        with terminated_as_interrupt(), quiet_numerics(), command_line():
             return args.handler(args)
     except XdslAneError as e:
         print(f"xdsl-ane: error: {e}", file=sys.stderr)
