@@ -51,7 +51,8 @@ REQUIRED_OPS = (
     "const relu sigmoid tanh exp log sqrt rsqrt abs sin cos gelu silu inverse round "
     "square add sub mul real_div maximum minimum pow equal not_equal less less_equal "
     "greater greater_equal select cast matmul linear conv reshape transpose "
-    "slice_by_size concat tile expand_dims squeeze split reduce_sum reduce_mean "
+    "slice_by_size concat tile expand_dims squeeze split pixel_shuffle pixel_unshuffle "
+    "reduce_sum reduce_mean "
     "reduce_max reduce_min softmax cumsum one_hot gather layer_norm quantize dequantize "
     "constexpr_affine_dequantize"
 ).split()
