@@ -105,6 +105,21 @@ def check_output(path: str | Path, force: bool = True) -> Path:
 PACKAGE_ENTRIES = {"Manifest.json", "Data"}
 """What an `.mlpackage` holds."""
 COMPILED_ENTRIES = {"manifest.json", "model.mil", "model.mlmodel", "weights"}
+TRAINED_ENTRIES = {
+    "config.json",
+    "model.safetensors",
+    "adapter_config.json",
+    "adapter_model.safetensors",
+    "optimizer.safetensors",
+    "trainer_state.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "chat_template.jinja",
+    "generation_config.json",
+}
+"""What `train` writes in its output (a Hugging Face checkpoint or a PEFT
+adapter, and the optimizer's state)."""
 """What a `compile --emit mil-text` or `--emit proto` directory holds."""
 
 
@@ -123,6 +138,17 @@ def own_entries(directory: Path) -> set[str] | None:
             for key in ("mlpackage", "mil_text", "manifest")
             if key in kernel
         }
+    plan = read_listing(directory / "plan.json")
+    if isinstance(plan.get("kernels"), list):  # compile-train
+        return {"plan.json"} | {
+            str(kernel[key])
+            for kernel in plan["kernels"]
+            if isinstance(kernel, dict)
+            for key in ("mlpackage", "manifest")
+            if key in kernel
+        }
+    if "identity" in read_listing(directory / "trainer_state.json"):  # train
+        return TRAINED_ENTRIES
     manifest = read_listing(directory / "manifest.json")
     llm = manifest.get("llm")
     if isinstance(llm, dict) and isinstance(llm.get("packages"), list):

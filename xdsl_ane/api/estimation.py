@@ -63,6 +63,8 @@ def estimate(
             ]
         return estimate_functions(functions, chip, str(path))
     listing = path / "kernels.json"
+    if path.is_dir() and (path / "plan.json").is_file():  # compile-train's
+        listing = path / "plan.json"
     if path.is_dir() and listing.is_file():  # compile-model --training's kernels
         from xdsl_ane.frontend.milproto import read_compiled
 

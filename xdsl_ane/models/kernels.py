@@ -6,8 +6,9 @@ their op counts against the hand-written reference."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 
@@ -43,6 +44,8 @@ class CompiledKernel:
     arg_names: list[str]
     result_names: list[str]
     interface: FunctionInterface
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
+    """The kernel's own const data (a package read back: its blob)."""
 
     @property
     def function(self) -> func.FuncOp:

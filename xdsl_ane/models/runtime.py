@@ -68,7 +68,8 @@ def run_kernel(
     args = interface.arguments(
         logical, weights, kernel.function.function_type.inputs.data
     )
-    outputs = run_function(kernel.module, args, baked, kernel.name)
+    name = kernel.function.sym_name.data  # `main` in a package read back
+    outputs = run_function(kernel.module, args, {**baked, **kernel.weights}, name)
     return {
         name: value.astype(np.float32)
         for name, value in zip(kernel.result_names, interface.logical_results(outputs))
@@ -76,6 +77,94 @@ def run_kernel(
 
 
 # --- a training step ---------------------------------------------------------------
+
+
+CPU_OPERATIONS = [
+    "embedding: x = embed_tokens.weight[tokens]",
+    "residual adds: x2 = x + o (attention), out = x2 + ffn (in ffn_forward)",
+    "label rows: W[labels] of the classifier, fed to cross_entropy_combine",
+    "loss gradient: dh = -d_loss * W[labels]; W[labels] -= d_loss * h "
+    "(scatter-add), d_loss = loss_scale / S",
+    "per-chunk sums: dh += classifier_projection_backward per vocabulary chunk",
+    "QK-norm gamma gradients summed over heads",
+    "embedding gradient: scatter-add of dx into embed_tokens.weight[tokens]",
+    "gradients divided by the loss scale, averaged over the batch",
+]
+"""What the CPU does between the kernel calls of `TrainingRuntime.step`."""
+
+
+def step_calls(
+    config: LlmConfig, kernels: Mapping[str, CompiledKernel]
+) -> list[tuple[str, int | None]]:
+    """The kernel calls of one `TrainingRuntime.step`, in order, with the
+    layer each serves (None: none): the plan a runtime on a device follows
+    (`plan.json`); a test checks the runtime makes these calls."""
+    (chunk_weight,) = kernels["classifier_forward"].interface.weight_args or ()
+    suffixes = classifier_kernel_suffixes(config, chunk_weight.shape[3])
+    chunks = [suffixes[size] for _, size in vocab_chunks(config, chunk_weight.shape[3])]
+    gqa = config.num_kv_heads != config.num_heads
+    shapes = {
+        "q": (config.q_dim, config.hidden_size),
+        "kv": (config.kv_dim, config.hidden_size),
+        "o": (config.hidden_size, config.q_dim),
+        "up": (config.ffn_size, config.hidden_size),
+        "down": (config.hidden_size, config.ffn_size),
+    }
+    dw = {k: weight_gradient_name(*v) for k, v in shapes.items()}
+    calls: list[tuple[str, int | None]] = []
+    for layer in range(config.num_layers):
+        calls += [
+            (name, layer)
+            for name in (
+                "rms_norm_forward",
+                "attention_forward",
+                "output_projection",
+                "rms_norm_forward",
+                "ffn_forward",
+            )
+        ]
+    calls.append(("rms_norm_forward", None))
+    calls += [("classifier_forward" + s, None) for s in chunks]
+    calls.append(("cross_entropy_combine", None))
+    for s in chunks:
+        calls += [
+            ("classifier_backward" + s, None),
+            ("classifier_projection_backward" + s, None),
+            (weight_gradient_name(*chunk_shape(config, s, suffixes)), None),
+        ]
+    calls.append(("rms_norm_backward", None))
+    for layer in reversed(range(config.num_layers)):
+        names = [
+            "ffn_backward_w2",
+            "silu_backward",
+            "ffn_backward_w13",
+            dw["down"],
+            dw["up"],
+            dw["up"],
+            "rms_norm_backward",
+            "output_projection_backward",
+            dw["o"],
+            "attention_backward_1",
+            "attention_backward_2",
+            *(["gqa_reduce"] if gqa else []),
+            "rope_backward",
+            "q_projection_backward",
+            "kv_projection_backward",
+            dw["q"],
+            dw["kv"],
+            dw["kv"],
+            "rms_norm_backward",
+        ]
+        calls += [(name, layer) for name in names]
+    return calls
+
+
+def chunk_shape(
+    config: LlmConfig, suffix: str, suffixes: Mapping[int, str]
+) -> tuple[int, int]:
+    """[rows, hidden] of the vocabulary chunk whose kernels end in `suffix`."""
+    (size,) = [size for size, s in suffixes.items() if s == suffix]
+    return size, config.hidden_size
 
 
 @dataclass
@@ -121,6 +210,8 @@ class TrainingRuntime:
         (chunk_weight,) = kernels["classifier_forward"].interface.weight_args or ()
         self.chunks = vocab_chunks(config, chunk_weight.shape[3])
         self.suffixes = classifier_kernel_suffixes(config, chunk_weight.shape[3])
+        self.trace: list[tuple[str, int | None]] | None = None
+        self.layer: int | None = None
 
     # --- calls ---------------------------------------------------------------
 
@@ -128,7 +219,10 @@ class TrainingRuntime:
         self, name: str, weights: Mapping[str, np.ndarray] | None = None, **inputs
     ) -> Arrays:
         """Runs kernel `name` on logical inputs given by argument name, with
-        `weights` keyed by the kernel's weight names."""
+        `weights` keyed by the kernel's weight names (recorded in `trace`,
+        with the layer it serves, where that is a list)."""
+        if self.trace is not None:
+            self.trace.append((name, self.layer))
         return run_kernel(self.kernels[name], inputs, weights or {}, self.weights)
 
     def layer_weights(self, layer: int) -> Arrays:
@@ -174,9 +268,11 @@ class TrainingRuntime:
         x = w["embed_tokens.weight"][tokens]
         saved = []
         for layer in range(self.config.num_layers):
+            self.layer = layer
             activations = self.layer_forward(layer, x)
             saved.append(activations)
             x = activations.ffn["out"]
+        self.layer = None
         h = self.call("rms_norm_forward", x=x, gamma=w["norm.weight"])["y"]
         loss, lse, label_rows = self.loss_forward(h, labels)
 
@@ -185,7 +281,9 @@ class TrainingRuntime:
         grads["norm.weight"] += result["d_gamma"]
         dx = result["dx"]
         for layer in reversed(range(self.config.num_layers)):
+            self.layer = layer
             dx = self.layer_backward(layer, saved[layer], dx, grads)
+        self.layer = None
         np.add.at(grads["embed_tokens.weight"], tokens, dx)
         return loss, {name: g / self.loss_scale for name, g in grads.items()}
 

@@ -180,8 +180,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=command_run)
     add_estimate_command(commands)
     from xdsl_ane.tools.llm import add_llm_commands
+    from xdsl_ane.tools.train import add_train_commands
 
     add_llm_commands(commands)
+    add_train_commands(commands)
     return parser
 
 
@@ -248,6 +250,11 @@ def command_estimate(args: argparse.Namespace) -> int:
         print(f"{args.input}:")
         print(report.table(result, args.by))
         print(report.summary(result))
+        if (Path(args.input) / "plan.json").is_file():  # compile-train's kernels
+            from xdsl_ane.api.train import load_kernels, step_estimate
+
+            kernels, plan = load_kernels(args.input)
+            print(step_estimate(kernels, plan, chip).summary())
     if args.plot:
         print(f"wrote {args.plot}", file=sys.stderr if args.json else sys.stdout)
     return 0

@@ -1,0 +1,151 @@
+"""LoRA adapters for `xdsl-ane train --lora`, as PEFT defines them.
+
+A targeted linear layer y = x·Wᵀ becomes y = x·Wᵀ + s·(x·Aᵀ)·Bᵀ with
+A [r, in], B [out, r] and s = alpha / r; only A and B train. A starts as
+PEFT's `init_lora_weights=True` draws it (torch's kaiming_uniform_ with
+a = √5: uniform in ±1/√in), B as zeros, so the adapted model starts as the
+base model. The step runs on the kernels with the merged weight
+W' = W + s·B·A, and since W' is linear in A and B, the adapters' gradients
+follow exactly from W''s: dA = s·Bᵀ·dW', dB = s·dW'·Aᵀ.
+
+Adapters are named as a PEFT adapter directory names them:
+`base_model.model.<module>.lora_A.weight` / `.lora_B.weight`, `<module>`
+the checkpoint's module path (`model.layers.0.self_attn.q_proj`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from xdsl_ane.errors import XdslAneError, option
+
+DEFAULT_TARGETS = ("q_proj", "v_proj")
+"""PEFT's default target modules for the Llama and Qwen families."""
+
+PREFIX = "base_model.model."
+
+
+@dataclass(frozen=True)
+class Lora:
+    """Rank, alpha and the targeted modules (each a module path of the
+    checkpoint, by the runtime's weight name `layers.N.self_attn.q_proj.weight`)."""
+
+    rank: int
+    alpha: float
+    targets: tuple[str, ...]
+    modules: tuple[tuple[str, str], ...]
+    """(runtime weight name, the checkpoint's module path) per adapted layer."""
+
+    @property
+    def scale(self) -> float:
+        return self.alpha / self.rank
+
+    @classmethod
+    def of(
+        cls,
+        rank: int,
+        alpha: float | None,
+        targets: Sequence[str],
+        weights: Mapping[str, np.ndarray],
+        module_path: Mapping[str, str],
+    ) -> Lora:
+        """Adapters of `rank` on every matrix of `weights` whose module name
+        ends in one of `targets` (PEFT's matching: `q_proj` matches every
+        layer's `self_attn.q_proj`); `module_path` gives a runtime weight
+        name's checkpoint module path. One line for a target that matches
+        nothing."""
+        if rank < 1:
+            raise XdslAneError(f"{option('lora', rank)}: the rank must be ≥ 1")
+        alpha = float(rank if alpha is None else alpha)
+        if not alpha > 0:
+            raise XdslAneError(f"{option('lora_alpha', alpha)}: must be > 0")
+        modules = []
+        for target in targets:
+            found = [
+                name
+                for name, value in weights.items()
+                if value.ndim == 2
+                and name.endswith(".weight")
+                and (name[: -len(".weight")] + ".").endswith(f".{target}.")
+            ]
+            if not found:
+                linear = sorted(
+                    {
+                        n[: -len(".weight")].rsplit(".", 1)[-1]
+                        for n, v in weights.items()
+                        if v.ndim == 2 and n.startswith("layers.")
+                    }
+                )
+                raise XdslAneError(
+                    f"{option('lora_targets', ','.join(targets))}: '{target}' matches "
+                    f"no module (the layers' linear modules: {', '.join(linear)})"
+                )
+            modules += [(name, module_path[name]) for name in found]
+        unique = tuple(sorted(dict.fromkeys(modules)))
+        return cls(rank, alpha, tuple(targets), unique)
+
+    def names(self, module: str) -> tuple[str, str]:
+        """The PEFT names of a module's A and B."""
+        return (f"{PREFIX}{module}.lora_A.weight", f"{PREFIX}{module}.lora_B.weight")
+
+    def initial(
+        self, weights: Mapping[str, np.ndarray], seed: int
+    ) -> dict[str, np.ndarray]:
+        """A drawn uniformly in ±1/√in (PEFT's kaiming_uniform_(a=√5)) from
+        numpy's Generator(seed), B zeros, float32."""
+        rng = np.random.default_rng(seed)
+        adapters = {}
+        for name, module in self.modules:
+            out, inputs = weights[name].shape
+            a, b = self.names(module)
+            bound = 1.0 / np.sqrt(inputs)
+            adapters[a] = rng.uniform(-bound, bound, (self.rank, inputs)).astype(
+                np.float32
+            )
+            adapters[b] = np.zeros((out, self.rank), np.float32)
+        return adapters
+
+    def merged(
+        self, weights: Mapping[str, np.ndarray], adapters: Mapping[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        """`weights` with each adapted matrix W + s·B·A (float32)."""
+        merged = dict(weights)
+        for name, module in self.modules:
+            a, b = self.names(module)
+            merged[name] = weights[name] + np.float32(self.scale) * (
+                adapters[b] @ adapters[a]
+            )
+        return merged
+
+    def gradients(
+        self, adapters: Mapping[str, np.ndarray], grads: Mapping[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        """The adapters' gradients from the merged weights' (`grads`)."""
+        out = {}
+        s = np.float32(self.scale)
+        for name, module in self.modules:
+            a, b = self.names(module)
+            out[a] = s * (adapters[b].T @ grads[name])
+            out[b] = s * (grads[name] @ adapters[a].T)
+        return out
+
+    def config(self, base: str) -> dict[str, object]:
+        """adapter_config.json, as PEFT writes it for these adapters."""
+        return {
+            "peft_type": "LORA",
+            "task_type": "CAUSAL_LM",
+            "base_model_name_or_path": base,
+            "r": self.rank,
+            "lora_alpha": self.alpha,
+            "target_modules": sorted(self.targets),
+            "lora_dropout": 0.0,
+            "bias": "none",
+            "fan_in_fan_out": False,
+            "init_lora_weights": True,
+            "use_rslora": False,
+            "use_dora": False,
+            "modules_to_save": None,
+            "inference_mode": True,
+        }
