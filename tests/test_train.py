@@ -512,3 +512,27 @@ def test_a_resumed_lora_run_prints_the_uninterrupted_losses(tmp_path):
         relative([r.loss for r in rest.records], [r.loss for r in whole.records[1:]])
         < 1e-6
     )
+
+
+def test_text_data_goes_through_the_checkpoints_tokenizer(tmp_path):
+    """A .txt file is tokenized as transformers' tokenizer(text) does, with
+    the checkpoint's tokenizer.json (a word-level one here)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    write_checkpoint(tmp_path / "ckpt", "qwen3")
+    words = [f"w{i}" for i in range(200)]
+    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, "w0"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(str(tmp_path / "ckpt" / "tokenizer.json"))
+    rng = np.random.default_rng(0)
+    text = " ".join(words[i] for i in rng.integers(0, 200, 2 * (SEQ + 1)))
+    (tmp_path / "notes.txt").write_text(text)
+    ids = np.array([int(w[1:]) for w in text.split()])
+    np.save(tmp_path / "ids.npy", ids)
+    options = TrainOptions(steps=2, seq_len=SEQ, precision="fp32")
+    from_text = train(
+        tmp_path / "ckpt", tmp_path / "notes.txt", tmp_path / "a", options
+    )
+    from_ids = train(tmp_path / "ckpt", tmp_path / "ids.npy", tmp_path / "b", options)
+    assert [r.loss for r in from_text.records] == [r.loss for r in from_ids.records]
+    assert (tmp_path / "a" / "tokenizer.json").is_file()
