@@ -88,10 +88,17 @@ def relative(a, b) -> float:
 
 
 @pytest.mark.parametrize(
-    "family, tied", [("qwen3", False), ("qwen3", True), ("llama", False)]
+    "family, tied, overrides",
+    [
+        ("qwen3", False, {}),
+        ("qwen3", True, {}),
+        ("llama", False, {}),
+        ("qwen2", False, {}),  # q, k and v biases
+        ("llama", False, {"attention_bias": True}),  # and o_proj's
+    ],
 )
-def test_fine_tuning_matches_torch_step_by_step(tmp_path, family, tied):
-    model = write_checkpoint(tmp_path / "ckpt", family, tied=tied)
+def test_fine_tuning_matches_torch_step_by_step(tmp_path, family, tied, overrides):
+    model = write_checkpoint(tmp_path / "ckpt", family, tied=tied, **overrides)
     steps = 3
     data, ids = token_file(tmp_path, steps * 2 * (SEQ + 1))
     lines = []
@@ -258,12 +265,15 @@ def test_bad_data_is_one_line(tmp_path):
 
 
 def test_refusals_name_the_field_or_the_checkpoint(tmp_path):
-    write_checkpoint(tmp_path / "q2", "qwen2")
+    write_checkpoint(tmp_path / "nx", "gpt_neox")
     data, _ = token_file(tmp_path, 4 * (SEQ + 1))
     args = ["--data", str(data), "-o", str(tmp_path / "out"), "--seq-len", str(SEQ)]
-    error_line(cli("train", str(tmp_path / "q2"), *args), "q2/config.json", "bias")
-    error_line(cli("compile-train", str(tmp_path / "q2"), "-o", str(tmp_path / "k")),
-               "bias")  # fmt: skip
+    error_line(
+        cli("train", str(tmp_path / "nx"), *args), "nx/config.json", "hidden_act"
+    )
+    write_checkpoint(tmp_path / "mb", "llama", mlp_bias=True)
+    error_line(cli("compile-train", str(tmp_path / "mb"), "-o", str(tmp_path / "k")),
+               "mlp_bias", "mlp.down_proj")  # fmt: skip
     from safetensors.torch import load_file, save_file
 
     write_checkpoint(tmp_path / "nan", "qwen3")

@@ -49,7 +49,6 @@ from xdsl_ane.outputs import atomic_output, check_outputs
 from xdsl_ane.progress import Progress
 
 PLAIN: tuple[tuple[str, Any, str], ...] = (
-    ("biases", frozenset(), "attention_bias / mlp_bias (biased projections)"),
     ("activation", "silu", "hidden_act"),
     ("gated_mlp", True, "the MLP (ungated)"),
     ("layer_norm", False, "the norm (LayerNorm)"),
@@ -82,8 +81,8 @@ PLAIN: tuple[tuple[str, Any, str], ...] = (
     ("scale_by_layer", False, "scale_attn_by_inverse_layer_idx"),
 )
 """What the training kernels compute today: a RoPE decoder with RMSNorm, a
-SiLU-gated MLP and unbiased projections (QK-norm and grouped-query heads
-included). Each other feature of the architecture table is refused naming
+SiLU-gated MLP and attention projections with or without biases (QK-norm
+and grouped-query heads included). Each other feature of the architecture table is refused naming
 its config field."""
 
 
@@ -94,9 +93,16 @@ def check_trainable(config: Any, where: str) -> None:
         if getattr(config, attribute) != plain:
             raise XdslAneError(
                 f"{where}: {field_name}: {config.family} models with it cannot be "
-                "trained yet (the training kernels compute RMSNorm, SiLU-gated, "
-                "unbiased RoPE decoders: llama, mistral, qwen3 and their like)"
+                "trained yet (the training kernels compute RMSNorm, SiLU-gated "
+                "RoPE decoders: llama, mistral, qwen2, qwen3 and their like)"
             )
+    mlp = sorted(b for b in config.biases if not b.startswith("self_attn."))
+    if mlp:
+        raise XdslAneError(
+            f"{where}: mlp_bias: {config.family} models with biased MLP "
+            f"projections ({', '.join(mlp)}) cannot be trained yet (attention "
+            "biases can)"
+        )
     if config.sliding_window is not None and config.sliding_window < config.seq_len:
         raise XdslAneError(
             f"{where}: sliding_window {config.sliding_window} is below --seq-len "

@@ -287,6 +287,12 @@ class TrainingRuntime:
         np.add.at(grads["embed_tokens.weight"], tokens, dx)
         return loss, {name: g / self.loss_scale for name, g in grads.items()}
 
+    def add_bias_gradient(self, grads: Arrays, name: str, dy: np.ndarray) -> None:
+        """A projection's bias gradient, the sum of dy's rows, where the
+        projection has a bias."""
+        if name in grads:
+            grads[name] += dy.sum(axis=0)
+
     def layer_forward(self, layer: int, x: np.ndarray) -> LayerActivations:
         c, w = self.config, self.weights
         p = f"layers.{layer}."
@@ -298,8 +304,11 @@ class TrainingRuntime:
                 "q_norm": self.tiled(p + "self_attn.q_norm.weight", c.num_heads),
                 "k_norm": self.tiled(p + "self_attn.k_norm.weight", c.num_kv_heads),
             }
-        attention = self.call("attention_forward", lw, h=h1["y"], **norms)
-        o = self.call("output_projection", lw, attn=attention["attn"])["o"]
+        biases = self.biases(layer)
+        qkv = {k: v for k, v in biases.items() if k != "o_bias"}
+        attention = self.call("attention_forward", lw, h=h1["y"], **norms, **qkv)
+        o_bias = {k: v for k, v in biases.items() if k == "o_bias"}
+        o = self.call("output_projection", lw, attn=attention["attn"], **o_bias)["o"]
         x2 = x + o
         gamma = w[p + "post_attention_layernorm.weight"]
         h2 = self.call("rms_norm_forward", x=x2, gamma=gamma)["y"]
@@ -359,6 +368,15 @@ class TrainingRuntime:
             d_lm_head[start : start + size] += self.weight_gradient(d_logits, h)
         return dh
 
+    def biases(self, layer: int) -> Arrays:
+        """Layer `layer`'s attention biases by kernel input (`q_bias`, ...)."""
+        p = f"layers.{layer}.self_attn."
+        return {
+            f"{k}_bias": self.weights[f"{p}{k}_proj.bias"]
+            for k in "qkvo"
+            if f"{p}{k}_proj.bias" in self.weights
+        }
+
     def layer_backward(
         self, layer: int, saved: LayerActivations, dx: np.ndarray, grads: Arrays
     ) -> np.ndarray:
@@ -385,6 +403,7 @@ class TrainingRuntime:
 
         # Attention: x2 = x + o_proj(attention(...)).
         d_attn = self.call("output_projection_backward", lw, dy=dx2)["d_attn"]
+        self.add_bias_gradient(grads, p + "self_attn.o_proj.bias", dx2)
         grads[p + "self_attn.o_proj.weight"] += self.weight_gradient(
             dx2, attention["attn"]
         )
@@ -424,6 +443,8 @@ class TrainingRuntime:
                 per_head = rope[f"d_{name}"].reshape(heads_count, c.head_dim)
                 grads[p + f"self_attn.{name}.weight"] += per_head.sum(axis=0)
         dq, dk = rope["dq"], rope["dk"]
+        for name, d in (("q_proj", dq), ("k_proj", dk), ("v_proj", dv)):
+            self.add_bias_gradient(grads, p + f"self_attn.{name}.bias", d)
         dh1 = self.call("q_projection_backward", lw, dq=dq)["dh"]
         dh1 += self.call("kv_projection_backward", lw, dk=dk, dv=dv)["dh"]
         for name, d in (("q_proj", dq), ("k_proj", dk), ("v_proj", dv)):

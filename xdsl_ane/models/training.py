@@ -37,8 +37,8 @@ CPU, are kernels too:
 | kernel | inputs | outputs |
 |---|---|---|
 | `rms_norm_forward` | x [S, D], gamma [D] | y [S, D] |
-| `attention_forward` | h [S, D], q_norm [H·Dh], k_norm [Hkv·Dh] | attn, q_rot, k_rep, v_rep [S, H·Dh], q_pre [S, H·Dh], k_pre [S, Hkv·Dh] |
-| `output_projection` | attn [S, H·Dh] | o [S, D] |
+| `attention_forward` | h [S, D], q_norm [H·Dh], k_norm [Hkv·Dh], q/k/v_bias | attn, q_rot, k_rep, v_rep [S, H·Dh], q_pre [S, H·Dh], k_pre [S, Hkv·Dh] |
+| `output_projection` | attn [S, H·Dh], o_bias [D] | o [S, D] |
 | `ffn_forward` | h [S, D], x [S, D] | out [S, D], gate, up, act [S, F] |
 | `ffn_backward_w2` | dy [S, D] | d_act [S, F] |
 | `silu_backward` | gate, up, d_act [S, F] | d_gate, d_up [S, F] |
@@ -63,7 +63,10 @@ attention probabilities P [1, H, S, S] travel as their row-major view
 per head ([H·Dh], [Hkv·Dh]) so that they pack with the activations; their
 gradients come back per head and the runtime sums them. `rope_backward`
 includes the QK-norm backward when the config has it; without QK-norm the
-norm inputs and outputs are absent. `gqa_reduce` exists only for
+norm inputs and outputs are absent. The attention projections' biases
+(q/k/v_bias [H·Dh], [Hkv·Dh], o_bias [D]), where the config has them, are
+inputs too, trained: their gradients are the sums of the rows of dq, dk,
+dv and the output's gradient, which the runtime takes. `gqa_reduce` exists only for
 grouped-query configs (Hkv < H). The first input of a kernel sets the
 channel count the others are packed to, so where the sizes differ the
 input with the fewest channels comes first (`rope_backward`,
@@ -134,8 +137,9 @@ class KernelBuilder:
     def __init__(self, config: LlmConfig, layer: int = 0):
         self.config = config
         self.layer = layer
-        self.block = stateless_builder(config)
-        """The decoder's builder: the weights and projections by name."""
+        self.block = stateless_builder(config.with_(biases=frozenset()))
+        """The decoder's builder: the weights and projections by name (the
+        biases, trained, are inputs of the kernels: `bias_inputs`)."""
         self.dtype = f32
 
     def weight(self, name: str, shape: tuple[int, ...]) -> SSAValue:
@@ -268,18 +272,42 @@ class KernelBuilder:
             body,
         )
 
+    def bias_inputs(self, *projections: str) -> list[tuple[str, tuple[int, ...]]]:
+        """The inputs `{q,k,v,o}_bias` [out] of the projections (of `q`,
+        `k`, `v`, `o`) that config.biases has."""
+        c = self.config
+        out = {"q": c.q_dim, "k": c.kv_dim, "v": c.kv_dim, "o": c.hidden_size}
+        return [
+            (f"{p}_bias", (out[p],))
+            for p in projections
+            if f"self_attn.{p}_proj" in c.biases
+        ]
+
+    def biased(self, y: SSAValue, bias: SSAValue | None) -> SSAValue:
+        return y if bias is None else rlx.AddOp(y, bias).result
+
     def attention_forward(self) -> builtin.ModuleOp:
-        """QKV projections, (QK-norm), RoPE, the grouped-query repeat of k and
-        v, causal attention; also returns what the backward kernels need."""
+        """QKV projections (with their biases), (QK-norm), RoPE, the
+        grouped-query repeat of k and v, causal attention; also returns
+        what the backward kernels need."""
         c = self.config
         repeats = c.num_heads // c.num_kv_heads
+        inputs = [("h", (c.seq_len, c.hidden_size))]
+        if c.qk_norm:
+            inputs += [("q_norm", (c.q_dim,)), ("k_norm", (c.kv_dim,))]
+        inputs += self.bias_inputs("q", "k", "v")
 
-        def body(
-            h: SSAValue, q_norm: SSAValue | None = None, k_norm: SSAValue | None = None
-        ) -> dict[str, SSAValue]:
-            q_pre = self.linear(h, "self_attn.q_proj", c.q_dim)
-            k_pre = self.linear(h, "self_attn.k_proj", c.kv_dim)
-            v = heads(self.linear(h, "self_attn.v_proj", c.kv_dim), c.num_kv_heads)
+        def body(*args: SSAValue) -> dict[str, SSAValue]:
+            named = dict(zip([n for n, _ in inputs], args))
+            h, q_norm, k_norm = named["h"], named.get("q_norm"), named.get("k_norm")
+
+            def project(p: str, out: int) -> SSAValue:
+                y = self.linear(h, f"self_attn.{p}_proj", out)
+                return self.biased(y, named.get(f"{p}_bias"))
+
+            q_pre = project("q", c.q_dim)
+            k_pre = project("k", c.kv_dim)
+            v = heads(project("v", c.kv_dim), c.num_kv_heads)
             q, k = heads(q_pre, c.num_heads), heads(k_pre, c.num_kv_heads)
             if q_norm is not None and k_norm is not None:
                 q, k = self.head_rms_norm(q, q_norm), self.head_rms_norm(k, k_norm)
@@ -297,18 +325,17 @@ class KernelBuilder:
                 results |= {"q_pre": q_pre, "k_pre": k_pre}
             return results
 
-        inputs = [("h", (c.seq_len, c.hidden_size))]
-        if c.qk_norm:
-            inputs += [("q_norm", (c.q_dim,)), ("k_norm", (c.kv_dim,))]
         return self.kernel("attention_forward", inputs, body)
 
     def output_projection(self) -> builtin.ModuleOp:
         c = self.config
-        return self.kernel(
-            "output_projection",
-            [("attn", (c.seq_len, c.q_dim))],
-            lambda a: {"o": self.linear(a, "self_attn.o_proj", c.hidden_size)},
-        )
+
+        def body(a: SSAValue, o_bias: SSAValue | None = None) -> dict[str, SSAValue]:
+            o = self.linear(a, "self_attn.o_proj", c.hidden_size)
+            return {"o": self.biased(o, o_bias)}
+
+        inputs = [("attn", (c.seq_len, c.q_dim)), *self.bias_inputs("o")]
+        return self.kernel("output_projection", inputs, body)
 
     def ffn_forward(self) -> builtin.ModuleOp:
         """out = x + down(silu(gate(h)) · up(h)) (SwiGLU with the residual);
