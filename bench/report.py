@@ -591,6 +591,118 @@ def cpu_text(row: dict[str, Any]) -> str:
     return f"{row['cpu_s']:.1f}" if "cpu_s" in row else ""
 
 
+TRAIN_PATHS = {
+    "fp32": "xdsl-ane `train --precision fp32` (interpreter)",
+    "fp16": "xdsl-ane `train --precision fp16` (interpreter)",
+    "torch": "PyTorch fp32: transformers + `AdamW`",
+    "torch_at_layers_measured": "PyTorch fp32, at the interpreted depth",
+}
+
+
+def train_table(section: dict[str, Any]) -> str:
+    """compile-train and a training step of each checkpoint: ours in the
+    interpreter (fp32 and fp16 kernels) beside PyTorch on the same machine,
+    and the estimated step on the chip beside the hand-written trainer's."""
+    models = section["models"]
+    chip = section["chip"].upper()
+    compile_rows, step_rows, notes = [], [], []
+    for row in models.values():
+        name = row["model"].split(" shape")[0]
+        c = row.get("compile", {})
+        if "failed" in c or not c:
+            compile_rows.append(
+                [name, f"failed: {c.get('failed', 'not run')}"] + [""] * 7
+            )
+        else:
+            e = c["estimate"]
+            compile_rows.append(
+                [
+                    name,
+                    seconds(c["total_s"]),
+                    c["kernels"],
+                    c["ops_total"],
+                    c["calls_per_step"],
+                    f"{c['peak_rss_mb']:.0f}",
+                    f"{e['total_ms']:.0f}",
+                    f"{row['hand_written_ms']:.0f}",
+                    f"{row['estimate_over_hand_written']:.2f}",
+                ]
+            )
+        for case, path in TRAIN_PATHS.items():
+            r = row.get(case)
+            if r is None:
+                continue
+            if "failed" in r:
+                step_rows.append([name, path, f"failed: {r['failed']}"] + [""] * 6)
+                continue
+            over = row.get(f"{case}_over_torch")
+            step_rows.append(
+                [
+                    name,
+                    path,
+                    f"{r['layers_measured']} of {row['layers']}",
+                    seconds(r["step_s"]),
+                    seconds(r.get("step_cpu_s")),
+                    seconds(r["forward_backward_s"])
+                    if "forward_backward_s" in r
+                    else NONE,
+                    NONE if over is None else f"{over:.2f}",
+                    f"{r['peak_rss_mb']:.0f}",
+                    f"{r['load_average']:.1f}" if "load_average" in r else NONE,
+                ]
+            )
+        if "fp32_loss_vs_torch" in row:
+            notes.append(
+                f"{name}: our fp32 losses differ from PyTorch's by at most "
+                f"{row['fp32_loss_vs_torch']:.1e} (relative)"
+            )
+        skipped = row.get("fp16", {}).get("skipped", [])
+        if any(skipped):
+            notes.append(
+                f"{name}: fp16 step(s) {[i + 1 for i, s in enumerate(skipped) if s]} "
+                "overflowed and were skipped (no AdamW)"
+            )
+    compile_header = [
+        "checkpoint",
+        "`compile-train` s",
+        "kernels",
+        "ops (consts excluded)",
+        "kernel calls a step",
+        "peak RSS MB",
+        f"estimate on {chip} ms/step",
+        "hand-written ANE trainer ms/step",
+        "estimate over it",
+    ]
+    step_header = [
+        "checkpoint",
+        "path",
+        "layers run",
+        "step s",
+        "CPU s",
+        "forward + backward s",
+        "over PyTorch",
+        "peak RSS MB",
+        "load",
+    ]
+    return (
+        table(compile_header, compile_rows)
+        + "\n\n"
+        + table(step_header, step_rows)
+        + f"\n\nSequence {section['seq_len']}, batch {section['batch']}, on "
+        f"{section['cores']} cores (measured {section['date']}). `compile-train`: "
+        "fp16 kernels compiled and written; the estimate is `step_estimate` on "
+        f"the {chip} (kernel calls, AdamW and the CPU glue); the hand-written "
+        "trainer's step is its published one on an M4 (ANE_FACTS.md). Step: the "
+        "second of two, from the end of the first to the end of the second "
+        "(forward, backward and AdamW); forward + backward: the same step without "
+        "AdamW (`train`'s tok/s); CPU: the seconds of every thread of the process "
+        "(user and system) in the step; over PyTorch: over PyTorch's step at the same "
+        "depth. Peak RSS: each case's own process (`VmHWM`) through the second "
+        "step; load: the machine's one-minute load average after the step (other "
+        "processes share it). " + "; ".join(notes) + ("." if notes else "")
+    )
+
+
 COMMAND_NAMES = {
     "bare_xdsl_import": '`python -c "import xdsl.xdsl_opt_main"`',
     "import_xdsl_ane": '`python -c "import xdsl_ane"`',
@@ -797,6 +909,11 @@ def markdown(r: dict[str, Any]) -> str:
         sections.append(
             "### LLM inference package vs coremltools' stateful path\n\n"
             + llm_table(r["llm"])
+        )
+    if "train" in r:
+        sections.append(
+            "### Fine-tuning: `compile-train` and a training step vs PyTorch\n\n"
+            + train_table(r["train"])
         )
     if "startup" in r:
         sections.append(

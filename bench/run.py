@@ -123,6 +123,8 @@ def measure_all(
     results["torch_models"] = runner.section("torch_models")
     # the Qwen3-0.6B package vs coremltools' stateful path
     results["llm"] = runner.section("llm")
+    # compile-train and a training step of two checkpoints vs PyTorch's step
+    results["train"] = runner.section("train")
     # weight compression vs coremltools', and the k-means alone
     results["compression"] = runner.section("compression")
     results["kmeans"] = runner.section("kmeans")
