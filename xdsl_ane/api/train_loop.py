@@ -381,12 +381,17 @@ class TrainingLoop:
         runtime = TrainingRuntime(
             config, {**weights, "rope.cos": cos, "rope.sin": sin}, self.kernels, scale
         )
-        loss, full = 0.0, {name: np.zeros_like(v) for name, v in weights.items()}
+        loss, full = 0.0, {}
         for b in range(o.batch):
             part, part_grads = runtime.step(inputs[b], labels[b])
             loss += part / o.batch
             for name, g in part_grads.items():
-                full[name] += g / o.batch
+                if o.batch > 1:
+                    g /= o.batch  # (the runtime's own array)
+                if name in full:
+                    full[name] += g
+                else:
+                    full[name] = g
         grads = s.trained_gradients(full)
         lr = lr_at(k, o.lr, o.warmup, s.steps, o.schedule)
         seconds = time.perf_counter() - started

@@ -285,7 +285,10 @@ class TrainingRuntime:
             dx = self.layer_backward(layer, saved[layer], dx, grads)
         self.layer = None
         np.add.at(grads["embed_tokens.weight"], tokens, dx)
-        return loss, {name: g / self.loss_scale for name, g in grads.items()}
+        if self.loss_scale != 1.0:
+            for g in grads.values():
+                g /= self.loss_scale
+        return loss, grads
 
     def add_bias_gradient(self, grads: Arrays, name: str, dy: np.ndarray) -> None:
         """A projection's bias gradient, the sum of dy's rows, where the
