@@ -95,15 +95,7 @@ def from_torch(
     `use_cache=False`) or the path of a `.pt2` file written by
     `torch.export.save`. Raises `XdslAneError`."""
     torch = require_torch()
-    from xdsl_ane.frontend.torch import (  # noqa: F401 (registers)
-        aten,
-        aten_math,
-        aten_quantize,
-        aten_recurrent,
-        aten_scatter,
-        aten_signal,
-        aten_spatial,
-    )
+    aten = register_translations()
     from xdsl_ane.frontend.torch.program import (
         decompose,
         export_module,
@@ -158,10 +150,10 @@ def from_torch(
     )
 
 
-def needs_decomposition(program: Any, where: str = "from_torch") -> bool:
-    """Whether `from_torch` decomposes the ExportedProgram `program` to core
-    ATen first: unless torch.export's own graph translates as it is
-    (`program.translatable_as_is`)."""
+def register_translations() -> Any:
+    """Imports the modules whose `@translates` handlers the importer uses
+    (each registers its ATen ops when imported); returns `aten`, which
+    holds the tables."""
     from xdsl_ane.frontend.torch import (  # noqa: F401 (registers)
         aten,
         aten_math,
@@ -171,6 +163,15 @@ def needs_decomposition(program: Any, where: str = "from_torch") -> bool:
         aten_signal,
         aten_spatial,
     )
+
+    return aten
+
+
+def needs_decomposition(program: Any, where: str = "from_torch") -> bool:
+    """Whether `from_torch` decomposes the ExportedProgram `program` to core
+    ATen first: unless torch.export's own graph translates as it is
+    (`program.translatable_as_is`)."""
+    aten = register_translations()
     from xdsl_ane.frontend.torch.program import read_signature, translatable_as_is
     from xdsl_ane.frontend.torch.translate import Translator
 
