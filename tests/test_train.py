@@ -95,6 +95,8 @@ def relative(a, b) -> float:
         ("llama", False, {}),
         ("qwen2", False, {}),  # q, k and v biases
         ("llama", False, {"attention_bias": True}),  # and o_proj's
+        ("llama", False, {"hidden_act": "gelu"}),
+        ("gemma", True, {}),  # (1 + w) norms, √hidden embedding, GELU-tanh
     ],
 )
 def test_fine_tuning_matches_torch_step_by_step(tmp_path, family, tied, overrides):
@@ -268,9 +270,7 @@ def test_refusals_name_the_field_or_the_checkpoint(tmp_path):
     write_checkpoint(tmp_path / "nx", "gpt_neox")
     data, _ = token_file(tmp_path, 4 * (SEQ + 1))
     args = ["--data", str(data), "-o", str(tmp_path / "out"), "--seq-len", str(SEQ)]
-    error_line(
-        cli("train", str(tmp_path / "nx"), *args), "nx/config.json", "hidden_act"
-    )
+    error_line(cli("train", str(tmp_path / "nx"), *args), "nx/config.json", "MLP")
     write_checkpoint(tmp_path / "mb", "llama", mlp_bias=True)
     error_line(cli("compile-train", str(tmp_path / "mb"), "-o", str(tmp_path / "k")),
                "mlp_bias", "mlp.down_proj")  # fmt: skip

@@ -49,12 +49,9 @@ from xdsl_ane.outputs import atomic_output, check_outputs
 from xdsl_ane.progress import Progress
 
 PLAIN: tuple[tuple[str, Any, str], ...] = (
-    ("activation", "silu", "hidden_act"),
     ("gated_mlp", True, "the MLP (ungated)"),
     ("layer_norm", False, "the norm (LayerNorm)"),
     ("norm_bias", True, "the norm's bias"),
-    ("unit_offset_norms", False, "the norm ((1 + w) weights)"),
-    ("scaled_embedding", False, "the embedding's √hidden scale"),
     ("fused", False, "the fused qkv projection"),
     ("qkv_per_head", False, "the per-head qkv projection"),
     ("conv1d", False, "Conv1D weights"),
@@ -80,9 +77,10 @@ PLAIN: tuple[tuple[str, Any, str], ...] = (
     ("logits_divisor", None, "logits_scaling / logit_scale"),
     ("scale_by_layer", False, "scale_attn_by_inverse_layer_idx"),
 )
-"""What the training kernels compute today: a RoPE decoder with RMSNorm, a
-SiLU-gated MLP and attention projections with or without biases (QK-norm
-and grouped-query heads included). Each other feature of the architecture table is refused naming
+"""What the training kernels compute today: a RoPE decoder with RMSNorm
+(or Gemma's (1 + w)), a gated MLP of any activation transformers names
+and attention projections with or without biases (QK-norm, grouped-query
+heads and Gemma's scaled embedding included). Each other feature of the architecture table is refused naming
 its config field."""
 
 
@@ -93,9 +91,18 @@ def check_trainable(config: Any, where: str) -> None:
         if getattr(config, attribute) != plain:
             raise XdslAneError(
                 f"{where}: {field_name}: {config.family} models with it cannot be "
-                "trained yet (the training kernels compute RMSNorm, SiLU-gated "
-                "RoPE decoders: llama, mistral, qwen2, qwen3 and their like)"
+                "trained yet (the training kernels compute RMSNorm decoders with "
+                "gated MLPs and RoPE: llama, mistral, qwen2, qwen3, gemma and "
+                "their like)"
             )
+    from xdsl_ane.models.llm import ACTIVATIONS
+    from xdsl_ane.models.training import BACKWARD_KINDS
+
+    if ACTIVATIONS[config.activation] not in BACKWARD_KINDS:
+        raise XdslAneError(
+            f"{where}: hidden_act: {config.activation} has no backward in the "
+            f"training kernels ({', '.join(sorted(BACKWARD_KINDS.values()))})"
+        )
     mlp = sorted(b for b in config.biases if not b.startswith("self_attn."))
     if mlp:
         raise XdslAneError(

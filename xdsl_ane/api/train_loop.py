@@ -44,6 +44,15 @@ class TrainingSetup:
     config: Any
     where: str
 
+    @property
+    def padding_idx(self) -> int | None:
+        """config.json's pad_token_id, the embedding row whose lookup
+        gradient transformers' decoders skip (`nn.Embedding(padding_idx)`)."""
+        pad = self.checkpoint.config.get("pad_token_id")
+        if isinstance(pad, int) and not isinstance(pad, bool):
+            return pad if 0 <= pad < self.config.vocab_size else None
+        return None
+
 
 def check_precision(precision: str) -> bool:
     """Whether the kernels compute in fp16."""
@@ -379,7 +388,11 @@ class TrainingLoop:
         scale = s.scaler.scale if s.scaler is not None else 1.0
         weights = s.runtime_weights()
         runtime = TrainingRuntime(
-            config, {**weights, "rope.cos": cos, "rope.sin": sin}, self.kernels, scale
+            config,
+            {**weights, "rope.cos": cos, "rope.sin": sin},
+            self.kernels,
+            scale,
+            s.setup.padding_idx,
         )
         loss, full = 0.0, {}
         for b in range(o.batch):

@@ -199,8 +199,13 @@ class TrainingRuntime:
         weights: Mapping[str, np.ndarray],
         kernels: Mapping[str, CompiledKernel],
         loss_scale: float = 1.0,
+        padding_idx: int | None = None,
     ):
         self.config = config
+        self.padding_idx = padding_idx
+        """The embedding row the lookup's gradient skips (torch's
+        `nn.Embedding(padding_idx=pad_token_id)`, as transformers builds the
+        decoders); None: none."""
         self.weights = {name: np.asarray(w, np.float32) for name, w in weights.items()}
         self.kernels = kernels
         self.loss_scale = loss_scale
@@ -242,7 +247,20 @@ class TrainingRuntime:
 
     def tiled(self, name: str, heads: int) -> np.ndarray:
         """A QK-norm γ [Dh] tiled per head, [H·Dh]."""
-        return np.tile(self.weights[name], heads)
+        return np.tile(self.gamma(name), heads)
+
+    def gamma(self, name: str) -> np.ndarray:
+        """A norm's scale as the kernels take it: the weight, or 1 + the
+        weight (unit_offset_norms: Gemma's), whose gradient is the weight's."""
+        w = self.weights[name]
+        return w + np.float32(1) if self.config.unit_offset_norms else w
+
+    def embedding_scale(self) -> np.float32:
+        """What the embedding's rows are multiplied by: √hidden in float32
+        (scaled_embedding: Gemma's), else 1."""
+        if not self.config.scaled_embedding:
+            return np.float32(1)
+        return np.float32(np.sqrt(self.config.hidden_size))
 
     def per_row(self, *columns: np.ndarray) -> np.ndarray:
         """Per-row values [S] as [S, k], zero-padded to the kernels' width."""
@@ -265,7 +283,7 @@ class TrainingRuntime:
             for name, value in w.items()
             if not name.startswith("rope.")
         }
-        x = w["embed_tokens.weight"][tokens]
+        x = w["embed_tokens.weight"][tokens] * self.embedding_scale()
         saved = []
         for layer in range(self.config.num_layers):
             self.layer = layer
@@ -273,18 +291,23 @@ class TrainingRuntime:
             saved.append(activations)
             x = activations.ffn["out"]
         self.layer = None
-        h = self.call("rms_norm_forward", x=x, gamma=w["norm.weight"])["y"]
+        h = self.call("rms_norm_forward", x=x, gamma=self.gamma("norm.weight"))["y"]
         loss, lse, label_rows = self.loss_forward(h, labels)
 
         dh = self.loss_backward(h, labels, lse, label_rows, grads)
-        result = self.call("rms_norm_backward", x=x, gamma=w["norm.weight"], dy=dh)
+        result = self.call(
+            "rms_norm_backward", x=x, gamma=self.gamma("norm.weight"), dy=dh
+        )
         grads["norm.weight"] += result["d_gamma"]
         dx = result["dx"]
         for layer in reversed(range(self.config.num_layers)):
             self.layer = layer
             dx = self.layer_backward(layer, saved[layer], dx, grads)
         self.layer = None
-        np.add.at(grads["embed_tokens.weight"], tokens, dx)
+        rows = dx * self.embedding_scale()
+        if self.padding_idx is not None:
+            rows[tokens == self.padding_idx] = 0
+        np.add.at(grads["embed_tokens.weight"], tokens, rows)
         if self.loss_scale != 1.0:
             for g in grads.values():
                 g /= self.loss_scale
@@ -297,10 +320,12 @@ class TrainingRuntime:
             grads[name] += dy.sum(axis=0)
 
     def layer_forward(self, layer: int, x: np.ndarray) -> LayerActivations:
-        c, w = self.config, self.weights
+        c = self.config
         p = f"layers.{layer}."
         lw = self.layer_weights(layer)
-        h1 = self.call("rms_norm_forward", x=x, gamma=w[p + "input_layernorm.weight"])
+        h1 = self.call(
+            "rms_norm_forward", x=x, gamma=self.gamma(p + "input_layernorm.weight")
+        )
         norms = {}
         if c.qk_norm:
             norms = {
@@ -313,7 +338,7 @@ class TrainingRuntime:
         o_bias = {k: v for k, v in biases.items() if k == "o_bias"}
         o = self.call("output_projection", lw, attn=attention["attn"], **o_bias)["o"]
         x2 = x + o
-        gamma = w[p + "post_attention_layernorm.weight"]
+        gamma = self.gamma(p + "post_attention_layernorm.weight")
         h2 = self.call("rms_norm_forward", x=x2, gamma=gamma)["y"]
         ffn = self.call("ffn_forward", lw, h=h2, x=x2)
         return LayerActivations(x, h1["y"], attention, x2, h2, ffn)
@@ -385,7 +410,7 @@ class TrainingRuntime:
     ) -> np.ndarray:
         """dx of the layer's input from dx of its output; adds the layer's
         weight gradients to `grads`."""
-        c, w = self.config, self.weights
+        c = self.config
         p = f"layers.{layer}."
         lw = self.layer_weights(layer)
         ffn, attention = saved.ffn, saved.attention
@@ -400,7 +425,9 @@ class TrainingRuntime:
         )
         grads[p + "mlp.up_proj.weight"] += self.weight_gradient(silu["d_up"], saved.h2)
         gamma = p + "post_attention_layernorm.weight"
-        norm = self.call("rms_norm_backward", x=saved.x2, gamma=w[gamma], dy=dh2)
+        norm = self.call(
+            "rms_norm_backward", x=saved.x2, gamma=self.gamma(gamma), dy=dh2
+        )
         grads[gamma] += norm["d_gamma"]
         dx2 = dx + norm["dx"]
 
@@ -453,6 +480,8 @@ class TrainingRuntime:
         for name, d in (("q_proj", dq), ("k_proj", dk), ("v_proj", dv)):
             grads[p + f"self_attn.{name}.weight"] += self.weight_gradient(d, saved.h1)
         gamma = p + "input_layernorm.weight"
-        norm = self.call("rms_norm_backward", x=saved.x, gamma=w[gamma], dy=dh1)
+        norm = self.call(
+            "rms_norm_backward", x=saved.x, gamma=self.gamma(gamma), dy=dh1
+        )
         grads[gamma] += norm["d_gamma"]
         return dx2 + norm["dx"]

@@ -92,7 +92,7 @@ from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.limits import MASKED
 from xdsl_ane.models.configs import LlmConfig
-from xdsl_ane.models.llm import rope_tables
+from xdsl_ane.models.llm import ACTIVATIONS, rope_tables
 from xdsl_ane.models.transformer import stateless_builder
 from xdsl_ane.models.vocabulary import (
     CHUNK_WEIGHT,
@@ -101,6 +101,16 @@ from xdsl_ane.models.vocabulary import (
     vocab_chunks,
 )
 from xdsl_ane.passes.gqa_tile import repeat_heads, sum_head_groups
+
+BACKWARD_KINDS = {
+    rlx.SiluOp: "silu",
+    rlx.GeluOp: "gelu",
+    rlx.GeluTanhOp: "gelu_tanh",
+    rlx.ReluOp: "relu",
+    rlx.SigmoidOp: "sigmoid",
+    rlx.TanhOp: "tanh",
+}
+"""The rlx.activation_backward kind of each activation the MLP may use."""
 
 
 def weight_gradient_name(rows: int, columns: int) -> str:
@@ -346,7 +356,7 @@ class KernelBuilder:
         def body(h: SSAValue, x: SSAValue) -> dict[str, SSAValue]:
             gate = self.linear(h, "mlp.gate_proj", c.ffn_size)
             up = self.linear(h, "mlp.up_proj", c.ffn_size)
-            act = rlx.MulOp(rlx.SiluOp(gate).result, up).result
+            act = rlx.MulOp(self.activation(gate), up).result
             out = rlx.AddOp(x, self.linear(act, "mlp.down_proj", c.hidden_size)).result
             return {"out": out, "gate": gate, "up": up, "act": act}
 
@@ -360,16 +370,22 @@ class KernelBuilder:
             lambda dy: {"d_act": self.linear_backward(dy, "mlp.down_proj", c.ffn_size)},
         )
 
+    def activation(self, x: SSAValue) -> SSAValue:
+        """The config's activation f (SiLU, GELU and its tanh form, ReLU, ...)."""
+        return ACTIVATIONS[self.config.activation](x).result
+
     def silu_backward(self) -> builtin.ModuleOp:
-        """act = silu(gate)·up: d_gate = silu'(gate)·up·d_act, d_up = silu(gate)·d_act."""
+        """act = f(gate)·up (f the config's activation, SiLU in the
+        reference): d_gate = f'(gate)·up·d_act, d_up = f(gate)·d_act."""
         c = self.config
         sf = (c.seq_len, c.ffn_size)
+        kind = BACKWARD_KINDS[ACTIVATIONS[c.activation]]
 
         def body(gate: SSAValue, up: SSAValue, d_act: SSAValue) -> dict[str, SSAValue]:
-            d_silu = rlx.MulOp(d_act, up).result
+            d_f = rlx.MulOp(d_act, up).result
             return {
-                "d_gate": rlx.ActivationBackwardOp(gate, d_silu, "silu").result,
-                "d_up": rlx.MulOp(d_act, rlx.SiluOp(gate).result).result,
+                "d_gate": rlx.ActivationBackwardOp(gate, d_f, kind).result,
+                "d_up": rlx.MulOp(d_act, self.activation(gate)).result,
             }
 
         return self.kernel(
