@@ -784,7 +784,7 @@ def attention(
 # --- shape ------------------------------------------------------------------------------------
 
 
-@translates(
+RESHAPES = (
     aten.view.default,
     aten._unsafe_view.default,
     aten.reshape.default,
@@ -795,6 +795,10 @@ def attention(
     aten.flatten.using_ints,
     aten.unflatten.int,
 )
+"""The ATen ops that change only a tensor's shape."""
+
+
+@translates(*RESHAPES)
 def view(tr: Translator, node, x, *rest):
     return reshape(tr.value(x), tr.result_shape(node))
 

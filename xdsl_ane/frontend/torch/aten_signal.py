@@ -26,6 +26,7 @@ from xdsl.ir import SSAValue
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import element_type_of, is_float, shape_of
 from xdsl_ane.frontend.torch.aten import (
+    RESHAPES,
     axis_of,
     reshape,
     scalar,
@@ -44,15 +45,7 @@ from xdsl_ane.frontend.torch.translate import (
 aten = torch.ops.aten
 
 COMPONENTWISE = {
-    aten.view.default,
-    aten._unsafe_view.default,
-    aten.reshape.default,
-    aten.unsqueeze.default,
-    aten.squeeze.dim,
-    aten.squeeze.dims,
-    aten.squeeze.default,
-    aten.flatten.using_ints,
-    aten.unflatten.int,
+    *RESHAPES,
     aten.permute.default,
     aten.transpose.int,
     aten.slice.Tensor,
