@@ -55,7 +55,9 @@ from bench.common import (
     run_child,
     write_atomically,
 )
+from xdsl_ane.models.configs import QWEN3_0_6B as QWEN3_0_6B_SHAPE
 
+SHAPE = QWEN3_0_6B_SHAPE
 SEQ_LEN = 256
 BATCH = 1
 CHIP = "m4"
@@ -73,19 +75,19 @@ STORIES_110M = dict(
     rms_norm_eps=1e-5,
     tie_word_embeddings=False,  # llama2.c's Stories110M has its own head
 )
-QWEN3_0_6B = dict(
+QWEN3_0_6B = dict(  # the named shape compile-model builds, as config.json
     architecture="Qwen3ForCausalLM",
-    hidden_size=1024,
-    intermediate_size=3072,
-    num_hidden_layers=28,
-    num_attention_heads=16,
-    num_key_value_heads=8,
-    head_dim=128,
-    vocab_size=151936,
-    max_position_embeddings=40960,
-    rope_theta=1000000.0,
-    rms_norm_eps=1e-6,
-    tie_word_embeddings=True,
+    hidden_size=SHAPE.hidden_size,
+    intermediate_size=SHAPE.ffn_size,
+    num_hidden_layers=SHAPE.num_layers,
+    num_attention_heads=SHAPE.num_heads,
+    num_key_value_heads=SHAPE.num_kv_heads,
+    head_dim=SHAPE.head_dim,
+    vocab_size=SHAPE.vocab_size,
+    max_position_embeddings=SHAPE.max_positions,
+    rope_theta=SHAPE.rope_theta,
+    rms_norm_eps=SHAPE.rms_eps,
+    tie_word_embeddings=SHAPE.tied,
 )
 MODELS = {
     "stories110m": ("Stories110M", STORIES_110M),
