@@ -271,6 +271,11 @@ def test_refusals_name_the_field_or_the_checkpoint(tmp_path):
     data, _ = token_file(tmp_path, 4 * (SEQ + 1))
     args = ["--data", str(data), "-o", str(tmp_path / "out"), "--seq-len", str(SEQ)]
     error_line(cli("train", str(tmp_path / "nx"), *args), "nx/config.json", "MLP")
+    write_checkpoint(tmp_path / "sw", "mistral", sliding_window=8)
+    error_line(
+        cli("train", str(tmp_path / "sw"), *args),
+        "sliding_window 8 is below --seq-len 16",
+    )
     write_checkpoint(tmp_path / "mb", "llama", mlp_bias=True)
     error_line(cli("compile-train", str(tmp_path / "mb"), "-o", str(tmp_path / "k")),
                "mlp_bias", "mlp.down_proj")  # fmt: skip

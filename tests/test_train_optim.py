@@ -259,7 +259,9 @@ def test_fixed_loss_scale_and_option():
     automatic = DynamicLossScale.from_option("auto", auto_scale=256.0 * 28)
     assert automatic.dynamic and automatic.scale == 7168.0
     for bad in ["0", "-2", "nan", "big"]:
-        with pytest.raises(XdslAneError, match="--loss-scale: expected"):
+        with pytest.raises(
+            XdslAneError, match="loss_scale=.*: expected auto or a number > 0"
+        ):
             DynamicLossScale.from_option(bad, auto_scale=256.0)
 
 

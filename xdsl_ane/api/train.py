@@ -112,8 +112,9 @@ def check_trainable(config: Any, where: str) -> None:
         )
     if config.sliding_window is not None and config.sliding_window < config.seq_len:
         raise XdslAneError(
-            f"{where}: sliding_window {config.sliding_window} is below --seq-len "
-            f"{config.seq_len}: the training kernels attend to every earlier token"
+            f"{where}: sliding_window {config.sliding_window} is below "
+            f"{option('seq_len', config.seq_len)}: the training kernels attend to "
+            "every earlier token"
         )
 
 
@@ -434,12 +435,9 @@ def train(
     )
     scaler = None
     if fp16:
-        initial = (
-            initial_loss_scale(config)
-            if options.loss_scale == "auto"
-            else float(options.loss_scale)
+        scaler = DynamicLossScale.from_option(
+            options.loss_scale, initial_loss_scale(config)
         )
-        scaler = DynamicLossScale(initial, dynamic=options.loss_scale == "auto")
     lora = None
     if options.lora is not None:
         from xdsl_ane.models.lora import Lora

@@ -124,12 +124,9 @@ class TrainOptions:
                 f"{option('schedule', self.schedule)}: expected constant or cosine"
             )
         check_precision(self.precision)
-        if self.loss_scale != "auto" and not (
-            isinstance(self.loss_scale, float | int) and self.loss_scale > 0
-        ):
-            raise XdslAneError(
-                f"{option('loss_scale', self.loss_scale)}: expected auto or a number > 0"
-            )
+        from xdsl_ane.models.optim import DynamicLossScale
+
+        DynamicLossScale.from_option(self.loss_scale, 1.0)  # one line if bad
 
 
 @dataclass

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from xdsl_ane.errors import XdslAneError
+from xdsl_ane.errors import XdslAneError, option
 
 SCHEDULES = ("constant", "cosine")
 """The learning-rate schedules `lr_at` knows (`--schedule`)."""
@@ -313,18 +313,18 @@ class DynamicLossScale:
         """Steps skipped for a non-finite gradient."""
 
     @classmethod
-    def from_option(cls, option: str, auto_scale: float) -> DynamicLossScale:
-        """The loss scale `--loss-scale OPTION` asks for: `auto` is dynamic,
+    def from_option(cls, value: str | float, auto_scale: float) -> DynamicLossScale:
+        """The loss scale `--loss-scale VALUE` asks for: `auto` is dynamic,
         starting at `auto_scale`; a positive number is a fixed scale."""
-        if option == "auto":
+        if value == "auto":
             return cls(auto_scale)
         try:
-            scale = float(option)
+            scale = float(value)
         except ValueError:
             scale = math.nan
         if not (math.isfinite(scale) and scale > 0):
             raise XdslAneError(
-                f"--loss-scale: expected 'auto' or a positive number, got '{option}'"
+                f"{option('loss_scale', value)}: expected auto or a number > 0"
             )
         return cls(scale, dynamic=False)
 

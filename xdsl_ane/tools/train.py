@@ -116,17 +116,6 @@ def betas(text: str) -> tuple[float, float]:
     return b1, b2
 
 
-def loss_scale(text: str) -> str | float:
-    if text == "auto":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise XdslAneError(
-            f"--loss-scale {text}: expected auto or a number > 0"
-        ) from None
-
-
 def command_compile_train(args: argparse.Namespace) -> int:
     from xdsl_ane.api.train import compile_train, step_estimate
     from xdsl_ane.chips import get_chip
@@ -170,7 +159,7 @@ def command_train(args: argparse.Namespace) -> int:
         schedule=args.schedule,
         grad_clip=args.grad_clip,
         precision=args.precision,
-        loss_scale=loss_scale(args.loss_scale),
+        loss_scale=args.loss_scale,
         save_every=args.save_every,
         seed=args.seed,
         lora=args.lora,
