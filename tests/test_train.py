@@ -63,7 +63,7 @@ def torch_reference(model, ids: np.ndarray, steps: int, options: dict):
     )
     schedule = get_cosine_schedule_with_warmup(optimizer, options["warmup"], steps)
     losses = []
-    model.train()
+    model.eval()  # no dropout: `train` has none
     for k in range(steps):
         rows = [
             ids[(k * b + j) * (s + 1) : (k * b + j + 1) * (s + 1)] for j in range(b)
@@ -97,6 +97,19 @@ def relative(a, b) -> float:
         ("llama", False, {"attention_bias": True}),  # and o_proj's
         ("llama", False, {"hidden_act": "gelu"}),
         ("gemma", True, {}),  # (1 + w) norms, √hidden embedding, GELU-tanh
+        ("llama", False, {"mlp_bias": True}),
+        ("mistral", False, {"sliding_window": 8}),  # a window below --seq-len
+        ("phi3", False, {"partial_rotary_factor": 0.5}),  # fused qkv and gate_up
+        ("gpt_neox", False, {}),  # LayerNorm, parallel residual, per-head qkv
+        ("gpt_neox", False, {"use_parallel_residual": False}),
+        ("gpt2", True, {}),  # Conv1D, learned positions, biases everywhere
+        ("starcoder2", False, {"sliding_window": 8}),  # LayerNorm, plain MLP
+        ("granite", False, {}),  # the four multipliers
+        ("smollm3", False, {}),  # a layer without RoPE
+        ("olmo2", False, {}),  # post-norms, QK-norm over the projections
+        ("cohere", True, {}),  # one LayerNorm, parallel, interleaved RoPE
+        ("gemma2", True, {}),  # sandwich norms, both soft-caps, windows
+        ("gemma3_text", True, {}),  # QK-norm, the sliding layers' own RoPE
     ],
 )
 def test_fine_tuning_matches_torch_step_by_step(tmp_path, family, tied, overrides):
@@ -144,7 +157,8 @@ def test_the_plan_is_the_runtimes_call_order(tmp_path, family):
     )
     setup = training_setup(tmp_path / "ckpt", SEQ)
     cos, sin = rope_tables(setup.config, SEQ)
-    weights = {**trainable_weights(setup), "rope.cos": cos, "rope.sin": sin}
+    weights = setup.layout.to_runtime(trainable_weights(setup))
+    weights |= {"rope.cos": cos, "rope.sin": sin}
     runtime = TrainingRuntime(setup.config, weights, result.kernels)
     runtime.trace = []
     tokens = np.arange(SEQ) % 300
@@ -267,18 +281,14 @@ def test_bad_data_is_one_line(tmp_path):
 
 
 def test_refusals_name_the_field_or_the_checkpoint(tmp_path):
-    write_checkpoint(tmp_path / "nx", "gpt_neox")
+    write_checkpoint(tmp_path / "g2", "gpt2", scale_attn_by_inverse_layer_idx=True)
     data, _ = token_file(tmp_path, 4 * (SEQ + 1))
     args = ["--data", str(data), "-o", str(tmp_path / "out"), "--seq-len", str(SEQ)]
-    error_line(cli("train", str(tmp_path / "nx"), *args), "nx/config.json", "MLP")
-    write_checkpoint(tmp_path / "sw", "mistral", sliding_window=8)
     error_line(
-        cli("train", str(tmp_path / "sw"), *args),
-        "sliding_window 8 is below --seq-len 16",
+        cli("train", str(tmp_path / "g2"), *args),
+        "g2/config.json",
+        "scale_attn_by_inverse_layer_idx",
     )
-    write_checkpoint(tmp_path / "mb", "llama", mlp_bias=True)
-    error_line(cli("compile-train", str(tmp_path / "mb"), "-o", str(tmp_path / "k")),
-               "mlp_bias", "mlp.down_proj")  # fmt: skip
     from safetensors.torch import load_file, save_file
 
     write_checkpoint(tmp_path / "nan", "qwen3")
@@ -287,6 +297,13 @@ def test_refusals_name_the_field_or_the_checkpoint(tmp_path):
     tensors["model.norm.weight"][0] = float("nan")
     save_file(tensors, path, metadata={"format": "pt"})
     error_line(cli("train", str(tmp_path / "nan"), *args), "norm.weight", "non-finite")
+    del tensors["model.layers.1.mlp.up_proj.weight"]
+    tensors["model.norm.weight"][0] = 1.0
+    save_file(tensors, path, metadata={"format": "pt"})
+    error_line(
+        cli("compile-train", str(tmp_path / "nan"), "-o", str(tmp_path / "k")),
+        "has no tensor 'model.layers.1.mlp.up_proj.weight'",
+    )
     write_checkpoint(tmp_path / "other", "llama")
     train(tmp_path / "other", data, tmp_path / "saved",
           TrainOptions(steps=1, seq_len=SEQ, precision="fp32"))  # fmt: skip
@@ -469,6 +486,33 @@ def test_lora_matches_a_hand_written_torch_lora(tmp_path):
     for name, value in adapters.items():
         assert relative(ours[name], value) < 1e-3, name
     assert not (tmp_path / "a3" / "model.safetensors").exists()
+
+
+@pytest.mark.parametrize(
+    "family, targets",
+    [("gpt2", ("c_attn", "c_fc")), ("phi3", ("qkv_proj", "gate_up_proj"))],
+)
+def test_lora_on_fused_and_conv1d_projections(tmp_path, family, targets):
+    """Adapters on a fused qkv (gate_up) projection adapt it whole, as PEFT
+    does; on GPT-2's Conv1D weights ([in, out]) with fan_in_fan_out."""
+    from safetensors.numpy import load_file
+
+    model = write_checkpoint(tmp_path / "ckpt", family)
+    data, ids = token_file(tmp_path, 3 * 2 * (SEQ + 1), seed=12)
+    lora = dict(LORA, lora_targets=targets)
+    train(tmp_path / "ckpt", data, tmp_path / "a0",
+          TrainOptions(steps=0, seed=5, **lora, **OPTIONS))  # fmt: skip
+    initial = load_file(str(tmp_path / "a0" / "adapter_model.safetensors"))
+    config = json.loads((tmp_path / "a0" / "adapter_config.json").read_text())
+    assert config["fan_in_fan_out"] is (family == "gpt2")
+    result = train(tmp_path / "ckpt", data, tmp_path / "a3",
+                   TrainOptions(steps=3, seed=5, **lora, **OPTIONS))  # fmt: skip
+    expected, adapters = torch_lora_reference(model, initial, ids, 3, OPTIONS)
+    assert relative([r.loss for r in result.records], expected) < 1e-4
+    ours = load_file(str(tmp_path / "a3" / "adapter_model.safetensors"))
+    assert len(ours) == 2 * 2 * 2
+    for name, value in adapters.items():
+        assert relative(ours[name], value) < 1e-3, name
 
 
 def test_lora_merge_writes_the_merged_checkpoint(tmp_path):

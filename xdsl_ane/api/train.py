@@ -34,67 +34,30 @@ import numpy as np
 from xdsl_ane.api.train_loop import (
     COPIED,
     PLAN,
-    TRAINED_PREFIXES,
     StepRecord,
     TrainerState,
     TrainingLoop,
     TrainingSetup,
     TrainOptions,
     check_precision,
-    checkpoint_name,
     plot_losses,
 )
 from xdsl_ane.errors import XdslAneError, option
 from xdsl_ane.outputs import atomic_output, check_outputs
 from xdsl_ane.progress import Progress
 
-PLAIN: tuple[tuple[str, Any, str], ...] = (
-    ("gated_mlp", True, "the MLP (ungated)"),
-    ("layer_norm", False, "the norm (LayerNorm)"),
-    ("norm_bias", True, "the norm's bias"),
-    ("fused", False, "the fused qkv projection"),
-    ("qkv_per_head", False, "the per-head qkv projection"),
-    ("conv1d", False, "Conv1D weights"),
-    ("sandwich_norms", False, "the sandwich norms"),
-    ("post_norms", False, "the post-norms"),
-    ("shared_norm", False, "the shared norm"),
-    ("parallel_residual", False, "use_parallel_residual"),
-    ("rotary_dim", None, "partial_rotary_factor"),
-    ("rope", True, "learned positions (no RoPE)"),
-    ("nope_layers", frozenset(), "no_rope_layers"),
-    ("local_rope", None, "rope_parameters.sliding_attention"),
-    ("projection_qk_norm", False, "the projection QK-norm"),
-    (
-        "attention_scale",
-        None,
-        "the attention scale (query_pre_attn_scalar / "
-        "attention_multiplier / scale_attn_weights)",
-    ),
-    ("final_softcap", None, "final_logit_softcapping"),
-    ("attention_softcap", None, "attn_logit_softcapping"),
-    ("embedding_multiplier", None, "embedding_multiplier"),
-    ("residual_multiplier", None, "residual_multiplier"),
-    ("logits_divisor", None, "logits_scaling / logit_scale"),
-    ("scale_by_layer", False, "scale_attn_by_inverse_layer_idx"),
-)
-"""What the training kernels compute today: a RoPE decoder with RMSNorm
-(or Gemma's (1 + w)), a gated MLP of any activation transformers names
-and attention projections with or without biases (QK-norm, grouped-query
-heads and Gemma's scaled embedding included). Each other feature of the architecture table is refused naming
-its config field."""
-
 
 def check_trainable(config: Any, where: str) -> None:
     """Refuses, in one line naming the config field, a feature of `config`
-    the training kernels do not compute."""
-    for attribute, plain, field_name in PLAIN:
-        if getattr(config, attribute) != plain:
-            raise XdslAneError(
-                f"{where}: {field_name}: {config.family} models with it cannot be "
-                "trained yet (the training kernels compute RMSNorm decoders with "
-                "gated MLPs and RoPE: llama, mistral, qwen2, qwen3, gemma and "
-                "their like)"
-            )
+    the training kernels do not compute: every family of the architecture
+    table trains, with GPT-2's `scale_attn_by_inverse_layer_idx` and an
+    activation without a backward refused."""
+    if config.scale_by_layer:
+        raise XdslAneError(
+            f"{where}: scale_attn_by_inverse_layer_idx: {config.family} models with "
+            "it cannot be trained yet (the training kernels scale every layer's "
+            "attention alike)"
+        )
     from xdsl_ane.models.llm import ACTIVATIONS
     from xdsl_ane.models.training import BACKWARD_KINDS
 
@@ -102,19 +65,6 @@ def check_trainable(config: Any, where: str) -> None:
         raise XdslAneError(
             f"{where}: hidden_act: {config.activation} has no backward in the "
             f"training kernels ({', '.join(sorted(BACKWARD_KINDS.values()))})"
-        )
-    mlp = sorted(b for b in config.biases if not b.startswith("self_attn."))
-    if mlp:
-        raise XdslAneError(
-            f"{where}: mlp_bias: {config.family} models with biased MLP "
-            f"projections ({', '.join(mlp)}) cannot be trained yet (attention "
-            "biases can)"
-        )
-    if config.sliding_window is not None and config.sliding_window < config.seq_len:
-        raise XdslAneError(
-            f"{where}: sliding_window {config.sliding_window} is below "
-            f"{option('seq_len', config.seq_len)}: the training kernels attend to "
-            "every earlier token"
         )
 
 
@@ -138,7 +88,10 @@ def training_setup(checkpoint: str | Path, seq_len: int) -> TrainingSetup:
         )
     config = config.with_(seq_len=seq_len)
     check_trainable(config, where)
-    return TrainingSetup(ck, config, where)
+    from xdsl_ane.models.train_weights import TrainedLayout
+
+    shapes = {name: tuple(entry.shape) for name, entry in ck.tensors.items()}
+    return TrainingSetup(ck, config, where, TrainedLayout(config, shapes, where))
 
 
 # --- compile-train ----------------------------------------------------------------
@@ -193,9 +146,8 @@ def step_plan(
         "layers": config.num_layers,
         "hidden_size": config.hidden_size,
         "parameters": sum(
-            int(np.prod(entry.shape))
-            for name, entry in setup.checkpoint.tensors.items()
-            if name.removeprefix("model.").startswith(TRAINED_PREFIXES)
+            int(np.prod(setup.checkpoint.tensors[name].shape))
+            for name in setup.layout.checkpoint_names
         ),
         "precision": precision,
         "kernels": [
@@ -329,15 +281,11 @@ class TrainResult:
 
 
 def trainable_weights(setup: TrainingSetup) -> dict[str, np.ndarray]:
-    """Every tensor the runtime trains, float32, by the runtime's name (the
-    checkpoint's without `model.`)."""
-    weights = {}
-    for name in setup.checkpoint.tensors:
-        runtime_name = name.removeprefix("model.")
-        if runtime_name.startswith(TRAINED_PREFIXES):
-            weights[runtime_name] = np.array(
-                setup.checkpoint.tensor(name), np.float32, copy=True
-            )
+    """Every tensor a step trains, float32, by the checkpoint's name."""
+    weights = {
+        name: np.array(setup.checkpoint.tensor(name), np.float32, copy=True)
+        for name in setup.layout.checkpoint_names
+    }
     for name, value in weights.items():
         bad = value[~np.isfinite(value)]
         if bad.size:
@@ -442,9 +390,12 @@ def train(
     if options.lora is not None:
         from xdsl_ane.models.lora import Lora
 
-        paths = {n: checkpoint_name(setup, n).removesuffix(".weight") for n in params}
         lora = Lora.of(
-            options.lora, options.lora_alpha, options.lora_targets, params, paths
+            options.lora,
+            options.lora_alpha,
+            options.lora_targets,
+            params,
+            config.conv1d,
         )
     state = TrainerState(setup, params, optimizer, scaler, options, steps, lora)
     if resume is not None:

@@ -30,10 +30,6 @@ COPIED = tuple(
 )
 """The checkpoint's files a trained checkpoint carries over, where present."""
 
-TRAINED_PREFIXES = ("embed_tokens.", "layers.", "norm.", "lm_head.")
-"""The runtime's names of the tensors a step trains (every tensor of the
-families it takes)."""
-
 
 @dataclass
 class TrainingSetup:
@@ -43,6 +39,9 @@ class TrainingSetup:
     checkpoint: Any
     config: Any
     where: str
+    layout: Any = None
+    """Where the runtime's tensors are in the checkpoint
+    (`models.train_weights.TrainedLayout`): the trained tensors."""
 
     @property
     def padding_idx(self) -> int | None:
@@ -157,11 +156,6 @@ class StepRecord:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
-def checkpoint_name(setup: TrainingSetup, runtime_name: str) -> str:
-    full = f"model.{runtime_name}"
-    return full if full in setup.checkpoint.tensors else runtime_name
-
-
 class TrainerState:
     """What a run carries from step to step and saves: the master weights,
     the optimizer's and the loss scale's state, the steps done."""
@@ -186,13 +180,15 @@ class TrainerState:
         self.done = 0
 
     def runtime_weights(self) -> dict[str, np.ndarray]:
-        """The weights a step runs with (LoRA: the adapted ones merged)."""
+        """The weights a step runs with (LoRA: the adapted ones merged), by
+        the checkpoint's names."""
         if self.lora is None:
             return self.params
         return self.lora.merged(self.base, self.params)
 
     def trained_gradients(self, grads: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """The gradients of `params` from those of `runtime_weights`."""
+        """The gradients of `params` from the runtime's gradients."""
+        grads = self.setup.layout.to_checkpoint(grads)
         if self.lora is None:
             return grads
         return self.lora.gradients(self.params, grads)
@@ -257,7 +253,7 @@ class TrainerState:
         weights = self.runtime_weights()
         tensors = {}
         for name in ck.tensors:
-            value = weights.get(name.removeprefix("model."))
+            value = weights.get(name)
             tensors[name] = value if value is not None else ck.tensor(name)
         save_file(
             {k: np.ascontiguousarray(v) for k, v in tensors.items()},
@@ -326,9 +322,7 @@ class TrainerState:
         else:
             tensors = load_file(str(directory / "model.safetensors"))
             for name in self.params:
-                self.params[name] = np.array(
-                    tensors[checkpoint_name(self.setup, name)], np.float32
-                )
+                self.params[name] = np.array(tensors[name], np.float32)
         state = load_file(str(directory / OPTIMIZER_STATE))
         scaler = {k[7:]: v for k, v in state.items() if k.startswith("scaler.")}
         self.optimizer.load_state_arrays(
@@ -383,7 +377,7 @@ class TrainingLoop:
         inputs, labels = batch(self.seqs, k, o.batch)
         cos, sin = rope_tables(config, config.seq_len)
         scale = s.scaler.scale if s.scaler is not None else 1.0
-        weights = s.runtime_weights()
+        weights = s.setup.layout.to_runtime(s.runtime_weights())
         runtime = TrainingRuntime(
             config,
             {**weights, "rope.cos": cos, "rope.sin": sin},

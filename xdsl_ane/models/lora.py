@@ -30,13 +30,15 @@ PREFIX = "base_model.model."
 @dataclass(frozen=True)
 class Lora:
     """Rank, alpha and the targeted modules (each a module path of the
-    checkpoint, by the runtime's weight name `layers.N.self_attn.q_proj.weight`)."""
+    checkpoint, by its weight's name `model.layers.N.self_attn.q_proj.weight`)."""
 
     rank: int
     alpha: float
     targets: tuple[str, ...]
     modules: tuple[tuple[str, str], ...]
-    """(runtime weight name, the checkpoint's module path) per adapted layer."""
+    """(the checkpoint's weight name, its module path) per adapted layer."""
+    fan_in_fan_out: bool = False
+    """The weights are stored [in, out] (GPT-2's Conv1D): W + s·(B·A)ᵀ."""
 
     @property
     def scale(self) -> float:
@@ -49,13 +51,12 @@ class Lora:
         alpha: float | None,
         targets: Sequence[str],
         weights: Mapping[str, np.ndarray],
-        module_path: Mapping[str, str],
+        fan_in_fan_out: bool = False,
     ) -> Lora:
-        """Adapters of `rank` on every matrix of `weights` whose module name
-        ends in one of `targets` (PEFT's matching: `q_proj` matches every
-        layer's `self_attn.q_proj`); `module_path` gives a runtime weight
-        name's checkpoint module path. One line for a target that matches
-        nothing."""
+        """Adapters of `rank` on every matrix of `weights` (by the
+        checkpoint's names) whose module name ends in one of `targets`
+        (PEFT's matching: `q_proj` matches every layer's
+        `self_attn.q_proj`). One line for a target that matches nothing."""
         if rank < 1:
             raise XdslAneError(f"{option('lora', rank)}: the rank must be ≥ 1")
         alpha = float(rank if alpha is None else alpha)
@@ -75,16 +76,16 @@ class Lora:
                     {
                         n[: -len(".weight")].rsplit(".", 1)[-1]
                         for n, v in weights.items()
-                        if v.ndim == 2 and n.startswith("layers.")
+                        if v.ndim == 2 and ".layers." in f".{n}"
                     }
                 )
                 raise XdslAneError(
                     f"{option('lora_targets', ','.join(targets))}: '{target}' matches "
                     f"no module (the layers' linear modules: {', '.join(linear)})"
                 )
-            modules += [(name, module_path[name]) for name in found]
+            modules += [(name, name.removesuffix(".weight")) for name in found]
         unique = tuple(sorted(dict.fromkeys(modules)))
-        return cls(rank, alpha, tuple(targets), unique)
+        return cls(rank, alpha, tuple(targets), unique, fan_in_fan_out)
 
     def names(self, module: str) -> tuple[str, str]:
         """The PEFT names of a module's A and B."""
@@ -99,6 +100,8 @@ class Lora:
         adapters = {}
         for name, module in self.modules:
             out, inputs = weights[name].shape
+            if self.fan_in_fan_out:
+                out, inputs = inputs, out
             a, b = self.names(module)
             bound = 1.0 / np.sqrt(inputs)
             adapters[a] = rng.uniform(-bound, bound, (self.rank, inputs)).astype(
@@ -114,9 +117,8 @@ class Lora:
         merged = dict(weights)
         for name, module in self.modules:
             a, b = self.names(module)
-            merged[name] = weights[name] + np.float32(self.scale) * (
-                adapters[b] @ adapters[a]
-            )
+            delta = np.float32(self.scale) * (adapters[b] @ adapters[a])
+            merged[name] = weights[name] + (delta.T if self.fan_in_fan_out else delta)
         return merged
 
     def gradients(
@@ -127,8 +129,9 @@ class Lora:
         s = np.float32(self.scale)
         for name, module in self.modules:
             a, b = self.names(module)
-            out[a] = s * (adapters[b].T @ grads[name])
-            out[b] = s * (grads[name] @ adapters[a].T)
+            dw = grads[name].T if self.fan_in_fan_out else grads[name]
+            out[a] = s * (adapters[b].T @ dw)
+            out[b] = s * (dw @ adapters[a].T)
         return out
 
     def config(self, base: str) -> dict[str, object]:
@@ -142,7 +145,7 @@ class Lora:
             "target_modules": sorted(self.targets),
             "lora_dropout": 0.0,
             "bias": "none",
-            "fan_in_fan_out": False,
+            "fan_in_fan_out": self.fan_in_fan_out,
             "init_lora_weights": True,
             "use_rslora": False,
             "use_dora": False,

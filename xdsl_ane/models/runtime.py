@@ -16,13 +16,20 @@ For each kernel call it
 5. cuts the packed output(s) apart by the same record and maps each result
    back to its logical shape (`ane.result_layouts`).
 
-The CPU does the glue: the embedding lookup and its scatter-add gradient,
-residual adds, sums of gradient contributions, the per-head sum of the
-QK-norm γ gradients (the kernels take γ tiled per head), and the label
-terms of the cross-entropy: the label's logit is h·W[label] (W's rows
-gathered and fed to `cross_entropy_combine`), and the one-hot part of the
-gradient is −d_loss·W[label] for dh and a scatter-add of −d_loss·h into
-W's label rows. The loss is the mean cross-entropy over the S rows.
+The CPU does the glue (`CPU_OPERATIONS`): the embedding lookup and its
+scatter-add gradient, residual adds, sums of gradient contributions, the
+per-head sum of the QK-norm γ gradients (the kernels take γ tiled per
+head), the biases' gradients (sums of rows), and the label terms of the
+cross-entropy: the label's logit is h·W[label] (W's rows gathered and fed
+to `cross_entropy_combine`), and the one-hot part of the gradient is
+−d_loss·W[label] for dh and a scatter-add of −d_loss·h into W's label
+rows. The loss is the mean cross-entropy over the S rows.
+
+One runtime serves every family the kernels take: a layer is pre-norm
+attention then the MLP, each added to the residual stream, or with the
+family's arrangement (`layer_forward`): norms after each branch (sandwich
+or post norms), attention and the MLP side by side (a parallel residual,
+one norm or two), each branch times the residual multiplier.
 
 Converting at every call keeps this readable and checkable against numpy;
 a production runtime keeps tensors in their `[1, C, 1, S]` form between
@@ -39,7 +46,15 @@ import numpy as np
 from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.kernels import CompiledKernel
-from xdsl_ane.models.training import weight_gradient_name
+from xdsl_ane.models.train_weights import runtime_shapes, trainer_config
+from xdsl_ane.models.training import (
+    MODULES,
+    attention_kind,
+    norm_kernel,
+    residual_in_ffn,
+    rope_backward_needed,
+    weight_gradient_name,
+)
 from xdsl_ane.models.vocabulary import (
     CHUNK_WEIGHT,
     classifier_kernel_suffixes,
@@ -80,13 +95,19 @@ def run_kernel(
 
 
 CPU_OPERATIONS = [
-    "embedding: x = embed_tokens.weight[tokens]",
-    "residual adds: x2 = x + o (attention), out = x2 + ffn (in ffn_forward)",
+    "embedding: x = embed_tokens.weight[tokens] (times the family's embedding "
+    "scale), plus embed_positions.weight[:S] with learned positions",
+    "residual adds: x2 = x + o (attention), out = x2 + ffn (in ffn_forward where "
+    "the family adds nothing between), each branch times the residual multiplier",
+    "logit scale: h times the family's logit scale before the classifier, "
+    "dh times it after",
     "label rows: W[labels] of the classifier, fed to cross_entropy_combine",
     "loss gradient: dh = -d_loss * W[labels]; W[labels] -= d_loss * h "
-    "(scatter-add), d_loss = loss_scale / S",
+    "(scatter-add), d_loss = loss_scale / S (times 1 - tanh² of the label's "
+    "logit over the soft-cap, where the family caps logits)",
     "per-chunk sums: dh += classifier_projection_backward per vocabulary chunk",
     "QK-norm gamma gradients summed over heads",
+    "bias and LayerNorm beta gradients: sums of their output gradients' rows",
     "embedding gradient: scatter-add of dx into embed_tokens.weight[tokens]",
     "gradients divided by the loss scale, averaged over the batch",
 ]
@@ -98,65 +119,13 @@ def step_calls(
 ) -> list[tuple[str, int | None]]:
     """The kernel calls of one `TrainingRuntime.step`, in order, with the
     layer each serves (None: none): the plan a runtime on a device follows
-    (`plan.json`); a test checks the runtime makes these calls."""
-    (chunk_weight,) = kernels["classifier_forward"].interface.weight_args or ()
-    suffixes = classifier_kernel_suffixes(config, chunk_weight.shape[3])
-    chunks = [suffixes[size] for _, size in vocab_chunks(config, chunk_weight.shape[3])]
-    gqa = config.num_kv_heads != config.num_heads
-    shapes = {
-        "q": (config.q_dim, config.hidden_size),
-        "kv": (config.kv_dim, config.hidden_size),
-        "o": (config.hidden_size, config.q_dim),
-        "up": (config.ffn_size, config.hidden_size),
-        "down": (config.hidden_size, config.ffn_size),
-    }
-    dw = {k: weight_gradient_name(*v) for k, v in shapes.items()}
-    calls: list[tuple[str, int | None]] = []
-    for layer in range(config.num_layers):
-        calls += [
-            (name, layer)
-            for name in (
-                "rms_norm_forward",
-                "attention_forward",
-                "output_projection",
-                "rms_norm_forward",
-                "ffn_forward",
-            )
-        ]
-    calls.append(("rms_norm_forward", None))
-    calls += [("classifier_forward" + s, None) for s in chunks]
-    calls.append(("cross_entropy_combine", None))
-    for s in chunks:
-        calls += [
-            ("classifier_backward" + s, None),
-            ("classifier_projection_backward" + s, None),
-            (weight_gradient_name(*chunk_shape(config, s, suffixes)), None),
-        ]
-    calls.append(("rms_norm_backward", None))
-    for layer in reversed(range(config.num_layers)):
-        names = [
-            "ffn_backward_w2",
-            "silu_backward",
-            "ffn_backward_w13",
-            dw["down"],
-            dw["up"],
-            dw["up"],
-            "rms_norm_backward",
-            "output_projection_backward",
-            dw["o"],
-            "attention_backward_1",
-            "attention_backward_2",
-            *(["gqa_reduce"] if gqa else []),
-            "rope_backward",
-            "q_projection_backward",
-            "kv_projection_backward",
-            dw["q"],
-            dw["kv"],
-            dw["kv"],
-            "rms_norm_backward",
-        ]
-        calls += [(name, layer) for name in names]
-    return calls
+    (`plan.json`). They are the step's own calls, traced on zeros without
+    running a kernel (`TrainingRuntime.dry`)."""
+    runtime = TrainingRuntime.dry(config, kernels)
+    tokens = np.zeros(config.seq_len, np.int64)
+    runtime.step(tokens, tokens)
+    assert runtime.trace is not None
+    return runtime.trace
 
 
 def chunk_shape(
@@ -174,17 +143,41 @@ class LayerActivations:
     x: np.ndarray
     h1: np.ndarray
     attention: Arrays
+    o: np.ndarray
+    """The attention branch before its post-norm (where the family has one)."""
     x2: np.ndarray
     h2: np.ndarray
     ffn: Arrays
 
 
+class Gradients(dict):
+    """The step's gradients by weight name; `add` accumulates (nothing in a
+    dry run, which keeps none)."""
+
+    def __init__(self, weights: Mapping[str, np.ndarray], keep: bool = True):
+        super().__init__(
+            {n: np.zeros(w.shape, np.float32) for n, w in weights.items()}
+            if keep
+            else {}
+        )
+        self.keep = keep
+
+    def add(self, name: str, value: np.ndarray, rows: np.ndarray | None = None):
+        """grads[name] += value (at `rows`, a scatter-add, where given)."""
+        if not self.keep:
+            return
+        if rows is None:
+            self[name] += value
+        else:
+            np.add.at(self[name], rows, value)
+
+
 class TrainingRuntime:
     """One training step (forward, loss, backward) of a decoder with
-    `config`'s shape and the Hugging Face-named `weights`
-    (`embed_tokens.weight`, `layers.{l}.…`, `norm.weight`, `lm_head.weight`;
-    the kernels hold the RoPE tables of the config as constants), composed
-    from `kernels`
+    `config`'s shape and the runtime's `weights` (`embed_tokens.weight`,
+    `layers.{l}.…`, `norm.weight`, `lm_head.weight`, named and shaped as
+    `models.train_weights.runtime_shapes` says; the kernels hold the RoPE
+    tables of the config as constants), composed from `kernels`
     (`compile_training_kernels(config, …)`). Without `lm_head.weight` the
     classifier is the embedding (tied, as in Qwen3-0.6B's checkpoint).
 
@@ -201,7 +194,7 @@ class TrainingRuntime:
         loss_scale: float = 1.0,
         padding_idx: int | None = None,
     ):
-        self.config = config
+        self.config = trainer_config(config).with_(tied="lm_head.weight" not in weights)
         self.padding_idx = padding_idx
         """The embedding row the lookup's gradient skips (torch's
         `nn.Embedding(padding_idx=pad_token_id)`, as transformers builds the
@@ -217,6 +210,25 @@ class TrainingRuntime:
         self.suffixes = classifier_kernel_suffixes(config, chunk_weight.shape[3])
         self.trace: list[tuple[str, int | None]] | None = None
         self.layer: int | None = None
+        self.running = True
+        """False in a dry run: calls are traced, not run."""
+        self.norm = norm_kernel(self.config)
+
+    @classmethod
+    def dry(
+        cls, config: LlmConfig, kernels: Mapping[str, CompiledKernel]
+    ) -> TrainingRuntime:
+        """A runtime that traces its calls without running them: weights of
+        zeros that take no memory, kernels' results zeros of their shapes."""
+        zero = np.float32(0)
+        weights = {
+            name: np.broadcast_to(zero, shape)
+            for name, shape in runtime_shapes(trainer_config(config)).items()
+        }
+        runtime = cls(config, weights, kernels)
+        runtime.running = False
+        runtime.trace = []
+        return runtime
 
     # --- calls ---------------------------------------------------------------
 
@@ -228,7 +240,14 @@ class TrainingRuntime:
         with the layer it serves, where that is a list)."""
         if self.trace is not None:
             self.trace.append((name, self.layer))
-        return run_kernel(self.kernels[name], inputs, weights or {}, self.weights)
+        kernel = self.kernels[name]
+        if not self.running:
+            layouts = kernel.interface.result_layouts or ()
+            return {
+                n: np.zeros(layout.logical, np.float32)
+                for n, layout in zip(kernel.result_names, layouts)
+            }
+        return run_kernel(kernel, inputs, weights or {}, self.weights)
 
     def layer_weights(self, layer: int) -> Arrays:
         """Layer `layer`'s weights under the names the kernels (built for
@@ -246,7 +265,10 @@ class TrainingRuntime:
         return self.call(name, dy=dy, x=x)["dw"]
 
     def tiled(self, name: str, heads: int) -> np.ndarray:
-        """A QK-norm γ [Dh] tiled per head, [H·Dh]."""
+        """A QK-norm γ [Dh] tiled per head, [H·Dh] (a projection QK-norm's
+        γ, over the whole projection, as it is)."""
+        if self.config.projection_qk_norm:
+            return self.weights[name]
         return np.tile(self.gamma(name), heads)
 
     def gamma(self, name: str) -> np.ndarray:
@@ -257,10 +279,26 @@ class TrainingRuntime:
 
     def embedding_scale(self) -> np.float32:
         """What the embedding's rows are multiplied by: √hidden in float32
-        (scaled_embedding: Gemma's), else 1."""
-        if not self.config.scaled_embedding:
-            return np.float32(1)
-        return np.float32(np.sqrt(self.config.hidden_size))
+        (scaled_embedding: Gemma's), the embedding multiplier (Granite's),
+        else 1."""
+        c = self.config
+        if c.scaled_embedding:
+            return np.float32(np.sqrt(c.hidden_size))
+        if c.embedding_multiplier is not None:
+            return np.float32(c.embedding_multiplier)
+        return np.float32(1)
+
+    def logit_scale(self) -> np.float32:
+        """What h is multiplied by before the classifier (1 / Granite's
+        logits_scaling, Cohere's logit_scale), else 1."""
+        divisor = self.config.logits_divisor
+        return np.float32(1 if divisor is None else 1 / divisor)
+
+    def branch(self, y: np.ndarray) -> np.ndarray:
+        """A branch (attention's, the MLP's) as the residual adds it: times
+        the residual multiplier where the family has one (Granite)."""
+        r = self.config.residual_multiplier
+        return y if r is None else y * np.float32(r)
 
     def per_row(self, *columns: np.ndarray) -> np.ndarray:
         """Per-row values [S] as [S, k], zero-padded to the kernels' width."""
@@ -272,76 +310,137 @@ class TrainingRuntime:
         """(start, size, kernel name suffix) of each vocabulary chunk."""
         return [(start, size, self.suffixes[size]) for start, size in self.chunks]
 
+    def norm_forward(self, x: np.ndarray, name: str) -> np.ndarray:
+        """The family's norm `name` (`layers.0.input_layernorm`) of x."""
+        inputs = {"x": x, "gamma": self.gamma(name + ".weight")}
+        if name + ".bias" in self.weights:
+            inputs["beta"] = self.weights[name + ".bias"]
+        return self.call(self.norm + "_forward", **inputs)["y"]
+
+    def norm_backward(
+        self, x: np.ndarray, name: str, dy: np.ndarray, grads: Gradients
+    ) -> np.ndarray:
+        """dx of the norm `name` at x, adding its γ's (and β's) gradients."""
+        gamma = self.gamma(name + ".weight")
+        result = self.call(self.norm + "_backward", x=x, gamma=gamma, dy=dy)
+        grads.add(name + ".weight", result["d_gamma"])
+        self.add_bias_gradient(grads, name + ".bias", dy)
+        return result["dx"]
+
+    def add_bias_gradient(self, grads: Gradients, name: str, dy: np.ndarray) -> None:
+        """A bias's gradient, the sum of dy's rows, where there is the bias."""
+        if name in self.weights:
+            grads.add(name, dy.sum(axis=0))
+
+    def biases(self, layer: int, *projections: str) -> Arrays:
+        """Layer `layer`'s biases by kernel input (`q_bias`, `up_bias`)."""
+        p = f"layers.{layer}."
+        return {
+            f"{k}_bias": self.weights[f"{p}{MODULES[k]}_proj.bias"]
+            for k in projections
+            if f"{p}{MODULES[k]}_proj.bias" in self.weights
+        }
+
     # --- the step ------------------------------------------------------------
 
     def step(self, tokens: np.ndarray, labels: np.ndarray) -> tuple[float, Arrays]:
         """The mean cross-entropy of predicting `labels` [S] from `tokens`
-        [S] and the gradient of every weight (not the RoPE tables)."""
-        w = self.weights
-        grads = {
-            name: np.zeros_like(value)
-            for name, value in w.items()
-            if not name.startswith("rope.")
-        }
+        [S] and the gradient of every weight."""
+        c, w = self.config, self.weights
+        trained = {name: w[name] for name in runtime_shapes(c)}
+        grads = Gradients(trained, keep=self.running)
         x = w["embed_tokens.weight"][tokens] * self.embedding_scale()
+        if not c.rope:
+            x = x + w["embed_positions.weight"][: c.seq_len]
         saved = []
-        for layer in range(self.config.num_layers):
+        for layer in range(c.num_layers):
             self.layer = layer
             activations = self.layer_forward(layer, x)
             saved.append(activations)
-            x = activations.ffn["out"]
+            x = activations.ffn["y"]
         self.layer = None
-        h = self.call("rms_norm_forward", x=x, gamma=self.gamma("norm.weight"))["y"]
+        h = self.norm_forward(x, "norm")
+        h = h * self.logit_scale()
         loss, lse, label_rows = self.loss_forward(h, labels)
 
         dh = self.loss_backward(h, labels, lse, label_rows, grads)
-        result = self.call(
-            "rms_norm_backward", x=x, gamma=self.gamma("norm.weight"), dy=dh
-        )
-        grads["norm.weight"] += result["d_gamma"]
-        dx = result["dx"]
-        for layer in reversed(range(self.config.num_layers)):
+        dx = self.norm_backward(x, "norm", dh * self.logit_scale(), grads)
+        for layer in reversed(range(c.num_layers)):
             self.layer = layer
             dx = self.layer_backward(layer, saved[layer], dx, grads)
         self.layer = None
+        if not c.rope:
+            grads.add("embed_positions.weight", dx, np.arange(c.seq_len))
         rows = dx * self.embedding_scale()
         if self.padding_idx is not None:
             rows[tokens == self.padding_idx] = 0
-        np.add.at(grads["embed_tokens.weight"], tokens, rows)
+        grads.add("embed_tokens.weight", rows, tokens)
         if self.loss_scale != 1.0:
             for g in grads.values():
                 g /= self.loss_scale
-        return loss, grads
-
-    def add_bias_gradient(self, grads: Arrays, name: str, dy: np.ndarray) -> None:
-        """A projection's bias gradient, the sum of dy's rows, where the
-        projection has a bias."""
-        if name in grads:
-            grads[name] += dy.sum(axis=0)
+        return loss, dict(grads)
 
     def layer_forward(self, layer: int, x: np.ndarray) -> LayerActivations:
-        c = self.config
-        p = f"layers.{layer}."
+        """One layer: h1 = norm(x), o = attention(h1) (then its post-norm),
+        x2 = x + o; h2 = norm(x2) (of x, or h1 itself, beside attention with
+        a parallel residual), out = x2 + mlp(h2) (then its post-norm):
+        `ffn["y"]`."""
+        c, p = self.config, f"layers.{layer}."
+        after = c.sandwich_norms or c.post_norms
+        h1 = x if c.post_norms else self.norm_forward(x, p + "input_layernorm")
+        attention = self.attention_forward(layer, h1)
+        o = attention["o"]
+        if after:
+            o = self.norm_forward(o, p + "post_attention_layernorm")
+        x2 = x + self.branch(o)
+        if c.parallel_residual:
+            h2 = (
+                h1
+                if c.shared_norm
+                else self.norm_forward(x, p + "post_attention_layernorm")
+            )
+        elif c.post_norms:
+            h2 = x2
+        else:
+            second = (
+                "pre_feedforward_layernorm"
+                if c.sandwich_norms
+                else ("post_attention_layernorm")
+            )
+            h2 = self.norm_forward(x2, p + second)
         lw = self.layer_weights(layer)
-        h1 = self.call(
-            "rms_norm_forward", x=x, gamma=self.gamma(p + "input_layernorm.weight")
-        )
+        mlp_biases = self.biases(layer, "gate", "up", "down")
+        if residual_in_ffn(c):
+            ffn = self.call("ffn_forward", lw, h=h2, x=x2, **mlp_biases)
+            ffn["y"] = ffn["out"]
+        else:
+            ffn = self.call("ffn_forward", lw, h=h2, **mlp_biases)
+            m = ffn["out"]
+            if after:
+                m = self.norm_forward(m, p + "post_feedforward_layernorm")
+            ffn["y"] = x2 + self.branch(m)
+        return LayerActivations(x, h1, attention, attention["o"], x2, h2, ffn)
+
+    def attention_forward(self, layer: int, h1: np.ndarray) -> Arrays:
+        """attention_forward and output_projection of layer `layer` (its
+        kind's kernels); the output projection's result as `o`."""
+        c, p = self.config, f"layers.{layer}."
+        kind = attention_kind(c, layer)
+        lw = self.layer_weights(layer)
         norms = {}
-        if c.qk_norm:
+        if c.qk_norm or c.projection_qk_norm:
             norms = {
                 "q_norm": self.tiled(p + "self_attn.q_norm.weight", c.num_heads),
                 "k_norm": self.tiled(p + "self_attn.k_norm.weight", c.num_kv_heads),
             }
-        biases = self.biases(layer)
-        qkv = {k: v for k, v in biases.items() if k != "o_bias"}
-        attention = self.call("attention_forward", lw, h=h1["y"], **norms, **qkv)
-        o_bias = {k: v for k, v in biases.items() if k == "o_bias"}
-        o = self.call("output_projection", lw, attn=attention["attn"], **o_bias)["o"]
-        x2 = x + o
-        gamma = self.gamma(p + "post_attention_layernorm.weight")
-        h2 = self.call("rms_norm_forward", x=x2, gamma=gamma)["y"]
-        ffn = self.call("ffn_forward", lw, h=h2, x=x2)
-        return LayerActivations(x, h1["y"], attention, x2, h2, ffn)
+        name = "attention_forward" + kind.mask_suffix + kind.rope_suffix
+        qkv = self.biases(layer, "q", "k", "v")
+        attention = self.call(name, lw, h=h1, **norms, **qkv)
+        o_bias = self.biases(layer, "o")
+        attention["o"] = self.call(
+            "output_projection", lw, attn=attention["attn"], **o_bias
+        )["o"]
+        return attention
 
     def loss_forward(
         self, h: np.ndarray, labels: np.ndarray
@@ -372,19 +471,24 @@ class TrainingRuntime:
         labels: np.ndarray,
         lse: np.ndarray,
         label_rows: np.ndarray,
-        grads: Arrays,
+        grads: Gradients,
     ) -> np.ndarray:
         """dh of the mean cross-entropy (times the loss scale), adding the
         classifier's gradient to `grads`. d_logits = (softmax − onehot)·d_loss:
         the softmax part per chunk on the kernels, the one-hot part as a
-        gather/scatter of label rows."""
+        gather/scatter of label rows (through the soft-cap's tanh where the
+        family caps the logits)."""
         s = self.config.seq_len
         d_loss = np.full(s, self.loss_scale / s, np.float32)
         lm_head = self.weights[self.classifier]
-        d_lm_head = grads[self.classifier]
         row_stats = self.per_row(lse, d_loss)
-        dh = -d_loss[:, None] * label_rows
-        np.add.at(d_lm_head, labels, -d_loss[:, None] * h)
+        d_label = d_loss
+        cap = self.config.final_softcap
+        if cap is not None:
+            t = np.tanh(np.sum(h * label_rows, axis=1) / np.float32(cap))
+            d_label = d_loss * (1 - t * t)
+        dh = -d_label[:, None] * label_rows
+        grads.add(self.classifier, -d_label[:, None] * h, labels)
         for start, size, suffix in self.chunk_kernels():
             chunk = {CHUNK_WEIGHT: lm_head[start : start + size]}
             d_logits = self.call(
@@ -393,53 +497,91 @@ class TrainingRuntime:
             dh += self.call(
                 "classifier_projection_backward" + suffix, chunk, d_logits=d_logits
             )["dh"]
-            d_lm_head[start : start + size] += self.weight_gradient(d_logits, h)
+            dw = self.weight_gradient(d_logits, h)
+            if self.running:
+                grads[self.classifier][start : start + size] += dw
         return dh
 
-    def biases(self, layer: int) -> Arrays:
-        """Layer `layer`'s attention biases by kernel input (`q_bias`, ...)."""
-        p = f"layers.{layer}.self_attn."
-        return {
-            f"{k}_bias": self.weights[f"{p}{k}_proj.bias"]
-            for k in "qkvo"
-            if f"{p}{k}_proj.bias" in self.weights
-        }
-
     def layer_backward(
-        self, layer: int, saved: LayerActivations, dx: np.ndarray, grads: Arrays
+        self, layer: int, saved: LayerActivations, dy: np.ndarray, grads: Gradients
     ) -> np.ndarray:
-        """dx of the layer's input from dx of its output; adds the layer's
-        weight gradients to `grads`."""
-        c = self.config
-        p = f"layers.{layer}."
-        lw = self.layer_weights(layer)
-        ffn, attention = saved.ffn, saved.attention
+        """dx of the layer's input from dy of its output; adds the layer's
+        weight gradients to `grads` (`layer_forward` backwards)."""
+        c, p = self.config, f"layers.{layer}."
+        after = c.sandwich_norms or c.post_norms
+        dm = self.branch(dy)
+        if after:
+            m = saved.ffn["out"]
+            dm = self.norm_backward(m, p + "post_feedforward_layernorm", dm, grads)
+        dh2 = self.ffn_backward(layer, saved, dm, grads)
+        dx2, dx = dy, None
+        if c.parallel_residual:
+            if not c.shared_norm:
+                name = p + "post_attention_layernorm"
+                dx = self.norm_backward(saved.x, name, dh2, grads)
+        elif c.post_norms:
+            dx2 = dy + dh2
+        else:
+            second = (
+                "pre_feedforward_layernorm"
+                if c.sandwich_norms
+                else ("post_attention_layernorm")
+            )
+            dx2 = dy + self.norm_backward(saved.x2, p + second, dh2, grads)
+        do = self.branch(dx2)
+        if after:
+            name = p + "post_attention_layernorm"
+            do = self.norm_backward(saved.o, name, do, grads)
+        dh1 = self.attention_backward(layer, saved, do, grads)
+        if c.parallel_residual and c.shared_norm:
+            dh1 = dh1 + dh2
+        total = dx2 if dx is None else dx2 + dx
+        if c.post_norms:
+            return total + dh1
+        return total + self.norm_backward(saved.x, p + "input_layernorm", dh1, grads)
 
-        # FFN: out = x2 + down(silu(gate)·up), gate/up = h2·W1ᵀ / h2·W3ᵀ.
-        d_act = self.call("ffn_backward_w2", lw, dy=dx)["d_act"]
-        silu = self.call("silu_backward", gate=ffn["gate"], up=ffn["up"], d_act=d_act)
-        dh2 = self.call("ffn_backward_w13", lw, **silu)["dh"]
-        grads[p + "mlp.down_proj.weight"] += self.weight_gradient(dx, ffn["act"])
-        grads[p + "mlp.gate_proj.weight"] += self.weight_gradient(
-            silu["d_gate"], saved.h2
-        )
-        grads[p + "mlp.up_proj.weight"] += self.weight_gradient(silu["d_up"], saved.h2)
-        gamma = p + "post_attention_layernorm.weight"
-        norm = self.call(
-            "rms_norm_backward", x=saved.x2, gamma=self.gamma(gamma), dy=dh2
-        )
-        grads[gamma] += norm["d_gamma"]
-        dx2 = dx + norm["dx"]
+    def ffn_backward(
+        self, layer: int, saved: LayerActivations, dm: np.ndarray, grads: Gradients
+    ) -> np.ndarray:
+        """dh2 of the MLP from dm of its output, adding its gradients."""
+        c, p = self.config, f"layers.{layer}."
+        lw, ffn = self.layer_weights(layer), saved.ffn
+        d_act = self.call("ffn_backward_w2", lw, dy=dm)["d_act"]
+        grads.add(p + "mlp.down_proj.weight", self.weight_gradient(dm, ffn["act"]))
+        self.add_bias_gradient(grads, p + "mlp.down_proj.bias", dm)
+        if c.gated_mlp:
+            act = self.call(
+                "silu_backward", gate=ffn["gate"], up=ffn["up"], d_act=d_act
+            )
+        else:
+            act = self.call("silu_backward", up=ffn["up"], d_act=d_act)
+        dh2 = self.call("ffn_backward_w13", lw, **act)["dh"]
+        for name in ("gate", "up") if c.gated_mlp else ("up",):
+            d = act[f"d_{name}"]
+            grads.add(p + f"mlp.{name}_proj.weight", self.weight_gradient(d, saved.h2))
+            self.add_bias_gradient(grads, p + f"mlp.{name}_proj.bias", d)
+        return dh2
 
-        # Attention: x2 = x + o_proj(attention(...)).
-        d_attn = self.call("output_projection_backward", lw, dy=dx2)["d_attn"]
-        self.add_bias_gradient(grads, p + "self_attn.o_proj.bias", dx2)
-        grads[p + "self_attn.o_proj.weight"] += self.weight_gradient(
-            dx2, attention["attn"]
+    def attention_backward(
+        self, layer: int, saved: LayerActivations, do: np.ndarray, grads: Gradients
+    ) -> np.ndarray:
+        """dh1 of attention from do of its output projection, adding its
+        gradients."""
+        c, p = self.config, f"layers.{layer}."
+        kind = attention_kind(c, layer)
+        lw, attention = self.layer_weights(layer), saved.attention
+        d_attn = self.call("output_projection_backward", lw, dy=do)["d_attn"]
+        self.add_bias_gradient(grads, p + "self_attn.o_proj.bias", do)
+        grads.add(
+            p + "self_attn.o_proj.weight",
+            self.weight_gradient(do, attention["attn"]),
         )
         heads = {k: attention[k] for k in ("q_rot", "k_rep")}
         part1 = self.call(
-            "attention_backward_1", **heads, v_rep=attention["v_rep"], d_attn=d_attn
+            "attention_backward_1" + kind.mask_suffix,
+            **heads,
+            v_rep=attention["v_rep"],
+            d_attn=d_attn,
         )
         part2 = self.call(
             "attention_backward_2",
@@ -454,8 +596,32 @@ class TrainingRuntime:
             dk_rot, dv = reduced["dk_rot"], reduced["dv"]
         else:
             dk_rot, dv = part2["dk_rep"], part1["dv_rep"]
+        dq, dk = self.rope_backward(layer, attention, part2["dq_rot"], dk_rot, grads)
+        for name, d in (("q_proj", dq), ("k_proj", dk), ("v_proj", dv)):
+            self.add_bias_gradient(grads, p + f"self_attn.{name}.bias", d)
+        dh1 = self.call("q_projection_backward", lw, dq=dq)["dh"]
+        dh1 += self.call("kv_projection_backward", lw, dk=dk, dv=dv)["dh"]
+        for name, d in (("q_proj", dq), ("k_proj", dk), ("v_proj", dv)):
+            grads.add(p + f"self_attn.{name}.weight", self.weight_gradient(d, saved.h1))
+        return dh1
+
+    def rope_backward(
+        self,
+        layer: int,
+        attention: Arrays,
+        dq_rot: np.ndarray,
+        dk_rot: np.ndarray,
+        grads: Gradients,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """dq, dk of the projections from those of the rotated heads (and the
+        QK-norm's γ gradients)."""
+        c, p = self.config, f"layers.{layer}."
+        kind = attention_kind(c, layer)
+        if not rope_backward_needed(c, kind):
+            return dq_rot, dk_rot
         norms = {}
-        if c.qk_norm:
+        qk_norm = c.qk_norm or c.projection_qk_norm
+        if qk_norm:
             norms = {
                 "q_pre": attention["q_pre"],
                 "k_pre": attention["k_pre"],
@@ -463,25 +629,12 @@ class TrainingRuntime:
                 "k_norm": self.tiled(p + "self_attn.k_norm.weight", c.num_kv_heads),
             }
         rope = self.call(
-            "rope_backward", dq_rot=part2["dq_rot"], dk_rot=dk_rot, **norms
+            "rope_backward" + kind.rope_suffix, dq_rot=dq_rot, dk_rot=dk_rot, **norms
         )
-        if c.qk_norm:
-            for name, heads_count in (
-                ("q_norm", c.num_heads),
-                ("k_norm", c.num_kv_heads),
-            ):
-                per_head = rope[f"d_{name}"].reshape(heads_count, c.head_dim)
-                grads[p + f"self_attn.{name}.weight"] += per_head.sum(axis=0)
-        dq, dk = rope["dq"], rope["dk"]
-        for name, d in (("q_proj", dq), ("k_proj", dk), ("v_proj", dv)):
-            self.add_bias_gradient(grads, p + f"self_attn.{name}.bias", d)
-        dh1 = self.call("q_projection_backward", lw, dq=dq)["dh"]
-        dh1 += self.call("kv_projection_backward", lw, dk=dk, dv=dv)["dh"]
-        for name, d in (("q_proj", dq), ("k_proj", dk), ("v_proj", dv)):
-            grads[p + f"self_attn.{name}.weight"] += self.weight_gradient(d, saved.h1)
-        gamma = p + "input_layernorm.weight"
-        norm = self.call(
-            "rms_norm_backward", x=saved.x, gamma=self.gamma(gamma), dy=dh1
-        )
-        grads[gamma] += norm["d_gamma"]
-        return dx2 + norm["dx"]
+        if qk_norm:
+            for name, count in (("q_norm", c.num_heads), ("k_norm", c.num_kv_heads)):
+                d = rope[f"d_{name}"]
+                if c.qk_norm:
+                    d = d.reshape(count, c.head_dim).sum(axis=0)
+                grads.add(p + f"self_attn.{name}.weight", d)
+        return rope["dq"], rope["dk"]

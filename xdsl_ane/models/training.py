@@ -72,6 +72,20 @@ channel count the others are packed to, so where the sizes differ the
 input with the fewest channels comes first (`rope_backward`,
 `weight_gradient_*`).
 
+Other families' features change these kernels where they have them
+(see `AttentionKind`, `residual_in_ffn`): LayerNorm families have
+`layer_norm_forward` (x, gamma[, beta]) and `layer_norm_backward` for the
+RMSNorm pair; an ungated MLP's `ffn_forward` gives out, up and act,
+`silu_backward` takes up and d_act to d_up and `ffn_backward_w13` d_up;
+MLP biases are `{gate,up,down}_bias` inputs of `ffn_forward`;
+`ffn_forward` leaves out the residual x where a norm or a multiplier
+comes between the MLP and the add; layers of another attention kind have
+their own `attention_forward`, `attention_backward_1` and `rope_backward`
+(suffixed `_sliding`, `_local_rope`, `_no_rope`); a projection QK-norm's
+γ [H·Dh] and its gradient are the whole projection's, not per head; the
+soft-caps live in `attention_forward`, `attention_backward_1/2` and the
+classifier kernels.
+
 The classifier kernels work on vocabulary chunks
 (`xdsl_ane.models.vocabulary`); `xdsl_ane.models.kernels` compiles the set
 for the runtime.
@@ -80,6 +94,7 @@ for the runtime.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import builtin, func
@@ -92,7 +107,8 @@ from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.limits import MASKED
 from xdsl_ane.models.configs import LlmConfig
-from xdsl_ane.models.llm import ACTIVATIONS, rope_tables
+from xdsl_ane.models.llm import ACTIVATIONS, rope_tables, softcapped
+from xdsl_ane.models.train_weights import trainer_config
 from xdsl_ane.models.transformer import stateless_builder
 from xdsl_ane.models.vocabulary import (
     CHUNK_WEIGHT,
@@ -113,8 +129,70 @@ BACKWARD_KINDS = {
 """The rlx.activation_backward kind of each activation the MLP may use."""
 
 
+MODULES = {
+    **{p: f"self_attn.{p}" for p in "qkvo"},
+    **{p: f"mlp.{p}" for p in ("gate", "up", "down")},
+}
+"""A bias input's projection (`q` -> `self_attn.q`, `up` -> `mlp.up`)."""
+
+
 def weight_gradient_name(rows: int, columns: int) -> str:
     return f"weight_gradient_{rows}x{columns}"
+
+
+@dataclass(frozen=True)
+class AttentionKind:
+    """What sets a layer's attention kernels apart: a sliding window below
+    the sequence (Mistral, Gemma 2 and 3, Starcoder2) and which RoPE it
+    applies, "global", "local" (the sliding layers' own, Gemma 3) or
+    "none" (SmolLM3's no-RoPE layers, GPT-2's learned positions). Layers of
+    one kind share kernels; each other kind has its own, named with the
+    suffixes below."""
+
+    window: int | None = None
+    rope: str = "global"
+
+    @property
+    def mask_suffix(self) -> str:
+        return "" if self.window is None else "_sliding"
+
+    @property
+    def rope_suffix(self) -> str:
+        return {"global": "", "local": "_local_rope", "none": "_no_rope"}[self.rope]
+
+
+def attention_kind(config: LlmConfig, layer: int) -> AttentionKind:
+    """The kind of layer `layer`'s attention."""
+    c = config
+    sliding = layer in c.sliding_layers
+    window = c.sliding_window if sliding else None
+    if window is not None and window >= c.seq_len:
+        window = None  # every earlier token is within the window
+    if not c.rope or layer in c.nope_layers:
+        rope = "none"
+    elif sliding and c.local_rope is not None:
+        rope = "local"
+    else:
+        rope = "global"
+    return AttentionKind(window, rope)
+
+
+def norm_kernel(config: LlmConfig) -> str:
+    """The prefix of the norm kernels' names (`rms_norm_forward`)."""
+    return "layer_norm" if config.layer_norm else "rms_norm"
+
+
+def rope_backward_needed(config: LlmConfig, kind: AttentionKind) -> bool:
+    """Whether `rope_backward` has work for a layer of `kind` (without RoPE
+    and QK-norm its gradients pass through)."""
+    return kind.rope != "none" or config.qk_norm or config.projection_qk_norm
+
+
+def residual_in_ffn(config: LlmConfig) -> bool:
+    """Whether `ffn_forward` adds the residual (the reference's kernel):
+    not where a norm or a multiplier comes between the MLP and the add."""
+    c = config
+    return not (c.sandwich_norms or c.post_norms or c.residual_multiplier is not None)
 
 
 # --- rlx building blocks -------------------------------------------------------
@@ -144,9 +222,15 @@ def merge_heads(x: SSAValue) -> SSAValue:
 class KernelBuilder:
     """Emits the rlx ops of the training kernels of one layer."""
 
-    def __init__(self, config: LlmConfig, layer: int = 0):
+    def __init__(
+        self, config: LlmConfig, layer: int = 0, kind: AttentionKind | None = None
+    ):
+        config = trainer_config(config)
         self.config = config
         self.layer = layer
+        self.kind = kind or attention_kind(config, layer)
+        self.scale = config.attention_scale
+        """Attention's scale where it is not Dh^-½ (None: Dh^-½)."""
         self.block = stateless_builder(config.with_(biases=frozenset()))
         """The decoder's builder: the weights and projections by name (the
         biases, trained, are inputs of the kernels: `bias_inputs`)."""
@@ -201,31 +285,75 @@ class KernelBuilder:
         return dx, rlx.ReshapeOp(d_gamma, (count * self.config.head_dim,)).result
 
     def rope_tables(self) -> tuple[SSAValue, SSAValue]:
-        """cos and sin [S, D/2] of the config, baked into the kernel as
+        """cos and sin [S, R/2] of the config (R the rotated dims; the
+        sliding layers' own with local RoPE), baked into the kernel as
         constants: the lowering folds them into the head-form tables, so
         RoPE costs a swap, two muls and an add."""
-        cos, sin = rope_tables(self.config, self.config.seq_len)
+        local = self.kind.rope == "local"
+        cos, sin = rope_tables(self.config, self.config.seq_len, local)
         return constant(cos, self.dtype), constant(sin, self.dtype)
 
     def rope(self, x: SSAValue, inverse: bool = False) -> SSAValue:
-        """rlx.rope of x [1, H, Dh, S] (layout "bhds"); rlx.rope_backward,
-        the rotation by −θ, when `inverse`."""
+        """rlx.rope of x [1, H, Dh, S] (layout "bhds") over its first R
+        dims, the rest passed through (partial RoPE); rlx.rope_backward,
+        the rotation by −θ, when `inverse`; x itself without RoPE."""
+        if self.kind.rope == "none":
+            return x
         op = rlx.RopeBackwardOp if inverse else rlx.RopeOp
         cos, sin = self.rope_tables()
-        return op(x, cos, sin, self.config.rope_style, layout="bhds").result
+        d, r = self.config.head_dim, self.config.rotated
+        style = self.config.rope_style
+        if r == d:
+            return op(x, cos, sin, style, layout="bhds").result
+        rotated = op(rlx.NarrowOp(x, 2, 0, r).result, cos, sin, style, layout="bhds")
+        rest = rlx.NarrowOp(x, 2, r, d - r).result
+        return rlx.ConcatOp([rotated.result, rest], 2).result
+
+    def visible(self) -> np.ndarray:
+        """[S, S]: query i sees key j (causal, within the window)."""
+        s, window = self.config.seq_len, self.kind.window
+        visible = rlx.causal_visible(s, s)
+        if window is not None:
+            rows, columns = np.indices((s, s))
+            visible &= rows - columns < window
+        return visible
+
+    def raw_scores(self, q: SSAValue, k: SSAValue) -> SSAValue:
+        """q·kᵀ·scale [1, H, S, S] for q, k [1, H, Dh, S]."""
+        scores = rlx.MatmulOp(q, k, transpose_lhs=True).result
+        scale = self.scale or self.config.head_dim**-0.5
+        return rlx.MulOp(
+            scores, constant(np.full((1, 1, 1, 1), scale), self.dtype)
+        ).result
 
     def causal_probabilities(self, q: SSAValue, k: SSAValue) -> SSAValue:
-        """P = softmax(q·kᵀ·Dh^-½ + causal mask) [1, H, S, S] for q, k
-        [1, H, Dh, S], as rlx.attention's lowering computes it: the first
-        half of the attention backward, which the kernel boundaries cut at
-        P (no rlx op yields P itself)."""
-        s = self.config.seq_len
-        scores = rlx.MatmulOp(q, k, transpose_lhs=True).result
-        scale = constant(np.full((1, 1, 1, 1), self.config.head_dim**-0.5), self.dtype)
-        scores = rlx.MulOp(scores, scale).result
-        mask = np.where(rlx.causal_visible(s, s), 0.0, MASKED)
+        """P = softmax(cap(q·kᵀ·scale) + mask) [1, H, S, S] for q, k
+        [1, H, Dh, S] (cap: the attention soft-cap where the config has
+        one; the mask causal, within the window), as rlx.attention's
+        lowering computes it: the first half of the attention backward,
+        which the kernel boundaries cut at P (no rlx op yields P itself)."""
+        scores = self.raw_scores(q, k)
+        if self.config.attention_softcap is not None:
+            scores = softcapped(scores, self.config.attention_softcap)
+        mask = np.where(self.visible(), 0.0, MASKED)
         scores = rlx.AddOp(scores, constant(mask[None, None], self.dtype)).result
         return rlx.SoftmaxOp(scores, -1).result
+
+    def attend(self, q: SSAValue, k: SSAValue, v: SSAValue) -> SSAValue:
+        """Attention [1, H, Dh, S] of q, k, v [1, H, Dh, S]: rlx.attention
+        where it computes the layer's (any window as an additive mask),
+        written out with the soft-cap."""
+        if self.config.attention_softcap is not None:
+            probs = self.causal_probabilities(q, k)
+            return rlx.MatmulOp(v, probs, transpose_rhs=True).result
+        if self.kind.window is None:
+            return rlx.AttentionOp(
+                q, k, v, mask="causal", scale=self.scale, layout="bhds"
+            ).result
+        mask = np.where(self.visible(), 0.0, MASKED)[None, None]
+        return rlx.AttentionOp(
+            q, k, v, constant(mask, self.dtype), scale=self.scale, layout="bhds"
+        ).result
 
     def logsumexp(self, x: SSAValue) -> SSAValue:
         """m + log Σ exp(x − m) over the last axis, m = max; [S, 1]."""
@@ -282,15 +410,55 @@ class KernelBuilder:
             body,
         )
 
+    def layer_norm_forward(self) -> builtin.ModuleOp:
+        """LayerNorm over the hidden size, with β where the config has it."""
+        c = self.config
+        inputs = [("x", (c.seq_len, c.hidden_size)), ("gamma", (c.hidden_size,))]
+        if c.norm_bias:
+            inputs.append(("beta", (c.hidden_size,)))
+
+        def body(x: SSAValue, gamma: SSAValue, beta: SSAValue | None = None):
+            if beta is None:
+                beta = constant(np.zeros(c.hidden_size), self.dtype)
+            return {"y": rlx.LayerNormOp(x, gamma, beta, c.rms_eps).result}
+
+        return self.kernel("layer_norm_forward", inputs, body)
+
+    def layer_norm_backward(self) -> builtin.ModuleOp:
+        """LayerNorm is RMSNorm of the centred x̄ = x − mean(x) (the same
+        eps), and centring is its own adjoint: dx = d̄ − mean(d̄) for d̄ the
+        RMSNorm's input gradient at x̄, dγ the RMSNorm's; dβ (the sum of
+        dy's rows) is the runtime's."""
+        c = self.config
+        sd = (c.seq_len, c.hidden_size)
+
+        def centred(x: SSAValue) -> SSAValue:
+            return rlx.SubOp(x, rlx.ReduceMeanOp(x, (-1,), True).result).result
+
+        def body(x: SSAValue, gamma: SSAValue, dy: SSAValue) -> dict[str, SSAValue]:
+            xc = centred(x)
+            dxc = rlx.RmsNormBackwardInputOp(xc, gamma, dy, c.rms_eps).result
+            return {
+                "dx": centred(dxc),
+                "d_gamma": rlx.RmsNormBackwardGammaOp(xc, dy, c.rms_eps).result,
+            }
+
+        return self.kernel(
+            "layer_norm_backward",
+            [("x", sd), ("gamma", (c.hidden_size,)), ("dy", sd)],
+            body,
+        )
+
     def bias_inputs(self, *projections: str) -> list[tuple[str, tuple[int, ...]]]:
         """The inputs `{q,k,v,o}_bias` [out] of the projections (of `q`,
         `k`, `v`, `o`) that config.biases has."""
         c = self.config
         out = {"q": c.q_dim, "k": c.kv_dim, "v": c.kv_dim, "o": c.hidden_size}
+        out |= {"gate": c.ffn_size, "up": c.ffn_size, "down": c.hidden_size}
         return [
             (f"{p}_bias", (out[p],))
             for p in projections
-            if f"self_attn.{p}_proj" in c.biases
+            if f"{MODULES[p]}_proj" in c.biases
         ]
 
     def biased(self, y: SSAValue, bias: SSAValue | None) -> SSAValue:
@@ -303,7 +471,7 @@ class KernelBuilder:
         c = self.config
         repeats = c.num_heads // c.num_kv_heads
         inputs = [("h", (c.seq_len, c.hidden_size))]
-        if c.qk_norm:
+        if c.qk_norm or c.projection_qk_norm:
             inputs += [("q_norm", (c.q_dim,)), ("k_norm", (c.kv_dim,))]
         inputs += self.bias_inputs("q", "k", "v")
 
@@ -318,13 +486,17 @@ class KernelBuilder:
             q_pre = project("q", c.q_dim)
             k_pre = project("k", c.kv_dim)
             v = heads(project("v", c.kv_dim), c.num_kv_heads)
-            q, k = heads(q_pre, c.num_heads), heads(k_pre, c.num_kv_heads)
-            if q_norm is not None and k_norm is not None:
+            q_in, k_in = q_pre, k_pre
+            if c.projection_qk_norm and q_norm is not None and k_norm is not None:
+                q_in = rlx.RmsNormOp(q_pre, q_norm, c.rms_eps).result
+                k_in = rlx.RmsNormOp(k_pre, k_norm, c.rms_eps).result
+            q, k = heads(q_in, c.num_heads), heads(k_in, c.num_kv_heads)
+            if c.qk_norm and q_norm is not None and k_norm is not None:
                 q, k = self.head_rms_norm(q, q_norm), self.head_rms_norm(k, k_norm)
             q = self.rope(q)
             k = repeat_heads(self.rope(k), repeats)
             v = repeat_heads(v, repeats)
-            attn = rlx.AttentionOp(q, k, v, mask="causal", layout="bhds").result
+            attn = self.attend(q, k, v)
             results = {
                 "attn": merge_heads(attn),
                 "q_rot": merge_heads(q),
@@ -335,7 +507,8 @@ class KernelBuilder:
                 results |= {"q_pre": q_pre, "k_pre": k_pre}
             return results
 
-        return self.kernel("attention_forward", inputs, body)
+        name = "attention_forward" + self.kind.mask_suffix + self.kind.rope_suffix
+        return self.kernel(name, inputs, body)
 
     def output_projection(self) -> builtin.ModuleOp:
         c = self.config
@@ -348,19 +521,38 @@ class KernelBuilder:
         return self.kernel("output_projection", inputs, body)
 
     def ffn_forward(self) -> builtin.ModuleOp:
-        """out = x + down(silu(gate(h)) · up(h)) (SwiGLU with the residual);
-        gate and up feed the SiLU backward, act the down_proj gradient."""
+        """out = x + down(silu(gate(h)) · up(h)) (SwiGLU with the residual;
+        the activation the config's; down(f(up(h))) for an ungated MLP;
+        each projection's bias where the config has it; without the
+        residual x where `residual_in_ffn` says not); gate and up feed the
+        activation's backward, act the down_proj gradient."""
         c = self.config
         sd = (c.seq_len, c.hidden_size)
+        inputs = [("h", sd)] + ([("x", sd)] if residual_in_ffn(c) else [])
+        inputs += self.bias_inputs("gate", "up", "down")
 
-        def body(h: SSAValue, x: SSAValue) -> dict[str, SSAValue]:
-            gate = self.linear(h, "mlp.gate_proj", c.ffn_size)
-            up = self.linear(h, "mlp.up_proj", c.ffn_size)
-            act = rlx.MulOp(self.activation(gate), up).result
-            out = rlx.AddOp(x, self.linear(act, "mlp.down_proj", c.hidden_size)).result
-            return {"out": out, "gate": gate, "up": up, "act": act}
+        def body(*args: SSAValue) -> dict[str, SSAValue]:
+            named = dict(zip([n for n, _ in inputs], args))
+            h, x = named["h"], named.get("x")
 
-        return self.kernel("ffn_forward", [("h", sd), ("x", sd)], body)
+            def project(p: str, a: SSAValue, out: int) -> SSAValue:
+                y = self.linear(a, f"mlp.{p}_proj", out)
+                return self.biased(y, named.get(f"{p}_bias"))
+
+            results = {}
+            if c.gated_mlp:
+                results["gate"] = gate = project("gate", h, c.ffn_size)
+                results["up"] = up = project("up", h, c.ffn_size)
+                act = rlx.MulOp(self.activation(gate), up).result
+            else:
+                results["up"] = up = project("up", h, c.ffn_size)
+                act = self.activation(up)
+            out = project("down", act, c.hidden_size)
+            if x is not None:
+                out = rlx.AddOp(x, out).result
+            return {"out": out, **results, "act": act}
+
+        return self.kernel("ffn_forward", inputs, body)
 
     def ffn_backward_w2(self) -> builtin.ModuleOp:
         c = self.config
@@ -380,6 +572,14 @@ class KernelBuilder:
         c = self.config
         sf = (c.seq_len, c.ffn_size)
         kind = BACKWARD_KINDS[ACTIVATIONS[c.activation]]
+        if not c.gated_mlp:  # act = f(up): d_up = f'(up)·d_act
+            return self.kernel(
+                "silu_backward",
+                [("up", sf), ("d_act", sf)],
+                lambda up, d_act: {
+                    "d_up": rlx.ActivationBackwardOp(up, d_act, kind).result
+                },
+            )
 
         def body(gate: SSAValue, up: SSAValue, d_act: SSAValue) -> dict[str, SSAValue]:
             d_f = rlx.MulOp(d_act, up).result
@@ -395,6 +595,14 @@ class KernelBuilder:
     def ffn_backward_w13(self) -> builtin.ModuleOp:
         c = self.config
         sf = (c.seq_len, c.ffn_size)
+        if not c.gated_mlp:
+            return self.kernel(
+                "ffn_backward_w13",
+                [("d_up", sf)],
+                lambda d_up: {
+                    "dh": self.linear_backward(d_up, "mlp.up_proj", c.hidden_size)
+                },
+            )
 
         def body(d_gate: SSAValue, d_up: SSAValue) -> dict[str, SSAValue]:
             dh_gate = self.linear_backward(d_gate, "mlp.gate_proj", c.hidden_size)
@@ -434,10 +642,13 @@ class KernelBuilder:
 
         sq = (c.seq_len, c.q_dim)
         names = ("q_rot", "k_rep", "v_rep", "d_attn")
-        return self.kernel("attention_backward_1", [(n, sq) for n in names], body)
+        name = "attention_backward_1" + self.kind.mask_suffix
+        return self.kernel(name, [(n, sq) for n in names], body)
 
     def attention_backward_2(self) -> builtin.ModuleOp:
-        """dS = P ⊙ (dP − Σ_keys dP ⊙ P)·scale; dQ = dS·K; dK = dSᵀ·Q."""
+        """dS = P ⊙ (dP − Σ_keys dP ⊙ P)·scale; dQ = dS·K; dK = dSᵀ·Q.
+        With the soft-cap, dS is also times 1 − tanh²(raw / cap), raw =
+        q·kᵀ·scale recomputed."""
         c = self.config
         h, s = c.num_heads, c.seq_len
 
@@ -446,9 +657,24 @@ class KernelBuilder:
             d_probs = rlx.ReshapeOp(d_probs, (1, h, s, s)).result
             q, k = heads(q_rot, h), heads(k_rep, h)
             row_dot = rlx.ReduceSumOp(rlx.MulOp(d_probs, probs).result, (-1,), True)
-            d_scores = rlx.MulOp(probs, rlx.SubOp(d_probs, row_dot.result).result)
-            scale = constant(np.full((1, 1, 1, 1), c.head_dim**-0.5), self.dtype)
-            d_scores = rlx.MulOp(d_scores.result, scale).result
+            d_scores = rlx.MulOp(
+                probs, rlx.SubOp(d_probs, row_dot.result).result
+            ).result
+            cap = c.attention_softcap
+            if cap is not None:
+                t = rlx.TanhOp(
+                    rlx.MulOp(
+                        self.raw_scores(q, k),
+                        constant(np.full((1, 1, 1, 1), 1 / cap), self.dtype),
+                    ).result
+                ).result
+                one = constant(np.ones((1, 1, 1, 1)), self.dtype)
+                d_tanh = rlx.SubOp(one, rlx.MulOp(t, t).result).result
+                d_scores = rlx.MulOp(d_scores, d_tanh).result
+            scale = self.scale or c.head_dim**-0.5
+            d_scores = rlx.MulOp(
+                d_scores, constant(np.full((1, 1, 1, 1), scale), self.dtype)
+            ).result
             d_q = rlx.MatmulOp(k, d_scores, transpose_rhs=True).result  # (dS·K)ᵀ
             d_k = rlx.MatmulOp(q, d_scores).result  # (dSᵀ·Q)ᵀ
             return {"dq_rot": merge_heads(d_q), "dk_rep": merge_heads(d_k)}
@@ -489,19 +715,26 @@ class KernelBuilder:
                 ("k", dk_rot, k_pre, k_norm, c.num_kv_heads),
             ):
                 d = self.rope(heads(d_rot, count), inverse=True)
-                if pre is not None and gamma is not None:
+                if pre is not None and gamma is not None and c.qk_norm:
                     d, grads[f"d_{name}_norm"] = self.head_rms_norm_backward(
                         heads(pre, count), gamma, d
                     )
-                results[f"d{name}"] = merge_heads(d)
+                d = merge_heads(d)
+                if pre is not None and gamma is not None and c.projection_qk_norm:
+                    eps = c.rms_eps
+                    grads[f"d_{name}_norm"] = rlx.RmsNormBackwardGammaOp(
+                        pre, d, eps
+                    ).result
+                    d = rlx.RmsNormBackwardInputOp(pre, gamma, d, eps).result
+                results[f"d{name}"] = d
             return results | grads
 
         sq, sk = (c.seq_len, c.q_dim), (c.seq_len, c.kv_dim)
         inputs = [("dk_rot", sk), ("dq_rot", sq)]
-        if c.qk_norm:
+        if c.qk_norm or c.projection_qk_norm:
             inputs += [("k_pre", sk), ("q_pre", sq)]
             inputs += [("k_norm", (c.kv_dim,)), ("q_norm", (c.q_dim,))]
-        return self.kernel("rope_backward", inputs, body)
+        return self.kernel("rope_backward" + self.kind.rope_suffix, inputs, body)
 
     def q_projection_backward(self) -> builtin.ModuleOp:
         c = self.config
@@ -548,12 +781,17 @@ class KernelBuilder:
         c = self.config
 
         def body(h: SSAValue) -> dict[str, SSAValue]:
-            logits = self.classifier_logits(h, chunk)
+            logits = self.capped(self.classifier_logits(h, chunk))
             return {"lse": self.logsumexp(logits)}
 
         return self.kernel(
             "classifier_forward" + suffix, [("h", (c.seq_len, c.hidden_size))], body
         )
+
+    def capped(self, logits: SSAValue) -> SSAValue:
+        """cap · tanh(logits / cap) with the final soft-cap, else logits."""
+        cap = self.config.final_softcap
+        return logits if cap is None else softcapped(logits, cap)
 
     def classifier_logits(self, h: SSAValue, chunk: int) -> SSAValue:
         w = self.block.param(CHUNK_WEIGHT, (chunk, self.config.hidden_size))
@@ -568,7 +806,8 @@ class KernelBuilder:
         def body(h, label_rows, chunk_lse) -> dict[str, SSAValue]:
             lse = self.logsumexp(self.narrow_column(chunk_lse, 0, chunks))
             picked = rlx.ReduceSumOp(rlx.MulOp(h, label_rows).result, (-1,), True)
-            return {"loss": rlx.SubOp(lse, picked.result).result, "lse": lse}
+            label = self.capped(picked.result)
+            return {"loss": rlx.SubOp(lse, label).result, "lse": lse}
 
         columns = row_columns(c, chunks)
         inputs = [("h", sd), ("label_rows", sd), ("chunk_lse", (c.seq_len, columns))]
@@ -583,9 +822,22 @@ class KernelBuilder:
         def body(h: SSAValue, row_stats: SSAValue) -> dict[str, SSAValue]:
             lse = self.narrow_column(row_stats, 0)
             d_loss = self.narrow_column(row_stats, 1)
-            logits = self.classifier_logits(h, chunk)
-            probs = rlx.ExpOp(rlx.SubOp(logits, lse).result).result
-            return {"d_logits": rlx.MulOp(probs, d_loss).result}
+            raw = self.classifier_logits(h, chunk)
+            probs = rlx.ExpOp(rlx.SubOp(self.capped(raw), lse).result).result
+            d_logits = rlx.MulOp(probs, d_loss).result
+            cap = c.final_softcap
+            if cap is not None:  # through cap·tanh(raw / cap)
+                t = rlx.TanhOp(
+                    rlx.MulOp(
+                        raw, constant(np.full((1, 1), 1 / cap), self.dtype)
+                    ).result
+                )
+                d_tanh = rlx.SubOp(
+                    constant(np.ones((1, 1)), self.dtype),
+                    rlx.MulOp(t.result, t.result).result,
+                )
+                d_logits = rlx.MulOp(d_logits, d_tanh.result).result
+            return {"d_logits": d_logits}
 
         inputs = [
             ("h", (c.seq_len, c.hidden_size)),
@@ -612,8 +864,8 @@ class KernelBuilder:
 
 def projection_shapes(config: LlmConfig) -> dict[str, tuple[int, int]]:
     """[out, in] of each projection of a layer, by Hugging Face name."""
-    c = config
-    return {
+    c = trainer_config(config)
+    shapes = {
         "self_attn.q_proj": (c.q_dim, c.hidden_size),
         "self_attn.k_proj": (c.kv_dim, c.hidden_size),
         "self_attn.v_proj": (c.kv_dim, c.hidden_size),
@@ -622,6 +874,9 @@ def projection_shapes(config: LlmConfig) -> dict[str, tuple[int, int]]:
         "mlp.up_proj": (c.ffn_size, c.hidden_size),
         "mlp.down_proj": (c.hidden_size, c.ffn_size),
     }
+    if not c.gated_mlp:
+        del shapes["mlp.gate_proj"]
+    return shapes
 
 
 def build_training_kernels(
@@ -630,23 +885,35 @@ def build_training_kernels(
     """Every kernel of a training step (see the module docstring), rlx, one
     function per module named as the kernel. Weights are those of `layer`;
     the classifier kernels are built per distinct chunk size."""
+    config = trainer_config(config)
     b = KernelBuilder(config, layer)
     kernels = [
-        b.rms_norm_forward(),
-        b.attention_forward(),
+        b.layer_norm_forward() if config.layer_norm else b.rms_norm_forward(),
         b.output_projection(),
         b.ffn_forward(),
         b.ffn_backward_w2(),
         b.silu_backward(),
         b.ffn_backward_w13(),
         b.output_projection_backward(),
-        b.attention_backward_1(),
         b.attention_backward_2(),
-        b.rope_backward(),
         b.q_projection_backward(),
         b.kv_projection_backward(),
-        b.rms_norm_backward(),
+        b.layer_norm_backward() if config.layer_norm else b.rms_norm_backward(),
     ]
+    built: set[str] = set()
+    for kind in dict.fromkeys(
+        attention_kind(config, n) for n in range(config.num_layers)
+    ):
+        k = KernelBuilder(config, layer, kind)
+        for make in (k.attention_forward, k.attention_backward_1, k.rope_backward):
+            module = make()
+            name = function_of(module).sym_name.data
+            if name in built or (
+                make == k.rope_backward and not rope_backward_needed(config, kind)
+            ):
+                continue
+            built.add(name)
+            kernels.append(module)
     if config.num_kv_heads != config.num_heads:
         kernels.append(b.gqa_reduce())
     shapes = set(projection_shapes(config).values())
