@@ -40,6 +40,7 @@ from xdsl_ane.api.train_loop import (
     TrainingSetup,
     TrainOptions,
     check_precision,
+    lora_record,
     plot_losses,
 )
 from xdsl_ane.errors import XdslAneError, option
@@ -114,42 +115,131 @@ def compile_train(
     precision: str = "fp16",
     force: bool = False,
     progress: Progress | None = None,
+    lora: int | None = None,
+    lora_alpha: float | None = None,
+    lora_targets: tuple[str, ...] = ("q_proj", "v_proj"),
+    compress: str | None = None,
 ) -> TrainingKernels:
-    """The training step's kernels for `checkpoint`, written with `plan.json`
-    to the directory `output` when given. Raises XdslAneError."""
-    from xdsl_ane.models.kernels import compile_training_kernels
-
+    """The training step's kernels for `checkpoint` (with `lora`, LoRA's:
+    the frozen weights constants, compressed by `compress`), written with
+    `plan.json` to the directory `output` when given. Raises XdslAneError."""
     progress = progress or Progress()
     fp16 = check_precision(precision)
     if output is not None:
         check_outputs([output], force, [checkpoint])
     setup = training_setup(checkpoint, seq_len)
+    adapters = None
+    params: dict[str, np.ndarray] = {}
+    if lora is not None:
+        params = trainable_weights(setup)
+        adapters = lora_of(setup, params, lora, lora_alpha, lora_targets)
+    compression = check_compress(compress, adapters)
     with progress.step("compiling the training kernels"):
-        kernels = compile_training_kernels(setup.config, fp16=fp16, lint=False)
-    plan = step_plan(setup, kernels, precision)
+        kernels = step_kernels(setup, fp16, adapters, params, compression)
+    plan = step_plan(setup, kernels, precision, adapters, compress)
     if output is not None:
         write_kernels(Path(output), setup.config, kernels, plan, progress)
     return TrainingKernels(setup.config, kernels, plan)
 
 
+def lora_of(
+    setup: TrainingSetup,
+    params: dict[str, np.ndarray],
+    rank: int,
+    alpha: float | None,
+    targets: tuple[str, ...],
+) -> Any:
+    """The LoRA adapters of `targets` (one line for a target that matches
+    nothing or is not a layer's projection)."""
+    from xdsl_ane.models.lora import Lora
+
+    lora = Lora.of(rank, alpha, targets, params, setup.config.conv1d)
+    lora.stored(setup.layout)  # every module a layer's projection
+    return lora
+
+
+def check_compress(compress: str | None, lora: Any) -> Any:
+    """`--compress` as a `CompressionPlan` for LoRA's frozen weights (None
+    without it); one line naming the option for a bad mode or without
+    `--lora`."""
+    if compress is None:
+        return None
+    if lora is None:
+        raise XdslAneError(
+            f"{option('compress', compress)}: needs {option('lora', 'R')} (full "
+            "fine-tuning trains every weight, so none is a constant to compress)"
+        )
+    from xdsl.utils.exceptions import PassFailedException
+
+    from xdsl_ane.passes.compress_weights import (
+        CompressionSetting,
+        MilCompressWeightsPass,
+    )
+
+    try:
+        setting = CompressionSetting.parse(compress)
+        # the classifier stays as it is, as QLoRA leaves the LM head
+        return MilCompressWeightsPass(
+            setting.mode, setting.granularity, setting.group, head="none"
+        ).plan()
+    except (ValueError, PassFailedException) as e:
+        message = str(e).splitlines()[0].removeprefix("mil-compress-weights: ")
+        raise XdslAneError(f"{option('compress', compress)}: {message}") from None
+
+
+def step_kernels(
+    setup: TrainingSetup,
+    fp16: bool,
+    lora: Any,
+    params: dict[str, np.ndarray],
+    compression: Any,
+) -> dict[str, Any]:
+    """The compiled kernels of a step: full fine-tuning's (every weight
+    dynamic), or LoRA's (`params`' frozen weights their constants)."""
+    from xdsl_ane.models.kernels import compile_lora_kernels, compile_training_kernels
+
+    if lora is None:
+        return compile_training_kernels(setup.config, fp16=fp16, lint=False)
+    base = setup.layout.to_runtime(params)
+    return compile_lora_kernels(
+        setup.config,
+        lora.shape(setup.layout),
+        base,
+        fp16,
+        lint=False,
+        compress=compression,
+    )
+
+
 def step_plan(
-    setup: TrainingSetup, kernels: dict[str, Any], precision: str
+    setup: TrainingSetup,
+    kernels: dict[str, Any],
+    precision: str,
+    lora: Any = None,
+    compress: str | None = None,
 ) -> dict[str, Any]:
     """plan.json: the step as data (see the module docstring)."""
-    from xdsl_ane.models.runtime import CPU_OPERATIONS, step_calls
+    from xdsl_ane.models.runtime import CPU_OPERATIONS, adapter_shapes, step_calls
 
     config = setup.config
+    shape = None if lora is None else lora.shape(setup.layout)
+    parameters = sum(
+        int(np.prod(setup.checkpoint.tensors[name].shape))
+        for name in setup.layout.checkpoint_names
+    )
+    if shape is not None:
+        parameters = sum(
+            int(np.prod(s)) for s in adapter_shapes(config, shape).values()
+        )
     return {
         "checkpoint": str(setup.checkpoint.directory),
         "family": config.family,
         "seq_len": config.seq_len,
         "layers": config.num_layers,
         "hidden_size": config.hidden_size,
-        "parameters": sum(
-            int(np.prod(setup.checkpoint.tensors[name].shape))
-            for name in setup.layout.checkpoint_names
-        ),
+        "parameters": parameters,
         "precision": precision,
+        "lora": lora_record(lora, compress),
         "kernels": [
             {
                 "name": name,
@@ -163,7 +253,7 @@ def step_plan(
         ],
         "calls": [
             {"kernel": name, "layer": layer}
-            for name, layer in step_calls(config, kernels)
+            for name, layer in step_calls(config, kernels, shape)
         ],
         "cpu": CPU_OPERATIONS,
         "optimizer": {
@@ -205,22 +295,24 @@ def write_kernels(
     progress: Progress,
 ) -> None:
     from xdsl_ane.api import CompiledModel
+    from xdsl_ane.dialects import mil
     from xdsl_ane.models.llm import rope_tables
 
     cos, sin = rope_tables(config, config.seq_len)
     baked = {"rope.cos": cos, "rope.sin": sin}
-    pipeline = "ane-pipeline{weights=dynamic pack-io=true}"
+    mode = "dynamic" if plan.get("lora") is None else "lora"
+    pipeline = f"ane-pipeline{{weights={mode} pack-io=true}}"
     with atomic_output(output, force=True) as tmp:
         tmp.mkdir()
         for name, kernel in kernels.items():
             used = {
                 op.weight.data
                 for op in kernel.module.walk()
-                if getattr(op, "weight", None) is not None
+                if isinstance(op, mil.ConstOp) and op.weight is not None
             }
             model = CompiledModel(
                 kernel.module,
-                {k: v for k, v in baked.items() if k in used},
+                {k: v for k, v in baked.items() if k in used} | kernel.weights,
                 pipeline,
                 source=name,
                 progress=progress,
@@ -355,6 +447,13 @@ def train(
     )
     fp16 = options.precision == "fp16"
     plan: dict[str, Any] | None = None
+    params = trainable_weights(setup)
+    lora = None
+    if options.lora is not None:
+        lora = lora_of(
+            setup, params, options.lora, options.lora_alpha, options.lora_targets
+        )
+    compression = check_compress(options.compress, lora)
     if kernels is not None:
         compiled, plan = load_kernels(kernels)
         mine = {
@@ -362,6 +461,7 @@ def train(
             "seq_len": config.seq_len,
             "layers": config.num_layers,
             "precision": options.precision,
+            "lora": lora_record(lora, options.compress),
         }
         for key, value in mine.items():
             if plan.get(key) != value:
@@ -371,10 +471,7 @@ def train(
                 )
     else:
         with progress.step("compiling the training kernels"):
-            from xdsl_ane.models.kernels import compile_training_kernels
-
-            compiled = compile_training_kernels(config, fp16=fp16, lint=False)
-    params = trainable_weights(setup)
+            compiled = step_kernels(setup, fp16, lora, params, compression)
     optimizer = AdamW(
         lr=options.lr,
         betas=options.betas,
@@ -386,17 +483,6 @@ def train(
         scaler = DynamicLossScale.from_option(
             options.loss_scale, initial_loss_scale(config)
         )
-    lora = None
-    if options.lora is not None:
-        from xdsl_ane.models.lora import Lora
-
-        lora = Lora.of(
-            options.lora,
-            options.lora_alpha,
-            options.lora_targets,
-            params,
-            config.conv1d,
-        )
     state = TrainerState(setup, params, optimizer, scaler, options, steps, lora)
     if resume is not None:
         state.resume(Path(resume))
@@ -406,7 +492,9 @@ def train(
         plot_losses(loop.records, Path(plot), str(checkpoint))
     estimate = None
     if chip is not None:
-        plan = plan or step_plan(setup, compiled, options.precision)
+        plan = plan or step_plan(
+            setup, compiled, options.precision, lora, options.compress
+        )
         estimate = step_estimate(compiled, plan, chip, options.batch)
     return TrainResult(output, loop.records, estimate)
 

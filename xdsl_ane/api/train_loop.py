@@ -86,6 +86,9 @@ class TrainOptions:
     lora_targets: tuple[str, ...] = ("q_proj", "v_proj")
     merge: bool = False
     """With LoRA: write the merged checkpoint, not the adapter."""
+    compress: str | None = None
+    """With LoRA: the frozen weights' compression (`--compress`, as
+    compile's: int8, int4, lut4, ...)."""
 
     def check(self) -> None:
         """One line naming the option for a value outside its domain."""
@@ -156,6 +159,18 @@ class StepRecord:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
+def lora_record(lora: Any, compress: str | None) -> dict[str, Any] | None:
+    """LoRA's settings as plan.json and trainer_state.json record them."""
+    if lora is None:
+        return None
+    return {
+        "r": lora.rank,
+        "alpha": lora.alpha,
+        "targets": list(lora.targets),
+        "compress": compress,
+    }
+
+
 class TrainerState:
     """What a run carries from step to step and saves: the master weights,
     the optimizer's and the loss scale's state, the steps done."""
@@ -177,21 +192,31 @@ class TrainerState:
         `base` the frozen weights."""
         self.base = params
         self.params = params if lora is None else lora.initial(params, options.seed)
+        self.base_runtime = None if lora is None else setup.layout.to_runtime(params)
+        """LoRA: the frozen weights by the runtime's names (the kernels'
+        constants)."""
         self.done = 0
 
     def runtime_weights(self) -> dict[str, np.ndarray]:
-        """The weights a step runs with (LoRA: the adapted ones merged), by
-        the checkpoint's names."""
+        """The weights a step runs with, by the runtime's names (LoRA: the
+        frozen ones and the adapters)."""
+        layout = self.setup.layout
+        if self.lora is None:
+            return layout.to_runtime(self.params)
+        assert self.base_runtime is not None
+        return self.base_runtime | self.lora.runtime_adapters(layout, self.params)
+
+    def checkpoint_weights(self) -> dict[str, np.ndarray]:
+        """The trained weights by the checkpoint's names (LoRA: merged)."""
         if self.lora is None:
             return self.params
         return self.lora.merged(self.base, self.params)
 
     def trained_gradients(self, grads: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """The gradients of `params` from the runtime's gradients."""
-        grads = self.setup.layout.to_checkpoint(grads)
         if self.lora is None:
-            return grads
-        return self.lora.gradients(self.params, grads)
+            return self.setup.layout.to_checkpoint(grads)
+        return self.lora.adapter_gradients(self.setup.layout, grads)
 
     def identity(self) -> dict[str, Any]:
         """What a resumed run must share with the saved one."""
@@ -200,9 +225,7 @@ class TrainerState:
         return {
             "family": c.family,
             "seq_len": c.seq_len,
-            "lora": None
-            if lora is None
-            else {"r": lora.rank, "alpha": lora.alpha, "targets": list(lora.targets)},
+            "lora": lora_record(lora, self.options.compress),
             "shapes": {n: list(v.shape) for n, v in sorted(self.params.items())},
         }
 
@@ -250,7 +273,7 @@ class TrainerState:
             if key in config:
                 config[key] = "float32"  # the master weights, as trained
         (directory / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-        weights = self.runtime_weights()
+        weights = self.checkpoint_weights()
         tensors = {}
         for name in ck.tensors:
             value = weights.get(name)
@@ -377,13 +400,14 @@ class TrainingLoop:
         inputs, labels = batch(self.seqs, k, o.batch)
         cos, sin = rope_tables(config, config.seq_len)
         scale = s.scaler.scale if s.scaler is not None else 1.0
-        weights = s.setup.layout.to_runtime(s.runtime_weights())
+        weights = s.runtime_weights()
         runtime = TrainingRuntime(
             config,
             {**weights, "rope.cos": cos, "rope.sin": sin},
             self.kernels,
             scale,
             s.setup.padding_idx,
+            None if s.lora is None else s.lora.shape(s.setup.layout),
         )
         loss, full = 0.0, {}
         for b in range(o.batch):

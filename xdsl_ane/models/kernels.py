@@ -6,15 +6,27 @@ their op counts against the hand-written reference."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
+from xdsl.utils.exceptions import PassFailedException
 
+from xdsl_ane.dialects import mil
+from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interface import FunctionInterface
 from xdsl_ane.models.configs import LlmConfig
+from xdsl_ane.models.lora_kernels import (
+    LoraShape,
+    build_lora_kernels,
+    chunk_weight_name,
+)
+from xdsl_ane.models.train_weights import trainer_config
 from xdsl_ane.models.training import build_training_kernels, function_of
+from xdsl_ane.models.vocabulary import vocab_chunks
+from xdsl_ane.passes.compress_weights import CompressionPlan
 from xdsl_ane.passes.pipeline import AnePipelinePass
 
 REFERENCE_OP_COUNTS = {
@@ -72,14 +84,18 @@ def result_names(interface: FunctionInterface) -> list[str]:
 
 
 def compile_kernel(
-    module: builtin.ModuleOp, fp16: bool = True, lint: bool = True
+    module: builtin.ModuleOp,
+    fp16: bool = True,
+    lint: bool = True,
+    weights: str = "dynamic",
 ) -> CompiledKernel:
-    """Runs `ane-pipeline{weights=dynamic, pack-io}` (lint non-strict) on a
-    clone of a kernel module and collects its records."""
+    """Runs `ane-pipeline{weights=dynamic, pack-io}` (lint non-strict; the
+    `weights` mode given) on a clone of a kernel module and collects its
+    records."""
     compiled = module.clone()
     source = function_of(module)
     arg_names = [a.name_hint or f"arg{i}" for i, a in enumerate(source.args)]
-    AnePipelinePass(weights="dynamic", fp16=fp16, pack_io=True, lint=lint).apply(
+    AnePipelinePass(weights=weights, fp16=fp16, pack_io=True, lint=lint).apply(
         Context(), compiled
     )
     function = function_of(compiled)
@@ -105,6 +121,45 @@ def compile_training_kernels(
         name: compile_kernel(module, fp16, lint)
         for name, module in build_training_kernels(config, 0, vocab_chunk).items()
     }
+
+
+def compile_lora_kernels(
+    config: LlmConfig,
+    lora: LoraShape,
+    base: Mapping[str, np.ndarray],
+    fp16: bool = True,
+    vocab_chunk: int | None = None,
+    lint: bool = True,
+    compress: CompressionPlan | None = None,
+) -> dict[str, CompiledKernel]:
+    """`build_lora_kernels` compiled for the ANE (`weights=lora`, packed
+    I/O), each holding its constants: the base weights (`base`, by the
+    runtime's names) it reads, compressed by `compress` where given."""
+    from xdsl_ane.passes.compress_weights import compress_module
+
+    classifier = base.get("lm_head.weight", base["embed_tokens.weight"])
+    chunks = vocab_chunks(trainer_config(config), vocab_chunk)
+    constants = dict(base) | {
+        chunk_weight_name(index): classifier[start : start + size]
+        for index, (start, size) in enumerate(chunks)
+    }
+    kernels = {}
+    for name, module in build_lora_kernels(config, lora, vocab_chunk).items():
+        kernel = compile_kernel(module, fp16, lint, weights="lora")
+        used = {
+            op.weight.data
+            for op in kernel.module.walk()
+            if isinstance(op, mil.ConstOp) and op.weight is not None
+        }
+        kernel.weights = {n: np.asarray(constants[n], np.float32) for n in sorted(used)}
+        if compress is not None:
+            try:
+                compress_module(kernel.module, compress, kernel.weights)
+            except PassFailedException as e:
+                message = str(e).splitlines()[0].removeprefix("mil-compress-weights: ")
+                raise XdslAneError(f"--compress: {message}") from None
+        kernels[name] = kernel
+    return kernels
 
 
 def op_count_table(kernels: dict[str, CompiledKernel]) -> str:

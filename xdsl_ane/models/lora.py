@@ -4,9 +4,9 @@ A targeted linear layer y = x·Wᵀ becomes y = x·Wᵀ + s·(x·Aᵀ)·Bᵀ wit
 A [r, in], B [out, r] and s = alpha / r; only A and B train. A starts as
 PEFT's `init_lora_weights=True` draws it (torch's kaiming_uniform_ with
 a = √5: uniform in ±1/√in), B as zeros, so the adapted model starts as the
-base model. The step runs on the kernels with the merged weight
-W' = W + s·B·A, and since W' is linear in A and B, the adapters' gradients
-follow exactly from W''s: dA = s·Bᵀ·dW', dB = s·dW'·Aᵀ.
+base model. The step runs LoRA's own kernels (`models/lora_kernels.py`):
+the base weights their constants, the adapters their dynamic weights;
+`--merge` writes W' = W + s·B·A.
 
 Adapters are named as a PEFT adapter directory names them:
 `base_model.model.<module>.lora_A.weight` / `.lora_B.weight`, `<module>`
@@ -15,11 +15,16 @@ the checkpoint's module path (`model.layers.0.self_attn.q_proj`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from xdsl_ane.errors import XdslAneError, option
+
+if TYPE_CHECKING:
+    from xdsl_ane.models.lora_kernels import LoraShape
+    from xdsl_ane.models.train_weights import Stored, TrainedLayout
 
 DEFAULT_TARGETS = ("q_proj", "v_proj")
 """PEFT's default target modules for the Llama and Qwen families."""
@@ -121,17 +126,66 @@ class Lora:
             merged[name] = weights[name] + (delta.T if self.fan_in_fan_out else delta)
         return merged
 
-    def gradients(
-        self, adapters: Mapping[str, np.ndarray], grads: Mapping[str, np.ndarray]
-    ) -> dict[str, np.ndarray]:
-        """The adapters' gradients from the merged weights' (`grads`)."""
-        out = {}
-        s = np.float32(self.scale)
+    # --- the kernels' view: adapters per runtime projection -----------------
+
+    def stored(self, layout: TrainedLayout) -> list[tuple[str, Stored]]:
+        """(module path, where its weight is in the runtime's tensors) per
+        adapted module; one line for a module that is not a layer's
+        projection."""
+        by_name = {s.checkpoint: s for s in layout.stored}
+        found = []
         for name, module in self.modules:
+            stored = by_name.get(name)
+            if stored is None or not stored.runtime[0].startswith("layers."):
+                raise XdslAneError(
+                    f"{option('lora_targets', ','.join(self.targets))}: "
+                    f"'{module}' is not a projection of a layer (the kernels adapt "
+                    "the layers' projections; the embedding and the classifier stay "
+                    "frozen)"
+                )
+            found.append((module, stored))
+        return found
+
+    def shape(self, layout: TrainedLayout) -> LoraShape:
+        """The LoRA kernels' shape: rank, scale and the runtime's adapted
+        projections (a fused [q; k; v] adapts q, k and v)."""
+        from xdsl_ane.models.lora_kernels import LoraShape
+
+        targets = frozenset(
+            name.removesuffix(".weight")
+            for _, stored in self.stored(layout)
+            for name in stored.runtime
+        )
+        return LoraShape(self.rank, self.scale, targets)
+
+    def runtime_adapters(
+        self, layout: TrainedLayout, adapters: Mapping[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        """The adapters by the runtime's names (`layers.0.self_attn.q_proj.
+        lora_A`): a fused projection's A serves each part, its B split by
+        rows as the weight is."""
+        out = {}
+        for module, stored in self.stored(layout):
             a, b = self.names(module)
-            dw = grads[name].T if self.fan_in_fan_out else grads[name]
-            out[a] = s * (adapters[b].T @ dw)
-            out[b] = s * (dw @ adapters[a].T)
+            parts = replace(stored, transposed=False).to_runtime(adapters[b])
+            for name, part in zip(stored.runtime, parts):
+                runtime = name.removesuffix(".weight")
+                out[runtime + ".lora_A"] = adapters[a]
+                out[runtime + ".lora_B"] = part
+        return out
+
+    def adapter_gradients(
+        self, layout: TrainedLayout, grads: Mapping[str, np.ndarray]
+    ) -> dict[str, np.ndarray]:
+        """The adapters' gradients (PEFT names) from the runtime's."""
+        out = {}
+        for module, stored in self.stored(layout):
+            a, b = self.names(module)
+            names = [n.removesuffix(".weight") for n in stored.runtime]
+            out[a] = sum(grads[n + ".lora_A"] for n in names)
+            out[b] = replace(stored, transposed=False).to_checkpoint(
+                [grads[n + ".lora_B"] for n in names]
+            )
         return out
 
     def config(self, base: str) -> dict[str, object]:

@@ -46,6 +46,12 @@ import numpy as np
 from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.kernels import CompiledKernel
+from xdsl_ane.models.lora_kernels import (
+    LoraShape,
+    chunk_kernel,
+    layer_kernel,
+    lora_gradient_name,
+)
 from xdsl_ane.models.train_weights import runtime_shapes, trainer_config
 from xdsl_ane.models.training import (
     MODULES,
@@ -115,17 +121,40 @@ CPU_OPERATIONS = [
 
 
 def step_calls(
-    config: LlmConfig, kernels: Mapping[str, CompiledKernel]
+    config: LlmConfig,
+    kernels: Mapping[str, CompiledKernel],
+    lora: LoraShape | None = None,
 ) -> list[tuple[str, int | None]]:
     """The kernel calls of one `TrainingRuntime.step`, in order, with the
     layer each serves (None: none): the plan a runtime on a device follows
     (`plan.json`). They are the step's own calls, traced on zeros without
     running a kernel (`TrainingRuntime.dry`)."""
-    runtime = TrainingRuntime.dry(config, kernels)
+    runtime = TrainingRuntime.dry(config, kernels, lora)
     tokens = np.zeros(config.seq_len, np.int64)
     runtime.step(tokens, tokens)
     assert runtime.trace is not None
     return runtime.trace
+
+
+def kernel_vocab_chunk(kernels: Mapping[str, CompiledKernel]) -> int:
+    """The vocabulary chunk the classifier kernels were built for."""
+    if "classifier_forward" in kernels:  # the chunk's rows fed: their shape
+        (weight,) = kernels["classifier_forward"].interface.weight_args or ()
+        return weight.shape[3]
+    layouts = kernels[chunk_kernel("classifier_projection_backward", 0)]
+    return (layouts.interface.arg_layouts or ())[0].logical[1]
+
+
+def adapter_shapes(config: LlmConfig, lora: LoraShape) -> dict[str, tuple[int, ...]]:
+    """LoRA's adapters by the runtime's names, with their shapes."""
+    from xdsl_ane.models.lora_kernels import lora_shape
+
+    shapes = {}
+    for module in sorted(lora.targets):
+        out, inputs = lora_shape(config, module)
+        shapes[f"{module}.lora_A"] = (lora.rank, inputs)
+        shapes[f"{module}.lora_B"] = (out, lora.rank)
+    return shapes
 
 
 def chunk_shape(
@@ -154,17 +183,25 @@ class Gradients(dict):
     """The step's gradients by weight name; `add` accumulates (nothing in a
     dry run, which keeps none)."""
 
-    def __init__(self, weights: Mapping[str, np.ndarray], keep: bool = True):
+    def __init__(
+        self,
+        weights: Mapping[str, np.ndarray],
+        keep: bool = True,
+        frozen: bool = False,
+    ):
         super().__init__(
             {n: np.zeros(w.shape, np.float32) for n, w in weights.items()}
             if keep
             else {}
         )
         self.keep = keep
+        self.frozen = frozen
+        """Only `weights` train (LoRA's adapters): others' gradients are
+        not kept."""
 
     def add(self, name: str, value: np.ndarray, rows: np.ndarray | None = None):
         """grads[name] += value (at `rows`, a scatter-add, where given)."""
-        if not self.keep:
+        if not self.keep or (self.frozen and name not in self):
             return
         if rows is None:
             self[name] += value
@@ -193,6 +230,7 @@ class TrainingRuntime:
         kernels: Mapping[str, CompiledKernel],
         loss_scale: float = 1.0,
         padding_idx: int | None = None,
+        lora: LoraShape | None = None,
     ):
         self.config = trainer_config(config).with_(tied="lm_head.weight" not in weights)
         self.padding_idx = padding_idx
@@ -205,9 +243,13 @@ class TrainingRuntime:
         self.classifier = (
             "lm_head.weight" if "lm_head.weight" in weights else "embed_tokens.weight"
         )
-        (chunk_weight,) = kernels["classifier_forward"].interface.weight_args or ()
-        self.chunks = vocab_chunks(config, chunk_weight.shape[3])
-        self.suffixes = classifier_kernel_suffixes(config, chunk_weight.shape[3])
+        self.lora = lora
+        """LoRA's kernels (`models/lora_kernels.py`): the base weights are
+        their constants, the adapters (`….lora_A`, `….lora_B` in
+        `weights`) their dynamic weights and all that trains."""
+        chunk = kernel_vocab_chunk(kernels)
+        self.chunks = vocab_chunks(config, chunk)
+        self.suffixes = classifier_kernel_suffixes(config, chunk)
         self.trace: list[tuple[str, int | None]] | None = None
         self.layer: int | None = None
         self.running = True
@@ -216,16 +258,20 @@ class TrainingRuntime:
 
     @classmethod
     def dry(
-        cls, config: LlmConfig, kernels: Mapping[str, CompiledKernel]
+        cls,
+        config: LlmConfig,
+        kernels: Mapping[str, CompiledKernel],
+        lora: LoraShape | None = None,
     ) -> TrainingRuntime:
         """A runtime that traces its calls without running them: weights of
         zeros that take no memory, kernels' results zeros of their shapes."""
         zero = np.float32(0)
-        weights = {
-            name: np.broadcast_to(zero, shape)
-            for name, shape in runtime_shapes(trainer_config(config)).items()
-        }
-        runtime = cls(config, weights, kernels)
+        config = trainer_config(config)
+        shapes = runtime_shapes(config)
+        if lora is not None:
+            shapes |= adapter_shapes(config, lora)
+        weights = {name: np.broadcast_to(zero, shape) for name, shape in shapes.items()}
+        runtime = cls(config, weights, kernels, lora=lora)
         runtime.running = False
         runtime.trace = []
         return runtime
@@ -238,6 +284,8 @@ class TrainingRuntime:
         """Runs kernel `name` on logical inputs given by argument name, with
         `weights` keyed by the kernel's weight names (recorded in `trace`,
         with the layer it serves, where that is a list)."""
+        if self.lora is not None and self.layer is not None:
+            name = layer_kernel(name, self.layer)
         if self.trace is not None:
             self.trace.append((name, self.layer))
         kernel = self.kernels[name]
@@ -253,6 +301,12 @@ class TrainingRuntime:
         """Layer `layer`'s weights under the names the kernels (built for
         layer 0) use."""
         prefix = f"layers.{layer}."
+        if self.lora is not None:  # the layer's own kernels take its adapters
+            return {
+                name: w
+                for name, w in self.weights.items()
+                if name.startswith(prefix) and name.endswith(("lora_A", "lora_B"))
+            }
         return {
             "layers.0." + name.removeprefix(prefix): w
             for name, w in self.weights.items()
@@ -263,6 +317,23 @@ class TrainingRuntime:
         """dW = dyᵀ·x for y = x·Wᵀ."""
         name = weight_gradient_name(dy.shape[1], x.shape[1])
         return self.call(name, dy=dy, x=x)["dw"]
+
+    def projection_gradient(
+        self, grads: Gradients, module: str, dy: np.ndarray, x: np.ndarray
+    ) -> None:
+        """Adds the gradient of projection `module` (`layers.0.mlp.up_proj`)
+        y = x·Wᵀ: dW, or with LoRA its adapters' dA and dB (none for a
+        projection LoRA leaves alone)."""
+        if self.lora is None:
+            grads.add(module + ".weight", self.weight_gradient(dy, x))
+            return
+        if module not in self.lora.targets:
+            return
+        adapters = {k: self.weights[f"{module}.{k}"] for k in ("lora_A", "lora_B")}
+        name = lora_gradient_name(dy.shape[1], x.shape[1])
+        result = self.call(name, adapters, dy=dy, x=x)
+        grads.add(module + ".lora_A", result["d_a"])
+        grads.add(module + ".lora_B", result["d_b"])
 
     def tiled(self, name: str, heads: int) -> np.ndarray:
         """A QK-norm γ [Dh] tiled per head, [H·Dh] (a projection QK-norm's
@@ -308,7 +379,19 @@ class TrainingRuntime:
 
     def chunk_kernels(self) -> list[tuple[int, int, str]]:
         """(start, size, kernel name suffix) of each vocabulary chunk."""
+        if self.lora is not None:
+            return [
+                (start, size, chunk_kernel("", index))
+                for index, (start, size) in enumerate(self.chunks)
+            ]
         return [(start, size, self.suffixes[size]) for start, size in self.chunks]
+
+    def chunk_weights(self, start: int, size: int) -> Arrays:
+        """The classifier kernels' dynamic weight: the chunk's rows (none
+        with LoRA, whose kernels hold them)."""
+        if self.lora is not None:
+            return {}
+        return {CHUNK_WEIGHT: self.weights[self.classifier][start : start + size]}
 
     def norm_forward(self, x: np.ndarray, name: str) -> np.ndarray:
         """The family's norm `name` (`layers.0.input_layernorm`) of x."""
@@ -347,8 +430,11 @@ class TrainingRuntime:
         """The mean cross-entropy of predicting `labels` [S] from `tokens`
         [S] and the gradient of every weight."""
         c, w = self.config, self.weights
-        trained = {name: w[name] for name in runtime_shapes(c)}
-        grads = Gradients(trained, keep=self.running)
+        names = runtime_shapes(c)
+        if self.lora is not None:
+            names = adapter_shapes(c, self.lora)
+        trained = {name: w[name] for name in names}
+        grads = Gradients(trained, self.running, frozen=self.lora is not None)
         x = w["embed_tokens.weight"][tokens] * self.embedding_scale()
         if not c.rope:
             x = x + w["embed_positions.weight"][: c.seq_len]
@@ -451,7 +537,7 @@ class TrainingRuntime:
         chunk_lse = [
             self.call(
                 "classifier_forward" + suffix,
-                {CHUNK_WEIGHT: lm_head[start : start + size]},
+                self.chunk_weights(start, size),
                 h=h,
             )["lse"][:, 0]
             for start, size, suffix in self.chunk_kernels()
@@ -480,7 +566,6 @@ class TrainingRuntime:
         family caps the logits)."""
         s = self.config.seq_len
         d_loss = np.full(s, self.loss_scale / s, np.float32)
-        lm_head = self.weights[self.classifier]
         row_stats = self.per_row(lse, d_loss)
         d_label = d_loss
         cap = self.config.final_softcap
@@ -490,13 +575,15 @@ class TrainingRuntime:
         dh = -d_label[:, None] * label_rows
         grads.add(self.classifier, -d_label[:, None] * h, labels)
         for start, size, suffix in self.chunk_kernels():
-            chunk = {CHUNK_WEIGHT: lm_head[start : start + size]}
+            chunk = self.chunk_weights(start, size)
             d_logits = self.call(
                 "classifier_backward" + suffix, chunk, h=h, row_stats=row_stats
             )["d_logits"]
             dh += self.call(
                 "classifier_projection_backward" + suffix, chunk, d_logits=d_logits
             )["dh"]
+            if self.lora is not None:
+                continue  # the classifier is frozen
             dw = self.weight_gradient(d_logits, h)
             if self.running:
                 grads[self.classifier][start : start + size] += dw
@@ -547,7 +634,7 @@ class TrainingRuntime:
         c, p = self.config, f"layers.{layer}."
         lw, ffn = self.layer_weights(layer), saved.ffn
         d_act = self.call("ffn_backward_w2", lw, dy=dm)["d_act"]
-        grads.add(p + "mlp.down_proj.weight", self.weight_gradient(dm, ffn["act"]))
+        self.projection_gradient(grads, p + "mlp.down_proj", dm, ffn["act"])
         self.add_bias_gradient(grads, p + "mlp.down_proj.bias", dm)
         if c.gated_mlp:
             act = self.call(
@@ -558,7 +645,7 @@ class TrainingRuntime:
         dh2 = self.call("ffn_backward_w13", lw, **act)["dh"]
         for name in ("gate", "up") if c.gated_mlp else ("up",):
             d = act[f"d_{name}"]
-            grads.add(p + f"mlp.{name}_proj.weight", self.weight_gradient(d, saved.h2))
+            self.projection_gradient(grads, p + f"mlp.{name}_proj", d, saved.h2)
             self.add_bias_gradient(grads, p + f"mlp.{name}_proj.bias", d)
         return dh2
 
@@ -572,10 +659,7 @@ class TrainingRuntime:
         lw, attention = self.layer_weights(layer), saved.attention
         d_attn = self.call("output_projection_backward", lw, dy=do)["d_attn"]
         self.add_bias_gradient(grads, p + "self_attn.o_proj.bias", do)
-        grads.add(
-            p + "self_attn.o_proj.weight",
-            self.weight_gradient(do, attention["attn"]),
-        )
+        self.projection_gradient(grads, p + "self_attn.o_proj", do, attention["attn"])
         heads = {k: attention[k] for k in ("q_rot", "k_rep")}
         part1 = self.call(
             "attention_backward_1" + kind.mask_suffix,
@@ -602,7 +686,7 @@ class TrainingRuntime:
         dh1 = self.call("q_projection_backward", lw, dq=dq)["dh"]
         dh1 += self.call("kv_projection_backward", lw, dk=dk, dv=dv)["dh"]
         for name, d in (("q_proj", dq), ("k_proj", dk), ("v_proj", dv)):
-            grads.add(p + f"self_attn.{name}.weight", self.weight_gradient(d, saved.h1))
+            self.projection_gradient(grads, p + f"self_attn.{name}", d, saved.h1)
         return dh1
 
     def rope_backward(

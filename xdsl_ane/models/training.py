@@ -794,8 +794,13 @@ class KernelBuilder:
         return logits if cap is None else softcapped(logits, cap)
 
     def classifier_logits(self, h: SSAValue, chunk: int) -> SSAValue:
-        w = self.block.param(CHUNK_WEIGHT, (chunk, self.config.hidden_size))
+        w = self.chunk_weight(chunk)
         return rlx.MatmulOp(h, w, transpose_rhs=True).result
+
+    def chunk_weight(self, chunk: int) -> SSAValue:
+        """The classifier's rows of one vocabulary chunk [chunk, D], fed to
+        the kernel (`CHUNK_WEIGHT`)."""
+        return self.block.param(CHUNK_WEIGHT, (chunk, self.config.hidden_size))
 
     def cross_entropy_combine(self, chunks: int) -> builtin.ModuleOp:
         """lse = m + log Σ_c exp(lse_c − m) over the chunks (m = max_c lse_c);
@@ -852,7 +857,7 @@ class KernelBuilder:
         c = self.config
 
         def body(d_logits: SSAValue) -> dict[str, SSAValue]:
-            w = self.block.param(CHUNK_WEIGHT, (chunk, c.hidden_size))
+            w = self.chunk_weight(chunk)
             return {"dh": rlx.MatmulOp(d_logits, w).result}
 
         return self.kernel(

@@ -239,9 +239,20 @@ class Twin:
     layout: Layout
 
 
-WeightMode = Literal["static", "dynamic"]
+WeightMode = Literal["static", "dynamic", "lora"]
 """How matmuls against weights are laid out: `static` as 1×1 convs against
-weights-file consts, `dynamic` against weight arguments of the function."""
+weights-file consts, `dynamic` against weight arguments of the function,
+`lora` static but for LoRA's adapters (weights named `….lora_A`,
+`….lora_B`), which are arguments (the frozen base weights are constants
+of the kernels, the adapters trained)."""
+
+ADAPTERS = ("lora_A", "lora_B")
+
+
+def is_adapter(weight: mil.ConstOp) -> bool:
+    """A LoRA adapter's weight (`layers.0.self_attn.q_proj.lora_A`)."""
+    return weight.weight is not None and weight.weight.data.endswith(ADAPTERS)
+
 
 WEIGHT_MODES: tuple[WeightMode, ...] = get_args(WeightMode)
 
@@ -771,7 +782,9 @@ class FunctionLayout:
         transposed = bool_prop(op.properties, "transpose_y")
         rows, cols = shape_of(op.y)
         c_out, c_in = (rows, cols) if transposed else (cols, rows)
-        if self.weights == "static":
+        if self.weights == "static" or (
+            self.weights == "lora" and not is_adapter(weight)
+        ):
             conv_weight = self.conv_weight(weight, transposed, c_out, c_in, op)
             new = mil.ConvOp(twin.value, conv_weight)
             Rewriter.insert_op(new, InsertPoint.after(op))

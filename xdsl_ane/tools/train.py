@@ -18,13 +18,15 @@ def add_train_commands(commands: Any) -> None:
         "compile-train",
         help="compile the kernels of one training step for a checkpoint",
         description="Writes the directory OUT: every kernel of one training step "
-        "of the checkpoint's decoder (dynamic weights, packed I/O, [1, C, 1, S]) "
+        "of the checkpoint's decoder (dynamic weights, packed I/O, [1, C, 1, S]; "
+        "with --lora, the frozen weights constants and the adapters dynamic) "
         "as NAME.mlpackage with its manifest, and plan.json, the step as data "
         "(kernel calls in order, CPU operations, the optimizer, the loss scale).",
     )
     compile_train.add_argument("checkpoint", help="Hugging Face model directory")
     add_output_arguments(compile_train, "the kernels' directory")
     add_shape_arguments(compile_train)
+    add_lora_arguments(compile_train)
     add_chip_argument(compile_train, "the chip the step's estimate is for")
     compile_train.set_defaults(handler=command_compile_train)
 
@@ -65,14 +67,7 @@ def add_train_commands(commands: Any) -> None:
         default="auto",
         help="fp16: auto (dynamic, from 256 x layers; the default) or a fixed number",
     )
-    add("--lora", type=int, metavar="R", help="train LoRA adapters of rank R only")
-    add("--lora-alpha", type=float, metavar="A", help="LoRA's alpha (default: R)")
-    add(
-        "--lora-targets",
-        default="q_proj,v_proj",
-        metavar="NAMES",
-        help="the modules LoRA adapts, by name (default: q_proj,v_proj)",
-    )
+    add_lora_arguments(train)
     add(
         "--merge",
         action="store_true",
@@ -91,6 +86,29 @@ def add_train_commands(commands: Any) -> None:
     add("--plot", help="write the loss curve to FILE.png or .svg")
     add_chip_argument(train, "the chip the step's estimate is for")
     train.set_defaults(handler=command_train)
+
+
+def add_lora_arguments(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("--lora", type=int, metavar="R", help="train LoRA adapters of rank R only")
+    add("--lora-alpha", type=float, metavar="A", help="LoRA's alpha (default: R)")
+    add(
+        "--lora-targets",
+        default="q_proj,v_proj",
+        metavar="NAMES",
+        help="the modules LoRA adapts, by name (default: q_proj,v_proj)",
+    )
+    add(
+        "--compress",
+        metavar="MODE",
+        help="with --lora: compress the frozen weights, the kernels' constants "
+        "(int8, int4, lut4, ... as compile's --compress; the classifier stays "
+        "as it is; default: none)",
+    )
+
+
+def lora_targets(text: str) -> tuple[str, ...]:
+    return tuple(t for t in text.split(",") if t)
 
 
 def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
@@ -129,6 +147,10 @@ def command_compile_train(args: argparse.Namespace) -> int:
         precision=args.precision,
         force=args.force,
         progress=Progress(),
+        lora=args.lora,
+        lora_alpha=args.lora_alpha,
+        lora_targets=lora_targets(args.lora_targets),
+        compress=args.compress,
     )
     plan = result.plan
     ops = sum(k["ops"] for k in plan["kernels"])
@@ -164,8 +186,9 @@ def command_train(args: argparse.Namespace) -> int:
         seed=args.seed,
         lora=args.lora,
         lora_alpha=args.lora_alpha,
-        lora_targets=tuple(t for t in args.lora_targets.split(",") if t),
+        lora_targets=lora_targets(args.lora_targets),
         merge=args.merge,
+        compress=args.compress,
     )
     result = train(
         args.checkpoint,
