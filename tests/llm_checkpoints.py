@@ -91,10 +91,10 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
 
 
 def model_class_of(family: str):
-    """transformers' class of `family`: its row of models.llm.FAMILIES."""
+    """transformers' class of `family`: its row of models.hf_config.FAMILIES."""
     import transformers
 
-    from xdsl_ane.models.llm import FAMILIES
+    from xdsl_ane.models.hf_config import FAMILIES
 
     (arch,) = [a for a, f in FAMILIES.items() if f.name == family]
     return getattr(transformers, arch)
@@ -159,10 +159,10 @@ def program_greedy(directory: Path, prompt: list[int], steps: int, shape):
     decode: (prompt logits [N, V], [logits [V] per step], tokens)."""
     from xdsl_ane.frontend.checkpoint import read_checkpoint
     from xdsl_ane.interpreter.core import StatefulRuntime
+    from xdsl_ane.models.hf_config import llm_config
     from xdsl_ane.models.llm import (
         build_llm,
         check_all_used,
-        llm_config,
         llm_weights,
         local_window,
         prompt_calls,

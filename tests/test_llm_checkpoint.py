@@ -18,7 +18,8 @@ from llm_checkpoints import (
 
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import read_checkpoint
-from xdsl_ane.models.llm import FAMILIES, LlmShape, build_llm, llm_config, llm_weights
+from xdsl_ane.models.hf_config import FAMILIES, llm_config
+from xdsl_ane.models.llm import LlmShape, build_llm, llm_weights
 
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow

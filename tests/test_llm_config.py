@@ -21,13 +21,8 @@ from llm_checkpoints import (
 from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import read_checkpoint
-from xdsl_ane.models.llm import (
-    ACTIVATIONS,
-    FAMILIES,
-    IGNORED_FIELDS,
-    LlmShape,
-    llm_config,
-)
+from xdsl_ane.models.hf_config import ACTIVATIONS, FAMILIES, IGNORED_FIELDS, llm_config
+from xdsl_ane.models.llm import LlmShape
 from xdsl_ane.tools.cli import main
 
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
@@ -351,9 +346,9 @@ def test_every_field_of_the_families_is_read_or_ignored():
     families declare is either read by llm_config (its source names it) or
     listed in IGNORED_FIELDS with why; a new field fails here until it is
     one or the other."""
-    import xdsl_ane.models.llm as llm
+    import xdsl_ane.models.hf_config as hf_config
 
-    source = inspect.getsource(llm)
+    source = inspect.getsource(hf_config)
     classes = {
         family.name: getattr(transformers, arch).config_class
         for arch, family in FAMILIES.items()

@@ -18,15 +18,13 @@ from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.interpreter.core import StatefulRuntime
-from xdsl_ane.models.llm import (
-    LlmShape,
-    build_llm,
+from xdsl_ane.models.calibration import (
     calibration_prompts,
     fp16_rescaled,
-    llm_config,
-    llm_weights,
     residual_maxima,
 )
+from xdsl_ane.models.hf_config import llm_config
+from xdsl_ane.models.llm import LlmShape, build_llm, llm_weights
 from xdsl_ane.tools.cli import main
 
 # Compiles LLM checkpoints and runs transformers: -m 'not slow' skips them.
@@ -127,7 +125,7 @@ def test_calibrating_a_part_at_a_time_matches_the_whole_program(tmp_path, family
     layer at a time) finds the maxima the whole fp32 probe program finds,
     a chunked table, Gemma's scaled embedding and GPT-NeoX's own tensor
     names included."""
-    from xdsl_ane.models.llm import part_maxima, probe_maxima
+    from xdsl_ane.models.calibration import part_maxima, probe_maxima
 
     write_checkpoint(tmp_path, family)
     checkpoint = read_checkpoint(tmp_path)

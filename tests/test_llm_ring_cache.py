@@ -18,11 +18,11 @@ from llm_checkpoints import (
 
 from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
 from xdsl_ane.frontend.checkpoint import read_checkpoint
+from xdsl_ane.models.hf_config import llm_config
 from xdsl_ane.models.llm import (
     LlmShape,
     build_llm,
     cache_shapes,
-    llm_config,
     local_window,
     prompt_calls,
 )

@@ -202,7 +202,8 @@ def test_size_guard_with_layers_per_package(tied, tmp_path, capsys):
 def test_package_size_estimates_bound_the_blobs(tied, mode):
     """The plan's sizes are at least what each package's blob holds, and
     within a few records of it."""
-    from xdsl_ane.models.llm import LlmShape, llm_config
+    from xdsl_ane.models.hf_config import llm_config
+    from xdsl_ane.models.llm import LlmShape
     from xdsl_ane.models.llm_packages import (
         Compression,
         llm_units,
@@ -266,13 +267,9 @@ def test_calibration_a_part_at_a_time(tmp_path, family):
     from dataclasses import replace
 
     from xdsl_ane.interpreter.core import StatefulRuntime
-    from xdsl_ane.models.llm import (
-        LlmShape,
-        build_llm,
-        llm_config,
-        llm_weights,
-        residual_maxima,
-    )
+    from xdsl_ane.models.calibration import residual_maxima
+    from xdsl_ane.models.hf_config import llm_config
+    from xdsl_ane.models.llm import LlmShape, build_llm, llm_weights
 
     write_checkpoint(tmp_path / "ckpt", family, True, "bfloat16")
     checkpoint = read_checkpoint(tmp_path / "ckpt")

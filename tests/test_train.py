@@ -84,7 +84,7 @@ def test_the_plan_is_the_runtimes_call_order(tmp_path, family):
     """plan.json's kernel calls are the calls TrainingRuntime.step makes
     (traced), and compile-train writes each kernel the plan names."""
     from xdsl_ane.api.train import compile_train, trainable_weights, training_setup
-    from xdsl_ane.models.llm import rope_tables
+    from xdsl_ane.models.rope import rope_tables
     from xdsl_ane.models.runtime import TrainingRuntime
 
     write_checkpoint(tmp_path / "ckpt", family)

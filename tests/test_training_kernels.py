@@ -27,7 +27,7 @@ from xdsl_ane.models.kernels import (
     compile_training_kernels,
     op_count_table,
 )
-from xdsl_ane.models.llm import rope_tables
+from xdsl_ane.models.rope import rope_tables
 from xdsl_ane.models.runtime import run_kernel
 from xdsl_ane.models.training import (
     KernelBuilder,

@@ -33,7 +33,7 @@ from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.models.configs import QWEN3_0_6B, LlmConfig
 from xdsl_ane.models.kernels import compile_training_kernels
-from xdsl_ane.models.llm import rope_tables
+from xdsl_ane.models.rope import rope_tables
 from xdsl_ane.models.runtime import TrainingRuntime
 from xdsl_ane.models.transformer import stateless_builder
 

@@ -285,7 +285,7 @@ def compile_llm(
     `fp16_check` runs the fp32 program on the `calibration` prompts (token
     ids; default two seeded random ones) and, where a layer's hidden states
     would leave fp16's range, carries the residual stream scaled by a power
-    of two that leaves the outputs unchanged (`models.llm.fp16_rescaled`);
+    of two that leaves the outputs unchanged (`models.calibration.fp16_rescaled`);
     the manifest's `fp16` records the maxima and the scale.
     A model whose weights would pass `max_package_size` bytes (default 1
     GB, 2^30 bytes; None: no limit) is split as with `layers_per_package`,
@@ -302,20 +302,21 @@ def compile_llm(
     from xdsl_ane.api import compile as compile_module
     from xdsl_ane.frontend.checkpoint import read_checkpoint
     from xdsl_ane.limits import MAX_DIMENSION
+    from xdsl_ane.models.calibration import (
+        calibration_prompts,
+        fp16_rescaled,
+        residual_maxima,
+    )
+    from xdsl_ane.models.hf_config import check_table_shapes, llm_config
     from xdsl_ane.models.llm import (
         LlmShape,
         build_llm,
-        calibration_prompts,
         check_all_used,
         check_shape,
-        check_table_shapes,
         chunks,
-        fp16_rescaled,
-        llm_config,
         llm_weights,
         local_window,
         output_names,
-        residual_maxima,
     )
     from xdsl_ane.models.llm_packages import (
         ENDS,
@@ -834,7 +835,7 @@ def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:
     so that `--reference` fails before anything runs rather than inside
     transformers after the tokens."""
     from xdsl_ane.frontend.checkpoint import read_checkpoint
-    from xdsl_ane.models.llm import llm_config
+    from xdsl_ane.models.hf_config import llm_config
 
     config = llm_config(read_checkpoint(checkpoint))
     parts = record.get("packages", [record])

@@ -59,7 +59,7 @@ def check_trainable(config: Any, where: str) -> None:
             "it cannot be trained yet (the training kernels scale every layer's "
             "attention alike)"
         )
-    from xdsl_ane.models.llm import ACTIVATIONS
+    from xdsl_ane.models.hf_config import ACTIVATIONS
     from xdsl_ane.models.training import BACKWARD_KINDS
 
     if ACTIVATIONS[config.activation] not in BACKWARD_KINDS:
@@ -72,7 +72,7 @@ def check_trainable(config: Any, where: str) -> None:
 def training_setup(checkpoint: str | Path, seq_len: int) -> TrainingSetup:
     from xdsl_ane.frontend.checkpoint import read_checkpoint
     from xdsl_ane.limits import MAX_DIMENSION
-    from xdsl_ane.models.llm import check_table_shapes, llm_config
+    from xdsl_ane.models.hf_config import check_table_shapes, llm_config
 
     if not 2 <= seq_len <= MAX_DIMENSION:
         raise XdslAneError(
@@ -296,7 +296,7 @@ def write_kernels(
 ) -> None:
     from xdsl_ane.api import CompiledModel
     from xdsl_ane.dialects import mil
-    from xdsl_ane.models.llm import rope_tables
+    from xdsl_ane.models.rope import rope_tables
 
     cos, sin = rope_tables(config, config.seq_len)
     baked = {"rope.cos": cos, "rope.sin": sin}

@@ -389,8 +389,8 @@ class TrainingLoop:
         s.save(output, self.records)
 
     def step(self, k: int) -> StepRecord:
-        from xdsl_ane.models.llm import rope_tables
         from xdsl_ane.models.optim import clip_grad_norm, lr_at
+        from xdsl_ane.models.rope import rope_tables
         from xdsl_ane.models.runtime import TrainingRuntime
         from xdsl_ane.models.train_data import batch
 

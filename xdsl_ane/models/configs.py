@@ -11,7 +11,7 @@ from typing import Any
 @dataclass(frozen=True)
 class LlmConfig:
     """One dense decoder: what `llm_config` reads from a checkpoint's
-    config.json (its family's row of `models.llm.FAMILIES`) or a named
+    config.json (its family's row of `models.hf_config.FAMILIES`) or a named
     shape of CONFIGS. The one builder, `models.llm.LlmBuilder`, builds
     every program of it from this: compile-llm's stateful prefill and
     decode, compile-model's stateless stack and the training kernels'

@@ -158,7 +158,7 @@ def unit_weights(
     """The blob bytes of each weight the module's params read."""
     from xdsl_ane.dialects import rlx
     from xdsl_ane.dialects.typing import shape_of
-    from xdsl_ane.models.llm import EMBED
+    from xdsl_ane.models.hf_config import EMBED
 
     linear, head, embedding = compression.settings()
     sizes: dict[tuple[str, str], int] = {}

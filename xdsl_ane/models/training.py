@@ -107,7 +107,9 @@ from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.limits import MASKED
 from xdsl_ane.models.configs import LlmConfig
-from xdsl_ane.models.llm import ACTIVATIONS, rope_tables, softcapped
+from xdsl_ane.models.hf_config import ACTIVATIONS
+from xdsl_ane.models.llm import softcapped
+from xdsl_ane.models.rope import rope_tables
 from xdsl_ane.models.train_weights import trainer_config
 from xdsl_ane.models.transformer import stateless_builder
 from xdsl_ane.models.vocabulary import (

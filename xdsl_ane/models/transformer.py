@@ -8,7 +8,7 @@ Weights are `rlx.param`s named as in transformers' base model
 (`layers.{i}.self_attn.q_proj.weight`, stored [out, in] and applied as
 x·Wᵀ; `norm.weight`), so a real checkpoint's tensors drop in by name. The
 RoPE tables are params too (`rope.cos`, `rope.sin`, [S, D/2], from
-`models.llm.rope_tables`); `make_weights` computes them and draws the
+`models.rope.rope_tables`); `make_weights` computes them and draws the
 learned weights from a seeded generator.
 """
 
@@ -29,7 +29,8 @@ from xdsl_ane.models.configs import (  # noqa: F401 (the builders' names)
     QWEN3_0_6B,
     LlmConfig,
 )
-from xdsl_ane.models.llm import ROPE_TABLES, LlmBuilder, LlmShape, rope_tables
+from xdsl_ane.models.llm import ROPE_TABLES, LlmBuilder, LlmShape
+from xdsl_ane.models.rope import rope_tables
 
 
 def stateless_builder(

@@ -31,7 +31,7 @@ def listing_families(parser: argparse.ArgumentParser) -> None:
     format_help = parser.format_help
 
     def with_families() -> str:
-        from xdsl_ane.models.llm import FAMILIES
+        from xdsl_ane.models.hf_config import FAMILIES
 
         names = sorted({family.name for family in FAMILIES.values()})
         description = parser.description or ""
@@ -283,7 +283,7 @@ def command_compile_llm(args: Any) -> int:
 
 def fp16_line(fp16: dict[str, Any]) -> str:
     """What the fp16 check found, in one line."""
-    from xdsl_ane.models.llm import stream_name
+    from xdsl_ane.models.calibration import stream_name
 
     if not fp16["checked"]:
         return "fp16: not checked (--no-fp16-check)"

@@ -1,0 +1,260 @@
+"""compile-llm's fp16 check and rescaling: the residual stream's and the
+norms' maxima measured on calibration prompts in float32, layer by layer
+from the checkpoint, and the power-of-two scales that keep every value in
+fp16's range (`fp16_rescaled`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import builtin
+
+from xdsl_ane.backend.weights import LazyWeight
+from xdsl_ane.errors import XdslAneError
+from xdsl_ane.frontend.checkpoint import Checkpoint
+from xdsl_ane.models.configs import LlmConfig
+from xdsl_ane.models.hf_config import EMBED
+from xdsl_ane.models.llm import LlmShape, build_llm, llm_weights
+
+FP16_HEADROOM = 16384.0
+"""The largest |hidden state| the fp16 program may carry: a quarter of
+fp16's 65504, for the sums inside a layer."""
+
+
+def calibration_prompts(config: LlmConfig, shape: LlmShape) -> list[list[int]]:
+    """Two prompts of `prefill` ids, drawn from a fixed seed."""
+    rng = np.random.default_rng(0)
+    return [
+        [int(t) for t in rng.integers(0, config.vocab_size, shape.prefill)]
+        for _ in range(2)
+    ]
+
+
+def residual_maxima(
+    checkpoint: Checkpoint,
+    config: LlmConfig,
+    shape: LlmShape,
+    prompts: list[list[int]],
+) -> list[float]:
+    """The largest |hidden state| over `prompts` of the embedding and after
+    each layer (num_layers + 1 values), from the fp32 program
+    (shape.probe) in the interpreter, prefill calls as the package makes
+    them. With RoPE (the stream is the embedding's output) the program
+    runs a part at a time, the embedding and then each layer over every
+    prompt (`part_maxima`), so that one layer's weights are in memory at
+    a time rather than all of them."""
+    if config.rope:
+        return part_maxima(checkpoint, config, shape, prompts)
+    return probe_maxima(checkpoint, config, shape, prompts)
+
+
+def probe_maxima(
+    checkpoint: Checkpoint,
+    config: LlmConfig,
+    shape: LlmShape,
+    prompts: list[list[int]],
+) -> list[float]:
+    """`residual_maxima` from the whole fp32 probe program (every weight
+    in memory): the reference `part_maxima` agrees with."""
+    from xdsl_ane.interpreter.core import StatefulRuntime
+
+    probe = replace(shape, probe=True, argmax=False, part="all", layers=None)
+    module = build_llm(config, probe)
+    weights = llm_weights(checkpoint, config, probe, module)
+    count = config.num_layers + 1
+    maxima = np.zeros(count)
+    for prompt in prompts:
+        runtime = StatefulRuntime(module, weights)  # a fresh cache each
+        for start in range(0, len(prompt), shape.prefill):
+            ids = np.zeros(shape.prefill, np.int32)
+            part = prompt[start : start + shape.prefill]
+            ids[: len(part)] = part
+            out = runtime.call("prefill", [ids, np.array([start], np.int32)])
+            seen = [float(o.reshape(-1)[0]) for o in out[-count:]]
+            maxima = np.maximum(maxima, seen)
+    if not np.all(np.isfinite(maxima)):
+        first = int(np.flatnonzero(~np.isfinite(maxima))[0])
+        check_finite_weights(weights, first)
+    return [float(m) for m in maxima]
+
+
+def part_maxima(
+    checkpoint: Checkpoint,
+    config: LlmConfig,
+    shape: LlmShape,
+    prompts: list[list[int]],
+) -> list[float]:
+    """`residual_maxima` a part at a time: the embedding's program over
+    every prompt's prefill calls, then each layer's over the hidden states
+    the one before gave (a fresh cache per prompt), the largest |x| of each
+    part's output kept."""
+    from xdsl_ane.interpreter.core import StatefulRuntime
+
+    base = replace(shape, probe=False, argmax=False)
+    calls = [  # (prompt, position, input_ids)
+        (p, start, np.array(prompt[start : start + shape.prefill], np.int32))
+        for p, prompt in enumerate(prompts)
+        for start in range(0, len(prompt), shape.prefill)
+    ]
+    parts = [("embed", None)]
+    parts += [("layers", (i, i + 1)) for i in range(config.num_layers)]
+    hidden: list[np.ndarray] = []
+    maxima = []
+    spare: dict[tuple[Any, ...], list[np.ndarray]] = {}
+    for part, layers in parts:
+        part_shape = replace(base, part=part, layers=layers)
+        if part == "embed":
+            module, weights, renumbered = embedding_rows(
+                checkpoint, config, base, calls
+            )
+        else:
+            module = build_llm(config, part_shape)
+            weights, spare = read_reusing(
+                llm_weights(checkpoint, config, part_shape, module), spare
+            )
+        runtimes: dict[int, StatefulRuntime] = {}
+        largest = 0.0
+        for i, (p, start, _) in enumerate(calls):
+            runtime = runtimes.setdefault(p, StatefulRuntime(module, weights))
+            if part == "embed":
+                (out,) = runtime.call("prefill", [renumbered[i]])
+                hidden.append(out)
+            else:
+                position = np.array([start], np.int32)
+                (out,) = runtime.call("prefill", [hidden[i], position])
+                hidden[i] = out
+            # np.max, not max(): a NaN must carry on to the check
+            largest = float(np.max([largest, np.abs(out).max()]))
+        if not np.isfinite(largest):
+            check_finite_weights(weights, len(maxima))
+        maxima.append(largest)
+        del module, weights, runtimes
+    return maxima
+
+
+def check_finite_weights(weights: dict[str, Any], index: int) -> None:
+    """Fails naming a checkpoint tensor among `weights` that holds a NaN or
+    inf, which is why the hidden states of maxima[index] (`stream_name`)
+    are not finite."""
+    for name, value in weights.items():
+        if isinstance(value, LazyWeight) and value.shape:
+            array = np.empty(value.shape, value.dtype)
+            value.convert_into(array.reshape(-1), None)
+            value = array
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            bad = value[~np.isfinite(value)]
+            if bad.size:
+                raise XdslAneError(
+                    f"checkpoint tensor '{name}' holds {bad.size} non-finite "
+                    f"value(s) ({bad.flat[0]}), so {stream_name(index)}'s hidden "
+                    "states are not finite"
+                )
+
+
+def embedding_rows(
+    checkpoint: Checkpoint,
+    config: LlmConfig,
+    shape: LlmShape,
+    calls: list[tuple[int, int, np.ndarray]],
+) -> tuple[builtin.ModuleOp, dict[str, Any], list[np.ndarray]]:
+    """The embedding's program for `part_maxima` over a table of just the
+    rows the calls read (the prefill's padding id 0 among them), and each
+    call's ids renumbered into it: the same values as the whole table's
+    program (a gather, then the family's scales), without widening a
+    vocabulary's rows to float32 for a few hundred ids."""
+    used = sorted({0, *(int(t) for _, _, ids in calls for t in ids)})
+    index = {t: i for i, t in enumerate(used)}
+    rows = replace(config, vocab_size=len(used))
+    module = build_llm(rows, replace(shape, part="embed", layers=None))
+    name = config.weight_name(EMBED)  # the family's own (gpt_neox.embed_in)
+    table = checkpoint.lazy(name, (config.vocab_size, config.hidden_size))
+    weights = {name: np.concatenate([table.read_rows(t, t + 1) for t in used])}
+    renumbered = []
+    for _, _, ids in calls:
+        padded = np.zeros(shape.prefill, np.int32)
+        padded[: len(ids)] = [index[int(t)] for t in ids]
+        renumbered.append(padded)
+    return module, weights, renumbered
+
+
+def read_reusing(
+    weights: dict[str, Any], spare: dict[tuple[Any, ...], list[np.ndarray]]
+) -> tuple[dict[str, Any], dict[tuple[Any, ...], list[np.ndarray]]]:
+    """`weights` with each checkpoint tensor read once (for every call of
+    a part's program, not at each), into an array of `spare` of its shape
+    and dtype where there is one (the part before's, whose layers are the
+    same shapes), and the arrays now held, to be spare for the next part:
+    so calibrating allocates about one layer's weights once rather than
+    each layer's (fresh pages fault in slowly while the page cache is
+    full of the checkpoint)."""
+    held: dict[tuple[Any, ...], list[np.ndarray]] = {}
+    read = {}
+    for name, value in weights.items():
+        if isinstance(value, LazyWeight) and value.shape:
+            key = (value.shape, value.dtype)
+            free = spare.get(key)
+            array = free.pop() if free else np.empty(value.shape, value.dtype)
+            value.convert_into(array.reshape(-1), None)
+            held.setdefault(key, []).append(array)
+            value = array
+        read[name] = value
+    return read, held
+
+
+def fp16_rescaled(config: LlmConfig, maxima: list[float], where: str) -> LlmConfig:
+    """`config` made safe in fp16 from the calibration's `maxima` (the
+    embedding's, then after each layer): where the stream passes
+    FP16_HEADROOM it is carried times α = 2^−k (stream_scale); where a
+    stream RMSNorm would square values past NORM_HEADROOM its input is
+    divided by s = 2^j first (norm_input_scales). Both are exact in
+    floating point and leave the outputs unchanged. A family whose layers
+    read the stream without a norm first (post_norms) cannot be rescaled
+    so: the error names the layer."""
+    if not all(np.isfinite(m) for m in maxima):
+        layer = next(i for i, m in enumerate(maxima) if not np.isfinite(m))
+        raise XdslAneError(
+            f"{where}: {stream_name(layer)}'s hidden states are not finite in float32"
+        )
+    largest = max(maxima, default=0.0)
+    alpha = 1.0
+    if largest > FP16_HEADROOM:
+        if config.post_norms:
+            layer = maxima.index(largest)
+            raise XdslAneError(
+                f"{where}: {stream_name(layer)}'s hidden states reach {largest:.4g}, "
+                f"past fp16's range (65504; {FP16_HEADROOM:g} with headroom), and "
+                f"the layers of {config.family} read them without a norm, so no "
+                "rescaling leaves its outputs unchanged"
+            )
+        alpha = 2.0 ** -math.ceil(math.log2(largest / FP16_HEADROOM))
+    # layer L's first norm reads the stream entering it (maxima[L]), its
+    # second the stream after attention (maxima[L + 1] the closest measured;
+    # the input with a parallel residual), the final norm maxima[-1]
+    second = maxima[:-1] if config.parallel_residual else maxima[1:]
+    reads = [m for pair in zip(maxima[:-1], second) for m in pair] + [maxima[-1]]
+    scales = tuple(
+        2.0 ** math.ceil(math.log2(m * alpha / NORM_HEADROOM))
+        if m * alpha > NORM_HEADROOM
+        else 1.0
+        for m in reads
+    )
+    if alpha == 1.0 and all(s == 1.0 for s in scales):
+        return config
+    return replace(
+        config,
+        stream_scale=None if alpha == 1.0 else alpha,
+        norm_input_scales=() if all(s == 1.0 for s in scales) else scales,
+    )
+
+
+NORM_HEADROOM = 128.0
+"""The largest |x| an RMSNorm squares in fp16 (128² = 16384, a quarter of
+65504, for the mean)."""
+
+
+def stream_name(index: int) -> str:
+    """maxima[index]'s place: the embedding or a layer's output."""
+    return "the embedding" if index == 0 else f"layer {index - 1}"

@@ -1,0 +1,697 @@
+"""Reading a Hugging Face decoder's config.json with the architecture
+table: `FAMILIES` (one row per transformers class and how it differs),
+`llm_config` (every field that changes the math honoured or refused in one
+line naming it; IGNORED_FIELDS lists those that do not) and the checks of
+the checkpoint's tables against it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl_ane.dialects import rlx
+from xdsl_ane.errors import XdslAneError
+from xdsl_ane.frontend.checkpoint import Checkpoint
+from xdsl_ane.models.configs import LlmConfig
+
+
+@dataclass(frozen=True)
+class Family:
+    """What one architecture reads from config.json beyond the fields every
+    family reads (transformers' modeling_*.py for each)."""
+
+    name: str
+    qk_norm: bool = False
+    """RMSNorm over each head of q and k (Qwen3)."""
+    qkv_bias: bool = False
+    """q, k and v always have biases (Qwen2), whatever `attention_bias` says."""
+    attention_bias: bool = False
+    """`attention_bias` puts biases on q, k, v and o."""
+    mlp_bias: bool = False
+    """`mlp_bias` puts biases on gate, up and down."""
+    layer_types: bool = False
+    """Full or sliding attention per layer (`layer_types`, else from
+    `use_sliding_window` and `max_window_layers`); without it every layer
+    slides when `sliding_window` is set (Mistral)."""
+    unit_offset_norms: bool = False
+    """RMSNorm scales by (1 + weight), computed in float32 (Gemma)."""
+    scaled_embedding: bool = False
+    """The embedding is multiplied by √hidden_size (Gemma)."""
+    fused: bool = False
+    """q, k, v are one projection `self_attn.qkv_proj` ([q; k; v] rows) and
+    gate, up one `mlp.gate_up_proj` ([gate; up]) (Phi-3)."""
+    window_switch: bool = True
+    """With `layer_types`, `use_sliding_window` turns the windows on (Qwen);
+    without it `layer_types` alone says (Gemma 3)."""
+    sandwich_norms: bool = False
+    """Norms after attention and the MLP too, before their residual adds
+    (`post_attention_layernorm` on attention's output,
+    `pre_feedforward_layernorm`, `post_feedforward_layernorm`; Gemma 2, 3)."""
+    query_scale: bool = False
+    """Attention scales by query_pre_attn_scalar^−½, not head_dim^−½."""
+    activation_field: str = "hidden_act"
+    """The config field naming the MLP's activation."""
+    layer_norm: bool = False
+    """LayerNorm with weight and bias (eps `layer_norm_eps`), not RMSNorm."""
+    qkv_per_head: bool = False
+    """The fused qkv projection's rows are per head [q_h; k_h; v_h]
+    (GPT-NeoX), not [q; k; v]."""
+    gated_mlp: bool = True
+    """down(act(gate(h)) · up(h)); false: down(act(up(h))) (GPT-NeoX)."""
+    parallel_residual: bool = False
+    """`use_parallel_residual` (default true) adds attention and the MLP of
+    the same input: x + attn(ln1(x)) + mlp(ln2(x))."""
+    partial_rotary: bool = False
+    """RoPE over the first `partial_rotary_factor` of each head, the rest
+    passed through (GPT-NeoX, Phi-3)."""
+    all_biases: bool = False
+    """Every projection of the MLP has a bias; `attention_bias` (default
+    true) those of attention (GPT-NeoX)."""
+    renames: tuple[tuple[str, str], ...] = ()
+    """The checkpoint's names for the Llama-style ones the builder uses
+    (`model.layers.` -> `gpt_neox.layers.`), substring by substring."""
+    aliases: tuple[tuple[str, str], ...] = ()
+    """The config's own names of fields (`hidden_size` is `n_embd`)."""
+    rope: bool = True
+    """Positions by RoPE; false: by learned absolute position embeddings
+    added to the token embeddings (`model.embed_positions`; GPT-2)."""
+    conv1d: bool = False
+    """Projection weights stored [in, out] (GPT-2's Conv1D), applied x · W."""
+    ffn_multiple: int | None = None
+    """The MLP's width when `intermediate_size` is null: this × hidden."""
+    bias_switch: str | None = None
+    """A field (default true) that puts biases on every projection
+    (Starcoder2's `use_bias`)."""
+    multipliers: bool = False
+    """Granite's `embedding_multiplier`, `residual_multiplier` (on each
+    branch before its add), `attention_multiplier` (attention's scale) and
+    `logits_scaling` (logits divided by it)."""
+    nope_layers: bool = False
+    """`no_rope_layers` (1: RoPE, 0: none), else a NoPE layer every
+    `no_rope_layer_interval` (SmolLM3)."""
+    post_norms: bool = False
+    """Norms only after attention and the MLP, before their residual adds,
+    none before (OLMo 2)."""
+    norm_bias: bool = True
+    """LayerNorm has a bias (false: Cohere's LayerNorm, weight only)."""
+    shared_norm: bool = False
+    """With a parallel residual, attention and the MLP read one norm
+    (input_layernorm) of the same input (Cohere)."""
+    rope_style: str = "half"
+    """rlx.rope's pairing: "half" (i, i + D/2) or "interleaved" (2i, 2i+1)."""
+    logit_scale: bool = False
+    """Logits are multiplied by `logit_scale` (Cohere)."""
+    projection_qk_norm: bool = False
+    """QK-norm over the whole q and k projections, before the head split
+    (OLMo 2), not per head."""
+
+
+FAMILIES = {
+    "Qwen3ForCausalLM": Family(
+        "qwen3", qk_norm=True, attention_bias=True, layer_types=True
+    ),
+    "Qwen2ForCausalLM": Family("qwen2", qkv_bias=True, layer_types=True),
+    "LlamaForCausalLM": Family("llama", attention_bias=True, mlp_bias=True),
+    "MistralForCausalLM": Family("mistral"),
+    "Phi3ForCausalLM": Family("phi3", fused=True, partial_rotary=True),
+    "GPTNeoXForCausalLM": Family(
+        "gpt_neox",
+        fused=True,
+        qkv_per_head=True,
+        layer_norm=True,
+        gated_mlp=False,
+        parallel_residual=True,
+        partial_rotary=True,
+        all_biases=True,
+        renames=(
+            ("model.embed_tokens.", "gpt_neox.embed_in."),
+            ("model.layers.", "gpt_neox.layers."),
+            ("model.norm.", "gpt_neox.final_layer_norm."),
+            ("self_attn.qkv_proj.", "attention.query_key_value."),
+            ("self_attn.o_proj.", "attention.dense."),
+            ("mlp.up_proj.", "mlp.dense_h_to_4h."),
+            ("mlp.down_proj.", "mlp.dense_4h_to_h."),
+            ("lm_head.", "embed_out."),
+        ),
+    ),
+    "GPT2LMHeadModel": Family(
+        "gpt2",
+        fused=True,
+        layer_norm=True,
+        gated_mlp=False,
+        all_biases=True,
+        rope=False,
+        conv1d=True,
+        ffn_multiple=4,
+        activation_field="activation_function",
+        aliases=(
+            ("hidden_size", "n_embd"),
+            ("num_hidden_layers", "n_layer"),
+            ("num_attention_heads", "n_head"),
+            ("intermediate_size", "n_inner"),
+            ("max_position_embeddings", "n_positions"),
+            ("layer_norm_eps", "layer_norm_epsilon"),
+        ),
+        renames=(
+            ("model.embed_tokens.", "transformer.wte."),
+            ("model.embed_positions.", "transformer.wpe."),
+            ("model.layers.", "transformer.h."),
+            ("model.norm.", "transformer.ln_f."),
+            ("input_layernorm.", "ln_1."),
+            ("post_attention_layernorm.", "ln_2."),
+            ("self_attn.qkv_proj.", "attn.c_attn."),
+            ("self_attn.o_proj.", "attn.c_proj."),
+            ("mlp.up_proj.", "mlp.c_fc."),
+            ("mlp.down_proj.", "mlp.c_proj."),
+        ),
+    ),
+    "Starcoder2ForCausalLM": Family(
+        "starcoder2",
+        layer_norm=True,
+        gated_mlp=False,
+        bias_switch="use_bias",
+        aliases=(("layer_norm_eps", "norm_epsilon"),),
+        renames=(("mlp.up_proj.", "mlp.c_fc."), ("mlp.down_proj.", "mlp.c_proj.")),
+    ),
+    "GraniteForCausalLM": Family(
+        "granite", attention_bias=True, mlp_bias=True, multipliers=True
+    ),
+    "SmolLM3ForCausalLM": Family(
+        "smollm3",
+        attention_bias=True,
+        mlp_bias=True,
+        layer_types=True,
+        nope_layers=True,
+    ),
+    "Olmo2ForCausalLM": Family(
+        "olmo2", attention_bias=True, post_norms=True, projection_qk_norm=True
+    ),
+    "CohereForCausalLM": Family(
+        "cohere",
+        attention_bias=True,
+        layer_norm=True,
+        norm_bias=False,
+        parallel_residual=True,
+        shared_norm=True,
+        rope_style="interleaved",
+        logit_scale=True,
+    ),
+    "GemmaForCausalLM": Family(
+        "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
+    ),
+    "Gemma2ForCausalLM": Family(
+        "gemma2",
+        attention_bias=True,
+        layer_types=True,
+        window_switch=False,
+        unit_offset_norms=True,
+        scaled_embedding=True,
+        sandwich_norms=True,
+        query_scale=True,
+        activation_field="hidden_activation",
+    ),
+    "Gemma3ForCausalLM": Family(
+        "gemma3_text",
+        qk_norm=True,
+        attention_bias=True,
+        layer_types=True,
+        window_switch=False,
+        unit_offset_norms=True,
+        scaled_embedding=True,
+        sandwich_norms=True,
+        query_scale=True,
+        activation_field="hidden_activation",
+    ),
+}
+
+
+ACTIVATIONS: dict[str, type[rlx.UnaryOp]] = {
+    "silu": rlx.SiluOp,
+    "swish": rlx.SiluOp,
+    "gelu": rlx.GeluOp,
+    "gelu_python": rlx.GeluOp,
+    "gelu_new": rlx.GeluTanhOp,
+    "gelu_pytorch_tanh": rlx.GeluTanhOp,
+    "gelu_python_tanh": rlx.GeluTanhOp,
+    # 0.7978845608 · (x + 0.044715 x³) is the tanh form with √(2/π) cut
+    # to ten digits (3e-12 off: below fp32's resolution)
+    "gelu_fast": rlx.GeluTanhOp,
+    "relu": rlx.ReluOp,
+    "sigmoid": rlx.SigmoidOp,
+    "tanh": rlx.TanhOp,
+}
+"""transformers' `hidden_act` names (activations.ACT2CLS) -> the rlx op of
+the same function; any other name is refused."""
+
+
+ROPE_TYPES = ("default", "linear", "llama3", "yarn", "longrope")
+
+
+IGNORED_FIELDS = {
+    "attention_dropout": "dropout is off at inference",
+    "initializer_range": "initialization only",
+    "use_cache": "how transformers runs, not what it computes",
+    "pad_token_id": "tokenizer ids: generation, not the math",
+    "bos_token_id": "tokenizer ids: generation, not the math",
+    "eos_token_id": "tokenizer ids: generation, not the math",
+    "embd_pdrop": "dropout is off at inference",
+    "hidden_dropout": "dropout is off at inference",
+    "classifier_dropout": "dropout is off at inference (and no classifier here)",
+    "is_decoder": "a causal LM is a decoder by its class",
+    "attn_pdrop": "dropout is off at inference",
+    "reorder_and_upcast_attn": "the order of the same products, in float32",
+    "summary_type": "GPT2DoubleHeadsModel's summary head, not the causal LM's",
+    "summary_use_proj": "GPT2DoubleHeadsModel's summary head, not the causal LM's",
+    "summary_activation": "GPT2DoubleHeadsModel's summary head, not the causal LM's",
+    "summary_proj_to_labels": "GPT2DoubleHeadsModel's summary head, not the causal "
+    "LM's",
+    "summary_first_dropout": "dropout is off at inference",
+    "embedding_dropout": "dropout is off at inference",
+    "residual_dropout": "dropout is off at inference",
+    "resid_pdrop": "dropout is off at inference",
+    "original_max_position_embeddings": "read by longrope scaling alone, which is "
+    "refused (llama3 scaling reads its own, in rope_parameters)",
+    "pretraining_tp": "transformers 5 no longer reads it (it only split the "
+    "matmuls of the same linear layers)",
+}
+"""Fields of the supported families' configs (transformers 5.23) that do not
+change what the model computes; every other field of theirs is read by
+`llm_config`: honoured, or refused in one line naming it."""
+
+
+QKV = ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj")
+
+
+OUT = ("self_attn.o_proj",)
+
+
+MLP = ("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
+
+
+class ConfigReader:
+    """Typed fields of config.json; a wrong one is an error naming it."""
+
+    def __init__(
+        self, config: dict[str, Any], where: str, aliases: dict[str, str] | None = None
+    ):
+        self.c, self.where = config, where
+        self.aliases = aliases or {}
+        """A family's own names of the fields (GPT-2's `n_embd` for
+        `hidden_size`): read, and named in errors, by those."""
+
+    def error(self, name: str, message: str) -> XdslAneError:
+        name = self.aliases.get(name, name)
+        return XdslAneError(f"{self.where}: field '{name}' {message}")
+
+    def integer(self, name: str, default: int | None = None, minimum: int = 1) -> int:
+        value = self.c.get(self.aliases.get(name, name))
+        if value is None:
+            if default is None:
+                raise self.error(name, "is missing")
+            return default
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.error(name, f"is {value!r}; expected an integer ≥ {minimum}")
+        return value
+
+    def number(
+        self,
+        name: str,
+        default: float,
+        table: str | None = None,
+        positive: bool = False,
+    ) -> float:
+        """A finite float (> 0 if `positive`: a size, an epsilon, a base, a
+        factor): field `name`, or key `name` of the object field `table`
+        (rope_parameters) when given."""
+        source = self.c
+        for part in [] if table is None else table.split("."):
+            source = source.get(part) or {}
+        value = source.get(self.aliases.get(name, name) if table is None else name)
+        if value is None:
+            return default
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            label = name if table is None else f"{table}.{name}"
+            raise self.error(label, f"is {value!r}; expected a number")
+        if positive and value <= 0:
+            label = name if table is None else f"{table}.{name}"
+            raise self.error(label, f"is {value!r}; expected a number > 0")
+        return float(value)
+
+    def flag(self, name: str) -> bool:
+        value = self.c.get(name)
+        if value is None:  # transformers' default for every flag read here
+            return False
+        if not isinstance(value, bool):
+            raise self.error(name, f"is {value!r}; expected true or false")
+        return value
+
+
+def llm_config(checkpoint: Checkpoint) -> LlmConfig:
+    """The model from config.json. Every field that changes what the model
+    computes is honoured, or refused in one line naming it (an unsupported
+    architecture lists the supported ones); IGNORED_FIELDS says which do
+    not."""
+    c = checkpoint.config
+    where = str(checkpoint.directory / "config.json")
+    read = ConfigReader(c, where)
+    architectures = c.get("architectures") or []
+    if not isinstance(architectures, list):
+        architectures = [architectures]
+    arch = next((a for a in architectures if str(a) in FAMILIES), None)
+    if arch is None:
+        raise XdslAneError(
+            f"{where}: field 'architectures' is {architectures}; supported: "
+            + ", ".join(FAMILIES)
+        )
+    family = FAMILIES[str(arch)]
+    read = ConfigReader(c, where, dict(family.aliases))
+    if read.flag("add_cross_attention"):
+        raise read.error(
+            "add_cross_attention", "is true: cross-attention layers are not supported"
+        )
+    if read.flag("use_bidirectional_attention"):
+        raise read.error(
+            "use_bidirectional_attention",
+            "is true: only causal (decoder) attention is supported",
+        )
+    if c.get("quantization_config"):
+        raise read.error(
+            "quantization_config",
+            "is set: quantized checkpoints are not supported (give the "
+            "unquantized weights)",
+        )
+    hidden = read.integer("hidden_size")
+    heads = read.integer("num_attention_heads")
+    kv_heads = read.integer("num_key_value_heads", heads)
+    if heads % kv_heads:
+        raise read.error(
+            "num_key_value_heads",
+            f"is {kv_heads}; num_attention_heads {heads} must be a multiple of it",
+        )
+    if c.get("head_dim") is None and hidden % heads:
+        raise read.error(
+            "head_dim",
+            f"is missing and hidden_size {hidden} is not a multiple of "
+            f"num_attention_heads {heads}",
+        )
+    head_dim = read.integer("head_dim", hidden // heads)
+    if head_dim % 2 and family.rope:
+        raise read.error("head_dim", f"is {head_dim}; RoPE needs an even one")
+    activation = c.get(family.activation_field, "silu")
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise read.error(
+            family.activation_field,
+            f"is {activation!r}; supported: " + ", ".join(ACTIVATIONS),
+        )
+    num_layers = read.integer("num_hidden_layers")
+    per_type = c.get("rope_parameters") or {}
+    if isinstance(per_type, dict) and set(per_type) & set(LAYER_TYPES):
+        theta, scaling = rope_config(read, "full_attention")
+        local = rope_config(read, "sliding_attention")
+        local_rope = None if local == (theta, scaling) else local
+    else:
+        theta, scaling = rope_config(read)
+        local_rope = None
+    attention_scale = None
+    if family.query_scale:
+        attention_scale = (
+            read.number("query_pre_attn_scalar", head_dim, positive=True) ** -0.5
+        )
+    if c.get("scale_attn_weights") is False:  # GPT-2's: unscaled scores
+        attention_scale = 1.0
+    multiplier: dict[str, float | None] = {}
+    for name in ("embedding_multiplier", "residual_multiplier", "logits_scaling"):
+        value = read.number(name, 1.0, positive=True) if family.multipliers else 1.0
+        multiplier[name] = None if value == 1.0 else value
+    if family.logit_scale:  # logits × logit_scale: as a divisor
+        multiplier["logits_scaling"] = 1 / read.number(
+            "logit_scale", 1.0, positive=True
+        )
+    if read.flag("use_qk_norm"):
+        raise read.error(
+            "use_qk_norm", "is true: Cohere's per-head QK LayerNorm is not supported"
+        )
+    if family.multipliers:
+        attention_scale = read.number(
+            "attention_multiplier", head_dim**-0.5, positive=True
+        )
+    biases: set[str] = set(QKV) if family.qkv_bias else set()
+    if family.attention_bias and read.flag("attention_bias"):
+        biases |= {*QKV, *OUT}
+    if family.mlp_bias and read.flag("mlp_bias"):
+        biases |= set(MLP)
+    if family.all_biases:
+        biases |= set(MLP)
+        if c.get("attention_bias", True) is not False:
+            biases |= {"self_attn.qkv_proj", *OUT}
+    if family.bias_switch and c.get(family.bias_switch, True) is not False:
+        biases |= {*QKV, *OUT, *MLP}
+    if family.fused:
+        biases = {b for b in biases if b not in QKV}
+        if family.qkv_bias:
+            biases.add("self_attn.qkv_proj")
+    rotary_dim = None
+    partial = rope_partial(read)
+    if partial != 1.0 and family.rope:
+        if not family.partial_rotary:
+            raise read.error(
+                "rope_parameters.partial_rotary_factor",
+                f"is {partial}; a {family.name} model rotates the whole head (1.0)",
+            )
+        rotary_dim = int(head_dim * partial)
+        if rotary_dim < 2 or rotary_dim % 2:
+            raise read.error(
+                "rope_parameters.partial_rotary_factor",
+                f"is {partial}: it rotates {rotary_dim} of {head_dim} dims; RoPE "
+                "needs an even number, at least 2",
+            )
+    parallel = family.parallel_residual and c.get("use_parallel_residual", True)
+    if not isinstance(parallel, bool):
+        raise read.error(
+            "use_parallel_residual", f"is {parallel!r}; expected true or false"
+        )
+    return LlmConfig(
+        family=family.name,
+        hidden_size=hidden,
+        num_layers=num_layers,
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        ffn_size=read.integer(
+            "intermediate_size",
+            None if family.ffn_multiple is None else family.ffn_multiple * hidden,
+        ),
+        vocab_size=read.integer("vocab_size"),
+        rms_eps=(
+            read.number("layer_norm_eps", 1e-5, positive=True)
+            if family.layer_norm
+            else read.number("rms_norm_eps", 1e-6, positive=True)
+        ),
+        rope_theta=theta,
+        rope_scaling=scaling,
+        max_positions=read.integer("max_position_embeddings", 2**31 - 1),
+        tied=read.flag("tie_word_embeddings"),
+        qk_norm=family.qk_norm,
+        biases=frozenset(biases),
+        activation=activation,
+        unit_offset_norms=family.unit_offset_norms,
+        scaled_embedding=family.scaled_embedding,
+        fused=family.fused,
+        sandwich_norms=family.sandwich_norms,
+        layer_norm=family.layer_norm,
+        qkv_per_head=family.qkv_per_head,
+        gated_mlp=family.gated_mlp,
+        parallel_residual=parallel,
+        rotary_dim=rotary_dim,
+        renames=family.renames,
+        rope=family.rope,
+        conv1d=family.conv1d,
+        scale_by_layer=read.flag("scale_attn_by_inverse_layer_idx"),
+        embedding_multiplier=multiplier["embedding_multiplier"],
+        residual_multiplier=multiplier["residual_multiplier"],
+        logits_divisor=multiplier["logits_scaling"],
+        nope_layers=nope_layers(read, family, num_layers),
+        post_norms=family.post_norms,
+        norm_bias=family.norm_bias,
+        shared_norm=family.shared_norm,
+        rope_style=family.rope_style,
+        projection_qk_norm=family.projection_qk_norm,
+        attention_scale=attention_scale,
+        final_softcap=softcap(read, "final_logit_softcapping"),
+        attention_softcap=softcap(read, "attn_logit_softcapping"),
+        local_rope=local_rope,
+        **sliding_window(read, family, num_layers),
+    )
+
+
+def nope_layers(read: ConfigReader, family: Family, num_layers: int) -> frozenset[int]:
+    """The layers without RoPE: where `no_rope_layers` has 0, or every
+    `no_rope_layer_interval`-th when it is null (SmolLM3's rule)."""
+    if not family.nope_layers:
+        return frozenset()
+    flags = read.c.get("no_rope_layers")
+    if flags is None:
+        every = read.integer("no_rope_layer_interval", 4)
+        return frozenset(i for i in range(num_layers) if (i + 1) % every == 0)
+    if (
+        not isinstance(flags, list)
+        or len(flags) != num_layers
+        or any(f not in (0, 1) for f in flags)
+    ):
+        raise read.error(
+            "no_rope_layers", f"must list 0 or 1 for each of the {num_layers} layers"
+        )
+    return frozenset(i for i, f in enumerate(flags) if f == 0)
+
+
+def softcap(read: ConfigReader, name: str) -> float | None:
+    """A soft-capping field: None (off) or a positive number."""
+    if read.c.get(name) is None:
+        return None
+    cap = read.number(name, 0.0)
+    if cap <= 0:
+        raise read.error(name, f"is {cap}; expected a positive number or null")
+    return cap
+
+
+def rope_partial(read: ConfigReader) -> float:
+    """partial_rotary_factor: top-level or in rope_parameters (default 1)."""
+    partial = read.number("partial_rotary_factor", 1.0)
+    for field in ("rope_parameters", "rope_scaling"):
+        if isinstance(read.c.get(field), dict):
+            partial = read.number("partial_rotary_factor", partial, field)
+    if not 0 < partial <= 1:
+        raise read.error("partial_rotary_factor", f"is {partial}; expected (0, 1]")
+    return partial
+
+
+def rope_config(
+    read: ConfigReader, layer_type: str | None = None
+) -> tuple[float, dict[str, Any] | None]:
+    """rope_theta and the scaling (None: default RoPE) from `rope_parameters`
+    (transformers 5; its entry for `layer_type` where it has one per layer
+    type) or `rope_scaling` with a top-level `rope_theta`."""
+    c = read.c
+    field = "rope_parameters" if c.get("rope_parameters") else "rope_scaling"
+    rope = c.get(field) or {}
+    if layer_type is not None and isinstance(rope, dict):
+        rope = rope.get(layer_type) or {}
+        field = f"{field}.{layer_type}"
+    if not isinstance(rope, dict):
+        raise read.error(field, f"is {rope!r}; expected an object")
+    rope_type = rope.get("rope_type", rope.get("type", "default"))
+    if rope_type not in ROPE_TYPES:
+        raise read.error(
+            field,
+            f"has rope type {rope_type!r}, which is not supported ("
+            + ", ".join(ROPE_TYPES)
+            + ")",
+        )
+    theta = read.number("rope_theta", 10000.0, positive=True)
+    theta = read.number("rope_theta", theta, field, positive=True)
+    if rope_type == "default":
+        return theta, None
+    keys = {
+        "linear": ["factor"],
+        "llama3": [
+            "factor",
+            "low_freq_factor",
+            "high_freq_factor",
+            "original_max_position_embeddings",
+        ],
+        "yarn": ["original_max_position_embeddings"],
+        "longrope": ["original_max_position_embeddings"],
+    }[rope_type]
+    scaling: dict[str, Any] = {"rope_type": rope_type}
+    for key in keys:
+        if rope.get(key) is None:
+            raise read.error(f"{field}.{key}", f"is missing (rope type {rope_type})")
+        scaling[key] = read.number(key, 0.0, field, positive=True)
+    if rope_type in ("yarn", "longrope"):
+        # transformers' defaults: factor from the two lengths, the rest None
+        old = scaling["original_max_position_embeddings"]
+        longest = read.integer("max_position_embeddings", int(old))
+        scaling["factor"] = read.number("factor", longest / old, field, positive=True)
+        for key in ("attention_factor", "mscale", "mscale_all_dim"):
+            scaling[key] = (
+                None if rope.get(key) is None else read.number(key, 0.0, field)
+            )
+        scaling["beta_fast"] = read.number("beta_fast", 32.0, field) or 32.0
+        scaling["beta_slow"] = read.number("beta_slow", 1.0, field) or 1.0
+        scaling["truncate"] = rope.get("truncate", True) is not False
+    if rope_type == "longrope":
+        for key in ("long_factor", "short_factor"):
+            factors = rope.get(key)
+            if not isinstance(factors, list) or not all(
+                isinstance(f, (int, float)) and f > 0 for f in factors
+            ):
+                raise read.error(
+                    f"{field}.{key}", "must list a number > 0 per frequency"
+                )
+            scaling[key] = [float(f) for f in factors]
+    return theta, scaling
+
+
+LAYER_TYPES = ("full_attention", "sliding_attention")
+
+
+def sliding_window(read: ConfigReader, family: Family, num_layers: int) -> dict:
+    """The window and the layers that slide, as transformers picks them: per
+    `layer_types` (Qwen; from `use_sliding_window` and `max_window_layers`
+    when absent), else every layer when `sliding_window` is set."""
+    c = read.c
+    types = c.get("layer_types") if family.layer_types else None
+    if types is not None:
+        if not isinstance(types, list) or len(types) != num_layers:
+            raise read.error(
+                "layer_types", f"must list one type per layer ({num_layers})"
+            )
+        unknown = sorted(set(map(str, types)) - set(LAYER_TYPES))
+        if unknown:
+            raise read.error(
+                "layer_types", f"has {unknown}; supported: " + ", ".join(LAYER_TYPES)
+            )
+    none: dict[str, Any] = {"sliding_window": None, "sliding_layers": frozenset()}
+    if c.get("sliding_window") is None:
+        return none
+    if family.layer_types and family.window_switch:
+        if not read.flag("use_sliding_window"):
+            return none
+    window = read.integer("sliding_window")
+    if not family.layer_types:
+        layers = set(range(num_layers))
+    elif types is None:  # transformers' default: layers from max_window_layers on
+        first = read.integer("max_window_layers", 28, minimum=0)
+        layers = set(range(first, num_layers))
+    else:
+        layers = {i for i, t in enumerate(types) if t == "sliding_attention"}
+    if not layers:
+        return none
+    return {"sliding_window": window, "sliding_layers": frozenset(layers)}
+
+
+EMBED = "model.embed_tokens.weight"
+
+
+def head_name(config: LlmConfig) -> str:
+    return EMBED if config.tied else "lm_head.weight"
+
+
+def check_table_shapes(checkpoint: Checkpoint, config: LlmConfig) -> None:
+    """config.json's vocab_size and hidden_size against the embedding's and
+    the head's shapes in the checkpoint, before any work sized by them."""
+    wanted = (config.vocab_size, config.hidden_size)
+    for name in dict.fromkeys([EMBED, head_name(config)]):
+        full = config.weight_name(name)
+        got = checkpoint.shape(full)
+        if got != wanted:
+            raise XdslAneError(
+                f"{checkpoint.directory / 'config.json'}: vocab_size {wanted[0]} and "
+                f"hidden_size {wanted[1]} do not match tensor '{full}' of the "
+                f"checkpoint, of shape {list(got)}"
+            )
