@@ -120,7 +120,7 @@ class DecoderStack(nn.Module):
 
     def __init__(self, config: LlmConfig, layers: int):
         super().__init__()
-        assert config.rope_style == "half" and config.qk_norm
+        assert config.family.rope_style == "half" and config.family.qk_norm
         self.rope = Rope(config)
         self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(layers))
         self.norm = RMSNorm(config.hidden_size, config.rms_eps)

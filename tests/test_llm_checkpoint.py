@@ -55,7 +55,7 @@ def test_fp32_program_matches_transformers(tmp_path, family, tied, shard, dtype)
     if shard:
         assert (tmp_path / "model.safetensors.index.json").is_file()
     config = llm_config(read_checkpoint(tmp_path))
-    assert (config.family, config.tied) == (family, tied)
+    assert (config.family.name, config.tied) == (family, tied)
     shape = LlmShape(context=32, prefill=8, chunk=128)  # 3 head chunks
     steps = 16
     assert_same_greedy(

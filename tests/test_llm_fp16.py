@@ -177,10 +177,10 @@ def test_non_finite_float32_is_named():
 
 
 def llm_config_stub():
-    from xdsl_ane.models.llm import LlmConfig
+    from xdsl_ane.models.configs import FAMILIES, LlmConfig
 
     return LlmConfig(
-        family="llama",
+        family=FAMILIES["LlamaForCausalLM"],
         hidden_size=8,
         num_layers=2,
         num_heads=2,
@@ -193,7 +193,6 @@ def llm_config_stub():
         rope_scaling=None,
         max_positions=64,
         tied=False,
-        qk_norm=False,
     )
 
 

@@ -69,7 +69,7 @@ def layer_shapes(c: LlmConfig) -> dict[str, tuple[int, ...]]:
         "mlp.up_proj.weight": (c.ffn_size, c.hidden_size),
         "mlp.down_proj.weight": (c.hidden_size, c.ffn_size),
     }
-    if not c.qk_norm:
+    if not c.family.qk_norm:
         del shapes["self_attn.q_norm.weight"], shapes["self_attn.k_norm.weight"]
     return shapes
 
@@ -151,11 +151,11 @@ def loss64(
         q = heads(a @ p[pre + "self_attn.q_proj.weight"].T, h)
         k = heads(a @ p[pre + "self_attn.k_proj.weight"].T, hkv)
         v = heads(a @ p[pre + "self_attn.v_proj.weight"].T, hkv)
-        if c.qk_norm:
+        if c.family.qk_norm:
             q = rms_norm64(q, p[pre + "self_attn.q_norm.weight"], eps)
             k = rms_norm64(k, p[pre + "self_attn.k_norm.weight"], eps)
-        q = rope64(q, p["rope.cos"], p["rope.sin"], c.rope_style)
-        k = rope64(k, p["rope.cos"], p["rope.sin"], c.rope_style)
+        q = rope64(q, p["rope.cos"], p["rope.sin"], c.family.rope_style)
+        k = rope64(k, p["rope.cos"], p["rope.sin"], c.family.rope_style)
         k, v = np.repeat(k, h // hkv, axis=0), np.repeat(v, h // hkv, axis=0)
         scores = np.where(causal, q @ k.transpose(0, 2, 1) * d**-0.5, -np.inf)
         probs = np.exp(scores - scores.max(-1, keepdims=True))
@@ -258,8 +258,8 @@ class MonolithicStep:
             kn = rlx.RmsNormOp(
                 k4, self.param(p + "self_attn.k_norm.weight"), eps
             ).result
-            qr = rlx.RopeOp(qn, cos, sin, c.rope_style).result
-            kr = rlx.RopeOp(kn, cos, sin, c.rope_style).result
+            qr = rlx.RopeOp(qn, cos, sin, c.family.rope_style).result
+            kr = rlx.RopeOp(kn, cos, sin, c.family.rope_style).result
             attn = self.merge(rlx.AttentionOp(qr, kr, v4, mask="causal").result)
             x2 = rlx.AddOp(x, self.linear(attn, p + "self_attn.o_proj.weight")).result
             g_post = self.param(p + "post_attention_layernorm.weight")
@@ -310,7 +310,9 @@ class MonolithicStep:
             ]
             d_inputs = {}
             for name, d_rot, pre in (("q", d_qkv[0], q4), ("k", d_qkv[1], k4)):
-                d_normed = rlx.RopeBackwardOp(d_rot, cos, sin, c.rope_style).result
+                d_normed = rlx.RopeBackwardOp(
+                    d_rot, cos, sin, c.family.rope_style
+                ).result
                 gamma = p + f"self_attn.{name}_norm.weight"
                 grads[gamma] = rlx.RmsNormBackwardGammaOp(pre, d_normed, eps).result
                 d_inputs[name] = self.merge(

@@ -379,7 +379,7 @@ def compile_llm(
             "norm_input_scales": list(config.norm_input_scales),
         }
     record: dict[str, Any] = {
-        "family": config.family,
+        "family": config.family.name,
         "vocab_size": config.vocab_size,
         "context": context,
         "prefill": prefill,
@@ -853,7 +853,7 @@ def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:
         "head_dim": caches[0][3],
     }
     reference = {
-        "family": config.family,
+        "family": config.family.name,
         "vocab_size": config.vocab_size,
         "num_hidden_layers": config.num_layers,
         "num_key_value_heads": config.num_kv_heads,

@@ -55,7 +55,7 @@ def check_trainable(config: Any, where: str) -> None:
     activation without a backward refused."""
     if config.scale_by_layer:
         raise XdslAneError(
-            f"{where}: scale_attn_by_inverse_layer_idx: {config.family} models with "
+            f"{where}: scale_attn_by_inverse_layer_idx: {config.family.name} models with "
             "it cannot be trained yet (the training kernels scale every layer's "
             "attention alike)"
         )
@@ -153,7 +153,7 @@ def lora_of(
     nothing or is not a layer's projection)."""
     from xdsl_ane.models.lora import Lora
 
-    lora = Lora.of(rank, alpha, targets, params, setup.config.conv1d)
+    lora = Lora.of(rank, alpha, targets, params, setup.config.family.conv1d)
     lora.stored(setup.layout)  # every module a layer's projection
     return lora
 
@@ -233,7 +233,7 @@ def step_plan(
         )
     return {
         "checkpoint": str(setup.checkpoint.directory),
-        "family": config.family,
+        "family": config.family.name,
         "seq_len": config.seq_len,
         "layers": config.num_layers,
         "hidden_size": config.hidden_size,
@@ -457,7 +457,7 @@ def train(
     if kernels is not None:
         compiled, plan = load_kernels(kernels)
         mine = {
-            "family": config.family,
+            "family": config.family.name,
             "seq_len": config.seq_len,
             "layers": config.num_layers,
             "precision": options.precision,

@@ -223,7 +223,7 @@ class TrainerState:
         c = self.setup.config
         lora = self.lora
         return {
-            "family": c.family,
+            "family": c.family.name,
             "seq_len": c.seq_len,
             "lora": lora_record(lora, self.options.compress),
             "shapes": {n: list(v.shape) for n, v in sorted(self.params.items())},

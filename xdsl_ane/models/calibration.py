@@ -46,7 +46,7 @@ def residual_maxima(
     runs a part at a time, the embedding and then each layer over every
     prompt (`part_maxima`), so that one layer's weights are in memory at
     a time rather than all of them."""
-    if config.rope:
+    if config.family.rope:
         return part_maxima(checkpoint, config, shape, prompts)
     return probe_maxima(checkpoint, config, shape, prompts)
 
@@ -221,12 +221,12 @@ def fp16_rescaled(config: LlmConfig, maxima: list[float], where: str) -> LlmConf
     largest = max(maxima, default=0.0)
     alpha = 1.0
     if largest > FP16_HEADROOM:
-        if config.post_norms:
+        if config.family.post_norms:
             layer = maxima.index(largest)
             raise XdslAneError(
                 f"{where}: {stream_name(layer)}'s hidden states reach {largest:.4g}, "
                 f"past fp16's range (65504; {FP16_HEADROOM:g} with headroom), and "
-                f"the layers of {config.family} read them without a norm, so no "
+                f"the layers of {config.family.name} read them without a norm, so no "
                 "rescaling leaves its outputs unchanged"
             )
         alpha = 2.0 ** -math.ceil(math.log2(largest / FP16_HEADROOM))

@@ -9,6 +9,220 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class Family:
+    """What one architecture reads from config.json beyond the fields every
+    family reads (transformers' modeling_*.py for each)."""
+
+    name: str
+    qk_norm: bool = False
+    """RMSNorm over each head of q and k (Qwen3)."""
+    qkv_bias: bool = False
+    """q, k and v always have biases (Qwen2), whatever `attention_bias` says."""
+    attention_bias: bool = False
+    """`attention_bias` puts biases on q, k, v and o."""
+    mlp_bias: bool = False
+    """`mlp_bias` puts biases on gate, up and down."""
+    layer_types: bool = False
+    """Full or sliding attention per layer (`layer_types`, else from
+    `use_sliding_window` and `max_window_layers`); without it every layer
+    slides when `sliding_window` is set (Mistral)."""
+    unit_offset_norms: bool = False
+    """RMSNorm scales by (1 + weight), computed in float32 (Gemma)."""
+    scaled_embedding: bool = False
+    """The embedding is multiplied by √hidden_size (Gemma)."""
+    fused: bool = False
+    """q, k, v are one projection `self_attn.qkv_proj` ([q; k; v] rows) and
+    gate, up one `mlp.gate_up_proj` ([gate; up]) (Phi-3)."""
+    window_switch: bool = True
+    """With `layer_types`, `use_sliding_window` turns the windows on (Qwen);
+    without it `layer_types` alone says (Gemma 3)."""
+    sandwich_norms: bool = False
+    """Norms after attention and the MLP too, before their residual adds
+    (`post_attention_layernorm` on attention's output,
+    `pre_feedforward_layernorm`, `post_feedforward_layernorm`; Gemma 2, 3)."""
+    query_scale: bool = False
+    """Attention scales by query_pre_attn_scalar^−½, not head_dim^−½."""
+    activation_field: str = "hidden_act"
+    """The config field naming the MLP's activation."""
+    layer_norm: bool = False
+    """LayerNorm with weight and bias (eps `layer_norm_eps`), not RMSNorm."""
+    qkv_per_head: bool = False
+    """The fused qkv projection's rows are per head [q_h; k_h; v_h]
+    (GPT-NeoX), not [q; k; v]."""
+    gated_mlp: bool = True
+    """down(act(gate(h)) · up(h)); false: down(act(up(h))) (GPT-NeoX)."""
+    parallel_residual: bool = False
+    """`use_parallel_residual` (default true) adds attention and the MLP of
+    the same input: x + attn(ln1(x)) + mlp(ln2(x))."""
+    partial_rotary: bool = False
+    """RoPE over the first `partial_rotary_factor` of each head, the rest
+    passed through (GPT-NeoX, Phi-3)."""
+    all_biases: bool = False
+    """Every projection of the MLP has a bias; `attention_bias` (default
+    true) those of attention (GPT-NeoX)."""
+    renames: tuple[tuple[str, str], ...] = ()
+    """The checkpoint's names for the Llama-style ones the builder uses
+    (`model.layers.` -> `gpt_neox.layers.`), substring by substring."""
+    aliases: tuple[tuple[str, str], ...] = ()
+    """The config's own names of fields (`hidden_size` is `n_embd`)."""
+    rope: bool = True
+    """Positions by RoPE; false: by learned absolute position embeddings
+    added to the token embeddings (`model.embed_positions`; GPT-2)."""
+    conv1d: bool = False
+    """Projection weights stored [in, out] (GPT-2's Conv1D), applied x · W."""
+    ffn_multiple: int | None = None
+    """The MLP's width when `intermediate_size` is null: this × hidden."""
+    bias_switch: str | None = None
+    """A field (default true) that puts biases on every projection
+    (Starcoder2's `use_bias`)."""
+    multipliers: bool = False
+    """Granite's `embedding_multiplier`, `residual_multiplier` (on each
+    branch before its add), `attention_multiplier` (attention's scale) and
+    `logits_scaling` (logits divided by it)."""
+    nope_layers: bool = False
+    """`no_rope_layers` (1: RoPE, 0: none), else a NoPE layer every
+    `no_rope_layer_interval` (SmolLM3)."""
+    post_norms: bool = False
+    """Norms only after attention and the MLP, before their residual adds,
+    none before (OLMo 2)."""
+    norm_bias: bool = True
+    """LayerNorm has a bias (false: Cohere's LayerNorm, weight only)."""
+    shared_norm: bool = False
+    """With a parallel residual, attention and the MLP read one norm
+    (input_layernorm) of the same input (Cohere)."""
+    rope_style: str = "half"
+    """rlx.rope's pairing: "half" (i, i + D/2) or "interleaved" (2i, 2i+1)."""
+    logit_scale: bool = False
+    """Logits are multiplied by `logit_scale` (Cohere)."""
+    projection_qk_norm: bool = False
+    """QK-norm over the whole q and k projections, before the head split
+    (OLMo 2), not per head."""
+
+
+FAMILIES = {
+    "Qwen3ForCausalLM": Family(
+        "qwen3", qk_norm=True, attention_bias=True, layer_types=True
+    ),
+    "Qwen2ForCausalLM": Family("qwen2", qkv_bias=True, layer_types=True),
+    "LlamaForCausalLM": Family("llama", attention_bias=True, mlp_bias=True),
+    "MistralForCausalLM": Family("mistral"),
+    "Phi3ForCausalLM": Family("phi3", fused=True, partial_rotary=True),
+    "GPTNeoXForCausalLM": Family(
+        "gpt_neox",
+        fused=True,
+        qkv_per_head=True,
+        layer_norm=True,
+        gated_mlp=False,
+        parallel_residual=True,
+        partial_rotary=True,
+        all_biases=True,
+        renames=(
+            ("model.embed_tokens.", "gpt_neox.embed_in."),
+            ("model.layers.", "gpt_neox.layers."),
+            ("model.norm.", "gpt_neox.final_layer_norm."),
+            ("self_attn.qkv_proj.", "attention.query_key_value."),
+            ("self_attn.o_proj.", "attention.dense."),
+            ("mlp.up_proj.", "mlp.dense_h_to_4h."),
+            ("mlp.down_proj.", "mlp.dense_4h_to_h."),
+            ("lm_head.", "embed_out."),
+        ),
+    ),
+    "GPT2LMHeadModel": Family(
+        "gpt2",
+        fused=True,
+        layer_norm=True,
+        gated_mlp=False,
+        all_biases=True,
+        rope=False,
+        conv1d=True,
+        ffn_multiple=4,
+        activation_field="activation_function",
+        aliases=(
+            ("hidden_size", "n_embd"),
+            ("num_hidden_layers", "n_layer"),
+            ("num_attention_heads", "n_head"),
+            ("intermediate_size", "n_inner"),
+            ("max_position_embeddings", "n_positions"),
+            ("layer_norm_eps", "layer_norm_epsilon"),
+        ),
+        renames=(
+            ("model.embed_tokens.", "transformer.wte."),
+            ("model.embed_positions.", "transformer.wpe."),
+            ("model.layers.", "transformer.h."),
+            ("model.norm.", "transformer.ln_f."),
+            ("input_layernorm.", "ln_1."),
+            ("post_attention_layernorm.", "ln_2."),
+            ("self_attn.qkv_proj.", "attn.c_attn."),
+            ("self_attn.o_proj.", "attn.c_proj."),
+            ("mlp.up_proj.", "mlp.c_fc."),
+            ("mlp.down_proj.", "mlp.c_proj."),
+        ),
+    ),
+    "Starcoder2ForCausalLM": Family(
+        "starcoder2",
+        layer_norm=True,
+        gated_mlp=False,
+        bias_switch="use_bias",
+        aliases=(("layer_norm_eps", "norm_epsilon"),),
+        renames=(("mlp.up_proj.", "mlp.c_fc."), ("mlp.down_proj.", "mlp.c_proj.")),
+    ),
+    "GraniteForCausalLM": Family(
+        "granite", attention_bias=True, mlp_bias=True, multipliers=True
+    ),
+    "SmolLM3ForCausalLM": Family(
+        "smollm3",
+        attention_bias=True,
+        mlp_bias=True,
+        layer_types=True,
+        nope_layers=True,
+    ),
+    "Olmo2ForCausalLM": Family(
+        "olmo2", attention_bias=True, post_norms=True, projection_qk_norm=True
+    ),
+    "CohereForCausalLM": Family(
+        "cohere",
+        attention_bias=True,
+        layer_norm=True,
+        norm_bias=False,
+        parallel_residual=True,
+        shared_norm=True,
+        rope_style="interleaved",
+        logit_scale=True,
+    ),
+    "GemmaForCausalLM": Family(
+        "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
+    ),
+    "Gemma2ForCausalLM": Family(
+        "gemma2",
+        attention_bias=True,
+        layer_types=True,
+        window_switch=False,
+        unit_offset_norms=True,
+        scaled_embedding=True,
+        sandwich_norms=True,
+        query_scale=True,
+        activation_field="hidden_activation",
+    ),
+    "Gemma3ForCausalLM": Family(
+        "gemma3_text",
+        qk_norm=True,
+        attention_bias=True,
+        layer_types=True,
+        window_switch=False,
+        unit_offset_norms=True,
+        scaled_embedding=True,
+        sandwich_norms=True,
+        query_scale=True,
+        activation_field="hidden_activation",
+    ),
+}
+
+
+FAMILY_FIELDS = frozenset(Family.__dataclass_fields__) - {"name"}
+"""The flags a `LlmConfig.with_` change sets on the family."""
+
+
+@dataclass(frozen=True)
 class LlmConfig:
     """One dense decoder: what `llm_config` reads from a checkpoint's
     config.json (its family's row of `models.hf_config.FAMILIES`) or a named
@@ -17,8 +231,9 @@ class LlmConfig:
     decode, compile-model's stateless stack and the training kernels'
     weights and RoPE tables."""
 
-    family: str
-    """The family's short name (`qwen3`), as in FAMILIES."""
+    family: Family
+    """The family's row of FAMILIES: how its architecture differs from
+    Llama's (norms, projections, RoPE, weight names)."""
     hidden_size: int
     num_layers: int
     num_heads: int
@@ -31,7 +246,6 @@ class LlmConfig:
     rope_scaling: dict[str, Any] | None
     max_positions: int
     tied: bool
-    qk_norm: bool
     biases: frozenset[str] = frozenset()
     """Projections with a bias, by their name in a layer (`self_attn.q_proj`,
     `mlp.down_proj`)."""
@@ -39,14 +253,6 @@ class LlmConfig:
     """The MLP's gate activation (an ACTIVATIONS name)."""
     sliding_window: int | None = None
     """The window of the layers with sliding attention (None: none slide)."""
-    unit_offset_norms: bool = False
-    """RMSNorm scales by (1 + weight) (Family.unit_offset_norms)."""
-    scaled_embedding: bool = False
-    """The embedding rows are multiplied by √hidden_size."""
-    fused: bool = False
-    """One qkv and one gate_up projection (Family.fused)."""
-    sandwich_norms: bool = False
-    """Family.sandwich_norms."""
     attention_scale: float | None = None
     """Attention's scale where it is not head_dim^−½."""
     final_softcap: float | None = None
@@ -54,22 +260,10 @@ class LlmConfig:
     attention_softcap: float | None = None
     """Attention scores become cap · tanh(scores / cap) before the mask
     (attn_logit_softcapping, Gemma 2)."""
-    layer_norm: bool = False
-    """LayerNorm with bias, not RMSNorm (Family.layer_norm)."""
-    qkv_per_head: bool = False
-    """Family.qkv_per_head."""
-    gated_mlp: bool = True
-    """Family.gated_mlp."""
     parallel_residual: bool = False
     """Attention and the MLP read the same input (Family.parallel_residual)."""
     rotary_dim: int | None = None
     """The leading dims of each head RoPE rotates (None: all of it)."""
-    renames: tuple[tuple[str, str], ...] = ()
-    """Family.renames."""
-    rope: bool = True
-    """RoPE; false: learned absolute positions (Family.rope)."""
-    conv1d: bool = False
-    """Projection weights [in, out] (Family.conv1d)."""
     embedding_multiplier: float | None = None
     """The embedding times this (Granite)."""
     residual_multiplier: float | None = None
@@ -78,16 +272,6 @@ class LlmConfig:
     """Logits divided by this (Granite's logits_scaling)."""
     nope_layers: frozenset[int] = frozenset()
     """Layers without RoPE (SmolLM3's no_rope_layers)."""
-    post_norms: bool = False
-    """Family.post_norms."""
-    norm_bias: bool = True
-    """Family.norm_bias."""
-    shared_norm: bool = False
-    """Family.shared_norm."""
-    rope_style: str = "half"
-    """Family.rope_style."""
-    projection_qk_norm: bool = False
-    """Family.projection_qk_norm."""
     stream_scale: float | None = None
     """The residual stream is carried times this (α = 2^−k, fp16 safety):
     the embedding times α in the program; each branch's end times α — the
@@ -126,7 +310,7 @@ class LlmConfig:
 
     def weight_name(self, name: str) -> str:
         """The checkpoint's name of the builder's (Llama-style) `name`."""
-        for ours, theirs in self.renames:
+        for ours, theirs in self.family.renames:
             name = name.replace(ours, theirs)
         return name
 
@@ -135,11 +319,15 @@ class LlmConfig:
         return self.num_kv_heads * self.head_dim
 
     def with_(self, **changes: Any) -> LlmConfig:
+        """A copy with `changes`, the family's flags among them."""
+        family = {k: changes.pop(k) for k in list(changes) if k in FAMILY_FIELDS}
+        if family:
+            changes["family"] = replace(self.family, **family)
         return replace(self, **changes)
 
 
 QWEN3_0_6B = LlmConfig(
-    family="qwen3",
+    family=FAMILIES["Qwen3ForCausalLM"],
     hidden_size=1024,
     num_layers=28,
     num_heads=16,
@@ -152,7 +340,6 @@ QWEN3_0_6B = LlmConfig(
     rope_scaling=None,
     max_positions=40960,
     tied=True,
-    qk_norm=True,
 )
 """Qwen3-0.6B's shape (its config.json), at sequence 256."""
 

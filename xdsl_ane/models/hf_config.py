@@ -7,224 +7,12 @@ the checkpoint's tables against it."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import Checkpoint
-from xdsl_ane.models.configs import LlmConfig
-
-
-@dataclass(frozen=True)
-class Family:
-    """What one architecture reads from config.json beyond the fields every
-    family reads (transformers' modeling_*.py for each)."""
-
-    name: str
-    qk_norm: bool = False
-    """RMSNorm over each head of q and k (Qwen3)."""
-    qkv_bias: bool = False
-    """q, k and v always have biases (Qwen2), whatever `attention_bias` says."""
-    attention_bias: bool = False
-    """`attention_bias` puts biases on q, k, v and o."""
-    mlp_bias: bool = False
-    """`mlp_bias` puts biases on gate, up and down."""
-    layer_types: bool = False
-    """Full or sliding attention per layer (`layer_types`, else from
-    `use_sliding_window` and `max_window_layers`); without it every layer
-    slides when `sliding_window` is set (Mistral)."""
-    unit_offset_norms: bool = False
-    """RMSNorm scales by (1 + weight), computed in float32 (Gemma)."""
-    scaled_embedding: bool = False
-    """The embedding is multiplied by √hidden_size (Gemma)."""
-    fused: bool = False
-    """q, k, v are one projection `self_attn.qkv_proj` ([q; k; v] rows) and
-    gate, up one `mlp.gate_up_proj` ([gate; up]) (Phi-3)."""
-    window_switch: bool = True
-    """With `layer_types`, `use_sliding_window` turns the windows on (Qwen);
-    without it `layer_types` alone says (Gemma 3)."""
-    sandwich_norms: bool = False
-    """Norms after attention and the MLP too, before their residual adds
-    (`post_attention_layernorm` on attention's output,
-    `pre_feedforward_layernorm`, `post_feedforward_layernorm`; Gemma 2, 3)."""
-    query_scale: bool = False
-    """Attention scales by query_pre_attn_scalar^−½, not head_dim^−½."""
-    activation_field: str = "hidden_act"
-    """The config field naming the MLP's activation."""
-    layer_norm: bool = False
-    """LayerNorm with weight and bias (eps `layer_norm_eps`), not RMSNorm."""
-    qkv_per_head: bool = False
-    """The fused qkv projection's rows are per head [q_h; k_h; v_h]
-    (GPT-NeoX), not [q; k; v]."""
-    gated_mlp: bool = True
-    """down(act(gate(h)) · up(h)); false: down(act(up(h))) (GPT-NeoX)."""
-    parallel_residual: bool = False
-    """`use_parallel_residual` (default true) adds attention and the MLP of
-    the same input: x + attn(ln1(x)) + mlp(ln2(x))."""
-    partial_rotary: bool = False
-    """RoPE over the first `partial_rotary_factor` of each head, the rest
-    passed through (GPT-NeoX, Phi-3)."""
-    all_biases: bool = False
-    """Every projection of the MLP has a bias; `attention_bias` (default
-    true) those of attention (GPT-NeoX)."""
-    renames: tuple[tuple[str, str], ...] = ()
-    """The checkpoint's names for the Llama-style ones the builder uses
-    (`model.layers.` -> `gpt_neox.layers.`), substring by substring."""
-    aliases: tuple[tuple[str, str], ...] = ()
-    """The config's own names of fields (`hidden_size` is `n_embd`)."""
-    rope: bool = True
-    """Positions by RoPE; false: by learned absolute position embeddings
-    added to the token embeddings (`model.embed_positions`; GPT-2)."""
-    conv1d: bool = False
-    """Projection weights stored [in, out] (GPT-2's Conv1D), applied x · W."""
-    ffn_multiple: int | None = None
-    """The MLP's width when `intermediate_size` is null: this × hidden."""
-    bias_switch: str | None = None
-    """A field (default true) that puts biases on every projection
-    (Starcoder2's `use_bias`)."""
-    multipliers: bool = False
-    """Granite's `embedding_multiplier`, `residual_multiplier` (on each
-    branch before its add), `attention_multiplier` (attention's scale) and
-    `logits_scaling` (logits divided by it)."""
-    nope_layers: bool = False
-    """`no_rope_layers` (1: RoPE, 0: none), else a NoPE layer every
-    `no_rope_layer_interval` (SmolLM3)."""
-    post_norms: bool = False
-    """Norms only after attention and the MLP, before their residual adds,
-    none before (OLMo 2)."""
-    norm_bias: bool = True
-    """LayerNorm has a bias (false: Cohere's LayerNorm, weight only)."""
-    shared_norm: bool = False
-    """With a parallel residual, attention and the MLP read one norm
-    (input_layernorm) of the same input (Cohere)."""
-    rope_style: str = "half"
-    """rlx.rope's pairing: "half" (i, i + D/2) or "interleaved" (2i, 2i+1)."""
-    logit_scale: bool = False
-    """Logits are multiplied by `logit_scale` (Cohere)."""
-    projection_qk_norm: bool = False
-    """QK-norm over the whole q and k projections, before the head split
-    (OLMo 2), not per head."""
-
-
-FAMILIES = {
-    "Qwen3ForCausalLM": Family(
-        "qwen3", qk_norm=True, attention_bias=True, layer_types=True
-    ),
-    "Qwen2ForCausalLM": Family("qwen2", qkv_bias=True, layer_types=True),
-    "LlamaForCausalLM": Family("llama", attention_bias=True, mlp_bias=True),
-    "MistralForCausalLM": Family("mistral"),
-    "Phi3ForCausalLM": Family("phi3", fused=True, partial_rotary=True),
-    "GPTNeoXForCausalLM": Family(
-        "gpt_neox",
-        fused=True,
-        qkv_per_head=True,
-        layer_norm=True,
-        gated_mlp=False,
-        parallel_residual=True,
-        partial_rotary=True,
-        all_biases=True,
-        renames=(
-            ("model.embed_tokens.", "gpt_neox.embed_in."),
-            ("model.layers.", "gpt_neox.layers."),
-            ("model.norm.", "gpt_neox.final_layer_norm."),
-            ("self_attn.qkv_proj.", "attention.query_key_value."),
-            ("self_attn.o_proj.", "attention.dense."),
-            ("mlp.up_proj.", "mlp.dense_h_to_4h."),
-            ("mlp.down_proj.", "mlp.dense_4h_to_h."),
-            ("lm_head.", "embed_out."),
-        ),
-    ),
-    "GPT2LMHeadModel": Family(
-        "gpt2",
-        fused=True,
-        layer_norm=True,
-        gated_mlp=False,
-        all_biases=True,
-        rope=False,
-        conv1d=True,
-        ffn_multiple=4,
-        activation_field="activation_function",
-        aliases=(
-            ("hidden_size", "n_embd"),
-            ("num_hidden_layers", "n_layer"),
-            ("num_attention_heads", "n_head"),
-            ("intermediate_size", "n_inner"),
-            ("max_position_embeddings", "n_positions"),
-            ("layer_norm_eps", "layer_norm_epsilon"),
-        ),
-        renames=(
-            ("model.embed_tokens.", "transformer.wte."),
-            ("model.embed_positions.", "transformer.wpe."),
-            ("model.layers.", "transformer.h."),
-            ("model.norm.", "transformer.ln_f."),
-            ("input_layernorm.", "ln_1."),
-            ("post_attention_layernorm.", "ln_2."),
-            ("self_attn.qkv_proj.", "attn.c_attn."),
-            ("self_attn.o_proj.", "attn.c_proj."),
-            ("mlp.up_proj.", "mlp.c_fc."),
-            ("mlp.down_proj.", "mlp.c_proj."),
-        ),
-    ),
-    "Starcoder2ForCausalLM": Family(
-        "starcoder2",
-        layer_norm=True,
-        gated_mlp=False,
-        bias_switch="use_bias",
-        aliases=(("layer_norm_eps", "norm_epsilon"),),
-        renames=(("mlp.up_proj.", "mlp.c_fc."), ("mlp.down_proj.", "mlp.c_proj.")),
-    ),
-    "GraniteForCausalLM": Family(
-        "granite", attention_bias=True, mlp_bias=True, multipliers=True
-    ),
-    "SmolLM3ForCausalLM": Family(
-        "smollm3",
-        attention_bias=True,
-        mlp_bias=True,
-        layer_types=True,
-        nope_layers=True,
-    ),
-    "Olmo2ForCausalLM": Family(
-        "olmo2", attention_bias=True, post_norms=True, projection_qk_norm=True
-    ),
-    "CohereForCausalLM": Family(
-        "cohere",
-        attention_bias=True,
-        layer_norm=True,
-        norm_bias=False,
-        parallel_residual=True,
-        shared_norm=True,
-        rope_style="interleaved",
-        logit_scale=True,
-    ),
-    "GemmaForCausalLM": Family(
-        "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
-    ),
-    "Gemma2ForCausalLM": Family(
-        "gemma2",
-        attention_bias=True,
-        layer_types=True,
-        window_switch=False,
-        unit_offset_norms=True,
-        scaled_embedding=True,
-        sandwich_norms=True,
-        query_scale=True,
-        activation_field="hidden_activation",
-    ),
-    "Gemma3ForCausalLM": Family(
-        "gemma3_text",
-        qk_norm=True,
-        attention_bias=True,
-        layer_types=True,
-        window_switch=False,
-        unit_offset_norms=True,
-        scaled_embedding=True,
-        sandwich_norms=True,
-        query_scale=True,
-        activation_field="hidden_activation",
-    ),
-}
-
+from xdsl_ane.models.configs import FAMILIES, Family, LlmConfig
 
 ACTIVATIONS: dict[str, type[rlx.UnaryOp]] = {
     "silu": rlx.SiluOp,
@@ -476,7 +264,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
             "use_parallel_residual", f"is {parallel!r}; expected true or false"
         )
     return LlmConfig(
-        family=family.name,
+        family=family,
         hidden_size=hidden,
         num_layers=num_layers,
         num_heads=heads,
@@ -496,31 +284,15 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         rope_scaling=scaling,
         max_positions=read.integer("max_position_embeddings", 2**31 - 1),
         tied=read.flag("tie_word_embeddings"),
-        qk_norm=family.qk_norm,
         biases=frozenset(biases),
         activation=activation,
-        unit_offset_norms=family.unit_offset_norms,
-        scaled_embedding=family.scaled_embedding,
-        fused=family.fused,
-        sandwich_norms=family.sandwich_norms,
-        layer_norm=family.layer_norm,
-        qkv_per_head=family.qkv_per_head,
-        gated_mlp=family.gated_mlp,
         parallel_residual=parallel,
         rotary_dim=rotary_dim,
-        renames=family.renames,
-        rope=family.rope,
-        conv1d=family.conv1d,
         scale_by_layer=read.flag("scale_attn_by_inverse_layer_idx"),
         embedding_multiplier=multiplier["embedding_multiplier"],
         residual_multiplier=multiplier["residual_multiplier"],
         logits_divisor=multiplier["logits_scaling"],
         nope_layers=nope_layers(read, family, num_layers),
-        post_norms=family.post_norms,
-        norm_bias=family.norm_bias,
-        shared_norm=family.shared_norm,
-        rope_style=family.rope_style,
-        projection_qk_norm=family.projection_qk_norm,
         attention_scale=attention_scale,
         final_softcap=softcap(read, "final_logit_softcapping"),
         attention_softcap=softcap(read, "attn_logit_softcapping"),

@@ -66,7 +66,6 @@ from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import (
     ACTIVATIONS,
     EMBED,
-    FAMILIES,
     MLP,
     OUT,
     QKV,
@@ -221,7 +220,7 @@ class LlmBuilder:
         """x · Wᵀ (+ b when config.biases has `name`) of layer `layer`'s
         projection `name` (`self_attn.q_proj`)."""
         full = f"{self.base}layers.{layer}.{name}"
-        if self.c.conv1d:  # [in, out]
+        if self.c.family.conv1d:  # [in, out]
             w = self.param(full + ".weight", (shape_of(x)[-1], out))
             y = rlx.MatmulOp(x, w).result
         else:
@@ -251,23 +250,23 @@ class LlmBuilder:
             stream is not None
             and scales
             and scales[stream] != 1.0
-            and not self.c.layer_norm
+            and not self.c.family.layer_norm
         ):
             x = scaled(x, 1 / scales[stream])
             eps /= scales[stream] ** 2
         gamma = self.param(name + ".weight", (shape_of(x)[-1],))
-        if self.c.layer_norm:
+        if self.c.family.layer_norm:
             width = shape_of(x)[-1]
             beta = (
                 self.param(name + ".bias", (width,))
-                if self.c.norm_bias
+                if self.c.family.norm_bias
                 else const(np.zeros(width, np.float32))
             )
             if branch and self.c.stream_scale is not None:
                 gamma = scaled(gamma, self.c.stream_scale)
                 beta = scaled(beta, self.c.stream_scale)
             return rlx.LayerNormOp(x, gamma, beta, eps).result
-        if self.c.unit_offset_norms:
+        if self.c.family.unit_offset_norms:
             gamma = rlx.AddOp(gamma, const(np.ones(1, np.float32))).result
         if branch and self.c.stream_scale is not None:
             gamma = scaled(gamma, self.c.stream_scale)
@@ -392,29 +391,33 @@ class LlmBuilder:
         """One decoder layer: pre-norm attention and MLP with their residual
         adds, the MLP after attention or, with parallel_residual, beside it."""
         c, p = self.c, f"{self.base}layers.{layer}."
-        h = x if c.post_norms else self.rms_norm(x, p + "input_layernorm", 2 * layer)
+        h = (
+            x
+            if c.family.post_norms
+            else self.rms_norm(x, p + "input_layernorm", 2 * layer)
+        )
         a = self.attention(h, layer, cos, sin, mask, position, caches)
-        if c.sandwich_norms or c.post_norms:
+        if c.family.sandwich_norms or c.family.post_norms:
             a = self.rms_norm(a, p + "post_attention_layernorm", branch=True)
         if c.parallel_residual:
             m = self.mlp(
                 h
-                if c.shared_norm
+                if c.family.shared_norm
                 else self.rms_norm(x, p + "post_attention_layernorm", 2 * layer + 1),
                 layer,
             )
             return self.residual(self.residual(x, a), m)
         x = self.residual(x, a)
-        if c.post_norms:
+        if c.family.post_norms:
             m = self.mlp(x, layer)
         else:
             second = (
                 "pre_feedforward_layernorm"
-                if c.sandwich_norms
+                if c.family.sandwich_norms
                 else "post_attention_layernorm"
             )
             m = self.mlp(self.rms_norm(x, p + second, 2 * layer + 1), layer)
-        if c.sandwich_norms or c.post_norms:
+        if c.family.sandwich_norms or c.family.post_norms:
             m = self.rms_norm(m, p + "post_feedforward_layernorm", branch=True)
         return self.residual(x, m)
 
@@ -430,7 +433,7 @@ class LlmBuilder:
         whole projection before the head split (OLMo 2)."""
         c = self.c
         s = shape_of(h)[1]
-        if c.fused and c.qkv_per_head:  # rows [q_h; k_h; v_h] per head
+        if c.family.fused and c.family.qkv_per_head:  # rows [q_h; k_h; v_h] per head
             qkv = self.linear(h, layer, "self_attn.qkv_proj", 3 * c.q_dim)
             qkv = rlx.ReshapeOp(qkv, (1, s, c.num_heads, 3 * c.head_dim)).result
             return tuple(
@@ -440,7 +443,7 @@ class LlmBuilder:
                 ).result
                 for i in range(3)
             )
-        if c.fused:
+        if c.family.fused:
             qkv = self.linear(h, layer, "self_attn.qkv_proj", c.q_dim + 2 * c.kv_dim)
             q, k, v = (
                 rlx.NarrowOp(qkv, 2, start, size).result
@@ -466,7 +469,7 @@ class LlmBuilder:
     def rope(self, x: SSAValue, cos: SSAValue, sin: SSAValue) -> SSAValue:
         """RoPE ("half") over the first config.rotated dims of each head."""
         d, r = self.c.head_dim, self.c.rotated
-        style = self.c.rope_style
+        style = self.c.family.rope_style
         if r == d:
             return rlx.RopeOp(x, cos, sin, style).result
         rotated = rlx.RopeOp(rlx.NarrowOp(x, 3, 0, r).result, cos, sin, style).result
@@ -475,11 +478,11 @@ class LlmBuilder:
     def attention(self, h, layer: int, cos, sin, mask, position, caches):
         """o_proj(attention(rope(q), rope(k), v)) over the cache, [1, S, hidden]."""
         c, p = self.c, f"{self.base}layers.{layer}."
-        q, k, v = self.projections(h, layer, p if c.projection_qk_norm else None)
-        if c.qk_norm:
+        q, k, v = self.projections(h, layer, p if c.family.projection_qk_norm else None)
+        if c.family.qk_norm:
             q = self.rms_norm(q, p + "self_attn.q_norm")
             k = self.rms_norm(k, p + "self_attn.k_norm")
-        if c.rope and layer not in c.nope_layers:
+        if c.family.rope and layer not in c.nope_layers:
             q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
         if caches is None:  # stateless
             keys, values = k, v
@@ -509,12 +512,12 @@ class LlmBuilder:
         """down(act(gate(h)) · up(h)), or down(act(up(h))) when not gated."""
         c = self.c
         activation = ACTIVATIONS[c.activation]
-        if not c.gated_mlp:
+        if not c.family.gated_mlp:
             up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
             return self.linear(
                 activation(up).result, layer, "mlp.down_proj", c.hidden_size
             )
-        if c.fused:
+        if c.family.fused:
             both = self.linear(h, layer, "mlp.gate_up_proj", 2 * c.ffn_size)
             gate = rlx.NarrowOp(both, 2, 0, c.ffn_size).result
             up = rlx.NarrowOp(both, 2, c.ffn_size, c.ffn_size).result
@@ -609,7 +612,7 @@ class LlmBuilder:
                 for f in ("cos", "sin")
             )
             for kind, prefix in ROPE_TABLES.items()
-            if self.c.rope and (kind == "full" or self.c.local_rope is not None)
+            if self.c.family.rope and (kind == "full" or self.c.local_rope is not None)
         }
         keys = const(np.arange(context, dtype=np.int32)[None, :])
         queries = rlx.ReshapeOp(positions, (tokens, 1)).result
@@ -632,7 +635,7 @@ class LlmBuilder:
         tables = {
             kind: tuple(self.param(f"{prefix}.{f}", half) for f in ("cos", "sin"))
             for kind, prefix in ROPE_TABLES.items()
-            if self.c.rope and (kind == "full" or self.c.local_rope is not None)
+            if self.c.family.rope and (kind == "full" or self.c.local_rope is not None)
         }
         masks: dict[str, SSAValue | None] = {"full": None}
         window = self.c.sliding_window
@@ -672,9 +675,9 @@ class LlmBuilder:
         tables, masks = self.positions(position, shape_of(x)[1])
         if caches and "local_key_cache" in caches:
             self.ring = self.ring_positions(position, shape_of(x)[1])
-        if not self.c.rope and first == 0:
+        if not self.c.family.rope and first == 0:
             x = rlx.AddOp(x, self.learned_positions(position, shape_of(x)[1])).result
-        if self.c.stream_scale is not None and not self.c.rope and first == 0:
+        if self.c.stream_scale is not None and not self.c.family.rope and first == 0:
             x = scaled(x, self.c.stream_scale)
         self.maxima = []
         if self.shape.probe:
@@ -714,12 +717,12 @@ class LlmBuilder:
 
         def embedded(ids):
             x = rlx.ReshapeOp(self.embed(ids), (1, tokens, c.hidden_size)).result
-            if c.scaled_embedding:  # √hidden rounded to float32, as Gemma's
+            if c.family.scaled_embedding:  # √hidden rounded to float32, as Gemma's
                 scale = np.full((1, 1, 1), np.sqrt(c.hidden_size), np.float32)
                 x = rlx.MulOp(x, const(scale)).result
             if c.embedding_multiplier is not None:
                 x = scaled(x, c.embedding_multiplier)
-            if c.stream_scale is not None and c.rope:  # (else after positions)
+            if c.stream_scale is not None and c.family.rope:  # (else after positions)
                 x = scaled(x, c.stream_scale)
             return x
 
@@ -873,7 +876,11 @@ def scaled_weights(config: LlmConfig) -> set[str]:
     """The checkpoint tensors a stream_scale multiplies: the weights and
     biases that end each branch (o_proj, down_proj) where no norm follows
     them."""
-    if config.stream_scale is None or config.sandwich_norms or config.post_norms:
+    if (
+        config.stream_scale is None
+        or config.family.sandwich_norms
+        or config.family.post_norms
+    ):
         return set()
     return {
         config.weight_name(f"model.layers.{layer}.{projection}.{kind}")
@@ -935,7 +942,7 @@ def unused_reason(config: LlmConfig, name: str) -> str:
         return f"num_hidden_layers is {config.num_layers}"
     if name == "lm_head.weight" and config.tied:
         return f"tie_word_embeddings is true and it differs from {EMBED}"
-    family = next(f for f in FAMILIES.values() if f.name == config.family)
+    family = config.family
     if layer and layer[2].endswith(".bias"):
         projection = layer[2].removesuffix(".bias")
         if projection in QKV + OUT and family.attention_bias:

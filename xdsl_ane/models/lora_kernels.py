@@ -173,11 +173,13 @@ def build_lora_kernels(
     config = trainer_config(config)
     shared = LoraKernelBuilder(config, lora)
     kernels = [
-        shared.layer_norm_forward() if config.layer_norm else shared.rms_norm_forward(),
+        shared.layer_norm_forward()
+        if config.family.layer_norm
+        else shared.rms_norm_forward(),
         shared.silu_backward(),
         shared.attention_backward_2(),
         shared.layer_norm_backward()
-        if config.layer_norm
+        if config.family.layer_norm
         else shared.rms_norm_backward(),
     ]
     if config.num_kv_heads != config.num_heads:

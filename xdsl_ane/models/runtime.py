@@ -338,7 +338,7 @@ class TrainingRuntime:
     def tiled(self, name: str, heads: int) -> np.ndarray:
         """A QK-norm γ [Dh] tiled per head, [H·Dh] (a projection QK-norm's
         γ, over the whole projection, as it is)."""
-        if self.config.projection_qk_norm:
+        if self.config.family.projection_qk_norm:
             return self.weights[name]
         return np.tile(self.gamma(name), heads)
 
@@ -346,14 +346,14 @@ class TrainingRuntime:
         """A norm's scale as the kernels take it: the weight, or 1 + the
         weight (unit_offset_norms: Gemma's), whose gradient is the weight's."""
         w = self.weights[name]
-        return w + np.float32(1) if self.config.unit_offset_norms else w
+        return w + np.float32(1) if self.config.family.unit_offset_norms else w
 
     def embedding_scale(self) -> np.float32:
         """What the embedding's rows are multiplied by: √hidden in float32
         (scaled_embedding: Gemma's), the embedding multiplier (Granite's),
         else 1."""
         c = self.config
-        if c.scaled_embedding:
+        if c.family.scaled_embedding:
             return np.float32(np.sqrt(c.hidden_size))
         if c.embedding_multiplier is not None:
             return np.float32(c.embedding_multiplier)
@@ -436,7 +436,7 @@ class TrainingRuntime:
         trained = {name: w[name] for name in names}
         grads = Gradients(trained, self.running, frozen=self.lora is not None)
         x = w["embed_tokens.weight"][tokens] * self.embedding_scale()
-        if not c.rope:
+        if not c.family.rope:
             x = x + w["embed_positions.weight"][: c.seq_len]
         saved = []
         for layer in range(c.num_layers):
@@ -455,7 +455,7 @@ class TrainingRuntime:
             self.layer = layer
             dx = self.layer_backward(layer, saved[layer], dx, grads)
         self.layer = None
-        if not c.rope:
+        if not c.family.rope:
             grads.add("embed_positions.weight", dx, np.arange(c.seq_len))
         rows = dx * self.embedding_scale()
         if self.padding_idx is not None:
@@ -472,8 +472,8 @@ class TrainingRuntime:
         a parallel residual), out = x2 + mlp(h2) (then its post-norm):
         `ffn["y"]`."""
         c, p = self.config, f"layers.{layer}."
-        after = c.sandwich_norms or c.post_norms
-        h1 = x if c.post_norms else self.norm_forward(x, p + "input_layernorm")
+        after = c.family.sandwich_norms or c.family.post_norms
+        h1 = x if c.family.post_norms else self.norm_forward(x, p + "input_layernorm")
         attention = self.attention_forward(layer, h1)
         o = attention["o"]
         if after:
@@ -482,15 +482,15 @@ class TrainingRuntime:
         if c.parallel_residual:
             h2 = (
                 h1
-                if c.shared_norm
+                if c.family.shared_norm
                 else self.norm_forward(x, p + "post_attention_layernorm")
             )
-        elif c.post_norms:
+        elif c.family.post_norms:
             h2 = x2
         else:
             second = (
                 "pre_feedforward_layernorm"
-                if c.sandwich_norms
+                if c.family.sandwich_norms
                 else ("post_attention_layernorm")
             )
             h2 = self.norm_forward(x2, p + second)
@@ -514,7 +514,7 @@ class TrainingRuntime:
         kind = attention_kind(c, layer)
         lw = self.layer_weights(layer)
         norms = {}
-        if c.qk_norm or c.projection_qk_norm:
+        if c.family.qk_norm or c.family.projection_qk_norm:
             norms = {
                 "q_norm": self.tiled(p + "self_attn.q_norm.weight", c.num_heads),
                 "k_norm": self.tiled(p + "self_attn.k_norm.weight", c.num_kv_heads),
@@ -595,7 +595,7 @@ class TrainingRuntime:
         """dx of the layer's input from dy of its output; adds the layer's
         weight gradients to `grads` (`layer_forward` backwards)."""
         c, p = self.config, f"layers.{layer}."
-        after = c.sandwich_norms or c.post_norms
+        after = c.family.sandwich_norms or c.family.post_norms
         dm = self.branch(dy)
         if after:
             m = saved.ffn["out"]
@@ -603,15 +603,15 @@ class TrainingRuntime:
         dh2 = self.ffn_backward(layer, saved, dm, grads)
         dx2, dx = dy, None
         if c.parallel_residual:
-            if not c.shared_norm:
+            if not c.family.shared_norm:
                 name = p + "post_attention_layernorm"
                 dx = self.norm_backward(saved.x, name, dh2, grads)
-        elif c.post_norms:
+        elif c.family.post_norms:
             dx2 = dy + dh2
         else:
             second = (
                 "pre_feedforward_layernorm"
-                if c.sandwich_norms
+                if c.family.sandwich_norms
                 else ("post_attention_layernorm")
             )
             dx2 = dy + self.norm_backward(saved.x2, p + second, dh2, grads)
@@ -620,10 +620,10 @@ class TrainingRuntime:
             name = p + "post_attention_layernorm"
             do = self.norm_backward(saved.o, name, do, grads)
         dh1 = self.attention_backward(layer, saved, do, grads)
-        if c.parallel_residual and c.shared_norm:
+        if c.parallel_residual and c.family.shared_norm:
             dh1 = dh1 + dh2
         total = dx2 if dx is None else dx2 + dx
-        if c.post_norms:
+        if c.family.post_norms:
             return total + dh1
         return total + self.norm_backward(saved.x, p + "input_layernorm", dh1, grads)
 
@@ -636,14 +636,14 @@ class TrainingRuntime:
         d_act = self.call("ffn_backward_w2", lw, dy=dm)["d_act"]
         self.projection_gradient(grads, p + "mlp.down_proj", dm, ffn["act"])
         self.add_bias_gradient(grads, p + "mlp.down_proj.bias", dm)
-        if c.gated_mlp:
+        if c.family.gated_mlp:
             act = self.call(
                 "silu_backward", gate=ffn["gate"], up=ffn["up"], d_act=d_act
             )
         else:
             act = self.call("silu_backward", up=ffn["up"], d_act=d_act)
         dh2 = self.call("ffn_backward_w13", lw, **act)["dh"]
-        for name in ("gate", "up") if c.gated_mlp else ("up",):
+        for name in ("gate", "up") if c.family.gated_mlp else ("up",):
             d = act[f"d_{name}"]
             self.projection_gradient(grads, p + f"mlp.{name}_proj", d, saved.h2)
             self.add_bias_gradient(grads, p + f"mlp.{name}_proj.bias", d)
@@ -704,7 +704,7 @@ class TrainingRuntime:
         if not rope_backward_needed(c, kind):
             return dq_rot, dk_rot
         norms = {}
-        qk_norm = c.qk_norm or c.projection_qk_norm
+        qk_norm = c.family.qk_norm or c.family.projection_qk_norm
         if qk_norm:
             norms = {
                 "q_pre": attention["q_pre"],
@@ -718,7 +718,7 @@ class TrainingRuntime:
         if qk_norm:
             for name, count in (("q_norm", c.num_heads), ("k_norm", c.num_kv_heads)):
                 d = rope[f"d_{name}"]
-                if c.qk_norm:
+                if c.family.qk_norm:
                     d = d.reshape(count, c.head_dim).sum(axis=0)
                 grads.add(p + f"self_attn.{name}.weight", d)
         return rope["dq"], rope["dk"]

@@ -88,7 +88,7 @@ def trainer_config(config: LlmConfig) -> LlmConfig:
         b
         for name in config.biases
         for b in split.get(name, (name,))
-        if config.gated_mlp or b != "mlp.gate_proj"
+        if config.family.gated_mlp or b != "mlp.gate_proj"
     )
     return config.with_(
         fused=False, qkv_per_head=False, conv1d=False, renames=(), biases=biases
@@ -102,12 +102,12 @@ GATE_UP = ("mlp.gate_proj", "mlp.up_proj")
 def layer_norms(config: LlmConfig) -> list[str]:
     """The norms of a layer over the hidden size, by name."""
     c = config
-    names = [] if c.post_norms else ["input_layernorm"]
-    if not (c.parallel_residual and c.shared_norm):
+    names = [] if c.family.post_norms else ["input_layernorm"]
+    if not (c.parallel_residual and c.family.shared_norm):
         names.append("post_attention_layernorm")
-    if c.sandwich_norms:
+    if c.family.sandwich_norms:
         names.append("pre_feedforward_layernorm")
-    if c.sandwich_norms or c.post_norms:
+    if c.family.sandwich_norms or c.family.post_norms:
         names.append("post_feedforward_layernorm")
     return names
 
@@ -116,16 +116,18 @@ def runtime_shapes(config: LlmConfig) -> dict[str, tuple[int, ...]]:
     """Every tensor a step trains, by the runtime's name, with its shape."""
     c = config
     d, v = c.hidden_size, c.vocab_size
-    norm = ["weight", "bias"] if c.layer_norm and c.norm_bias else ["weight"]
+    norm = (
+        ["weight", "bias"] if c.family.layer_norm and c.family.norm_bias else ["weight"]
+    )
     shapes: dict[str, tuple[int, ...]] = {"embed_tokens.weight": (v, d)}
-    if not c.rope:
+    if not c.family.rope:
         shapes["embed_positions.weight"] = (c.max_positions, d)
     outputs = {
         "self_attn.q_proj": c.q_dim,
         "self_attn.k_proj": c.kv_dim,
         "self_attn.v_proj": c.kv_dim,
         "self_attn.o_proj": d,
-        **({"mlp.gate_proj": c.ffn_size} if c.gated_mlp else {}),
+        **({"mlp.gate_proj": c.ffn_size} if c.family.gated_mlp else {}),
         "mlp.up_proj": c.ffn_size,
         "mlp.down_proj": d,
     }
@@ -135,8 +137,12 @@ def runtime_shapes(config: LlmConfig) -> dict[str, tuple[int, ...]]:
         p = f"layers.{layer}."
         for name in layer_norms(c):
             shapes.update({f"{p}{name}.{k}": (d,) for k in norm})
-        if c.qk_norm or c.projection_qk_norm:
-            q, k = (c.q_dim, c.kv_dim) if c.projection_qk_norm else (c.head_dim,) * 2
+        if c.family.qk_norm or c.family.projection_qk_norm:
+            q, k = (
+                (c.q_dim, c.kv_dim)
+                if c.family.projection_qk_norm
+                else (c.head_dim,) * 2
+            )
             shapes[p + "self_attn.q_norm.weight"] = (q,)
             shapes[p + "self_attn.k_norm.weight"] = (k,)
         for name, out in outputs.items():
@@ -185,10 +191,10 @@ class TrainedLayout:
 
     def fused_groups(self) -> list[tuple[str, tuple[str, ...]]]:
         """(the checkpoint's module, the runtime's modules it holds)."""
-        if not self.config.fused:
+        if not self.config.family.fused:
             return []
         groups = [("self_attn.qkv_proj", QKV)]
-        if self.config.gated_mlp:
+        if self.config.family.gated_mlp:
             groups.append(("mlp.gate_up_proj", GATE_UP))
         return groups
 
@@ -208,13 +214,13 @@ class TrainedLayout:
                     c.weight_name(f"model.{p}{fused}.{suffix}"),
                     runtime,
                     tuple(self.shapes[r][0] for r in runtime),
-                    c.head_dim if c.qkv_per_head and group == QKV else None,
-                    c.conv1d,
+                    c.head_dim if c.family.qkv_per_head and group == QKV else None,
+                    c.family.conv1d,
                 )
         return Stored(
             c.weight_name("model." + name),
             (name,),
-            transposed=c.conv1d and module in PROJECTIONS,
+            transposed=c.family.conv1d and module in PROJECTIONS,
         )
 
     def shape_of(self, stored: Stored) -> tuple[int, ...]:

@@ -170,7 +170,7 @@ def attention_kind(config: LlmConfig, layer: int) -> AttentionKind:
     window = c.sliding_window if sliding else None
     if window is not None and window >= c.seq_len:
         window = None  # every earlier token is within the window
-    if not c.rope or layer in c.nope_layers:
+    if not c.family.rope or layer in c.nope_layers:
         rope = "none"
     elif sliding and c.local_rope is not None:
         rope = "local"
@@ -181,20 +181,26 @@ def attention_kind(config: LlmConfig, layer: int) -> AttentionKind:
 
 def norm_kernel(config: LlmConfig) -> str:
     """The prefix of the norm kernels' names (`rms_norm_forward`)."""
-    return "layer_norm" if config.layer_norm else "rms_norm"
+    return "layer_norm" if config.family.layer_norm else "rms_norm"
 
 
 def rope_backward_needed(config: LlmConfig, kind: AttentionKind) -> bool:
     """Whether `rope_backward` has work for a layer of `kind` (without RoPE
     and QK-norm its gradients pass through)."""
-    return kind.rope != "none" or config.qk_norm or config.projection_qk_norm
+    return (
+        kind.rope != "none" or config.family.qk_norm or config.family.projection_qk_norm
+    )
 
 
 def residual_in_ffn(config: LlmConfig) -> bool:
     """Whether `ffn_forward` adds the residual (the reference's kernel):
     not where a norm or a multiplier comes between the MLP and the add."""
     c = config
-    return not (c.sandwich_norms or c.post_norms or c.residual_multiplier is not None)
+    return not (
+        c.family.sandwich_norms
+        or c.family.post_norms
+        or c.residual_multiplier is not None
+    )
 
 
 # --- rlx building blocks -------------------------------------------------------
@@ -304,7 +310,7 @@ class KernelBuilder:
         op = rlx.RopeBackwardOp if inverse else rlx.RopeOp
         cos, sin = self.rope_tables()
         d, r = self.config.head_dim, self.config.rotated
-        style = self.config.rope_style
+        style = self.config.family.rope_style
         if r == d:
             return op(x, cos, sin, style, layout="bhds").result
         rotated = op(rlx.NarrowOp(x, 2, 0, r).result, cos, sin, style, layout="bhds")
@@ -416,7 +422,7 @@ class KernelBuilder:
         """LayerNorm over the hidden size, with β where the config has it."""
         c = self.config
         inputs = [("x", (c.seq_len, c.hidden_size)), ("gamma", (c.hidden_size,))]
-        if c.norm_bias:
+        if c.family.norm_bias:
             inputs.append(("beta", (c.hidden_size,)))
 
         def body(x: SSAValue, gamma: SSAValue, beta: SSAValue | None = None):
@@ -473,7 +479,7 @@ class KernelBuilder:
         c = self.config
         repeats = c.num_heads // c.num_kv_heads
         inputs = [("h", (c.seq_len, c.hidden_size))]
-        if c.qk_norm or c.projection_qk_norm:
+        if c.family.qk_norm or c.family.projection_qk_norm:
             inputs += [("q_norm", (c.q_dim,)), ("k_norm", (c.kv_dim,))]
         inputs += self.bias_inputs("q", "k", "v")
 
@@ -489,11 +495,15 @@ class KernelBuilder:
             k_pre = project("k", c.kv_dim)
             v = heads(project("v", c.kv_dim), c.num_kv_heads)
             q_in, k_in = q_pre, k_pre
-            if c.projection_qk_norm and q_norm is not None and k_norm is not None:
+            if (
+                c.family.projection_qk_norm
+                and q_norm is not None
+                and k_norm is not None
+            ):
                 q_in = rlx.RmsNormOp(q_pre, q_norm, c.rms_eps).result
                 k_in = rlx.RmsNormOp(k_pre, k_norm, c.rms_eps).result
             q, k = heads(q_in, c.num_heads), heads(k_in, c.num_kv_heads)
-            if c.qk_norm and q_norm is not None and k_norm is not None:
+            if c.family.qk_norm and q_norm is not None and k_norm is not None:
                 q, k = self.head_rms_norm(q, q_norm), self.head_rms_norm(k, k_norm)
             q = self.rope(q)
             k = repeat_heads(self.rope(k), repeats)
@@ -542,7 +552,7 @@ class KernelBuilder:
                 return self.biased(y, named.get(f"{p}_bias"))
 
             results = {}
-            if c.gated_mlp:
+            if c.family.gated_mlp:
                 results["gate"] = gate = project("gate", h, c.ffn_size)
                 results["up"] = up = project("up", h, c.ffn_size)
                 act = rlx.MulOp(self.activation(gate), up).result
@@ -574,7 +584,7 @@ class KernelBuilder:
         c = self.config
         sf = (c.seq_len, c.ffn_size)
         kind = BACKWARD_KINDS[ACTIVATIONS[c.activation]]
-        if not c.gated_mlp:  # act = f(up): d_up = f'(up)·d_act
+        if not c.family.gated_mlp:  # act = f(up): d_up = f'(up)·d_act
             return self.kernel(
                 "silu_backward",
                 [("up", sf), ("d_act", sf)],
@@ -597,7 +607,7 @@ class KernelBuilder:
     def ffn_backward_w13(self) -> builtin.ModuleOp:
         c = self.config
         sf = (c.seq_len, c.ffn_size)
-        if not c.gated_mlp:
+        if not c.family.gated_mlp:
             return self.kernel(
                 "ffn_backward_w13",
                 [("d_up", sf)],
@@ -717,12 +727,16 @@ class KernelBuilder:
                 ("k", dk_rot, k_pre, k_norm, c.num_kv_heads),
             ):
                 d = self.rope(heads(d_rot, count), inverse=True)
-                if pre is not None and gamma is not None and c.qk_norm:
+                if pre is not None and gamma is not None and c.family.qk_norm:
                     d, grads[f"d_{name}_norm"] = self.head_rms_norm_backward(
                         heads(pre, count), gamma, d
                     )
                 d = merge_heads(d)
-                if pre is not None and gamma is not None and c.projection_qk_norm:
+                if (
+                    pre is not None
+                    and gamma is not None
+                    and c.family.projection_qk_norm
+                ):
                     eps = c.rms_eps
                     grads[f"d_{name}_norm"] = rlx.RmsNormBackwardGammaOp(
                         pre, d, eps
@@ -733,7 +747,7 @@ class KernelBuilder:
 
         sq, sk = (c.seq_len, c.q_dim), (c.seq_len, c.kv_dim)
         inputs = [("dk_rot", sk), ("dq_rot", sq)]
-        if c.qk_norm or c.projection_qk_norm:
+        if c.family.qk_norm or c.family.projection_qk_norm:
             inputs += [("k_pre", sk), ("q_pre", sq)]
             inputs += [("k_norm", (c.kv_dim,)), ("q_norm", (c.q_dim,))]
         return self.kernel("rope_backward" + self.kind.rope_suffix, inputs, body)
@@ -881,7 +895,7 @@ def projection_shapes(config: LlmConfig) -> dict[str, tuple[int, int]]:
         "mlp.up_proj": (c.ffn_size, c.hidden_size),
         "mlp.down_proj": (c.hidden_size, c.ffn_size),
     }
-    if not c.gated_mlp:
+    if not c.family.gated_mlp:
         del shapes["mlp.gate_proj"]
     return shapes
 
@@ -895,7 +909,7 @@ def build_training_kernels(
     config = trainer_config(config)
     b = KernelBuilder(config, layer)
     kernels = [
-        b.layer_norm_forward() if config.layer_norm else b.rms_norm_forward(),
+        b.layer_norm_forward() if config.family.layer_norm else b.rms_norm_forward(),
         b.output_projection(),
         b.ffn_forward(),
         b.ffn_backward_w2(),
@@ -905,7 +919,7 @@ def build_training_kernels(
         b.attention_backward_2(),
         b.q_projection_backward(),
         b.kv_projection_backward(),
-        b.layer_norm_backward() if config.layer_norm else b.rms_norm_backward(),
+        b.layer_norm_backward() if config.family.layer_norm else b.rms_norm_backward(),
     ]
     built: set[str] = set()
     for kind in dict.fromkeys(
