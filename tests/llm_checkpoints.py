@@ -160,22 +160,18 @@ def program_greedy(directory: Path, prompt: list[int], steps: int, shape):
     from xdsl_ane.frontend.checkpoint import read_checkpoint
     from xdsl_ane.interpreter.core import StatefulRuntime
     from xdsl_ane.models.hf_config import llm_config
-    from xdsl_ane.models.llm import (
-        build_llm,
-        check_all_used,
-        llm_weights,
-        local_window,
-        prompt_calls,
-    )
+    from xdsl_ane.models.llm import Decoder, check_all_used, prompt_calls
 
     checkpoint = read_checkpoint(directory)
     config = llm_config(checkpoint)
-    module = build_llm(config, shape)
+    module = Decoder(config, shape).build()
     module.verify()
     check_all_used(checkpoint, config, [module])
-    runtime = StatefulRuntime(module, llm_weights(checkpoint, config, shape, module))
+    runtime = StatefulRuntime(
+        module, Decoder(config, shape).weights(checkpoint, module)
+    )
     rows = []
-    window = local_window(config, shape)
+    window = Decoder(config, shape).local_window
     for function, start, count in prompt_calls(len(prompt), shape.prefill, window):
         ids = np.zeros(shape.prefill if function == "prefill" else 1, np.int32)
         ids[:count] = prompt[start : start + count]

@@ -19,7 +19,7 @@ from llm_checkpoints import (
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.models.hf_config import FAMILIES, llm_config
-from xdsl_ane.models.llm import LlmShape, build_llm, llm_weights
+from xdsl_ane.models.llm import Decoder, LlmShape
 
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
@@ -92,12 +92,12 @@ def test_bad_checkpoints(tmp_path):
     )
     checkpoint = read_checkpoint(tmp_path)
     cfg = llm_config(checkpoint)
-    module = build_llm(cfg, LlmShape(context=16, prefill=4))
+    module = Decoder(cfg, LlmShape(context=16, prefill=4)).build()
     with pytest.raises(
         XdslAneError,
         match=r"tensor 'model.layers.0.mlp.gate_proj.weight' has shape \[128, 64\], the config needs \[96, 64\]",
     ):
-        llm_weights(checkpoint, cfg, LlmShape(context=16, prefill=4), module)
+        Decoder(cfg, LlmShape(context=16, prefill=4)).weights(checkpoint, module)
 
 
 def test_bf16_to_fp16_rounds_every_bf16_as_numpy_does():

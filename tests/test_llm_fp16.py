@@ -24,7 +24,7 @@ from xdsl_ane.models.calibration import (
     residual_maxima,
 )
 from xdsl_ane.models.hf_config import llm_config
-from xdsl_ane.models.llm import LlmShape, build_llm, llm_weights
+from xdsl_ane.models.llm import Decoder, LlmShape
 from xdsl_ane.tools.cli import main
 
 # Compiles LLM checkpoints and runs transformers: -m 'not slow' skips them.
@@ -109,8 +109,8 @@ def test_rescaling_leaves_the_fp32_program_unchanged(tmp_path, family):
     assert rescaled != config
     outputs = []
     for c in (config, rescaled):
-        module = build_llm(c, shape)
-        runtime = StatefulRuntime(module, llm_weights(checkpoint, c, shape, module))
+        module = Decoder(c, shape).build()
+        runtime = StatefulRuntime(module, Decoder(c, shape).weights(checkpoint, module))
         ids = np.array(PROMPT[:4], np.int32)
         outputs.append(
             np.concatenate(runtime.call("prefill", [ids, np.zeros(1, np.int32)]), 1)

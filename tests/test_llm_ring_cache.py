@@ -19,13 +19,7 @@ from llm_checkpoints import (
 from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.models.hf_config import llm_config
-from xdsl_ane.models.llm import (
-    LlmShape,
-    build_llm,
-    cache_shapes,
-    local_window,
-    prompt_calls,
-)
+from xdsl_ane.models.llm import Decoder, LlmShape, prompt_calls
 
 pytest.importorskip("transformers")
 
@@ -45,19 +39,24 @@ def test_cache_shapes_by_layer_kind(tmp_path):
     mistral = llm_config(read_checkpoint(tmp_path / "mistral"))
     shape = LlmShape(context=32, prefill=4)
     h, d = mixed.num_kv_heads, mixed.head_dim
-    assert cache_shapes(mixed, shape) == {
+    assert Decoder(mixed, shape).cache_shapes() == {
         "key_cache": (1, h, 32, d),
         "value_cache": (1, h, 32, d),
         "local_key_cache": (1, h, 6, d),
         "local_value_cache": (1, h, 6, d),
     }
-    assert set(cache_shapes(mistral, shape)) == {"local_key_cache", "local_value_cache"}
-    assert local_window(mistral, LlmShape(context=32, prefill=8)) is None
-    assert local_window(mistral, LlmShape(context=6, prefill=4)) is None
+    assert set(Decoder(mistral, shape).cache_shapes()) == {
+        "local_key_cache",
+        "local_value_cache",
+    }
+    assert Decoder(mistral, LlmShape(context=32, prefill=8)).local_window is None
+    assert Decoder(mistral, LlmShape(context=6, prefill=4)).local_window is None
     wide = LlmShape(context=32, prefill=8)
-    assert cache_shapes(mistral, wide)["key_cache"] == (2, h, 32, d)
-    names = [a.name_hint for a in build_llm(mixed, shape).body.block.first_op.args]
-    assert names == ["input_ids", "position", *cache_shapes(mixed, shape)]
+    assert Decoder(mistral, wide).cache_shapes()["key_cache"] == (2, h, 32, d)
+    names = [
+        a.name_hint for a in Decoder(mixed, shape).build().body.block.first_op.args
+    ]
+    assert names == ["input_ids", "position", *Decoder(mixed, shape).cache_shapes()]
 
 
 def test_prompt_calls():
@@ -99,7 +98,7 @@ def test_ring_cache_matches_transformers(tmp_path, family, fields, length):
     prompt = [int(t) for t in np.random.default_rng(length).integers(1, 250, length)]
     shape = LlmShape(context=32, prefill=4)
     config = llm_config(read_checkpoint(tmp_path / "ckpt"))
-    assert local_window(config, shape) is not None
+    assert Decoder(config, shape).local_window is not None
     got = program_greedy(tmp_path / "ckpt", prompt, 12, shape)
     assert_same_greedy(got, reference_greedy(model, prompt, 12))
     full = program_greedy(tmp_path / "ckpt", prompt, 12, LlmShape(32, prefill=8))

@@ -269,7 +269,7 @@ def test_calibration_a_part_at_a_time(tmp_path, family):
     from xdsl_ane.interpreter.core import StatefulRuntime
     from xdsl_ane.models.calibration import residual_maxima
     from xdsl_ane.models.hf_config import llm_config
-    from xdsl_ane.models.llm import LlmShape, build_llm, llm_weights
+    from xdsl_ane.models.llm import Decoder, LlmShape
 
     write_checkpoint(tmp_path / "ckpt", family, True, "bfloat16")
     checkpoint = read_checkpoint(tmp_path / "ckpt")
@@ -277,8 +277,8 @@ def test_calibration_a_part_at_a_time(tmp_path, family):
     shape = LlmShape(32, 4, 128)
     prompts = [[5, 17, 200, 3, 99, 7], [1, 2, 3]]
     probe = replace(shape, probe=True)
-    module = build_llm(config, probe)
-    weights = llm_weights(checkpoint, config, probe, module)
+    module = Decoder(config, probe).build()
+    weights = Decoder(config, probe).weights(checkpoint, module)
     count = config.num_layers + 1
     whole = np.zeros(count)
     for prompt in prompts:

@@ -249,11 +249,11 @@ def check_split_output(path: Path, reason: str | None = None) -> None:
 
 def cache_states(config: Any, shape: Any) -> dict[str, Any]:
     """The manifest's record of the cache states of a program of `shape`."""
-    from xdsl_ane.models.llm import cache_shapes
+    from xdsl_ane.models.llm import Decoder
 
     return {
         name: {"shape": list(dims), "dtype": "fp16"}
-        for name, dims in cache_shapes(config, shape).items()
+        for name, dims in Decoder(config, shape).cache_shapes().items()
     }
 
 
@@ -308,16 +308,7 @@ def compile_llm(
         residual_maxima,
     )
     from xdsl_ane.models.hf_config import check_table_shapes, llm_config
-    from xdsl_ane.models.llm import (
-        LlmShape,
-        build_llm,
-        check_all_used,
-        check_shape,
-        chunks,
-        llm_weights,
-        local_window,
-        output_names,
-    )
+    from xdsl_ane.models.llm import Decoder, LlmShape, check_all_used, chunks
     from xdsl_ane.models.llm_packages import (
         ENDS,
         Compression,
@@ -346,7 +337,7 @@ def compile_llm(
     shape = LlmShape(
         context, prefill, MAX_DIMENSION if chunk is None else chunk, argmax
     )
-    check_shape(config, shape, str(Path(source) / "config.json"))
+    Decoder(config, shape).check(str(Path(source) / "config.json"))
     plan = plan_packages(
         llm_units(
             config, shape, Compression(compress, compress_head, compress_embedding)
@@ -386,8 +377,8 @@ def compile_llm(
         "functions": {"prefill": prefill, "decode": 1},
         "inputs": ["input_ids", "position"],
         "states": cache_states(config, shape),
-        "local_window": local_window(config, shape),
-        "outputs": output_names(config, shape),
+        "local_window": Decoder(config, shape).local_window,
+        "outputs": Decoder(config, shape).output_names(),
         "argmax": argmax,
         "head_chunks": [[s, e] for s, e in chunks(config.vocab_size, shape.chunk)],
         "protocol": "prefill at positions 0, N, 2N, ... (the last chunk padded; "
@@ -401,23 +392,23 @@ def compile_llm(
     # every part's program first: a checkpoint tensor that none reads is
     # an error before anything is compiled
     if plan is None:
-        modules = {"": build_llm(config, shape)}
+        modules = {"": Decoder(config, shape).build()}
     else:
         modules = {}
         for _, part, layers, package in plan.parts:
             if package == ENDS:
                 modules[package] = ends_module(config, shape)
             elif package not in modules:
-                modules[package] = build_llm(
+                modules[package] = Decoder(
                     config, replace(shape, part=part, layers=layers)
-                )
+                ).build()
     check_all_used(ck, config, list(modules.values()))
 
     stamps: dict[str, tuple[Any, list[str], list[Any]]] = {}
 
     def compiled_part(package: str):
         module = modules.pop(package)
-        weights = llm_weights(ck, config, shape, module)
+        weights = Decoder(config, shape).weights(ck, module)
         compiled = None
         if compress is None:  # compressed weights are not the program's
             text, names = weightless_text(module)
@@ -614,7 +605,7 @@ def llm_part(
 ) -> LlmPart:
     """The part `plan_part` (name, part, layers, package) of a split
     model, of its package's compiled model and weights."""
-    from xdsl_ane.models.llm import output_names
+    from xdsl_ane.models.llm import Decoder
     from xdsl_ane.models.llm_packages import ENDS, ENDS_FUNCTIONS
 
     name, part, layers, package = plan_part
@@ -631,7 +622,7 @@ def llm_part(
     # `feeds` says which later input each renamed output is.
     prefill_name = functions.get("prefill", "prefill")
     outputs = compiled.manifest()["functions"][prefill_name]["outputs"]
-    logical = output_names(config, part_shape)
+    logical = Decoder(config, part_shape).output_names()
     record = {
         "name": name,
         "path": f"{package}.mlpackage",

@@ -17,7 +17,7 @@ from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import Checkpoint
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import EMBED
-from xdsl_ane.models.llm import LlmShape, build_llm, llm_weights
+from xdsl_ane.models.llm import Decoder, LlmShape
 
 FP16_HEADROOM = 16384.0
 """The largest |hidden state| the fp16 program may carry: a quarter of
@@ -62,8 +62,8 @@ def probe_maxima(
     from xdsl_ane.interpreter.core import StatefulRuntime
 
     probe = replace(shape, probe=True, argmax=False, part="all", layers=None)
-    module = build_llm(config, probe)
-    weights = llm_weights(checkpoint, config, probe, module)
+    module = Decoder(config, probe).build()
+    weights = Decoder(config, probe).weights(checkpoint, module)
     count = config.num_layers + 1
     maxima = np.zeros(count)
     for prompt in prompts:
@@ -111,9 +111,9 @@ def part_maxima(
                 checkpoint, config, base, calls
             )
         else:
-            module = build_llm(config, part_shape)
+            module = Decoder(config, part_shape).build()
             weights, spare = read_reusing(
-                llm_weights(checkpoint, config, part_shape, module), spare
+                Decoder(config, part_shape).weights(checkpoint, module), spare
             )
         runtimes: dict[int, StatefulRuntime] = {}
         largest = 0.0
@@ -168,7 +168,7 @@ def embedding_rows(
     used = sorted({0, *(int(t) for _, _, ids in calls for t in ids)})
     index = {t: i for i, t in enumerate(used)}
     rows = replace(config, vocab_size=len(used))
-    module = build_llm(rows, replace(shape, part="embed", layers=None))
+    module = Decoder(rows, replace(shape, part="embed", layers=None)).build()
     name = config.weight_name(EMBED)  # the family's own (gpt_neox.embed_in)
     table = checkpoint.lazy(name, (config.vocab_size, config.hidden_size))
     weights = {name: np.concatenate([table.read_rows(t, t + 1) for t in used])}

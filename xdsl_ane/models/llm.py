@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -72,35 +72,6 @@ from xdsl_ane.models.hf_config import (
     head_name,
 )
 from xdsl_ane.models.rope import rope_tables
-
-
-def check_shape(config: LlmConfig, shape: LlmShape, where: str) -> None:
-    """--context, --prefill and --chunk against each other, the model
-    (config.json at `where`) and the ANE; each error names the option."""
-    context, prefill = shape.context, shape.prefill
-    for name, value in [("context", context), ("prefill", prefill)]:
-        if value < 1:
-            raise XdslAneError(f"{option(name, value)}: must be at least 1")
-    if not 1 <= shape.chunk <= MAX_DIMENSION:
-        raise XdslAneError(
-            f"{option('chunk', shape.chunk)}: must lie in [1, {MAX_DIMENSION}]"
-        )
-    context_text, prefill_text = option("context", context), option("prefill", prefill)
-    if context > config.max_positions:
-        raise XdslAneError(
-            f"{context_text} is beyond the model's max_position_embeddings "
-            f"{config.max_positions} ({where})"
-        )
-    if context > MAX_DIMENSION:
-        raise XdslAneError(
-            f"{context_text} is beyond the ANE's {MAX_DIMENSION} per dimension"
-        )
-    if prefill > context:
-        raise XdslAneError(f"{prefill_text} is more than {context_text}")
-    # prefill calls start at 0, N, 2N, ...: the last one's N rows must end
-    # inside the cache and the RoPE tables
-    if context % prefill:
-        raise XdslAneError(f"{prefill_text} must divide {context_text}")
 
 
 def chunks(rows: int, limit: int) -> list[tuple[int, int]]:
@@ -131,6 +102,163 @@ class LlmShape:
     """Also return the largest |hidden state| of the embedding and after
     each layer (`stream_max_i`, f32 [1]): the calibration program of
     `residual_maxima`."""
+
+
+@dataclass(frozen=True)
+class Decoder:
+    """A decoder's config with the shape of the programs built of it
+    (compile-llm's functions, or one package's part of them): what the
+    builder, the caches, the package split and the fp16 check read, as
+    ExecuTorch's ModelArgs."""
+
+    config: LlmConfig
+    shape: LlmShape
+
+    def part(self, **changes: Any) -> Decoder:
+        """The same decoder with other shape fields (`part`, `layers`)."""
+        return Decoder(self.config, replace(self.shape, **changes))
+
+    def check(self, where: str) -> None:
+        """--context, --prefill and --chunk against each other, the model
+        (self.config.json at `where`) and the ANE; each error names the option."""
+        context, prefill = self.shape.context, self.shape.prefill
+        for name, value in [("context", context), ("prefill", prefill)]:
+            if value < 1:
+                raise XdslAneError(f"{option(name, value)}: must be at least 1")
+        if not 1 <= self.shape.chunk <= MAX_DIMENSION:
+            raise XdslAneError(
+                f"{option('chunk', self.shape.chunk)}: must lie in [1, {MAX_DIMENSION}]"
+            )
+        context_text, prefill_text = (
+            option("context", context),
+            option("prefill", prefill),
+        )
+        if context > self.config.max_positions:
+            raise XdslAneError(
+                f"{context_text} is beyond the model's max_position_embeddings "
+                f"{self.config.max_positions} ({where})"
+            )
+        if context > MAX_DIMENSION:
+            raise XdslAneError(
+                f"{context_text} is beyond the ANE's {MAX_DIMENSION} per dimension"
+            )
+        if prefill > context:
+            raise XdslAneError(f"{prefill_text} is more than {context_text}")
+        # prefill calls start at 0, N, 2N, ...: the last one's N rows must end
+        # inside the cache and the RoPE tables
+        if context % prefill:
+            raise XdslAneError(f"{prefill_text} must divide {context_text}")
+
+    @property
+    def local_window(self) -> int | None:
+        """The window W of the sliding layers' own ring cache [L, Hkv, W, D],
+        where it is smaller than the context (None: they share the full
+        cache). Needs prefill ≤ W, so that one call's rows fit the ring."""
+        window = self.config.sliding_window
+        if (
+            window is None
+            or not self.config.sliding_layers
+            or window >= self.shape.context
+        ):
+            return None
+        return window if self.shape.prefill <= window else None
+
+    def cache_layers(self) -> dict[str, list[int]]:
+        """The layers of self.shape.layers in each cache state, in order: sliding
+        layers in `local_*` when they have a ring (local_window), the others in
+        `key_cache` / `value_cache`; a state without layers is absent."""
+        first, end = self.shape.layers or (0, self.config.num_layers)
+        ring = self.local_window is not None
+        local = [
+            i for i in range(first, end) if ring and i in self.config.sliding_layers
+        ]
+        full = [i for i in range(first, end) if i not in local]
+        by_state = {
+            "key_cache": full,
+            "value_cache": full,
+            "local_key_cache": local,
+            "local_value_cache": local,
+        }
+        return {name: layers for name, layers in by_state.items() if layers}
+
+    def cache_shapes(self) -> dict[str, tuple[int, ...]]:
+        """The cache states' shapes [layers, Hkv, positions, D] by name: the
+        context's positions, or the window's in the ring."""
+        window = self.local_window
+        return {
+            name: (
+                len(layers),
+                self.config.num_kv_heads,
+                window if name.startswith("local") else self.shape.context,
+                self.config.head_dim,
+            )
+            for name, layers in self.cache_layers().items()
+            if self.shape.part in ("all", "layers")
+        }
+
+    def build(self) -> builtin.ModuleOp:
+        """The module with `prefill` (self.shape.prefill tokens) and `decode` (one)."""
+        b = LlmBuilder(self.config, self.shape)
+        functions = [b.function("prefill", self.shape.prefill), b.function("decode", 1)]
+        for f in functions:  # the names of the record's "outputs"
+            ane.record_result_names(f, self.output_names())
+        return builtin.ModuleOp(functions)
+
+    def output_names(self) -> list[str]:
+        if self.shape.part in ("embed", "layers"):
+            return ["hidden_states"]
+        # stream_max_0: the embedding's; stream_max_i: after layer i − 1
+        count = self.config.num_layers + 1
+        probes = [f"stream_max_{i}" for i in range(count)] if self.shape.probe else []
+        if self.shape.argmax:
+            return ["next_token", *probes]
+        parts = chunks(self.config.vocab_size, self.shape.chunk)
+        logits = (
+            ["logits"]
+            if len(parts) == 1
+            else [f"logits_{i}" for i in range(len(parts))]
+        )
+        return logits + probes
+
+    def weights(
+        self, checkpoint: Checkpoint, module: builtin.ModuleOp
+    ) -> dict[str, np.ndarray]:
+        """Every weight the module's params name: checkpoint tensors (shapes
+        checked against the self.config), chunks of the embedding and the head, and
+        the RoPE tables. The checkpoint's tensors are not read here: each is a
+        `CheckpointTensor` (rows of one for a chunk, scaled by stream_scale
+        where it applies), read where it is used, so that the weights are never
+        all in memory."""
+        weights: dict[str, Any] = {}  # arrays and CheckpointTensors
+        for kind, prefix in ROPE_TABLES.items():
+            cos, sin = rope_tables(
+                self.config, self.shape.context, local=kind == "sliding"
+            )
+            weights |= {f"{prefix}.cos": cos, f"{prefix}.sin": sin}
+        tables: dict[str, Any] = {}
+        for op in module.walk():
+            if not isinstance(op, rlx.ParamOp) or op.param_name.data in weights:
+                continue
+            name = op.param_name.data
+            if name.endswith("]"):
+                base, rows = name[:-1].split("[")
+                start, end = (int(v) for v in rows.split(":"))
+                if base not in tables:
+                    tables[base] = checkpoint.lazy(
+                        base, (self.config.vocab_size, self.config.hidden_size)
+                    )
+                weights[name] = tables[base].rows(start, end)
+            else:
+                weights[name] = checkpoint.lazy(name, shape_of(op.result))
+        used = {
+            op.param_name.data for op in module.walk() if isinstance(op, rlx.ParamOp)
+        }
+        scale = self.config.stream_scale
+        return {
+            k: v.scaled(scale) if scale and k in scaled_weights(self.config) else v
+            for k, v in weights.items()
+            if k in used
+        }
 
 
 PARTS = ("all", "embed", "layers", "head")
@@ -205,6 +333,7 @@ class LlmBuilder:
     ):
         self.c = config
         self.shape = shape
+        self.decoder = Decoder(config, shape)
         self.base = base
         self.dtype = dtype
         self.ring: tuple[SSAValue, SSAValue] | None = None
@@ -321,7 +450,7 @@ class LlmBuilder:
         a cache (stateless), k or v itself."""
         if state is None:
             return new
-        index = cache_layers(self.c, self.shape)["key_cache"].index(layer)
+        index = self.decoder.cache_layers()["key_cache"].index(layer)
         old = rlx.ReadStateOp(state).result
         zero = const(np.zeros(1, np.int32))
         begin = rlx.ConcatOp(
@@ -339,7 +468,7 @@ class LlmBuilder:
         it attends over: the ring before the write followed by the new
         rows, [1, Hkv, W + S, D]. The write is one gather along the slots
         of that concatenation (`index`, from `ring_positions`)."""
-        row = cache_layers(self.c, self.shape)["local_key_cache"].index(layer)
+        row = self.decoder.cache_layers()["local_key_cache"].index(layer)
         old = rlx.ReadStateOp(state).result
         keys = rlx.ConcatOp([rlx.NarrowOp(old, 0, row, 1).result, new], 2).result
         ring = rlx.GatherOp(keys, index, axis=2).result
@@ -355,7 +484,7 @@ class LlmBuilder:
         t_j; query i sees it iff t_j > i (within its window) and p − W + t_j
         ≥ 0, and new row i' iff i' ≤ i. After the write slot j holds new
         row t_j where t_j < S, else its old row (index W + t_j or j)."""
-        w = local_window(self.c, self.shape)
+        w = self.decoder.local_window
         assert w is not None
         context = self.shape.context
         first = rlx.GatherOp(
@@ -486,7 +615,7 @@ class LlmBuilder:
             q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
         if caches is None:  # stateless
             keys, values = k, v
-        elif layer in cache_layers(c, self.shape).get("local_key_cache", ()):
+        elif layer in self.decoder.cache_layers().get("local_key_cache", ()):
             index, mask = self.ring
             keys = self.ring_cached(caches["local_key_cache"], layer, k, index)
             values = self.ring_cached(caches["local_value_cache"], layer, v, index)
@@ -619,7 +748,7 @@ class LlmBuilder:
         visible = rlx.CompareOp(keys, queries, "le").result
         masks = {"full": self.additive(visible, tokens)}
         window = self.c.sliding_window
-        ring = local_window(self.c, self.shape) is not None
+        ring = self.decoder.local_window is not None
         if window is not None and window < context and not ring:
             oldest = rlx.SubOp(queries, const(np.array([[window]], np.int32))).result
             recent = rlx.CompareOp(keys, oldest, "gt").result
@@ -710,7 +839,7 @@ class LlmBuilder:
         c, shape = self.c, self.shape
         caches = {
             name: rlx.StateType(tensor(shape_, f32))
-            for name, shape_ in cache_shapes(c, shape).items()
+            for name, shape_ in self.decoder.cache_shapes().items()
         }
         ids, position = tensor((tokens,), i32), tensor((1,), i32)
         hidden = tensor((1, tokens, c.hidden_size), f32)
@@ -749,16 +878,6 @@ class LlmBuilder:
         )
 
 
-def local_window(config: LlmConfig, shape: LlmShape) -> int | None:
-    """The window W of the sliding layers' own ring cache [L, Hkv, W, D],
-    where it is smaller than the context (None: they share the full
-    cache). Needs prefill ≤ W, so that one call's rows fit the ring."""
-    window = config.sliding_window
-    if window is None or not config.sliding_layers or window >= shape.context:
-        return None
-    return window if shape.prefill <= window else None
-
-
 def prompt_calls(
     length: int, prefill: int, window: int | None
 ) -> list[tuple[str, int, int]]:
@@ -776,100 +895,6 @@ def prompt_calls(
         else:
             calls += [("decode", p, 1) for p in range(start, length)]
     return calls
-
-
-def cache_layers(config: LlmConfig, shape: LlmShape) -> dict[str, list[int]]:
-    """The layers of shape.layers in each cache state, in order: sliding
-    layers in `local_*` when they have a ring (local_window), the others in
-    `key_cache` / `value_cache`; a state without layers is absent."""
-    first, end = shape.layers or (0, config.num_layers)
-    ring = local_window(config, shape) is not None
-    local = [i for i in range(first, end) if ring and i in config.sliding_layers]
-    full = [i for i in range(first, end) if i not in local]
-    by_state = {
-        "key_cache": full,
-        "value_cache": full,
-        "local_key_cache": local,
-        "local_value_cache": local,
-    }
-    return {name: layers for name, layers in by_state.items() if layers}
-
-
-def cache_shapes(config: LlmConfig, shape: LlmShape) -> dict[str, tuple[int, ...]]:
-    """The cache states' shapes [layers, Hkv, positions, D] by name: the
-    context's positions, or the window's in the ring."""
-    window = local_window(config, shape)
-    return {
-        name: (
-            len(layers),
-            config.num_kv_heads,
-            window if name.startswith("local") else shape.context,
-            config.head_dim,
-        )
-        for name, layers in cache_layers(config, shape).items()
-        if shape.part in ("all", "layers")
-    }
-
-
-def build_llm(config: LlmConfig, shape: LlmShape) -> builtin.ModuleOp:
-    """The module with `prefill` (shape.prefill tokens) and `decode` (one)."""
-    b = LlmBuilder(config, shape)
-    functions = [b.function("prefill", shape.prefill), b.function("decode", 1)]
-    for f in functions:  # the names of the record's "outputs"
-        ane.record_result_names(f, output_names(config, shape))
-    return builtin.ModuleOp(functions)
-
-
-def output_names(config: LlmConfig, shape: LlmShape) -> list[str]:
-    if shape.part in ("embed", "layers"):
-        return ["hidden_states"]
-    # stream_max_0: the embedding's; stream_max_i: after layer i − 1
-    count = config.num_layers + 1
-    probes = [f"stream_max_{i}" for i in range(count)] if shape.probe else []
-    if shape.argmax:
-        return ["next_token", *probes]
-    parts = chunks(config.vocab_size, shape.chunk)
-    logits = (
-        ["logits"] if len(parts) == 1 else [f"logits_{i}" for i in range(len(parts))]
-    )
-    return logits + probes
-
-
-def llm_weights(
-    checkpoint: Checkpoint, config: LlmConfig, shape: LlmShape, module: builtin.ModuleOp
-) -> dict[str, np.ndarray]:
-    """Every weight the module's params name: checkpoint tensors (shapes
-    checked against the config), chunks of the embedding and the head, and
-    the RoPE tables. The checkpoint's tensors are not read here: each is a
-    `CheckpointTensor` (rows of one for a chunk, scaled by stream_scale
-    where it applies), read where it is used, so that the weights are never
-    all in memory."""
-    weights: dict[str, Any] = {}  # arrays and CheckpointTensors
-    for kind, prefix in ROPE_TABLES.items():
-        cos, sin = rope_tables(config, shape.context, local=kind == "sliding")
-        weights |= {f"{prefix}.cos": cos, f"{prefix}.sin": sin}
-    tables: dict[str, Any] = {}
-    for op in module.walk():
-        if not isinstance(op, rlx.ParamOp) or op.param_name.data in weights:
-            continue
-        name = op.param_name.data
-        if name.endswith("]"):
-            base, rows = name[:-1].split("[")
-            start, end = (int(v) for v in rows.split(":"))
-            if base not in tables:
-                tables[base] = checkpoint.lazy(
-                    base, (config.vocab_size, config.hidden_size)
-                )
-            weights[name] = tables[base].rows(start, end)
-        else:
-            weights[name] = checkpoint.lazy(name, shape_of(op.result))
-    used = {op.param_name.data for op in module.walk() if isinstance(op, rlx.ParamOp)}
-    scale = config.stream_scale
-    return {
-        k: v.scaled(scale) if scale and k in scaled_weights(config) else v
-        for k, v in weights.items()
-        if k in used
-    }
 
 
 def scaled_weights(config: LlmConfig) -> set[str]:

@@ -182,14 +182,14 @@ def unit_weights(
 
 def llm_units(config, shape: LlmShape, compression: Compression) -> list[Unit]:
     """The embedding, each layer and the head, with their weight bytes."""
-    from xdsl_ane.models.llm import build_llm
+    from xdsl_ane.models.llm import Decoder
 
     units = []
     parts: list[tuple[str, str, tuple[int, int] | None]] = [("embed", "embed", None)]
     parts += [(f"layer {i}", "layers", (i, i + 1)) for i in range(config.num_layers)]
     parts.append(("head", "head", None))
     for name, part, layers in parts:
-        module = build_llm(config, replace(shape, part=part, layers=layers))
+        module = Decoder(config, replace(shape, part=part, layers=layers)).build()
         sizes = unit_weights(module, part, compression)
         fp16 = unit_weights(module, part, Compression()) if compression.mode else sizes
         units.append(Unit(name, part, layers, sizes, fp16))
@@ -208,11 +208,11 @@ def ends_module(config, shape: LlmShape) -> builtin.ModuleOp:
     from xdsl.dialects import builtin
     from xdsl.dialects.builtin import StringAttr
 
-    from xdsl_ane.models.llm import build_llm
+    from xdsl_ane.models.llm import Decoder
 
     functions = []
     for part in ("embed", "head"):
-        module = build_llm(config, replace(shape, part=part, layers=None))
+        module = Decoder(config, replace(shape, part=part, layers=None)).build()
         for f in list(module.ops):
             f.detach()
             if part == "embed":
