@@ -18,7 +18,8 @@ from llm_checkpoints import (
     write_checkpoint,
 )
 
-from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
+from xdsl_ane.api.llm import PackageRunner, reference_generate
+from xdsl_ane.api.llm_compile import compile_llm
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.models.hf_config import ACTIVATIONS, FAMILIES, IGNORED_FIELDS, llm_config

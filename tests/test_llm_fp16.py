@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 from llm_checkpoints import write_checkpoint
 
-from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
+from xdsl_ane.api.llm import PackageRunner, reference_generate
+from xdsl_ane.api.llm_compile import compile_llm
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.interpreter.core import StatefulRuntime
@@ -102,9 +103,8 @@ def test_rescaling_leaves_the_fp32_program_unchanged(tmp_path, family):
     checkpoint = read_checkpoint(scaled_checkpoint(tmp_path, family, names, factor))
     config = llm_config(checkpoint)
     shape = LlmShape(context=16, prefill=4)
-    maxima = residual_maxima(
-        checkpoint, config, shape, calibration_prompts(config, shape)
-    )
+    decoder = Decoder(config, shape)
+    maxima = residual_maxima(checkpoint, decoder, calibration_prompts(decoder))
     rescaled = fp16_rescaled(config, maxima, str(tmp_path))
     assert rescaled != config
     outputs = []

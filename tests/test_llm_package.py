@@ -14,8 +14,9 @@ import pytest
 from cli_helpers import saved_output_names
 from llm_checkpoints import write_checkpoint
 
-import xdsl_ane.api.llm as llm_api
-from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate, write_part
+import xdsl_ane.api.llm_compile as llm_compile
+from xdsl_ane.api.llm import PackageRunner, reference_generate, write_part
+from xdsl_ane.api.llm_compile import compile_llm
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.milproto import read_compiled
 from xdsl_ane.passes.layouts import ane_form_problems
@@ -456,7 +457,7 @@ def test_split_packages_written_as_compiled_equal_a_later_save(tmp_path, monkeyp
         written.append(directory / part.record["path"])
         return write_part(directory, part)
 
-    monkeypatch.setattr(llm_api, "write_part", write_one_part)
+    monkeypatch.setattr(llm_compile, "write_part", write_one_part)
     with pytest.raises(XdslAneError, match="disk full"):
         compile_llm(checkpoint, output=tmp_path / "failed", **options)
     assert written and written[0].parent.name.startswith(".")
@@ -467,7 +468,7 @@ def test_split_packages_written_as_compiled_equal_a_later_save(tmp_path, monkeyp
     # the next package's compile fails while the blob before is written
     import xdsl_ane.api as api
 
-    monkeypatch.setattr(llm_api, "write_part", write_part)
+    monkeypatch.setattr(llm_compile, "write_part", write_part)
     compiles = []
     compile_module = api.compile
 
@@ -498,7 +499,7 @@ def test_a_package_past_the_size_limit_once_written_leaves_nothing(
     write_checkpoint(checkpoint, "qwen3", False, "float32", layers=3)
     plan = llm_packages.plan_packages
     monkeypatch.setattr(
-        llm_packages,
+        llm_compile,
         "plan_packages",
         lambda units, limit, *rest: plan(units, None, *rest),
     )
@@ -536,7 +537,7 @@ def test_the_next_package_compiles_beside_the_blob_before_unless_compressed(
     package compiled: layer packages are not stamped from the first.)"""
     import xdsl_ane.api as api
 
-    monkeypatch.setattr(llm_api, "stamped", lambda *args: None)
+    monkeypatch.setattr(llm_compile, "stamped", lambda *args: None)
     checkpoint = tmp_path / "ckpt"
     write_checkpoint(checkpoint, "qwen3", False, "float32", layers=3)
     compile_module = api.compile
@@ -603,7 +604,7 @@ def test_stamped_layer_packages_are_the_packages_a_compile_writes(
     options = dict(context=32, prefill=4, chunk=128, layers_per_package=per_package)
     compile_llm(checkpoint, output=tmp_path / "stamped", **options)
     stamped_compiles = len(compiles)
-    monkeypatch.setattr(llm_api, "stamped", lambda *args: None)
+    monkeypatch.setattr(llm_compile, "stamped", lambda *args: None)
     compiles.clear()
     compile_llm(checkpoint, output=tmp_path / "compiled", **options)
     assert len(compiles) == 2 + 4 // per_package  # embed, layer packages, head

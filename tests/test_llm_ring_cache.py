@@ -16,7 +16,8 @@ from llm_checkpoints import (
     write_checkpoint,
 )
 
-from xdsl_ane.api.llm import PackageRunner, compile_llm, reference_generate
+from xdsl_ane.api.llm import PackageRunner, reference_generate
+from xdsl_ane.api.llm_compile import compile_llm
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.models.hf_config import llm_config
 from xdsl_ane.models.llm import Decoder, LlmShape, prompt_calls

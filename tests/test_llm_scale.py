@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from llm_checkpoints import write_checkpoint
 
-from xdsl_ane.api.llm import PackageRunner, compile_llm
+from xdsl_ane.api.llm import PackageRunner
+from xdsl_ane.api.llm_compile import compile_llm
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.tools.cli import main
 
@@ -203,7 +204,7 @@ def test_package_size_estimates_bound_the_blobs(tied, mode):
     """The plan's sizes are at least what each package's blob holds, and
     within a few records of it."""
     from xdsl_ane.models.hf_config import llm_config
-    from xdsl_ane.models.llm import LlmShape
+    from xdsl_ane.models.llm import Decoder, LlmShape
     from xdsl_ane.models.llm_packages import (
         Compression,
         llm_units,
@@ -213,7 +214,7 @@ def test_package_size_estimates_bound_the_blobs(tied, mode):
 
     config = llm_config(read_checkpoint(tied))
     shape = LlmShape(32, 4, 512)
-    units = llm_units(config, shape, Compression(mode))
+    units = llm_units(Decoder(config, shape), Compression(mode))
     plan = plan_packages(units, None, 1, config.tied, position_bytes(shape))
     assert plan is not None
     package = compile_llm(
@@ -288,7 +289,8 @@ def test_calibration_a_part_at_a_time(tmp_path, family):
             ids[: len(prompt[start : start + 4])] = prompt[start : start + 4]
             out = runtime.call("prefill", [ids, np.array([start], np.int32)])
             whole = np.maximum(whole, [float(o.reshape(-1)[0]) for o in out[-count:]])
-    assert residual_maxima(checkpoint, config, shape, prompts) == list(whole)
+    decoder = Decoder(config, shape)
+    assert residual_maxima(checkpoint, decoder, prompts) == list(whole)
 
 
 def test_compressed_runs_stay_within_the_program_limit():

@@ -207,7 +207,7 @@ def test_llm_functions_share_the_record_names(tmp_path):
     pytest.importorskip("transformers")
     from llm_checkpoints import write_checkpoint
 
-    from xdsl_ane.api.llm import compile_llm
+    from xdsl_ane.api.llm_compile import compile_llm
 
     checkpoint = tmp_path / "ckpt"
     write_checkpoint(checkpoint, "qwen3")

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from xdsl_ane.api import CompiledModel, compile
     from xdsl_ane.api.estimation import estimate
-    from xdsl_ane.api.llm import LlmPackage, LlmPackageSet, compile_llm
+    from xdsl_ane.api.llm import LlmPackage, LlmPackageSet
+    from xdsl_ane.api.llm_compile import compile_llm
     from xdsl_ane.errors import XdslAneError
     from xdsl_ane.frontend.torch import TorchImport, from_torch
 
@@ -37,7 +38,7 @@ _EXPORTS = {
     "estimate": "xdsl_ane.api.estimation",
     "LlmPackage": "xdsl_ane.api.llm",
     "LlmPackageSet": "xdsl_ane.api.llm",
-    "compile_llm": "xdsl_ane.api.llm",
+    "compile_llm": "xdsl_ane.api.llm_compile",
 }
 
 

@@ -24,20 +24,15 @@ FP16_HEADROOM = 16384.0
 fp16's 65504, for the sums inside a layer."""
 
 
-def calibration_prompts(config: LlmConfig, shape: LlmShape) -> list[list[int]]:
+def calibration_prompts(decoder: Decoder) -> list[list[int]]:
     """Two prompts of `prefill` ids, drawn from a fixed seed."""
     rng = np.random.default_rng(0)
-    return [
-        [int(t) for t in rng.integers(0, config.vocab_size, shape.prefill)]
-        for _ in range(2)
-    ]
+    vocab, prefill = decoder.config.vocab_size, decoder.shape.prefill
+    return [[int(t) for t in rng.integers(0, vocab, prefill)] for _ in range(2)]
 
 
 def residual_maxima(
-    checkpoint: Checkpoint,
-    config: LlmConfig,
-    shape: LlmShape,
-    prompts: list[list[int]],
+    checkpoint: Checkpoint, decoder: Decoder, prompts: list[list[int]]
 ) -> list[float]:
     """The largest |hidden state| over `prompts` of the embedding and after
     each layer (num_layers + 1 values), from the fp32 program
@@ -46,6 +41,7 @@ def residual_maxima(
     runs a part at a time, the embedding and then each layer over every
     prompt (`part_maxima`), so that one layer's weights are in memory at
     a time rather than all of them."""
+    config, shape = decoder.config, decoder.shape
     if config.family.rope:
         return part_maxima(checkpoint, config, shape, prompts)
     return probe_maxima(checkpoint, config, shape, prompts)

@@ -15,7 +15,7 @@ package (`embed_head`, functions `embed_prefill` / `embed_decode` beside
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xdsl_ane.errors import XdslAneError, from_command_line, option
@@ -24,7 +24,7 @@ from xdsl_ane.limits import WEIGHTS_ERROR_BYTES
 if TYPE_CHECKING:
     from xdsl.dialects import builtin
 
-    from xdsl_ane.models.llm import LlmShape
+    from xdsl_ane.models.llm import Decoder, LlmShape
 
 DEFAULT_MAX_PACKAGE_SIZE = 1 << 30
 """The largest package written without asking: iOS fails to load larger
@@ -180,16 +180,15 @@ def unit_weights(
     return sizes
 
 
-def llm_units(config, shape: LlmShape, compression: Compression) -> list[Unit]:
+def llm_units(decoder: Decoder, compression: Compression) -> list[Unit]:
     """The embedding, each layer and the head, with their weight bytes."""
-    from xdsl_ane.models.llm import Decoder
-
+    config = decoder.config
     units = []
     parts: list[tuple[str, str, tuple[int, int] | None]] = [("embed", "embed", None)]
     parts += [(f"layer {i}", "layers", (i, i + 1)) for i in range(config.num_layers)]
     parts.append(("head", "head", None))
     for name, part, layers in parts:
-        module = Decoder(config, replace(shape, part=part, layers=layers)).build()
+        module = decoder.part(part=part, layers=layers).build()
         sizes = unit_weights(module, part, compression)
         fp16 = unit_weights(module, part, Compression()) if compression.mode else sizes
         units.append(Unit(name, part, layers, sizes, fp16))
@@ -202,17 +201,15 @@ ENDS_FUNCTIONS = {"prefill": "embed_prefill", "decode": "embed_decode"}
 """The embedding's functions in `embed_head` (the head's keep their names)."""
 
 
-def ends_module(config, shape: LlmShape) -> builtin.ModuleOp:
+def ends_module(decoder: Decoder) -> builtin.ModuleOp:
     """The embedding's functions (renamed as ENDS_FUNCTIONS says) and the
     head's in one module, so that a tied table is one blob record."""
     from xdsl.dialects import builtin
     from xdsl.dialects.builtin import StringAttr
 
-    from xdsl_ane.models.llm import Decoder
-
     functions = []
     for part in ("embed", "head"):
-        module = Decoder(config, replace(shape, part=part, layers=None)).build()
+        module = decoder.part(part=part, layers=None).build()
         for f in list(module.ops):
             f.detach()
             if part == "embed":
