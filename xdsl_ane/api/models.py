@@ -46,8 +46,7 @@ def compile_model(
     manifest, and `kernels.json` listing them. `compression` takes
     `compile`'s compress options. Raises XdslAneError; nothing is left
     behind on failure."""
-    from xdsl_ane.api import CompiledModel
-    from xdsl_ane.models.transformer import CONFIGS, build_decoder_stack, make_weights
+    from xdsl_ane.models.transformer import CONFIGS
 
     progress = progress or Progress()
     notes: list[str] = []
@@ -79,47 +78,85 @@ def compile_model(
         config = config.with_(seq_len=seq_len)
     output = Path(output)
     check_outputs([output], force)
+    name = f"{model}:" + ("{}" if training else "decoder")
     if training:
-        from xdsl_ane.models.kernels import compile_training_kernels
-
-        with progress.step("compiling the training kernels"):
-            compiled_kernels = compile_training_kernels(config, lint=False)
-        pipeline = "ane-pipeline{weights=dynamic pack-io=true}"
-        kernels = {
-            name: (
-                # The kernels' remaining params are constants (RoPE tables).
-                CompiledModel(
-                    kernel.module,
-                    make_weights(kernel.module, config, seed),
-                    pipeline,
-                    source=f"{model}:{name}",
-                    progress=progress,
-                ),
-                kernel.op_count(),
-            )
-            for name, kernel in compiled_kernels.items()
-        }
+        kernels = training_models(config, name, seed, progress)
     else:
-        from xdsl_ane.api import compile
+        kernels = decoder_model(
+            config, layers, name, seed, progress, notes, compression
+        )
+    header = {"model": model, "seq_len": config.seq_len}
+    listing = write_models(output, kernels, header, validate, force, progress)
+    return WrittenModel(output, listing, notes)
 
-        with progress.step("building the decoder stack"):
-            module = build_decoder_stack(config, layers)
-        with progress.step("random weights"):
-            weights = make_weights(module, config, seed)
-        compiled = compile(module, weights=weights, progress=progress, **compression)
-        if compiled.compression is not None:
-            notes.append(compiled.compression.summary())
-            notes.append(compiled.compression_output_error())
-        # The model itself is written, with the fp16 copies of its weights
-        # made while the passes ran: its first save uses and then frees them.
-        compiled.source = f"{model}:decoder"
-        del weights  # (the compiled model holds them)
-        kernels = {
-            "decoder": (
-                compiled,
-                sum(sum(c.values()) for c in compiled.op_counts().values()),
-            )
-        }
+
+def training_models(
+    config: Any, source: str, seed: int, progress: Progress
+) -> dict[str, tuple[Any, int]]:
+    """The training kernels as compiled models, with their op counts."""
+    from xdsl_ane.api import CompiledModel
+    from xdsl_ane.models.kernels import compile_training_kernels
+    from xdsl_ane.models.transformer import make_weights
+
+    with progress.step("compiling the training kernels"):
+        compiled_kernels = compile_training_kernels(config, lint=False)
+    pipeline = "ane-pipeline{weights=dynamic pack-io=true}"
+    return {
+        name: (
+            # The kernels' remaining params are constants (RoPE tables).
+            CompiledModel(
+                kernel.module,
+                make_weights(kernel.module, config, seed),
+                pipeline,
+                source=source.format(name),
+                progress=progress,
+            ),
+            kernel.op_count(),
+        )
+        for name, kernel in compiled_kernels.items()
+    }
+
+
+def decoder_model(
+    config: Any,
+    layers: int | None,
+    source: str,
+    seed: int,
+    progress: Progress,
+    notes: list[str],
+    compression: dict[str, Any],
+) -> dict[str, tuple[Any, int]]:
+    """The decoder stack of random weights, compiled, with its op count."""
+    from xdsl_ane.api import compile
+    from xdsl_ane.models.transformer import build_decoder_stack, make_weights
+
+    with progress.step("building the decoder stack"):
+        module = build_decoder_stack(config, layers)
+    with progress.step("random weights"):
+        weights = make_weights(module, config, seed)
+    compiled = compile(module, weights=weights, progress=progress, **compression)
+    if compiled.compression is not None:
+        notes.append(compiled.compression.summary())
+        notes.append(compiled.compression_output_error())
+    # The model itself is written, with the fp16 copies of its weights
+    # made while the passes ran: its first save uses and then frees them.
+    compiled.source = source
+    del weights  # (the compiled model holds them)
+    ops = sum(sum(c.values()) for c in compiled.op_counts().values())
+    return {"decoder": (compiled, ops)}
+
+
+def write_models(
+    output: Path,
+    kernels: dict[str, tuple[Any, int]],
+    header: dict[str, Any],
+    validate: bool,
+    force: bool,
+    progress: Progress,
+) -> list[dict[str, Any]]:
+    """Each model as NAME.mlpackage and NAME/model.mil into the directory
+    `output`, with kernels.json (`header` and the listing), written whole;
+    the listing."""
     listing = []
     with atomic_output(output, force=force) as tmp:
         tmp.mkdir()
@@ -143,11 +180,6 @@ def compile_model(
                     "lint": kernel.lint.summary(),
                 }
             )
-        (tmp / "kernels.json").write_text(
-            json.dumps(
-                {"model": model, "seq_len": config.seq_len, "kernels": listing},
-                indent=2,
-            )
-            + "\n"
-        )
-    return WrittenModel(output, listing, notes)
+        record = {**header, "kernels": listing}
+        (tmp / "kernels.json").write_text(json.dumps(record, indent=2) + "\n")
+    return listing

@@ -146,33 +146,9 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     not."""
     c = checkpoint.config
     where = str(checkpoint.directory / "config.json")
-    read = ConfigReader(c, where)
-    architectures = c.get("architectures") or []
-    if not isinstance(architectures, list):
-        architectures = [architectures]
-    arch = next((a for a in architectures if str(a) in FAMILIES), None)
-    if arch is None:
-        raise XdslAneError(
-            f"{where}: field 'architectures' is {architectures}; supported: "
-            + ", ".join(FAMILIES)
-        )
-    family = FAMILIES[str(arch)]
+    family = config_family(c, where)
     read = ConfigReader(c, where, dict(family.aliases))
-    if read.flag("add_cross_attention"):
-        raise read.error(
-            "add_cross_attention", "is true: cross-attention layers are not supported"
-        )
-    if read.flag("use_bidirectional_attention"):
-        raise read.error(
-            "use_bidirectional_attention",
-            "is true: only causal (decoder) attention is supported",
-        )
-    if c.get("quantization_config"):
-        raise read.error(
-            "quantization_config",
-            "is set: quantized checkpoints are not supported (give the "
-            "unquantized weights)",
-        )
+    refuse_unsupported(read)
     hidden = read.integer("hidden_size")
     heads = read.integer("num_attention_heads")
     kv_heads = read.integer("num_key_value_heads", heads)
@@ -205,59 +181,10 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     else:
         theta, scaling = rope_config(read)
         local_rope = None
-    attention_scale = None
-    if family.query_scale:
-        attention_scale = (
-            read.number("query_pre_attn_scalar", head_dim, positive=True) ** -0.5
-        )
-    if c.get("scale_attn_weights") is False:  # GPT-2's: unscaled scores
-        attention_scale = 1.0
-    multiplier: dict[str, float | None] = {}
-    for name in ("embedding_multiplier", "residual_multiplier", "logits_scaling"):
-        value = read.number(name, 1.0, positive=True) if family.multipliers else 1.0
-        multiplier[name] = None if value == 1.0 else value
-    if family.logit_scale:  # logits × logit_scale: as a divisor
-        multiplier["logits_scaling"] = 1 / read.number(
-            "logit_scale", 1.0, positive=True
-        )
-    if read.flag("use_qk_norm"):
-        raise read.error(
-            "use_qk_norm", "is true: Cohere's per-head QK LayerNorm is not supported"
-        )
-    if family.multipliers:
-        attention_scale = read.number(
-            "attention_multiplier", head_dim**-0.5, positive=True
-        )
-    biases: set[str] = set(QKV) if family.qkv_bias else set()
-    if family.attention_bias and read.flag("attention_bias"):
-        biases |= {*QKV, *OUT}
-    if family.mlp_bias and read.flag("mlp_bias"):
-        biases |= set(MLP)
-    if family.all_biases:
-        biases |= set(MLP)
-        if c.get("attention_bias", True) is not False:
-            biases |= {"self_attn.qkv_proj", *OUT}
-    if family.bias_switch and c.get(family.bias_switch, True) is not False:
-        biases |= {*QKV, *OUT, *MLP}
-    if family.fused:
-        biases = {b for b in biases if b not in QKV}
-        if family.qkv_bias:
-            biases.add("self_attn.qkv_proj")
-    rotary_dim = None
-    partial = rope_partial(read)
-    if partial != 1.0 and family.rope:
-        if not family.partial_rotary:
-            raise read.error(
-                "rope_parameters.partial_rotary_factor",
-                f"is {partial}; a {family.name} model rotates the whole head (1.0)",
-            )
-        rotary_dim = int(head_dim * partial)
-        if rotary_dim < 2 or rotary_dim % 2:
-            raise read.error(
-                "rope_parameters.partial_rotary_factor",
-                f"is {partial}: it rotates {rotary_dim} of {head_dim} dims; RoPE "
-                "needs an even number, at least 2",
-            )
+    attention_scale = attention_scale_of(read, family, head_dim)
+    multiplier = multipliers(read, family)
+    biases = config_biases(read, family)
+    rotary_dim = rotary_dim_of(read, family, head_dim)
     parallel = family.parallel_residual and c.get("use_parallel_residual", True)
     if not isinstance(parallel, bool):
         raise read.error(
@@ -299,6 +226,112 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         local_rope=local_rope,
         **sliding_window(read, family, num_layers),
     )
+
+
+def config_family(c: dict[str, Any], where: str) -> Family:
+    """The row of FAMILIES of config.json's `architectures`."""
+    architectures = c.get("architectures") or []
+    if not isinstance(architectures, list):
+        architectures = [architectures]
+    arch = next((a for a in architectures if str(a) in FAMILIES), None)
+    if arch is None:
+        raise XdslAneError(
+            f"{where}: field 'architectures' is {architectures}; supported: "
+            + ", ".join(FAMILIES)
+        )
+    return FAMILIES[str(arch)]
+
+
+def refuse_unsupported(read: ConfigReader) -> None:
+    """One line naming a field that asks for what no family here computes."""
+    if read.flag("add_cross_attention"):
+        raise read.error(
+            "add_cross_attention", "is true: cross-attention layers are not supported"
+        )
+    if read.flag("use_bidirectional_attention"):
+        raise read.error(
+            "use_bidirectional_attention",
+            "is true: only causal (decoder) attention is supported",
+        )
+    if read.c.get("quantization_config"):
+        raise read.error(
+            "quantization_config",
+            "is set: quantized checkpoints are not supported (give the "
+            "unquantized weights)",
+        )
+    if read.flag("use_qk_norm"):
+        raise read.error(
+            "use_qk_norm", "is true: Cohere's per-head QK LayerNorm is not supported"
+        )
+
+
+def attention_scale_of(
+    read: ConfigReader, family: Family, head_dim: int
+) -> float | None:
+    """Attention's scale where it is not head_dim^−½ (None)."""
+    scale = None
+    if family.query_scale:
+        scale = read.number("query_pre_attn_scalar", head_dim, positive=True) ** -0.5
+    if read.c.get("scale_attn_weights") is False:  # GPT-2's: unscaled scores
+        scale = 1.0
+    if family.multipliers:
+        scale = read.number("attention_multiplier", head_dim**-0.5, positive=True)
+    return scale
+
+
+def multipliers(read: ConfigReader, family: Family) -> dict[str, float | None]:
+    """The embedding, residual and logit multipliers (None: 1), the logits'
+    as a divisor."""
+    multiplier: dict[str, float | None] = {}
+    for name in ("embedding_multiplier", "residual_multiplier", "logits_scaling"):
+        value = read.number(name, 1.0, positive=True) if family.multipliers else 1.0
+        multiplier[name] = None if value == 1.0 else value
+    if family.logit_scale:  # logits × logit_scale: as a divisor
+        multiplier["logits_scaling"] = 1 / read.number(
+            "logit_scale", 1.0, positive=True
+        )
+    return multiplier
+
+
+def config_biases(read: ConfigReader, family: Family) -> set[str]:
+    """The projections with a bias, by their name in a layer."""
+    c = read.c
+    biases: set[str] = set(QKV) if family.qkv_bias else set()
+    if family.attention_bias and read.flag("attention_bias"):
+        biases |= {*QKV, *OUT}
+    if family.mlp_bias and read.flag("mlp_bias"):
+        biases |= set(MLP)
+    if family.all_biases:
+        biases |= set(MLP)
+        if c.get("attention_bias", True) is not False:
+            biases |= {"self_attn.qkv_proj", *OUT}
+    if family.bias_switch and c.get(family.bias_switch, True) is not False:
+        biases |= {*QKV, *OUT, *MLP}
+    if family.fused:
+        biases = {b for b in biases if b not in QKV}
+        if family.qkv_bias:
+            biases.add("self_attn.qkv_proj")
+    return biases
+
+
+def rotary_dim_of(read: ConfigReader, family: Family, head_dim: int) -> int | None:
+    """The leading dims of each head RoPE rotates (None: all of it)."""
+    rotary_dim = None
+    partial = rope_partial(read)
+    if partial != 1.0 and family.rope:
+        if not family.partial_rotary:
+            raise read.error(
+                "rope_parameters.partial_rotary_factor",
+                f"is {partial}; a {family.name} model rotates the whole head (1.0)",
+            )
+        rotary_dim = int(head_dim * partial)
+        if rotary_dim < 2 or rotary_dim % 2:
+            raise read.error(
+                "rope_parameters.partial_rotary_factor",
+                f"is {partial}: it rotates {rotary_dim} of {head_dim} dims; RoPE "
+                "needs an even number, at least 2",
+            )
+    return rotary_dim
 
 
 def nope_layers(read: ConfigReader, family: Family, num_layers: int) -> frozenset[int]:

@@ -53,6 +53,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
+    add_compile_command(commands)
+    add_compile_model_command(commands)
+    add_import_command(commands)
+    add_run_command(commands)
+    add_estimate_command(commands)
+    from xdsl_ane.tools.llm import add_llm_commands
+    from xdsl_ane.tools.train import add_train_commands
+
+    add_llm_commands(commands)
+    add_train_commands(commands)
+    return parser
+
+
+def add_compile_command(commands: Any) -> None:
     compile_ = commands.add_parser(
         "compile",
         help="compile rlx (or mil) to an .mlpackage, MIL text or a bare protobuf",
@@ -97,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_compress_arguments(compile_)
     compile_.set_defaults(handler=command_compile)
 
+
+def add_compile_model_command(commands: Any) -> None:
     model = commands.add_parser(
         "compile-model",
         help="compile a built-in model: the training-step kernel set, or the forward model",
@@ -125,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_compress_arguments(model)
     model.set_defaults(handler=command_compile_model)
 
+
+def add_import_command(commands: Any) -> None:
     import_ = commands.add_parser(
         "import",
         help="MIL text to the mil dialect, or a torch.export program to rlx",
@@ -141,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     import_.set_defaults(handler=command_import)
 
+
+def add_run_command(commands: Any) -> None:
     run = commands.add_parser(
         "run",
         help="apply passes, then interpret a function with numpy",
@@ -178,13 +198,6 @@ def build_parser() -> argparse.ArgumentParser:
         required=False,
     )
     run.set_defaults(handler=command_run)
-    add_estimate_command(commands)
-    from xdsl_ane.tools.llm import add_llm_commands
-    from xdsl_ane.tools.train import add_train_commands
-
-    add_llm_commands(commands)
-    add_train_commands(commands)
-    return parser
 
 
 def add_estimate_command(commands) -> None:

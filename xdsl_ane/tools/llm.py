@@ -43,6 +43,11 @@ def listing_families(parser: argparse.ArgumentParser) -> None:
 
 def add_llm_commands(commands: Any) -> None:
     """Registers `compile-llm` and `generate` on the CLI's subparsers."""
+    add_compile_llm_command(commands)
+    add_generate_command(commands)
+
+
+def add_compile_llm_command(commands: Any) -> None:
     from xdsl_ane.tools.options import add_output_arguments
 
     compile_llm_ = commands.add_parser(
@@ -112,6 +117,9 @@ def add_llm_commands(commands: Any) -> None:
     add_compress_arguments(compile_llm_)
     add_chip_argument(compile_llm_, "the chip of the summary's estimate")
     compile_llm_.set_defaults(handler=command_compile_llm)
+
+
+def add_generate_command(commands: Any) -> None:
 
     generate = commands.add_parser(
         "generate",
