@@ -157,8 +157,10 @@ def register_translations() -> Any:
     from xdsl_ane.frontend.torch import (  # noqa: F401 (registers)
         aten,
         aten_math,
+        aten_pooling,
         aten_quantize,
         aten_recurrent,
+        aten_resampling,
         aten_scatter,
         aten_signal,
         aten_spatial,

@@ -8,7 +8,8 @@ import torch
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import element_type_of
-from xdsl_ane.frontend.torch.aten import UnusedOutputs, translates
+from xdsl_ane.frontend.torch.aten import translates
+from xdsl_ane.frontend.torch.aten_pooling import UnusedOutputs
 from xdsl_ane.frontend.torch.translate import Const, TranslationError, Translator
 
 aten = torch.ops.aten
