@@ -3,7 +3,7 @@
 A MIL protobuf and MIL text say the same thing: each op's type, its inputs
 bound to value names or to immediate values, its typed outputs, and consts
 whose values are immediate or blob references. So the protobuf reader is
-the MIL text importer's builder (`mil_text.MilBuilder`) fed from the
+the MIL text importer's builder (`mil_builder.MilBuilder`) fed from the
 protobuf's messages instead of tokens: every op is checked by the mil
 dialect's typing rules, compile-time inputs become properties, and blob
 references keep their `@model_path/...` paths, resolved against the
@@ -29,8 +29,7 @@ from xdsl_ane.backend.weights import BLOB_NUMPY_DTYPES, quiet_coremltools
 from xdsl_ane.dialects.dtypes import BY_MIL
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.compiled import PACKAGE_MODEL
-from xdsl_ane.frontend.mil_lexer import Token
-from xdsl_ane.frontend.mil_text import (
+from xdsl_ane.frontend.mil_builder import (
     DTYPES,
     INT_RANGES,
     NUMPY_DTYPES,
@@ -42,8 +41,9 @@ from xdsl_ane.frontend.mil_text import (
     MilType,
     Ref,
     TupleArg,
-    read_mil_file,
 )
+from xdsl_ane.frontend.mil_lexer import Token
+from xdsl_ane.frontend.mil_text import read_mil_file
 
 with quiet_coremltools():
     from coremltools.proto import MIL_pb2, Model_pb2
