@@ -87,6 +87,8 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
         )
     elif family == "phi3":
         fields.update(sliding_window=None, pad_token_id=0)
+    elif family in ("glm", "glm4"):  # half of each head rotated, interleaved
+        fields.update(head_dim=16, pad_token_id=0, eos_token_id=1)
     return model_class_of(family).config_class(**(fields | overrides))
 
 

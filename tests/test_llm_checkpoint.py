@@ -46,6 +46,8 @@ CASES = [
     ("smollm3", True, None, "float32"),
     ("olmo2", False, None, "float32"),
     ("cohere", True, None, "float32"),
+    ("glm", False, None, "float32"),
+    ("glm4", True, None, "float32"),
 ]
 
 

@@ -46,6 +46,7 @@ pytestmark = pytest.mark.slow
         ("cohere", True, {}),  # one LayerNorm, parallel, interleaved RoPE
         ("gemma2", True, {}),  # sandwich norms, both soft-caps, windows
         ("gemma3_text", True, {}),  # QK-norm, the sliding layers' own RoPE
+        ("glm4", False, {}),  # fused gate_up, interleaved partial RoPE, norms
     ],
 )
 def test_fine_tuning_matches_torch_step_by_step(tmp_path, family, tied, overrides):

@@ -31,8 +31,14 @@ class Family:
     scaled_embedding: bool = False
     """The embedding is multiplied by √hidden_size (Gemma)."""
     fused: bool = False
-    """q, k, v are one projection `self_attn.qkv_proj` ([q; k; v] rows) and
-    gate, up one `mlp.gate_up_proj` ([gate; up]) (Phi-3)."""
+    """q, k, v are one projection `self_attn.qkv_proj` ([q; k; v] rows)
+    (Phi-3, GPT-NeoX, GPT-2)."""
+    gate_up: bool = False
+    """gate and up are one projection `mlp.gate_up_proj` ([gate; up])
+    (Phi-3, GLM)."""
+    o_bias: bool = True
+    """`attention_bias` puts a bias on o_proj too (false: GLM's, on q, k
+    and v only)."""
     window_switch: bool = True
     """With `layer_types`, `use_sliding_window` turns the windows on (Qwen);
     without it `layer_types` alone says (Gemma 3)."""
@@ -106,7 +112,29 @@ FAMILIES = {
     "Qwen2ForCausalLM": Family("qwen2", qkv_bias=True, layer_types=True),
     "LlamaForCausalLM": Family("llama", attention_bias=True, mlp_bias=True),
     "MistralForCausalLM": Family("mistral"),
-    "Phi3ForCausalLM": Family("phi3", fused=True, partial_rotary=True),
+    "Phi3ForCausalLM": Family("phi3", fused=True, gate_up=True, partial_rotary=True),
+    "GlmForCausalLM": Family(
+        "glm",
+        attention_bias=True,
+        o_bias=False,
+        gate_up=True,
+        partial_rotary=True,
+        rope_style="interleaved",
+    ),
+    "Glm4ForCausalLM": Family(
+        "glm4",
+        attention_bias=True,
+        o_bias=False,
+        gate_up=True,
+        partial_rotary=True,
+        rope_style="interleaved",
+        sandwich_norms=True,
+        renames=(
+            ("post_attention_layernorm.", "post_self_attn_layernorm."),
+            ("pre_feedforward_layernorm.", "post_attention_layernorm."),
+            ("post_feedforward_layernorm.", "post_mlp_layernorm."),
+        ),
+    ),
     "GPTNeoXForCausalLM": Family(
         "gpt_neox",
         fused=True,

@@ -298,7 +298,7 @@ def config_biases(read: ConfigReader, family: Family) -> set[str]:
     c = read.c
     biases: set[str] = set(QKV) if family.qkv_bias else set()
     if family.attention_bias and read.flag("attention_bias"):
-        biases |= {*QKV, *OUT}
+        biases |= {*QKV, *(OUT if family.o_bias else ())}
     if family.mlp_bias and read.flag("mlp_bias"):
         biases |= set(MLP)
     if family.all_biases:

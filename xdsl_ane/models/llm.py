@@ -646,7 +646,7 @@ class LlmBuilder:
             return self.linear(
                 activation(up).result, layer, "mlp.down_proj", c.hidden_size
             )
-        if c.family.fused:
+        if c.family.gate_up:
             both = self.linear(h, layer, "mlp.gate_up_proj", 2 * c.ffn_size)
             gate = rlx.NarrowOp(both, 2, 0, c.ffn_size).result
             up = rlx.NarrowOp(both, 2, c.ffn_size, c.ffn_size).result

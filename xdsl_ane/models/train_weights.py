@@ -91,7 +91,12 @@ def trainer_config(config: LlmConfig) -> LlmConfig:
         if config.family.gated_mlp or b != "mlp.gate_proj"
     )
     return config.with_(
-        fused=False, qkv_per_head=False, conv1d=False, renames=(), biases=biases
+        fused=False,
+        gate_up=False,
+        qkv_per_head=False,
+        conv1d=False,
+        renames=(),
+        biases=biases,
     )
 
 
@@ -191,10 +196,9 @@ class TrainedLayout:
 
     def fused_groups(self) -> list[tuple[str, tuple[str, ...]]]:
         """(the checkpoint's module, the runtime's modules it holds)."""
-        if not self.config.family.fused:
-            return []
-        groups = [("self_attn.qkv_proj", QKV)]
-        if self.config.family.gated_mlp:
+        family = self.config.family
+        groups = [("self_attn.qkv_proj", QKV)] if family.fused else []
+        if family.gate_up and family.gated_mlp:
             groups.append(("mlp.gate_up_proj", GATE_UP))
         return groups
 
