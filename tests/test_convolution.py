@@ -21,10 +21,12 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 import xdsl_ane
+from xdsl_ane.backend.weights import quiet_coremltools
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.interpreter.core import run_function
 
-mb = pytest.importorskip("coremltools.converters.mil").Builder
+with quiet_coremltools():
+    from coremltools.converters.mil import Builder as mb
 
 
 def v(shape, element=f32):

@@ -23,7 +23,6 @@ from xdsl_ane.models.llm import FAMILIES, LlmShape, build_llm, llm_config, llm_w
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
 
-pytest.importorskip("transformers")
 
 PROMPT = [5, 17, 200, 3, 99]
 

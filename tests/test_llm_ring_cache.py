@@ -27,8 +27,6 @@ from xdsl_ane.models.llm import (
     prompt_calls,
 )
 
-pytest.importorskip("transformers")
-
 QWEN3_MIXED = {
     "use_sliding_window": True,
     "sliding_window": 6,

@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import f16, f32
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_ane.backend.mil_text import module_to_mil_text, write_mil_text_dir
+from xdsl_ane.backend.weights import quiet_coremltools
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.builders import const_op
 from xdsl_ane.dialects.typing import tensor
@@ -29,7 +30,7 @@ from xdsl_ane.frontend.mil_text import read_mil_file
 from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.passes.fp16 import MilFp16Pass
 
-with pytest.importorskip("xdsl_ane.backend.weights").quiet_coremltools():
+with quiet_coremltools():
     from coremltools.converters.mil import Builder as mb
 
 TYPE_CASES = [

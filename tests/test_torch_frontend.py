@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+import transformers
 from torch_check import check_program, export, max_rank, relative_error
 
 import xdsl_ane
@@ -22,7 +23,6 @@ from xdsl_ane.interpreter.core import run_function
 # Exports torch programs and Hugging Face models built from configs: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
 
-transformers = pytest.importorskip("transformers")
 warnings.filterwarnings("ignore", module="transformers")
 transformers.logging.set_verbosity_error()
 

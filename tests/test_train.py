@@ -13,6 +13,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 from cli_helpers import cli, error_line
 from llm_checkpoints import write_checkpoint
 
@@ -20,7 +21,6 @@ from xdsl_ane.api.train import TrainOptions, train
 
 pytestmark = pytest.mark.slow
 
-torch = pytest.importorskip("torch")
 
 SEQ = 16
 OPTIONS = dict(
