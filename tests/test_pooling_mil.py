@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from lowering_cases import build_module, lower
-from test_backend_proto import emit
+from proto_check import emit
 from test_mil_dialect import C, Case, R, coreml_types, our_types, value
 from xdsl.context import Context
 from xdsl.dialects.builtin import f16, f32
