@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from ane_form import run_ane_form
 from lowering_cases import F16_TOL, F32_TOL, build_module, check_lowering, lower
-from test_mil_dialect import C, Case, R, coreml_types, our_types
+from mil_type_check import C, Case, R, coreml_types, our_types
 from torch import nn
 from torch_check import check_program, export
 from xdsl.dialects.builtin import TensorType, f16, f32
@@ -458,7 +458,7 @@ def test_mil_conv_transpose_rejects_what_mil_leaves_open():
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_mil_conv_transpose_semantics_match_torch(dtype):
     """pad_type "same" crops the smaller half at the start; "custom" pads."""
-    from test_mil_interpreter import run
+    from mil_op_check import run
 
     rng = np.random.default_rng(3)
     x = rng.standard_normal((1, 4, 5, 6)).astype(dtype)

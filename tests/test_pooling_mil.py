@@ -15,8 +15,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 from lowering_cases import build_module, lower
+from mil_type_check import C, Case, R, coreml_types, our_types, value
 from proto_check import emit
-from test_mil_dialect import C, Case, R, coreml_types, our_types, value
 from xdsl.context import Context
 from xdsl.dialects.builtin import f16, f32
 from xdsl.utils.exceptions import VerifyException

@@ -24,7 +24,7 @@ from lowering_cases import (
     normal,
     value,
 )
-from test_mil_interpreter import check, coreml, randn, run
+from mil_op_check import check, coreml, randn, run
 from torch import nn
 from torch_check import OneOp, check_program, export
 from xdsl.dialects.builtin import i32
