@@ -12,7 +12,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 from ane_form import run_ane_form
-from lowering_cases import F16_TOL, F32_TOL, build_module, check_lowering, lower
+from lowering_cases import (
+    F16_TOL,
+    F32_TOL,
+    build_module,
+    check_lowering,
+    lower,
+    relative_error,
+)
 from mil_type_check import C, Case, R, coreml_types, our_types
 from torch import nn
 from torch_check import check_program, export
@@ -617,11 +624,6 @@ def conv_net_inputs() -> list[np.ndarray]:
         rng.standard_normal((1, 3, 16, 16)).astype(np.float32),
         rng.standard_normal((1, 4, 32)).astype(np.float32),
     ]
-
-
-def relative_error(expected: np.ndarray, actual: np.ndarray) -> float:
-    e, a = expected.astype(np.float64), actual.astype(np.float64)
-    return float(np.linalg.norm(e - a) / np.linalg.norm(e))
 
 
 @pytest.mark.parametrize("compress", [None, "lut6", "int8"])

@@ -13,8 +13,9 @@ import torch
 import transformers
 from cli_helpers import cli as xdsl_ane_cli
 from cli_helpers import error_line as assert_clean_error
+from lowering_cases import relative_error
 from torch import nn
-from torch_check import export, relative_error
+from torch_check import export
 
 from xdsl_ane.frontend.arrays import load_arrays
 from xdsl_ane.frontend.mlir import parse_module

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import torch
 import transformers
-from torch_check import check_program, export, max_rank, relative_error
+from lowering_cases import relative_error
+from torch_check import check_program, export, max_rank
 
 import xdsl_ane
 from xdsl_ane.interpreter.core import run_function
