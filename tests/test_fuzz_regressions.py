@@ -160,6 +160,6 @@ def test_out_of_memory_is_an_error_naming_the_file(tmp_path, monkeypatch):
     def exhausted(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr("xdsl_ane.api.run_pipeline", exhausted)
+    monkeypatch.setattr("xdsl_ane.passes.compile_pipeline.run_pipeline", exhausted)
     with pytest.raises(XdslAneError, match=r"p.mlir: out of memory"):
         xdsl_ane.compile(path, weights={"w": WEIGHT})
