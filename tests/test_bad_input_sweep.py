@@ -7,7 +7,6 @@ path (an existing output untouched) and no temporary files left beside it.
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_helpers import cli_process
 from robustness_inputs import (
     COMPILE,
     KERNEL_MIL,
@@ -37,16 +37,6 @@ program(1.3)
     } -> (y);
 }
 """
-
-
-def xdsl_ane_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "xdsl_ane.tools.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-    )
 
 
 @dataclass
@@ -375,7 +365,7 @@ def sweep(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess
         prepare(root / name, case)
     with ThreadPoolExecutor(max_workers=4) as pool:
         futures = {
-            name: pool.submit(xdsl_ane_cli, *case.args, cwd=root / name)
+            name: pool.submit(cli_process, *case.args, cwd=root / name, timeout=300)
             for name, case in CASES.items()
         }
         return {name: (root / name, f.result()) for name, f in futures.items()}
@@ -407,7 +397,7 @@ def test_bad_input_is_one_clean_error(sweep, name):
 def test_extra_weights_warn_and_compile(tmp_path):
     (tmp_path / "p.mlir").write_text(PROGRAM)
     np.savez(tmp_path / "w.npz", w=WEIGHT, unused=np.zeros(3, np.float32))
-    result = xdsl_ane_cli(*COMPILE, cwd=tmp_path)
+    result = cli_process(*COMPILE, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     warnings = [ln for ln in result.stderr.splitlines() if "warning" in ln]
     assert len(warnings) == 1 and "not used by the program" in warnings[0]
