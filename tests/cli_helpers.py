@@ -1,6 +1,6 @@
 """Running the `xdsl-ane` command in tests (in this process, so that each
-call does not pay for importing coremltools again), and checking its
-one-line errors."""
+call does not pay for importing coremltools again, or in a process of its
+own), and checking its one-line errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import contextlib
 import io
 import os
 import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from xdsl_ane.tools.cli import main
 
@@ -33,6 +35,20 @@ def cli(*args: str, cwd: str | None = None) -> Result:
     finally:
         os.chdir(previous)
     return Result(code, out.getvalue(), err.getvalue())
+
+
+def cli_process(
+    *args: str, cwd: Path | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    """`xdsl-ane ARGS` in a fresh interpreter: for runs that must not share
+    this process's state (its memory, its imports) or that run at once."""
+    return subprocess.run(
+        [sys.executable, "-m", "xdsl_ane.tools.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+    )
 
 
 def error_line(result: Result | subprocess.CompletedProcess[str], *needles: str) -> str:

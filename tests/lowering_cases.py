@@ -40,6 +40,7 @@ __all__ = [
     "lower",
     "make_inputs",
     "mil_op_counts",
+    "relative_error",
     "value",
 ]
 
@@ -49,6 +50,13 @@ F32_TOL = {"rtol": 1e-5, "atol": 1e-6}
 F16_TOL = {"rtol": 1e-2, "atol": 1e-2}
 """Loose: both sides compute in float16, but the lowering's decomposition
 rounds at other points than the rlx reference."""
+
+
+def relative_error(expected: np.ndarray, actual: np.ndarray) -> float:
+    """‖expected − actual‖ / ‖expected‖, in float64."""
+    e, a = expected.astype(np.float64), actual.astype(np.float64)
+    return float(np.linalg.norm(e - a) / np.linalg.norm(e))
+
 
 Generator = Callable[[np.random.Generator, tuple[int, ...]], np.ndarray]
 

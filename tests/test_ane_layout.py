@@ -8,6 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from ane_form import function_of, run_ane_form, weight_arguments
+from tiny_decoder import TINY_DECODER
 from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import f32, i32
@@ -30,10 +31,6 @@ from xdsl_ane.passes.ane_layout import MilAneLayoutPass
 from xdsl_ane.passes.driver import make_context
 from xdsl_ane.passes.layouts import ane_form_problems, layout_of
 from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
-
-SMALL = QWEN3_0_6B.with_(
-    hidden_size=64, num_heads=4, num_kv_heads=2, head_dim=16, ffn_size=96, seq_len=8
-)
 
 
 def lowered(module: builtin.ModuleOp) -> builtin.ModuleOp:
@@ -78,8 +75,8 @@ def check_layout(
 @pytest.mark.parametrize("mode", ["static", "dynamic"])
 @pytest.mark.parametrize("build", [build_attention_block, build_decoder_layer])
 def test_qwen3_blocks(build, mode):
-    module = build(SMALL)
-    weights = make_weights(module, SMALL, 0)
+    module = build(TINY_DECODER)
+    weights = make_weights(module, TINY_DECODER, 0)
     ane = check_layout(module, weights, mode)
     counts = op_counts(ane)
     if mode == "static":
@@ -100,7 +97,7 @@ def test_qwen3_decoder_layer_real_size(mode):
 
 
 def test_boundaries_are_recorded():
-    module = lowered(build_attention_block(SMALL))
+    module = lowered(build_attention_block(TINY_DECODER))
     MilAneLayoutPass().apply(Context(), module)
     function = function_of(module)
     (arg,) = arg_layouts(function)
@@ -133,7 +130,7 @@ def test_head_layout_arguments(s, skv):
 
 def training_head(n: int, hidden: int, vocab: int):
     """logits = h·Wᵀ; loss and d_logits of softmax cross-entropy."""
-    b = stateless_builder(SMALL)
+    b = stateless_builder(TINY_DECODER)
     types = [tensor((n, hidden), f32), tensor((n,), i32), tensor((n,), f32)]
 
     def body(h, labels, d_loss):
@@ -205,7 +202,7 @@ def test_unmappable_shape_is_a_diagnostic():
 
 
 def test_rlx_left_is_a_diagnostic():
-    module = build_attention_block(SMALL)
+    module = build_attention_block(TINY_DECODER)
     with pytest.raises(PassFailedException, match="convert-rlx-to-mil first"):
         MilAneLayoutPass().apply(Context(), module)
 

@@ -15,9 +15,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from ane_form import function_of, run_ane_form
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from test_canonicalize import (
+from canonicalize_check import (
     arange_weights,
     build_module,
     check_same,
@@ -26,6 +24,8 @@ from test_canonicalize import (
     mil_ops,
     parse,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xdsl.context import Context
 from xdsl.dialects.builtin import f32
 from xdsl.ir import Operation

@@ -4,7 +4,6 @@ line (nothing written) for every kind of bad input."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,27 +13,10 @@ from cli_helpers import error_line as assert_clean_error
 import xdsl_ane
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.frontend.safetensors import write_safetensors
-from xdsl_ane.models.transformer import QWEN3_0_6B, build_decoder_layer, make_weights
-
-SMALL = QWEN3_0_6B.with_(
-    hidden_size=64, num_heads=4, num_kv_heads=2, head_dim=16, ffn_size=96, seq_len=8
-)
 
 
-@pytest.fixture(scope="module")
-def layer(tmp_path_factory) -> tuple[Path, Path, dict[str, np.ndarray]]:
-    directory = tmp_path_factory.mktemp("layer")
-    module = build_decoder_layer(SMALL)
-    weights = make_weights(module, SMALL, 0)
-    source = directory / "layer.mlir"
-    source.write_text(str(module))
-    weights_path = directory / "layer.npz"
-    np.savez(weights_path, **weights)
-    return source, weights_path, weights
-
-
-def test_compile_mlpackage_validated(layer, tmp_path):
-    source, weights, _ = layer
+def test_compile_mlpackage_validated(decoder_layer_files, tmp_path):
+    source, weights, _ = decoder_layer_files
     out = tmp_path / "layer.mlpackage"
     result = xdsl_ane_cli(
         "compile", str(source), "-o", str(out), "--weights", str(weights), "--validate"
@@ -56,8 +38,8 @@ def test_compile_mlpackage_validated(layer, tmp_path):
     assert list(spec.mlProgram.functions) == ["main"]  # a single function is main
 
 
-def test_compile_existing_output_needs_force(layer, tmp_path):
-    source, weights, _ = layer
+def test_compile_existing_output_needs_force(decoder_layer_files, tmp_path):
+    source, weights, _ = decoder_layer_files
     out = tmp_path / "layer.mlpackage"
     out.mkdir()
     (out / "keep").write_text("previous")
@@ -78,8 +60,8 @@ def test_compile_existing_output_needs_force(layer, tmp_path):
     assert result.returncode == 0, result.stderr
 
 
-def test_compile_mil_text_and_import_round_trip(layer, tmp_path):
-    source, weights, arrays = layer
+def test_compile_mil_text_and_import_round_trip(decoder_layer_files, tmp_path):
+    source, weights, arrays = decoder_layer_files
     out = tmp_path / "kernel"
     result = xdsl_ane_cli(
         "compile",
@@ -121,8 +103,8 @@ def test_compile_mil_text_and_import_round_trip(layer, tmp_path):
     assert list(y.shape) == packing["outputs"][0]["shape"]
 
 
-def test_compile_proto(layer, tmp_path):
-    source, weights, _ = layer
+def test_compile_proto(decoder_layer_files, tmp_path):
+    source, weights, _ = decoder_layer_files
     out = tmp_path / "proto"
     result = xdsl_ane_cli(
         "compile",
@@ -140,8 +122,8 @@ def test_compile_proto(layer, tmp_path):
     ).exists()
 
 
-def test_compile_safetensors_weights(layer, tmp_path):
-    source, _, arrays = layer
+def test_compile_safetensors_weights(decoder_layer_files, tmp_path):
+    source, _, arrays = decoder_layer_files
     weights = tmp_path / "w.safetensors"
     write_safetensors(weights, arrays)
     result = xdsl_ane_cli(
@@ -175,8 +157,8 @@ def bad_weights(arrays, kind):
         ("dtype", ["k_proj.weight", "int32"]),
     ],
 )
-def test_compile_bad_weights(layer, tmp_path, kind, needles):
-    source, _, arrays = layer
+def test_compile_bad_weights(decoder_layer_files, tmp_path, kind, needles):
+    source, _, arrays = decoder_layer_files
     weights = tmp_path / "w.npz"
     np.savez(weights, **bad_weights(arrays, kind))
     out = tmp_path / "out.mlpackage"
@@ -187,8 +169,8 @@ def test_compile_bad_weights(layer, tmp_path, kind, needles):
     assert list(tmp_path.iterdir()) == [weights]
 
 
-def test_compile_extra_weights_warn(layer, tmp_path):
-    source, _, arrays = layer
+def test_compile_extra_weights_warn(decoder_layer_files, tmp_path):
+    source, _, arrays = decoder_layer_files
     weights = tmp_path / "w.npz"
     np.savez(weights, extra=np.zeros(3, np.float32), **arrays)
     result = xdsl_ane_cli(
@@ -203,8 +185,8 @@ def test_compile_extra_weights_warn(layer, tmp_path):
     assert "not used by the program" in result.stderr
 
 
-def test_compile_corrupt_weights(layer, tmp_path):
-    source, _, _ = layer
+def test_compile_corrupt_weights(decoder_layer_files, tmp_path):
+    source, _, _ = decoder_layer_files
     weights = tmp_path / "w.npz"
     weights.write_bytes(b"not a zip file at all")
     assert_clean_error(
@@ -220,8 +202,8 @@ def test_compile_corrupt_weights(layer, tmp_path):
     )
 
 
-def test_compile_unwritable_output(layer, tmp_path):
-    source, weights, _ = layer
+def test_compile_unwritable_output(decoder_layer_files, tmp_path):
+    source, weights, _ = decoder_layer_files
     out = tmp_path / "no" / "such" / "dir" / "o.mlpackage"
     assert_clean_error(
         xdsl_ane_cli("compile", str(source), "-o", str(out), "--weights", str(weights)),

@@ -4,12 +4,11 @@ compiled, validated with coremltools' loader, and written with manifests."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import coremltools as ct
 import pytest
 from cli_helpers import cli as in_process
+from cli_helpers import cli_process as cli
 from cli_helpers import error_line
 
 # Qwen3-0.6B-size kernels and a 2-layer forward model: -m 'not slow' skips them.
@@ -27,15 +26,6 @@ REFERENCE = {
     "q_projection_backward",
     "kv_projection_backward",
 }
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "xdsl_ane.tools.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 def test_qwen3_training_kernels(tmp_path):

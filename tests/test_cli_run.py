@@ -259,7 +259,7 @@ def test_run_function_raises_xdsl_ane_error(tmp_path):
 
 def test_run_a_torch_export_file(tmp_path):
     """A `.pt2` runs as its import does: the numbers are torch's."""
-    torch = pytest.importorskip("torch")
+    import torch
 
     class Block(torch.nn.Module):
         def __init__(self):

@@ -12,8 +12,15 @@ import pytest
 import torch
 import torch.nn.functional as F
 from ane_form import run_ane_form
-from lowering_cases import F16_TOL, F32_TOL, build_module, check_lowering, lower
-from test_mil_dialect import C, Case, R, coreml_types, our_types
+from lowering_cases import (
+    F16_TOL,
+    F32_TOL,
+    build_module,
+    check_lowering,
+    lower,
+    relative_error,
+)
+from mil_type_check import C, Case, R, coreml_types, our_types
 from torch import nn
 from torch_check import check_program, export
 from xdsl.dialects.builtin import TensorType, f16, f32
@@ -21,10 +28,12 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.test_value import create_ssa_value
 
 import xdsl_ane
+from xdsl_ane.backend.weights import quiet_coremltools
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.interpreter.core import run_function
 
-mb = pytest.importorskip("coremltools.converters.mil").Builder
+with quiet_coremltools():
+    from coremltools.converters.mil import Builder as mb
 
 
 def v(shape, element=f32):
@@ -456,7 +465,7 @@ def test_mil_conv_transpose_rejects_what_mil_leaves_open():
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_mil_conv_transpose_semantics_match_torch(dtype):
     """pad_type "same" crops the smaller half at the start; "custom" pads."""
-    from test_mil_interpreter import run
+    from mil_op_check import run
 
     rng = np.random.default_rng(3)
     x = rng.standard_normal((1, 4, 5, 6)).astype(dtype)
@@ -615,11 +624,6 @@ def conv_net_inputs() -> list[np.ndarray]:
         rng.standard_normal((1, 3, 16, 16)).astype(np.float32),
         rng.standard_normal((1, 4, 32)).astype(np.float32),
     ]
-
-
-def relative_error(expected: np.ndarray, actual: np.ndarray) -> float:
-    e, a = expected.astype(np.float64), actual.astype(np.float64)
-    return float(np.linalg.norm(e - a) / np.linalg.norm(e))
 
 
 @pytest.mark.parametrize("compress", [None, "lut6", "int8"])

@@ -14,7 +14,7 @@ import pytest
 import torch
 from ane_form import function_of, run_ane_form
 from lowering_cases import build_case, f16, f32, i32, lower, normal, small_ints
-from test_mil_interpreter import check, coreml, run
+from mil_op_check import check, coreml, run
 from xdsl.context import Context
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.utils.exceptions import VerifyException

@@ -597,35 +597,13 @@ def _npz(tmp_path):
     return path
 
 
-@pytest.fixture(scope="module")
-def llm_packages(tmp_path_factory):
-    """A tiny qwen3 checkpoint compiled whole (on M1) and split."""
-    from contextlib import redirect_stdout
-    from io import StringIO
-
-    from llm_checkpoints import write_checkpoint
-
-    root = tmp_path_factory.mktemp("llm")
-    checkpoint = root / "ckpt"
-    write_checkpoint(checkpoint, "qwen3", False, "float32")
-    common = ["--context", "32", "--prefill", "4", "--chunk", "128"]
-    whole, split = root / "q.mlpackage", root / "split"
-    printed = StringIO()
-    with redirect_stdout(printed):
-        args = ["compile-llm", str(checkpoint), "-o", str(whole), *common]
-        assert main([*args, "--chip", "m1"]) == 0
-        args = ["compile-llm", str(checkpoint), "-o", str(split), *common]
-        assert main([*args, "--layers-per-package", "1"]) == 0
-    return whole, split, printed.getvalue()
-
-
 @pytest.mark.slow
-def test_llm_packages(llm_packages, capsys) -> None:
+def test_llm_packages(tiny_llm, capsys) -> None:
     """compile-llm's summaries carry the estimate; estimate reads the whole
     package (both functions) and the split one (each package's), and the
     int32 position arithmetic and the 16-wide states of the tiny model run
     on the CPU."""
-    whole, split, printed = llm_packages
+    _, whole, split, printed = tiny_llm
     assert "  estimate on M1 (11 TOPS fp16" in printed
     assert "  estimate on M4 (18.6 TOPS fp16" in printed  # the split one
     assert main(["estimate", str(whole), "--json"]) == 0

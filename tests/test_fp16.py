@@ -16,7 +16,8 @@ import math
 
 import numpy as np
 import pytest
-from lowering_cases import build_module, lower
+from lowering_cases import build_module, lower, relative_error
+from tiny_decoder import TINY_DECODER
 from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import TensorType, f16, f32, i32
@@ -36,9 +37,6 @@ from xdsl_ane.passes.fp16 import MIN_EPSILON, MilFp16Pass
 TOLERANCE = 1e-2
 """Norm-relative error allowed between the f32 and the fp16 program."""
 
-SMALL = QWEN3_0_6B.with_(
-    hidden_size=64, num_heads=4, num_kv_heads=2, head_dim=16, ffn_size=96, seq_len=8
-)
 QWEN3_VOCAB = QWEN3_0_6B.vocab_size
 
 
@@ -50,11 +48,6 @@ def to_fp16(module: builtin.ModuleOp) -> builtin.ModuleOp:
     text = str(converted)
     assert "xf32>" not in text and "<f32>" not in text
     return converted
-
-
-def relative_error(expected: np.ndarray, actual: np.ndarray) -> float:
-    e, a = expected.astype(np.float64), actual.astype(np.float64)
-    return float(np.linalg.norm(e - a) / np.linalg.norm(e))
 
 
 def run_both(
@@ -98,14 +91,16 @@ def inline_consts(module: builtin.ModuleOp) -> list[np.ndarray]:
 def decoder_weights(module: builtin.ModuleOp) -> dict[str, np.ndarray]:
     """make_weights with projections scaled from N(0, 0.02²) to N(0, 0.1²), so
     that the layer's contribution is not lost next to its residual."""
-    weights = make_weights(module, SMALL)
+    weights = make_weights(module, TINY_DECODER)
     return {k: v * 5 if "proj" in k else v for k, v in weights.items()}
 
 
 def test_decoder_layer_by_numbers():
-    module = build_decoder_layer(SMALL)
+    module = build_decoder_layer(TINY_DECODER)
     weights = decoder_weights(module)
-    x = fp16_exact(np.random.default_rng(0), (1, SMALL.seq_len, SMALL.hidden_size))
+    x = fp16_exact(
+        np.random.default_rng(0), (1, TINY_DECODER.seq_len, TINY_DECODER.hidden_size)
+    )
     half, (expected,), (actual,) = run_both(module, [x], weights)
     assert relative_error(expected, actual) < TOLERANCE
     # the layer's own contribution, residual removed
@@ -116,13 +111,13 @@ def test_decoder_layer_by_numbers():
         for op in half.walk()
         if isinstance(op, mil.RsqrtOp)
     ]
-    assert epsilons and all(e == pytest.approx(SMALL.rms_eps) for e in epsilons)
+    assert epsilons and all(e == pytest.approx(TINY_DECODER.rms_eps) for e in epsilons)
 
 
 def test_weights_file_stays_fp32():
     """Weight consts only change their declared type; the fp32 weights are
     converted when read."""
-    module = build_decoder_layer(SMALL)
+    module = build_decoder_layer(TINY_DECODER)
     half = to_fp16(lower(module))
     declared = [
         op.result.type
@@ -132,11 +127,13 @@ def test_weights_file_stays_fp32():
     assert declared and all(
         isinstance(t, TensorType) and t.element_type == f16 for t in declared
     )
-    assert all(w.dtype == np.float32 for w in make_weights(module, SMALL).values())
+    assert all(
+        w.dtype == np.float32 for w in make_weights(module, TINY_DECODER).values()
+    )
 
 
 def test_pass_is_idempotent():
-    half = to_fp16(lower(build_decoder_layer(SMALL)))
+    half = to_fp16(lower(build_decoder_layer(TINY_DECODER)))
     assert str(to_fp16(half)) == str(half)
 
 
@@ -146,7 +143,7 @@ def test_pass_is_idempotent():
 def training_head(vocab: int) -> builtin.ModuleOp:
     """(h [S, hidden], labels [S], d_loss [S]) -> (loss [S], d_logits [S, V])
     with logits = h·Wᵀ, W the [V, hidden] param "lm_head.weight"."""
-    s, d = SMALL.seq_len, SMALL.hidden_size
+    s, d = TINY_DECODER.seq_len, TINY_DECODER.hidden_size
 
     def body(h, labels, d_loss):
         w = rlx.ParamOp("lm_head.weight", tensor((vocab, d), f32))
@@ -163,7 +160,7 @@ def training_head(vocab: int) -> builtin.ModuleOp:
 def test_training_head_by_numbers():
     vocab = 512
     rng = np.random.default_rng(1)
-    s, d = SMALL.seq_len, SMALL.hidden_size
+    s, d = TINY_DECODER.seq_len, TINY_DECODER.hidden_size
     weights = {"lm_head.weight": (0.3 * rng.standard_normal((vocab, d))).astype("f4")}
     inputs = [
         fp16_exact(rng, (s, d)),

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 
 import numpy as np
 import pytest
-from test_canonicalize import canonicalized, function_of, mil_ops, parse
+from ane_form import function_of
+from canonicalize_check import canonicalized, mil_ops, parse
 from xdsl.ir import Operation
 from xdsl.traits import HasCanonicalizationPatternsTrait
 

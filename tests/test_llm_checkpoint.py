@@ -24,7 +24,6 @@ from xdsl_ane.models.llm import Decoder, LlmShape
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
 
-pytest.importorskip("transformers")
 
 PROMPT = [5, 17, 200, 3, 99]
 

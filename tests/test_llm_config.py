@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+import transformers
 from llm_checkpoints import (
     assert_same_greedy,
     program_greedy,
@@ -29,7 +30,6 @@ from xdsl_ane.tools.cli import main
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
 
-transformers = pytest.importorskip("transformers")
 
 PROMPT = [5, 17, 200, 3, 99]
 SHAPE = LlmShape(context=16, prefill=4)  # the prompt takes two prefill calls

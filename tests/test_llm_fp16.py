@@ -31,7 +31,6 @@ from xdsl_ane.tools.cli import main
 # Compiles LLM checkpoints and runs transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
 
-pytest.importorskip("transformers")
 
 PROMPT = [5, 17, 200, 3, 99]
 

@@ -25,7 +25,6 @@ from xdsl_ane.tools.cli import main
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
 
-pytest.importorskip("transformers")
 
 PROMPT = [5, 17, 200, 3, 99]
 
@@ -283,28 +282,14 @@ def test_compressed_package_keeps_the_tokens(tmp_path, capsys):
     assert error == 1 and not (tmp_path / "x.mlpackage").exists()
 
 
-@pytest.fixture(scope="module")
-def tiny_package(tmp_path_factory):
-    """A tiny qwen3 checkpoint and its package, whole and split."""
-    root = tmp_path_factory.mktemp("tiny")
-    checkpoint = root / "ckpt"
-    write_checkpoint(checkpoint, "qwen3", False, "float32")
-    common = ["--context", "32", "--prefill", "4", "--chunk", "128"]
-    whole, split = root / "q.mlpackage", root / "split"
-    assert main(["compile-llm", str(checkpoint), "-o", str(whole), *common]) == 0
-    args = ["compile-llm", str(checkpoint), "-o", str(split), *common]
-    assert main(args + ["--layers-per-package", "1"]) == 0
-    return checkpoint, whole, split
-
-
 @pytest.mark.parametrize("count", [1, 2, 6])
-def test_max_new_tokens_counts_as_transformers(tiny_package, count):
+def test_max_new_tokens_counts_as_transformers(tiny_llm, count):
     """--max-new-tokens N gives N new tokens, the prefill's the first, as
     transformers' generate(max_new_tokens=N) does, and the same ones."""
     import torch
     import transformers
 
-    checkpoint, whole, _ = tiny_package
+    checkpoint, whole = tiny_llm.checkpoint, tiny_llm.whole
     tokens, logits = PackageRunner(whole).generate(PROMPT, count)
     model = transformers.AutoModelForCausalLM.from_pretrained(
         checkpoint, dtype=torch.float32
@@ -316,12 +301,12 @@ def test_max_new_tokens_counts_as_transformers(tiny_package, count):
     assert tokens == expected == reference_generate(checkpoint, PROMPT, count)[0]
 
 
-def test_generate_reference_ignores_the_stop_token(tiny_package, tmp_path):
+def test_generate_reference_ignores_the_stop_token(tiny_llm, tmp_path):
     """The reference runs on to N tokens as the package does, whatever the
     checkpoint's generation_config.json says (stop tokens, sampling)."""
     import shutil
 
-    checkpoint, whole, _ = tiny_package
+    checkpoint, whole = tiny_llm.checkpoint, tiny_llm.whole
     tokens, _ = PackageRunner(whole).generate(PROMPT, 6)
     other = tmp_path / "ckpt"
     shutil.copytree(checkpoint, other)
@@ -331,10 +316,10 @@ def test_generate_reference_ignores_the_stop_token(tiny_package, tmp_path):
     assert reference_generate(other, PROMPT, 6)[0] == tokens
 
 
-def test_generate_fails_where_tokens_differ(tiny_package, tmp_path, capsys):
+def test_generate_fails_where_tokens_differ(tiny_llm, tmp_path, capsys):
     """A reference of the same shape with other weights: exit 1, one line
     naming the first new token that differs."""
-    checkpoint, whole, _ = tiny_package
+    whole = tiny_llm.whole
     other = tmp_path / "other"
     write_checkpoint(other, "qwen3", False, "float32", seed=1)
     capsys.readouterr()
@@ -352,12 +337,12 @@ def test_generate_fails_where_tokens_differ(tiny_package, tmp_path, capsys):
     )
 
 
-def test_generate_checks_the_reference_first(tiny_package, tmp_path, capsys):
+def test_generate_checks_the_reference_first(tiny_llm, tmp_path, capsys):
     """A reference that is not the package's checkpoint fails in one line
     before any token is printed, with compile-llm's messages."""
     import shutil
 
-    checkpoint, whole, split = tiny_package
+    checkpoint, whole, split = tiny_llm.checkpoint, tiny_llm.whole, tiny_llm.split
     vocab, truncated = tmp_path / "vocab", tmp_path / "truncated"
     shutil.copytree(checkpoint, vocab)
     config = json.loads((vocab / "config.json").read_text())
@@ -377,10 +362,10 @@ def test_generate_checks_the_reference_first(tiny_package, tmp_path, capsys):
             assert out == "" and err.count("\n") == 1 and message in err, err
 
 
-def test_run_on_a_stateful_package(tiny_package, capsys):
+def test_run_on_a_stateful_package(tiny_llm, capsys):
     """run makes one call: a compile-llm package, split or not, or one of a
     split's packages, is pointed to generate in one line."""
-    _, whole, split = tiny_package
+    whole, split = tiny_llm.whole, tiny_llm.split
     for path in (whole, split, split / "layers_0-0.mlpackage"):
         assert main(["run", str(path), "--random", "0"]) == 1
         err = capsys.readouterr().err
@@ -388,10 +373,10 @@ def test_run_on_a_stateful_package(tiny_package, capsys):
         assert "use xdsl-ane generate" in err
 
 
-def test_force_keeps_what_xdsl_ane_did_not_write(tiny_package, tmp_path, capsys):
+def test_force_keeps_what_xdsl_ane_did_not_write(tiny_llm, tmp_path, capsys):
     """--force replaces a split model's directory, but not one holding a
     file xdsl-ane did not write there."""
-    checkpoint, _, _ = tiny_package
+    checkpoint = tiny_llm.checkpoint
     out = tmp_path / "split"
     command = ["compile-llm", str(checkpoint), "-o", str(out), "--context", "32"]
     command += ["--prefill", "4", "--layers-per-package", "1", "--force"]

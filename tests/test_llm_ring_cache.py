@@ -22,8 +22,6 @@ from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.models.hf_config import llm_config
 from xdsl_ane.models.llm import Decoder, LlmShape, prompt_calls
 
-pytest.importorskip("transformers")
-
 QWEN3_MIXED = {
     "use_sliding_window": True,
     "sliding_window": 6,

@@ -17,8 +17,6 @@ from xdsl_ane.api.llm_compile import compile_llm
 from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.tools.cli import main
 
-pytest.importorskip("transformers")
-
 PROMPT = [5, 17, 200, 3, 99]
 SHAPE = dict(context=32, prefill=4, chunk=128)
 

@@ -59,7 +59,6 @@ def write_tokenizer(
     that are not all UTF-8); `words`: a WordLevel vocabulary of the words
     and punctuation, decoded with spaces between and cleaned up as
     transformers' clean_up_tokenization_spaces does."""
-    pytest.importorskip("tokenizers")
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     special = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -111,7 +110,7 @@ def test_sampling_filters_are_checked():
         ({"top_p": 1.5}, "top_p=1.5"),
         ({"seed": -2}, "seed=-2"),
     ]:
-        with pytest.raises(Exception, match=message.replace("(", r"\(")):
+        with pytest.raises(XdslAneError, match=message.replace("(", r"\(")):
             Sampling(**options)
 
 
@@ -192,7 +191,7 @@ def test_chat_template_renders_chatml(tmp_path):
 def test_filters_are_transformers_warpers(temperature, top_k, top_p):
     """Temperature, top-k and top-p give what transformers' warpers give,
     in generate's order, on random logits."""
-    torch = pytest.importorskip("torch")
+    import torch
     from transformers.generation.logits_process import (
         LogitsProcessorList,
         TemperatureLogitsWarper,
@@ -359,7 +358,9 @@ def test_chat_template_is_rendered_as_transformers(text_checkpoint):
     assert '<|im_start|>system\nyou are "terse"<|im_end|>\n' in ours.render_chat(
         [{"role": "user", "content": "x"}]
     )
-    with pytest.raises(Exception, match="the chat template failed: unknown role: tool"):
+    with pytest.raises(
+        XdslAneError, match="the chat template failed: unknown role: tool"
+    ):
         ours.render_chat([{"role": "tool", "content": "x"}])
     messages = [{"role": "user", "content": "did the cat sit?"}]
     ids = list(ours.encode_chat(messages))

@@ -11,29 +11,28 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.builder import ImplicitBuilder
-from xdsl.dialects import func
+from mil_op_check import (
+    RNG,
+    check,
+    const_op,
+    coreml,
+    randn,
+    run,
+    tensor_type,
+)
 from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    ModuleOp,
     TensorType,
     f16,
-    f32,
     i1,
-    i8,
-    i32,
 )
-from xdsl.interpreter import Interpreter
-from xdsl.interpreters.func import FuncFunctions
-from xdsl.ir import Attribute, Block, Operation, Region
 
 from xdsl_ane.dialects import mil
-from xdsl_ane.interpreter.core import InterpretationError, WeightStore
+from xdsl_ane.interpreter.core import InterpretationError
 from xdsl_ane.interpreter.mil import MilFunctions
 
 with warnings.catch_warnings():
@@ -42,87 +41,7 @@ with warnings.catch_warnings():
     from coremltools.converters.mil import Builder as mb
     from coremltools.converters.mil.mil import Function
 
-ELEMENT_TYPES: dict[np.dtype, Attribute] = {
-    np.dtype(np.float32): f32,
-    np.dtype(np.float16): f16,
-    np.dtype(np.int32): i32,
-    np.dtype(np.int8): i8,
-    np.dtype(np.bool_): i1,
-}
 FLOATS = [np.float32, np.float16]
-RNG = np.random.default_rng(0)
-
-
-def tensor_type(x: np.ndarray) -> TensorType:
-    return TensorType(ELEMENT_TYPES[x.dtype], list(x.shape))
-
-
-def const_op(x: np.ndarray) -> mil.ConstOp:
-    t = tensor_type(x)
-    return mil.ConstOp(DenseIntOrFPElementsAttr.from_list(t, x.flatten().tolist()))
-
-
-def run(
-    build: Callable[..., Operation],
-    *inputs: np.ndarray,
-    const: Sequence[int] = (),
-    weights: dict[str, np.ndarray] | None = None,
-) -> Any:
-    """Runs `func.func @kernel` whose body is `build(*values)`: inputs become
-    function arguments, or mil.const ops for the indices in `const`. Returns
-    the single result, or a tuple of results."""
-    runtime = [x for k, x in enumerate(inputs) if k not in const]
-    arg_types = [tensor_type(x) for x in runtime]
-    block = Block(arg_types=arg_types)
-    with ImplicitBuilder(block) as args:
-        arg_iter = iter(args)
-        values = [
-            const_op(x).result if k in const else next(arg_iter)
-            for k, x in enumerate(inputs)
-        ]
-        op = build(*values)
-        func.ReturnOp(*op.results)
-    f = func.FuncOp("kernel", (arg_types, [r.type for r in op.results]), Region(block))
-    module = ModuleOp([f])
-    module.verify()
-    interpreter = Interpreter(module)
-    interpreter.register_implementations(FuncFunctions())
-    interpreter.register_implementations(MilFunctions(WeightStore(weights)))
-    results = interpreter.call_op(f, tuple(runtime))
-    return results[0] if len(results) == 1 else tuple(results)
-
-
-def coreml(build: Callable[..., Any], *inputs: Any) -> Any:
-    """coremltools' value inference: the op built on const inputs."""
-    with Function({"unused": mb.TensorSpec(shape=(1,))}, ct.target.iOS18):
-        out = build(*inputs)
-        if isinstance(out, list | tuple):
-            return tuple(v.val for v in out)
-        return out.val
-
-
-def check(actual: np.ndarray, expected: Any, dtype, rtol=None, atol=None):
-    """Exact dtype and shape, values close for the dtype's precision."""
-    dtype = np.dtype(dtype)
-    assert actual.dtype == dtype
-    assert actual.shape == np.shape(expected)
-    if dtype.kind != "f":
-        np.testing.assert_array_equal(actual, expected)
-        return
-    if rtol is None:
-        rtol = 1e-5 if dtype == np.float32 else 1e-2
-    if atol is None:
-        atol = 1e-6 if dtype == np.float32 else 1e-2
-    np.testing.assert_allclose(
-        actual.astype(np.float64),
-        np.asarray(expected, np.float64),
-        rtol=rtol,
-        atol=atol,
-    )
-
-
-def randn(*shape: int, dtype=np.float32) -> np.ndarray:
-    return RNG.standard_normal(shape).astype(dtype)
 
 
 def f64(x: np.ndarray) -> np.ndarray:

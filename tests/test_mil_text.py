@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tiny_decoder import TINY_DECODER
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.universe import Universe
@@ -397,22 +398,13 @@ def test_mil_dialect_lit_tests_round_trip(path: Path, tmp_path: Path):
 
 def test_qwen3_decoder_layer_round_trip(tmp_path: Path):
     from xdsl_ane.models.transformer import (
-        QWEN3_0_6B,
         build_decoder_layer,
         make_weights,
     )
     from xdsl_ane.passes.rlx_to_mil import ConvertRlxToMilPass
 
-    config = QWEN3_0_6B.with_(
-        hidden_size=64,
-        num_heads=4,
-        num_kv_heads=2,
-        head_dim=16,
-        ffn_size=96,
-        seq_len=8,
-    )
-    module = build_decoder_layer(config)
-    weights = make_weights(module, config)
+    module = build_decoder_layer(TINY_DECODER)
+    weights = make_weights(module, TINY_DECODER)
     ConvertRlxToMilPass().apply(Context(), module)
     text, imported, imported_weights = round_trip(module, weights, tmp_path)
     assert text.count("BLOBFILE") == len(imported_weights) >= len(weights)

@@ -21,8 +21,6 @@ from bench.torch_models import SMALL_MODELS, build
 # Exports torch models and converts them with coremltools: -m 'not slow' skips.
 pytestmark = pytest.mark.slow
 
-pytest.importorskip("transformers")
-pytest.importorskip("coremltools")
 
 OURS_AT_MOST = {
     "swin_small_config": 138,  # coremltools: 147

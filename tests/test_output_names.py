@@ -143,7 +143,7 @@ def test_compiled_mlir_outputs_keep_the_returned_names(tmp_path, pack_io):
 
 
 def torch_program(kind: str):
-    torch = pytest.importorskip("torch")
+    import torch
 
     class Dict(torch.nn.Module):
         def __init__(self):
@@ -204,7 +204,6 @@ def test_llm_functions_share_the_record_names(tmp_path):
     """compile-llm: prefill and decode expose the record's outputs
     (`logits_0`, ... or `next_token`) under the same names; split, each
     package's functions are named as its manifest says."""
-    pytest.importorskip("transformers")
     from llm_checkpoints import write_checkpoint
 
     from xdsl_ane.api.llm_compile import compile_llm

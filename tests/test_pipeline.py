@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from ane_form import function_of, run_ane_form
+from lowering_cases import relative_error
+from tiny_decoder import TINY_DECODER
 from xdsl.context import Context
 
 from xdsl_ane.interpreter.core import random_inputs, run_function
@@ -19,15 +21,6 @@ from xdsl_ane.models.transformer import (
 )
 from xdsl_ane.passes.layouts import ane_form_problems
 from xdsl_ane.passes.pipeline import AnePipelinePass
-
-SMALL = QWEN3_0_6B.with_(
-    hidden_size=64, num_heads=4, num_kv_heads=2, head_dim=16, ffn_size=96, seq_len=8
-)
-
-
-def relative_error(expected: np.ndarray, actual: np.ndarray) -> float:
-    e, a = expected.astype(np.float64), actual.astype(np.float64)
-    return float(np.linalg.norm(e - a) / np.linalg.norm(e))
 
 
 def check_pipeline(build, config, weights_mode: str, fp16: bool) -> None:
@@ -60,7 +53,7 @@ def check_pipeline(build, config, weights_mode: str, fp16: bool) -> None:
     "build", [build_attention_block, build_decoder_layer], ids=["attention", "decoder"]
 )
 def test_pipeline_small(build, weights, fp16):
-    check_pipeline(build, SMALL, weights, fp16)
+    check_pipeline(build, TINY_DECODER, weights, fp16)
 
 
 @pytest.mark.parametrize("weights", ["static", "dynamic"])
@@ -84,6 +77,6 @@ def test_gqa_tile_runs_once(monkeypatch):
         original(self, ctx, op)
 
     monkeypatch.setattr(RlxGqaTilePass, "apply", counted)
-    assert SMALL.num_kv_heads < SMALL.num_heads
-    check_pipeline(build_attention_block, SMALL, "static", False)
+    assert TINY_DECODER.num_kv_heads < TINY_DECODER.num_heads
+    check_pipeline(build_attention_block, TINY_DECODER, "static", False)
     assert applied == ["rlx-gqa-tile"]

@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from ane_form import run_ane_form
 from lowering_cases import build_case, f16, f32, lower, mil_op_counts, normal, value
-from test_mil_interpreter import check, run
+from mil_op_check import check, run
 from xdsl.dialects.builtin import i32
 from xdsl.utils.exceptions import VerifyException
 

@@ -15,13 +15,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 from lowering_cases import build_module, lower
-from test_backend_proto import emit
-from test_mil_dialect import C, Case, R, coreml_types, our_types, value
+from mil_type_check import C, Case, R, coreml_types, our_types, value
+from proto_check import emit
 from xdsl.context import Context
 from xdsl.dialects.builtin import f16, f32
 from xdsl.utils.exceptions import VerifyException
 
 from xdsl_ane.backend.mil_text import module_to_mil_text, write_mil_text_dir
+from xdsl_ane.backend.weights import quiet_coremltools
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.mil.builders import const_op
 from xdsl_ane.dialects.typing import tensor
@@ -29,7 +30,7 @@ from xdsl_ane.frontend.mil_text import read_mil_file
 from xdsl_ane.interpreter.core import run_function
 from xdsl_ane.passes.fp16 import MilFp16Pass
 
-with pytest.importorskip("xdsl_ane.backend.weights").quiet_coremltools():
+with quiet_coremltools():
     from coremltools.converters.mil import Builder as mb
 
 TYPE_CASES = [

@@ -73,11 +73,6 @@ def check_f32(actual: np.ndarray, expected: np.ndarray, rtol=1e-4, atol=1e-5):
     np.testing.assert_allclose(actual.astype(np.float64), expected, rtol, atol)
 
 
-@pytest.fixture
-def rng() -> np.random.Generator:
-    return np.random.default_rng(20240611)
-
-
 def normal(rng, shape, scale=1.0, dtype=np.float32) -> np.ndarray:
     return (rng.standard_normal(shape) * scale).astype(dtype)
 

@@ -86,11 +86,6 @@ def check(actual: np.ndarray, expected: np.ndarray, dtype, rtol=None, atol=None)
     np.testing.assert_allclose(actual.astype(np.float64), expected, rtol, atol)
 
 
-@pytest.fixture
-def rng() -> np.random.Generator:
-    return np.random.default_rng(1234)
-
-
 def normal(rng, shape, dtype=np.float32, scale=1.0) -> np.ndarray:
     return (rng.standard_normal(shape) * scale).astype(dtype)
 

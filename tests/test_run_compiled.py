@@ -9,29 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_helpers import cli, error_line
-
-from xdsl_ane.models.transformer import QWEN3_0_6B, build_decoder_layer, make_weights
-
-SMALL = QWEN3_0_6B.with_(
-    hidden_size=64, num_heads=4, num_kv_heads=2, head_dim=16, ffn_size=96, seq_len=8
-)
+from tiny_decoder import TINY_DECODER
 
 OUTPUTS = {
     "mlpackage": "layer.mlpackage",
     "proto": "layer_proto",
     "mil-text": "layer_text",
 }
-
-
-@pytest.fixture(scope="module")
-def layer(tmp_path_factory) -> tuple[Path, Path]:
-    directory = tmp_path_factory.mktemp("layer")
-    module = build_decoder_layer(SMALL)
-    weights = make_weights(module, SMALL, 0)
-    source = directory / "layer.mlir"
-    source.write_text(str(module))
-    np.savez(directory / "layer.npz", **weights)
-    return source, directory / "layer.npz"
 
 
 def compiled_package(source: Path, weights: Path, directory: Path) -> Path:
@@ -53,8 +37,10 @@ def run_outputs(*args: str, tmp: Path, name: str) -> np.ndarray:
     "pipeline", ["ane-pipeline", "ane-pipeline{weights=dynamic pack-io=true}"]
 )
 @pytest.mark.parametrize("emit", list(OUTPUTS))
-def test_compiled_model_runs_like_its_source(layer, tmp_path, emit, pipeline):
-    source, weights = layer
+def test_compiled_model_runs_like_its_source(
+    decoder_layer_files, tmp_path, emit, pipeline
+):
+    source, weights, _ = decoder_layer_files
     output = tmp_path / OUTPUTS[emit]
     result = cli(
         "compile",
@@ -81,7 +67,11 @@ def test_compiled_model_runs_like_its_source(layer, tmp_path, emit, pipeline):
     # The package holds its static weights; dynamic ones come from --weights.
     extra = ["--weights", str(weights)] if "dynamic" in pipeline else []
     got = run_outputs(str(output), "--random", "7", *extra, tmp=tmp_path, name="out")
-    assert got.shape == expected.shape == (1, SMALL.seq_len, SMALL.hidden_size)
+    assert (
+        got.shape
+        == expected.shape
+        == (1, TINY_DECODER.seq_len, TINY_DECODER.hidden_size)
+    )
     assert got.dtype == np.float16
     scale = np.abs(expected).max()
     assert np.abs(got.astype(np.float32) - expected).max() <= 2e-2 * scale
@@ -92,11 +82,13 @@ def test_compiled_model_runs_like_its_source(layer, tmp_path, emit, pipeline):
         np.testing.assert_array_equal(again, got)
 
 
-def test_inputs_in_both_layouts(layer, tmp_path):
-    source, weights = layer
+def test_inputs_in_both_layouts(decoder_layer_files, tmp_path):
+    source, weights, _ = decoder_layer_files
     package = compiled_package(source, weights, tmp_path)
     rng = np.random.default_rng(3)
-    x = rng.standard_normal((1, SMALL.seq_len, SMALL.hidden_size))  # float64
+    x = rng.standard_normal(
+        (1, TINY_DECODER.seq_len, TINY_DECODER.hidden_size)
+    )  # float64
     np.savez(tmp_path / "x.npz", arg0=x)
     result = cli(
         "run",
@@ -110,10 +102,14 @@ def test_inputs_in_both_layouts(layer, tmp_path):
     assert "arg0: float64 cast to float16" in result.stderr  # a note, not an error
     logical = np.load(tmp_path / "y.npz")["out0"]
     # the same input in [1, C, 1, S] form, fed to the function as it is
-    ane = np.ascontiguousarray(x.reshape(SMALL.seq_len, SMALL.hidden_size).T)
+    ane = np.ascontiguousarray(
+        x.reshape(TINY_DECODER.seq_len, TINY_DECODER.hidden_size).T
+    )
     np.savez(
         tmp_path / "xa.npz",
-        arg0=ane.reshape(1, SMALL.hidden_size, 1, SMALL.seq_len).astype(np.float16),
+        arg0=ane.reshape(1, TINY_DECODER.hidden_size, 1, TINY_DECODER.seq_len).astype(
+            np.float16
+        ),
     )
     result = cli(
         "run",
@@ -127,12 +123,12 @@ def test_inputs_in_both_layouts(layer, tmp_path):
     )
     assert result.returncode == 0, result.stderr
     raw = np.load(tmp_path / "ya.npz")["out0"]
-    assert raw.shape == (1, SMALL.hidden_size, 1, SMALL.seq_len)
+    assert raw.shape == (1, TINY_DECODER.hidden_size, 1, TINY_DECODER.seq_len)
     np.testing.assert_array_equal(raw[0, :, 0, :].T[None], logical)
 
 
-def test_bad_inputs_to_a_compiled_model(layer, tmp_path):
-    source, weights = layer
+def test_bad_inputs_to_a_compiled_model(decoder_layer_files, tmp_path):
+    source, weights, _ = decoder_layer_files
     package = compiled_package(source, weights, tmp_path)
     np.savez(tmp_path / "wrong.npz", arg0=np.zeros((1, 4, 64), np.float32))
     error_line(

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 from lowering_cases import build_case, f16, f32, i32, lower, normal, small_ints
-from test_mil_interpreter import check, coreml, run
+from mil_op_check import check, coreml, run
 
 from xdsl_ane.chips import get_chip
 from xdsl_ane.dialects import mil, rlx

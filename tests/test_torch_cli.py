@@ -10,10 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import transformers
 from cli_helpers import cli as xdsl_ane_cli
 from cli_helpers import error_line as assert_clean_error
+from lowering_cases import relative_error
 from torch import nn
-from torch_check import export, relative_error
+from torch_check import export
 
 from xdsl_ane.frontend.arrays import load_arrays
 from xdsl_ane.frontend.mlir import parse_module
@@ -22,7 +24,6 @@ from xdsl_ane.interpreter.core import run_function
 # Exports torch programs and Hugging Face models built from configs: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
 
-transformers = pytest.importorskip("transformers")
 warnings.filterwarnings("ignore", module="transformers")
 transformers.logging.set_verbosity_error()
 

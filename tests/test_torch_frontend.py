@@ -14,7 +14,9 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from torch_check import check_program, export, max_rank, relative_error
+import transformers
+from lowering_cases import relative_error
+from torch_check import check_program, export, max_rank
 
 import xdsl_ane
 from xdsl_ane.interpreter.core import run_function
@@ -22,7 +24,6 @@ from xdsl_ane.interpreter.core import run_function
 # Exports torch programs and Hugging Face models built from configs: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
 
-transformers = pytest.importorskip("transformers")
 warnings.filterwarnings("ignore", module="transformers")
 transformers.logging.set_verbosity_error()
 

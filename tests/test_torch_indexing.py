@@ -238,7 +238,8 @@ def test_padding_mask_on_a_decoder_matches_where_a_key_is_visible():
     """A left-padded Llama with a runtime attention_mask: positions that see
     at least one key match transformers; the padded queries, which see none,
     are the mean of the values here and 0 in torch's sdpa (both are unused)."""
-    transformers = pytest.importorskip("transformers")
+    import transformers
+
     torch.manual_seed(0)
     config = transformers.LlamaConfig(
         hidden_size=32,

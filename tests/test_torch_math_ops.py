@@ -13,8 +13,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 from ane_form import run_ane_form
+from lowering_cases import relative_error
 from torch.utils import _pytree as pytree
-from torch_check import F32_TOLERANCE, FP16_TOLERANCE, Fn, export, relative_error
+from torch_check import F32_TOLERANCE, FP16_TOLERANCE, Fn, export
 
 import xdsl_ane
 from xdsl_ane.errors import XdslAneError

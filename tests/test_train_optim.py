@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from safetensors.numpy import load as load_safetensors
 from safetensors.numpy import save as save_safetensors
 
@@ -18,8 +19,6 @@ from xdsl_ane.models.optim import (
     clip_grad_norm,
     lr_at,
 )
-
-torch = pytest.importorskip("torch")
 
 SHAPES = {
     "embed_tokens.weight": (50, 16),
@@ -198,7 +197,8 @@ def test_clip_grad_norm_matches_torch(max_norm):
 
 @pytest.mark.parametrize("schedule", SCHEDULES)
 def test_lr_at_matches_transformers(schedule):
-    transformers = pytest.importorskip("transformers")
+    import transformers
+
     make = {
         "constant": lambda opt: transformers.get_constant_schedule_with_warmup(opt, 3),
         "cosine": lambda opt: transformers.get_cosine_schedule_with_warmup(opt, 3, 10),

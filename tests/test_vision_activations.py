@@ -24,7 +24,7 @@ from lowering_cases import (
     normal,
     value,
 )
-from test_mil_interpreter import check, coreml, run
+from mil_op_check import check, coreml, run
 from torch_check import OneOp, check_program, export
 from xdsl.dialects.builtin import i32
 from xdsl.utils.exceptions import VerifyException

@@ -13,13 +13,13 @@ import warnings
 
 import pytest
 import torch
+import transformers
 from torch import nn
 from torch_check import check_program, export
 
 # Exports and compiles whole vision and audio models: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
 
-transformers = pytest.importorskip("transformers")
 warnings.filterwarnings("ignore", module="transformers")
 transformers.logging.set_verbosity_error()
 

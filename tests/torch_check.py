@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 from ane_form import run_ane_form
+from lowering_cases import relative_error
 from torch.utils import _pytree as pytree
 
 import xdsl_ane
@@ -18,11 +19,6 @@ from xdsl_ane.interpreter.core import run_function
 
 F32_TOLERANCE = 1e-4
 FP16_TOLERANCE = 2e-2
-
-
-def relative_error(expected: np.ndarray, actual: np.ndarray) -> float:
-    e, a = expected.astype(np.float64), actual.astype(np.float64)
-    return float(np.linalg.norm(e - a) / np.linalg.norm(e))
 
 
 @dataclass

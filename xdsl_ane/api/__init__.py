@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from xdsl.dialects import builtin, func
@@ -41,16 +41,13 @@ from xdsl_ane.frontend.arrays import load_arrays
 from xdsl_ane.frontend.mlir import parse_module
 from xdsl_ane.locations import location
 from xdsl_ane.outputs import atomic_output, check_output
-from xdsl_ane.passes.driver import apply_passes, make_context, parse_pipeline, verify
+from xdsl_ane.passes.driver import parse_pipeline, verify
 from xdsl_ane.progress import NO_PROGRESS, Progress
 
-if TYPE_CHECKING:
-    from xdsl_ane.passes.ane_lint import LintReport
-
 DEFAULT_PIPELINE = "ane-pipeline"
-"""The pipeline of `compile` unless another is given. Its `ane-lint` is run
-by `compile` itself, which keeps the report (`CompiledModel.lint`) and fails
-on its errors unless `allow_lint_errors`."""
+"""The pipeline of `compile` unless another is given. Its `ane-lint` keeps
+its report (`CompiledModel.lint`) rather than printing it, and fails on its
+errors unless `allow_lint_errors` (`passes/compile_pipeline.py`)."""
 
 EMITS = ("mlpackage", "mil-text", "proto")
 
@@ -617,6 +614,8 @@ def _compile_module(
 ) -> CompiledModel:
     """`compile` of a module or file (not a torch input), with the garbage
     collector paused by the caller."""
+    from xdsl_ane.passes.compile_pipeline import run_pipeline
+
     where = (
         "<module>"
         if isinstance(module_or_path, builtin.ModuleOp)
@@ -635,11 +634,10 @@ def _compile_module(
     with reported(source, source):
         check_not_empty(module, source)
         unused = check_weights(module, all_weights, source)
-        compression = PipelineCompression(all_weights)
         prefetch = fp16_prefetch(spec, all_weights, compress)
         try:
-            report = run_pipeline(
-                module, spec, source, allow_lint_errors, progress, compression
+            run = run_pipeline(
+                module, spec, source, allow_lint_errors, progress, all_weights
             )
             check_fp16_weights(module, all_weights, source)
         except BaseException:
@@ -654,12 +652,12 @@ def _compile_module(
         source=source,
         unused_weights=unused,
         progress=progress,
-        compression=compression.report,
-        uncompressed=compression.uncompressed,
+        compression=run.compression,
+        uncompressed=run.uncompressed,
         prefetch=prefetch,
     )
-    if report is not None:
-        model.lint = report  # the pipeline's own lint of the final module
+    if run.lint is not None:
+        model.lint = run.lint  # the pipeline's own lint of the final module
     return model
 
 
@@ -740,95 +738,3 @@ def compression_pass(mode: str, head: str, embedding: str, target: str) -> str:
         f"mil-compress-weights{{mode={setting.mode} granularity={setting.granularity} "
         f"group={setting.group} head={head} embedding={embedding}}}"
     )
-
-
-@dataclass
-class PipelineCompression:
-    """`mil-compress-weights` in a compile's pipeline: run with the
-    compile's weights (which gain the compressed tensors); keeps the
-    reports and the module as it was before the first compression."""
-
-    weights: dict[str, np.ndarray]
-    report: Any = None
-    uncompressed: builtin.ModuleOp | None = None
-
-    def bind(self, p: Any) -> Any:
-        """`p`, or for a `mil-compress-weights` pass one that has the data."""
-        from xdsl_ane.passes.compress_weights import MilCompressWeightsPass
-
-        if isinstance(p, MilCompressWeightsPass):
-            return CompressionWithWeights(p, self)
-        return p
-
-
-@dataclass
-class CompressionWithWeights:
-    """Stands in for a `mil-compress-weights` pass in `apply_passes`."""
-
-    compress: Any
-    state: PipelineCompression
-
-    @property
-    def name(self) -> str:
-        return self.compress.name
-
-    def apply(self, ctx: Any, op: builtin.ModuleOp) -> None:
-        from xdsl_ane.passes.compress_weights import compress_module
-
-        plan = self.compress.plan()
-        if self.state.uncompressed is None:
-            self.state.uncompressed = op.clone()
-        report = compress_module(op, plan, self.state.weights)
-        if self.state.report is None:
-            self.state.report = report
-        else:
-            self.state.report.weights += report.weights
-
-
-def run_pipeline(
-    module: builtin.ModuleOp,
-    spec: str,
-    source: str,
-    allow_lint_errors: bool,
-    progress: Progress = NO_PROGRESS,
-    compression: PipelineCompression | None = None,
-) -> LintReport | None:
-    """Applies the pipeline `spec` to `module`, running each `ane-lint` in
-    it (those inside `ane-pipeline` too) here rather than as a pass, so that
-    its report is kept, not printed; returns the last report (None when the
-    pipeline has no lint). A failing lint raises unless `allow_lint_errors`.
-    `mil-compress-weights` runs with `compression`'s weights."""
-    from xdsl_ane.passes.ane_lint import AneLintPass, lint_module
-    from xdsl_ane.passes.pipeline import AnePipelinePass, pipeline_passes
-
-    ctx = make_context()
-    passes = []
-    for p in parse_pipeline(spec).passes:
-        if isinstance(p, AnePipelinePass):
-            expanded = pipeline_passes(p.weights, p.fp16, p.pack_io, p.lint, p.strict)
-            passes += [(p.name, q) for q in expanded]
-        else:
-            passes.append((p.name, compression.bind(p) if compression else p))
-    report = None
-    pending: list = []
-    progress.expect(len(passes))
-    for name, p in passes:
-        if not isinstance(p, AneLintPass):
-            pending.append((name, p))
-            continue
-        apply_passes(module, pending, ctx, source, progress)
-        pending = []
-        with reported(f"{source}: ane-lint", source), progress.step("ane-lint"):
-            report = lint_module(module)
-        failure = report.failure(p.strict)
-        if failure is not None and not allow_lint_errors:
-            at = "" if failure.source else f"{source}: "
-            counts = report.summary().removeprefix("ane-lint: ")
-            raise XdslAneError(
-                f"{at}{failure.format()} ({counts}; nothing written: "
-                f"{option('allow_lint_errors', True)}, or lint=false in the "
-                "pipeline, compiles it anyway)"
-            )
-    apply_passes(module, pending, ctx, source, progress)
-    verify(module, f"{source}: after '{spec}'")
-    return report

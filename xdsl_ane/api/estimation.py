@@ -95,7 +95,8 @@ COMPILED = ("mil.", "func.", "builtin.")
 
 def _from_types(source: Any, chip: Chip, pipeline: str | None) -> Estimate:
     """A program compiled without its weights (the passes need only types)."""
-    from xdsl_ane.api import DEFAULT_PIPELINE, load_module, run_pipeline
+    from xdsl_ane.api import DEFAULT_PIPELINE, load_module
+    from xdsl_ane.passes.compile_pipeline import run_pipeline
 
     module, name, _ = load_module(source)
     with reported(name, name):

@@ -43,9 +43,10 @@ above does not cover: sin/cos before A15, conv kernels wider than 13,
 reduce_prod, cumsum, topk, argmax over > 2048, int32 or bf16 compute, state
 shapes.
 
-`lint_module` is the Python API (used by the pass and by `xdsl-ane compile`);
-the pass prints each finding and a summary to stderr and fails on errors, or
-on warnings too with `strict=true`.
+`lint_module` is the Python API; the pass prints each finding and a summary
+to stderr and fails on errors, or on warnings too with `strict=true`, and
+keeps each report on itself (`AneLintPass.reports`), where `xdsl-ane
+compile`'s pipeline (`passes/compile_pipeline.py`) reads it.
 """
 
 from __future__ import annotations
@@ -516,19 +517,30 @@ def tensor_bytes(t: Attribute) -> int:
 class AneLintPass(ModulePass):
     """Prints what would keep the module's functions off the ANE, one finding
     per line and a summary, to stderr; changes nothing. Fails with the first
-    error (with `strict`, the first warning too) and the counts."""
+    error (with `strict`, the first warning too) and the counts. The report
+    of each run is kept on the pass (`reports`)."""
 
     name = "ane-lint"
 
     strict: bool = False
     chip: str = ""
     """With a chip (`ane-lint{chip=m1}`), also that chip's placement rules."""
+    reports: list[LintReport] = field(
+        default_factory=list, init=False, compare=False, repr=False
+    )
+    """The report of each run, in order (not an option of the pass)."""
 
-    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+    def lint(self, op: builtin.ModuleOp) -> LintReport:
+        """The report of `op`, kept in `reports`."""
         try:
             report = lint_module(op, self.chip)
         except XdslAneError as e:  # an unknown chip, in one line
             raise PassFailedException(f"ane-lint: {e}") from None
+        self.reports.append(report)
+        return report
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        report = self.lint(op)
         print(report.format(), file=sys.stderr)
         first = report.failure(self.strict)
         if first is not None:

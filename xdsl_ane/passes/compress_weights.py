@@ -653,3 +653,29 @@ class MilCompressWeightsPass(ModulePass):
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         compress_module(op, self.plan(), None)
+
+
+@dataclass(frozen=True)
+class CompressWeightsWithData(MilCompressWeightsPass):
+    """`mil-compress-weights` as `xdsl_ane.compile` runs it: with the data of
+    the module's weight consts (`weights`, which gains the compressed
+    tensors), keeping its report (`reports`) and, with `keep_uncompressed`,
+    the module as it was before (`uncompressed`). Not registered: a pass
+    spec cannot hold arrays."""
+
+    weights: MutableMapping[str, np.ndarray] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    keep_uncompressed: bool = False
+    reports: list[CompressionReport] = field(
+        default_factory=list, init=False, compare=False, repr=False
+    )
+    uncompressed: list[builtin.ModuleOp] = field(
+        default_factory=list, init=False, compare=False, repr=False
+    )
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        plan = self.plan()
+        if self.keep_uncompressed:
+            self.uncompressed.append(op.clone())
+        self.reports.append(compress_module(op, plan, self.weights))

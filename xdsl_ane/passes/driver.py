@@ -1,13 +1,16 @@
 """Running passes: the context of every registered dialect, `xdsl-opt`-style
 pipeline specs (unknown passes and options named with the closest known
-ones), passes applied with one-line errors that name the op's
-`file:line:col` and the pass, and verification that names the failing op."""
+ones), passes applied as an xDSL `PassPipeline` with one-line errors that
+name the op's `file:line:col` and the pass, and verification that names
+the failing op. `compile_pipeline.py` runs `xdsl_ane.compile`'s pipeline
+through these."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
@@ -131,23 +134,34 @@ def apply_passes(
     source: str | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> None:
-    """Applies `passes` in order; each comes with the name its errors carry
-    (`ane-pipeline` for the passes of the pipeline pass)."""
+    """Applies `passes` in order as one xDSL `PassPipeline`, each pass a
+    step of `progress`; each comes with the name its errors carry
+    (`ane-pipeline` for the passes of the pipeline pass). An `XdslAneError`
+    a pass raises (a compile's lint failure) is its message as it is."""
     prefix = f"{source}: " if source else ""
-    for name, p in passes:
-        try:
-            with progress.step(f"pass {p.name}"):
-                p.apply(ctx, module)
-        except DiagnosticException as e:
-            # A pass names the op's `file:line:col` first where it knows it.
-            message = first_line(e)
-            located = LOCATION.match(message)
-            at = f"{located.group(1)}: " if located else prefix
-            message = message[located.end() :] if located else message
-            if not message.startswith(name):
-                message = f"{name}: {message}"
-            raise XdslAneError(at + message) from None
-        except MemoryError:
-            raise
-        except Exception as e:
-            raise internal_error(f"{prefix}pass {p.name}", e) from e
+    running: list[tuple[str, ModulePass]] = []
+    step = ExitStack()
+
+    def between(_done: ModulePass | None, _module, following: ModulePass | None):
+        step.close()  # the pass before is done
+        if following is not None:
+            running.append(passes[len(running)])
+            step.enter_context(progress.step(f"pass {following.name}"))
+
+    try:
+        with step:
+            PassPipeline(tuple(p for _, p in passes), between).apply(ctx, module)
+    except DiagnosticException as e:
+        # A pass names the op's `file:line:col` first where it knows it.
+        name = running[-1][0]
+        message = first_line(e)
+        located = LOCATION.match(message)
+        at = f"{located.group(1)}: " if located else prefix
+        message = message[located.end() :] if located else message
+        if not message.startswith(name):
+            message = f"{name}: {message}"
+        raise XdslAneError(at + message) from None
+    except (MemoryError, XdslAneError):
+        raise
+    except Exception as e:
+        raise internal_error(f"{prefix}pass {running[-1][1].name}", e) from e

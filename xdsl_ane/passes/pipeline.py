@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import builtin
-from xdsl.passes import ModulePass
+from xdsl.passes import ModulePass, PassPipeline
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.transforms.common_subexpression_elimination import (
     CommonSubexpressionElimination,
@@ -72,11 +72,11 @@ class AnePipelinePass(ModulePass):
     lint: bool = True
     strict: bool = False
 
-    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+    def passes(self) -> list[ModulePass]:
+        """The passes this one runs, in order."""
         weights = weight_mode(self.weights, self.name)
-        passes = pipeline_passes(
-            weights, self.fp16, self.pack_io, self.lint, self.strict
-        )
+        return pipeline_passes(weights, self.fp16, self.pack_io, self.lint, self.strict)
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         ctx = knowing_mil(ctx)  # canonicalize folds through the mil dialect
-        for p in passes:
-            p.apply(ctx, op)
+        PassPipeline(tuple(self.passes())).apply(ctx, op)
