@@ -21,25 +21,24 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
+from xdsl_ane.ane import rules
+from xdsl_ane.ane.limits import MAX_OPS
+from xdsl_ane.ane.rules import OpRule, Severity
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.mil import MIL
 from xdsl_ane.dialects.rlx import RLX
 from xdsl_ane.dialects.typing import tensor
-from xdsl_ane.limits import MAX_OPS
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
     build_decoder_layer,
     stateless_builder,
 )
-from xdsl_ane.passes import ane_lint
 from xdsl_ane.passes.ane_lint import (
     AneLintPass,
     Finding,
     LintReport,
-    OpRule,
-    Severity,
     lint_module,
     printed_names,
 )
@@ -284,9 +283,9 @@ func.func @f(%x: {ACT}) -> {ACT} {{
   func.return %z : {ACT}
 }}
 """
-    monkeypatch.setitem(ane_lint.OP_RULES, "mil.relu", OpRule(ERROR, "no relu today"))
+    monkeypatch.setitem(rules.OP_RULES, "mil.relu", OpRule(ERROR, "no relu today"))
     monkeypatch.setitem(
-        ane_lint.OP_RULES, "mil.erfinv", OpRule(WARNING, "erfinv is slow", "avoid it")
+        rules.OP_RULES, "mil.erfinv", OpRule(WARNING, "erfinv is slow", "avoid it")
     )
     assert [f.format() for f in lint(text).findings] == [
         "ane-lint: error: @f: mil.relu (%y): no relu today",

@@ -13,11 +13,11 @@ import torch
 from lowering_cases import build_case, f16, f32, i32, lower, normal, small_ints
 from test_mil_interpreter import check, coreml, run
 
-from xdsl_ane.chips import get_chip
+from xdsl_ane.ane.chips import get_chip
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.estimator.cost import flops
 from xdsl_ane.interpreter.core import random_inputs, run_function
-from xdsl_ane.passes.ane_rules import placement_rule
+from xdsl_ane.passes.placement import placement_rule
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

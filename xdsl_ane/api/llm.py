@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from xdsl_ane.ane.chips import DEFAULT_CHIP
 from xdsl_ane.api.text import (
     Sampling,
     TextTokenizer,
@@ -92,7 +93,7 @@ class LlmPackage:
     def validate(self):
         return self.compiled.validate()
 
-    def summary(self, chip: str | None = "m4") -> str:
+    def summary(self, chip: str | None = DEFAULT_CHIP) -> str:
         return self.compiled.summary(chip=chip)
 
     def save(self, path: str | Path, force: bool = False) -> Path:
@@ -162,7 +163,7 @@ class LlmPackageSet:
         for part in self.parts:
             part.compiled.validate().raise_if_failed()
 
-    def summary(self, chip: str | None = "m4") -> str:
+    def summary(self, chip: str | None = DEFAULT_CHIP) -> str:
         files = len({part.record["path"] for part in self.parts})
         lines = [f"{self.source}: {files} packages"]
         for part in self.parts:
@@ -299,9 +300,9 @@ def compile_llm(
     that the memory held is about one package's (the set's `written`).
     Errors are one-line
     `XdslAneError`s naming the file, tensor or field."""
+    from xdsl_ane.ane.limits import MAX_DIMENSION
     from xdsl_ane.api import compile as compile_module
     from xdsl_ane.frontend.checkpoint import read_checkpoint
-    from xdsl_ane.limits import MAX_DIMENSION
     from xdsl_ane.models.llm import (
         LlmShape,
         build_llm,

@@ -20,9 +20,10 @@ import math
 
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from xdsl_ane.ane.rules import numbers, op_name, shape_of
 from xdsl_ane.dialects.state_type import StateTypeBase
 from xdsl_ane.passes.ane_lint import tensor_bytes
-from xdsl_ane.passes.ane_rules import is_const, numbers, op_name, shape_of
+from xdsl_ane.passes.placement import is_const
 
 ELEMENT_FLOPS = {
     # a few elementwise or row ops are several steps per element

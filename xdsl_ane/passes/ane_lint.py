@@ -32,12 +32,13 @@ compute is reported once per function because it is all-or-nothing and one
 pass (`mil-fp16`) fixes it. `OP_RULES` is keyed by op name, so unregistered
 ops parsed with `--allow-unregistered-dialect` ("mil.scatter",
 "mil.while_loop") are recognized like our own; add an entry to extend it.
-The rules themselves live in `ane_rules.py`, shared with the placement of
-`xdsl-ane estimate` (which applies one chip's limits where this lint is
+The rules themselves are facts of the hardware (`xdsl_ane/ane/rules.py`, the
+limits in `ane/limits.py`, the dimension limits from the chip table),
+shared with the placement of `xdsl-ane estimate` (which applies one chip's limits where this lint is
 chip-neutral).
 
 With `chip` (`ane-lint{chip=m1}`, `lint_module(module, "m1")`) the lint
-also warns of each op that chip's placement (`ane_rules.placement_rule`,
+also warns of each op that chip's placement (`placement.placement_rule`,
 what `xdsl-ane estimate` applies) moves off the ANE by a rule the table
 above does not cover: sin/cos before A15, conv kernels wider than 13,
 reduce_prod, cumsum, topk, argmax over > 2048, int32 or bf16 compute, state
@@ -67,10 +68,8 @@ from xdsl.passes import ModulePass
 from xdsl.traits import IsolatedFromAbove
 from xdsl.utils.exceptions import PassFailedException
 
-from xdsl_ane.chips import Chip, get_chip
-from xdsl_ane.dialects.mil.base import MilOp
-from xdsl_ane.errors import XdslAneError
-from xdsl_ane.limits import (
+from xdsl_ane.ane.chips import Chip, get_chip
+from xdsl_ane.ane.limits import (
     MAX_DIMENSION,
     MAX_DIMENSION_NEWER,
     MAX_GATHER_TABLE,
@@ -80,21 +79,23 @@ from xdsl_ane.limits import (
     WEIGHTS_ERROR_BYTES,
     WEIGHTS_WARNING_BYTES,
 )
-from xdsl_ane.locations import location
-from xdsl_ane.passes.ane_rules import (  # noqa: F401 (the lint's API names them)
-    FALLBACK,
+from xdsl_ane.ane.rules import (
     OP_RULES,
-    OpRule,
     Severity,
     dimensions_over,
-    function_state_shapes,
-    is_const,
-    is_fp32,
     numbers,
     op_name,
     op_rule_details,
-    placement_rule,
     rank_problem,
+)
+from xdsl_ane.dialects.mil.base import MilOp
+from xdsl_ane.errors import XdslAneError
+from xdsl_ane.locations import location
+from xdsl_ane.passes.placement import (
+    function_state_shapes,
+    is_const,
+    is_fp32,
+    placement_rule,
 )
 
 FP16_SUGGESTION = "run mil-fp16 for fp16 compute and I/O"

@@ -63,6 +63,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
+from xdsl_ane.ane.limits import MASKED
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy, dense_to_numpy
 from xdsl_ane.dialects.mil.builders import const_op
@@ -80,7 +81,6 @@ from xdsl_ane.dialects.typing import (
     tensor,
 )
 from xdsl_ane.dialects.uses import uses_through
-from xdsl_ane.limits import MASKED
 from xdsl_ane.locations import copy_location, location_keeper, where
 
 FP16_MAX = float(np.finfo(np.float16).max)

@@ -1,0 +1,170 @@
+"""Where each op of a mil program runs on a chip: on its ANE, or on the
+CPU or GPU by the first rule that moves it off (`ane/rules.py`, the facts;
+the chip's limits from `ane/chips.py`). Read by `ane-lint{chip=...}` and by
+the estimate of `xdsl-ane estimate`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import TensorType, UnrankedTensorType, bf16, f32, i32
+from xdsl.ir import Attribute, Operation
+
+from xdsl_ane.ane.chips import Chip
+from xdsl_ane.ane.limits import MAX_RANK, STATE_ALIGNMENT
+from xdsl_ane.ane.rules import (
+    MORE_OP_RULES,
+    OP_RULES,
+    Unit,
+    chip_limit,
+    dimensions_over,
+    op_name,
+    op_rule_details,
+    shape_of,
+)
+from xdsl_ane.dialects.mil.base import MilOp
+from xdsl_ane.dialects.state_type import StateTypeBase
+
+
+def is_const(name: str) -> bool:
+    """Consts hold weights and are not counted as ops; constexpr ops are
+    evaluated when the model loads."""
+    return name in ("mil.const", "rlx.constant", "rlx.param") or name.startswith(
+        "mil.constexpr_"
+    )
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where an op runs: "ane", or "cpu"/"gpu" with the rule that moved it
+    (`rule`, a short key) and why (`reason`)."""
+
+    unit: Unit
+    rule: str = ""
+    reason: str = ""
+
+
+ON_ANE = Placement("ane")
+
+
+def _tensors(op: Operation) -> list[tuple[str, Attribute]]:
+    values = [("result", r.type) for r in op.results]
+    values += [("operand", o.type) for o in op.operands]
+    return values
+
+
+def _state_shapes(function: Operation | None) -> set[tuple[int, ...]]:
+    shapes = set()
+    if function is None:
+        return shapes
+    for op in function.walk():
+        for value in (*op.results, *op.operands):
+            if isinstance(value.type, StateTypeBase):
+                shapes.add(tuple(value.type.wrapped.get_shape()))
+    for region in function.regions:
+        for block in region.blocks:
+            for arg in block.args:
+                if isinstance(arg.type, StateTypeBase):
+                    shapes.add(tuple(arg.type.wrapped.get_shape()))
+    return shapes
+
+
+def _const_defined(value) -> bool:
+    owner = getattr(value, "owner", None)
+    return isinstance(owner, Operation) and is_const(op_name(owner))
+
+
+def placement_rule(
+    op: Operation, chip: Chip, state_shapes: set[tuple[int, ...]] | None = None
+) -> Placement:
+    """Where `op` (not a const) runs on `chip`, by the first rule that moves
+    it off the ANE. `state_shapes` are the state shapes of its function (for
+    chips that cannot mix them)."""
+    name = op_name(op)
+    if name.startswith("rlx."):
+        return Placement("cpu", "not-lowered", "rlx op not lowered to mil")
+    if not name.startswith("mil."):
+        return Placement("cpu", "not-mil", "not a MIL op")
+    details = op_rule_details(op)
+    if details:
+        rule, detail = details[0]
+        key = name.removeprefix("mil.")
+        return Placement(rule.unit, key, detail)
+    if not isinstance(op, MilOp) and name not in OP_RULES and name not in MORE_OP_RULES:
+        # (an op with a rule is a MIL op, defined by the mil dialect or not)
+        return Placement("cpu", "custom", "custom op (not in the mil dialect)")
+    if name in ("mil.sin", "mil.cos") and not chip.sin_cos:
+        return Placement(
+            "gpu", "sin-cos", f"{name.removeprefix('mil.')} runs on the ANE from A15"
+        )
+    for kind, t in _tensors(op):
+        if isinstance(t, StateTypeBase):
+            shape = tuple(t.wrapped.get_shape())
+            if shape and shape[-1] % STATE_ALIGNMENT:
+                return Placement(
+                    "cpu",
+                    "state-shape",
+                    f"state {list(shape)}: last axis not a multiple of "
+                    f"{STATE_ALIGNMENT}",
+                )
+            if not chip.mixed_state_shapes and len(state_shapes or ()) > 1:
+                return Placement(
+                    "cpu",
+                    "state-shapes",
+                    f"{chip.title} cannot compile states of different shapes in "
+                    "one model",
+                )
+            continue
+        if isinstance(t, UnrankedTensorType):
+            return Placement("cpu", "dynamic-shape", f"{kind} of dynamic shape")
+        shape = shape_of(t)
+        if shape is None:
+            continue
+        if any(d < 0 for d in shape):
+            return Placement("cpu", "dynamic-shape", f"{kind} of dynamic shape")
+        if len(shape) > MAX_RANK:
+            return Placement("cpu", "rank", f"{kind} of rank {len(shape)} > {MAX_RANK}")
+        over = dimensions_over(shape, chip_limit(chip))
+        if over:
+            axis, size, limit = over[0]
+            return Placement(
+                "gpu",
+                "dimension",
+                f"{kind} axis {axis} has size {size} > {limit} on {chip.title}",
+            )
+    for kind, t in _tensors(op):
+        element = getattr(t, "element_type", None)
+        if element == bf16:
+            return Placement("gpu", "dtype", f"bf16 {kind}; the ANE has no bf16")
+    for r in op.results:
+        if getattr(r.type, "element_type", None) == f32:
+            return Placement("gpu", "dtype", "fp32 compute; the ANE computes fp16")
+        # (argmax's index result: argmax over ≤ 2048 elements runs there)
+        if getattr(r.type, "element_type", None) == i32 and name not in INDEX_OPS:
+            return Placement("cpu", "dtype", "int32 result; the ANE has no int32")
+    for o in op.operands:
+        element = getattr(o.type, "element_type", None)
+        if element == f32:
+            if _const_defined(o):
+                return Placement(
+                    "gpu", "fp32-const", "fp32 constant operand (an fp32 buffer)"
+                )
+            return Placement("gpu", "dtype", "fp32 operand; the ANE computes fp16")
+        # (slice_update's runtime begin/end: a KV-cache write at a runtime
+        # position ran on the ANE, Anemll #27)
+        if element == i32 and not _const_defined(o) and name != "mil.slice_update":
+            return Placement("cpu", "dtype", "int32 operand; the ANE has no int32")
+    return ON_ANE
+
+
+INDEX_OPS = frozenset(("mil.reduce_argmax", "mil.reduce_argmin"))
+"""Ops whose int32 result is an index the ANE computes."""
+
+
+def function_state_shapes(function: Operation) -> set[tuple[int, ...]]:
+    return _state_shapes(function)
+
+
+def is_fp32(t: Attribute) -> bool:
+    return isinstance(t, TensorType | UnrankedTensorType) and t.element_type == f32
