@@ -293,6 +293,36 @@ func.func @f(%x: {ACT}) -> {ACT} {{
     ]
 
 
+def test_an_op_states_its_rules_flops_and_unit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The lint, the placement and the estimate ask the op's class (its
+    `ANE_RULES`, `flops`): a rule or a cost given to an op is everywhere,
+    with no table of op names to extend."""
+    from xdsl_ane.ane.chips import get_chip
+    from xdsl_ane.dialects import mil
+    from xdsl_ane.estimator.cost import flops
+    from xdsl_ane.passes.placement import placement_rule
+
+    text = f"""
+func.func @f(%x: {ACT}) -> {ACT} {{
+  %y = mil.relu %x : {ACT}
+  func.return %y : {ACT}
+}}
+"""
+    rule = OpRule(WARNING, "relu is slow today", "avoid it", unit="gpu")
+    monkeypatch.setattr(mil.ReluOp, "ANE_RULES", (rule,))
+    monkeypatch.setattr(mil.ReluOp, "FLOPS_PER_ELEMENT", 3)
+    module = parse(text)
+    assert [f.format() for f in lint_module(module).findings] == [
+        "ane-lint: warning: @f: mil.relu (%y): relu is slow today; avoid it"
+    ]
+    relu = next(op for op in module.walk() if isinstance(op, mil.ReluOp))
+    placement = placement_rule(relu, get_chip("m4"))
+    assert (placement.unit, placement.rule) == ("gpu", "relu")
+    assert flops(relu) == 3 * 64 * 256
+
+
 def test_unlowered_rlx_and_foreign_ops_are_errors() -> None:
     report = lint(
         f"""

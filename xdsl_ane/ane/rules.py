@@ -5,14 +5,16 @@ per rule, read by `ane-lint` (its diagnostics) and by the placement of
 given chip). Facts about the hardware, not passes: they read an op's
 name, properties and types, and nothing of the dialects.
 
-`OP_RULES` holds the rules keyed by op name (registered and unregistered
-ops alike: the rules of the mil dialect's `mil.max_pool` or
-`mil.upsample_bilinear` read their properties, those of MIL ops it does
-not define, such as `mil.scatter`, their attributes); the
-type rules (`rank_problem`, `dimensions_over`) and the per-op rules of the
-placement (`passes/placement.py`'s `placement_rule`) are functions. `ane-lint` is chip-neutral: it
-warns above the smallest chip's dimension limit and fails above the
-largest; `placement_rule` applies one chip's limits.
+Each op of the mil dialect states its own rules (`MilOp.ANE_RULES`: the
+rules named here, such as `POOL` or `DILATED_CONV`, or one of its own, as
+`mil.topk`'s); `OP_RULES` holds, keyed by name, those of the MIL ops the
+dialect does not define (`mil.scatter`, `mil.while_loop`, parsed
+unregistered: their attributes are read), and extends any op's
+(`passes/placement.py`'s `rules_of` gives both). The type rules (`rank_problem`, `dimensions_over`) and the
+placement's other rules (`passes/placement.py`'s `placement_rule`) are
+functions. `ane-lint` is chip-neutral: it warns above the smallest chip's
+dimension limit and fails above the largest, and leaves out the rules of
+one chip (`OpRule.on_chip`); `placement_rule` applies one chip's limits.
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ def shape_of(t: Attribute) -> tuple[int, ...] | None:
     return tuple(t.get_shape()) if isinstance(t, TensorType) else None
 
 
-def _kernel_width(op: Operation) -> str | None:
+def kernel_width(op: Operation) -> str | None:
     if len(op.operands) < 2:
         return None
     shape = shape_of(op.operands[1].type)
@@ -109,7 +111,7 @@ def _kernel_width(op: Operation) -> str | None:
     return f"kernel width {shape[-1]} > {MAX_KERNEL_WIDTH}"
 
 
-def _argmax_extent(op: Operation) -> str | None:
+def argmax_extent(op: Operation) -> str | None:
     shape = shape_of(op.operands[0].type) if op.operands else None
     if not shape:
         return None
@@ -127,10 +129,12 @@ back to."""
 
 @dataclass(frozen=True)
 class OpRule:
-    """What is wrong with ops of one name. With `condition`, the rule applies
-    only when it returns a detail (e.g. "dilations [2, 2] > 1"). `unit` is
-    where Core ML runs such an op instead of the ANE; `lint=False` rules
-    are the placement's only (ane-lint does not report them)."""
+    """What is wrong with ops of one kind. With `condition`, the rule applies
+    only when it returns a detail (e.g. "dilations [2, 2] > 1"); with
+    `on_chip`, only on the chips where that holds (the placement's, with a
+    chip). `unit` is where Core ML runs such an op instead of the ANE;
+    `lint=False` rules are the placement's only (ane-lint does not report
+    them). `key` names the rule in the estimate (default: the op's name)."""
 
     severity: Severity
     reason: str
@@ -138,6 +142,8 @@ class OpRule:
     condition: Condition | None = None
     unit: Unit = "cpu"
     lint: bool = True
+    on_chip: Callable[[Chip], bool] | None = None
+    key: str = ""
 
     def detail(self, op: Operation) -> str | None:
         """The reason with its detail when the rule applies to `op`, else None."""
@@ -205,8 +211,43 @@ DATA_DEPENDENT_SHAPE = OpRule(
     "compute it on the CPU, or use a fixed-size form with a mask",
 )
 
+CONV_KERNEL = OpRule(
+    Severity.WARNING,
+    f"convolution kernel wider than {MAX_KERNEL_WIDTH} {FALLBACK}",
+    "split the kernel into several narrower convolutions",
+    kernel_width,
+    unit="gpu",
+    lint=False,
+)
+ARGMAX = OpRule(
+    Severity.WARNING,
+    f"argmax over more than {MAX_ARGMAX} elements {FALLBACK}",
+    f"argmax over chunks of ≤ {MAX_ARGMAX}, then over the chunks' maxima",
+    argmax_extent,
+    lint=False,
+)
+
+
+def not_an_ane_op(op: str, suggestion: str) -> OpRule:
+    """The rule of an op that is not among the ANE's ops in any source of
+    ANE_FACTS.md (nor listed as falling back there, hence the placement's
+    only): cumsum, topk, argsort, reduce_prod."""
+    return OpRule(Severity.WARNING, f"{op} {FALLBACK}", suggestion, lint=False)
+
+
+def from_a15(op: str) -> OpRule:
+    """sin and cos run on the ANE from A15 (`Chip.sin_cos`)."""
+    return OpRule(
+        Severity.WARNING,
+        f"{op} runs on the ANE from A15",
+        unit="gpu",
+        lint=False,
+        on_chip=lambda chip: not chip.sin_cos,
+        key="sin-cos",
+    )
+
+
 OP_RULES: dict[str, OpRule] = {
-    "mil.gather": GATHER,
     "mil.gather_along_axis": GATHER,
     "mil.gather_nd": GATHER,
     "mil.scatter": SCATTER,
@@ -214,84 +255,34 @@ OP_RULES: dict[str, OpRule] = {
     "mil.scatter_nd": SCATTER,
     "mil.fill": FILL,
     "mil.fill_like": FILL,
-    "mil.band_part": OpRule(
-        Severity.WARNING,
-        f"band_part {FALLBACK}",
-        "add a constant 0/-1e4 mask instead",
-    ),
     "mil.cond": CONTROL_FLOW,
     "mil.while_loop": CONTROL_FLOW,
     "mil.rnn": RNN,
     "mil.lstm": RNN,
     "mil.gru": RNN,
-    "mil.conv": DILATED_CONV,
-    "mil.conv_transpose": DILATED_CONV,
-    "mil.avg_pool": POOL,
-    "mil.max_pool": POOL,
     "mil.l2_pool": POOL,
-    "mil.upsample_nearest_neighbor": UPSAMPLE,
-    "mil.upsample_bilinear": UPSAMPLE,
     "mil.non_zero": DATA_DEPENDENT_SHAPE,
     "mil.non_maximum_suppression": DATA_DEPENDENT_SHAPE,
 }
-"""Rules by op name; registered and unregistered ops alike (ane-lint and the
+"""Rules by op name: those of the MIL ops the mil dialect does not define
+(parsed unregistered), and more rules for any op (ane-lint and the
 placement)."""
 
-CONV_KERNEL = OpRule(
-    Severity.WARNING,
-    f"convolution kernel wider than {MAX_KERNEL_WIDTH} {FALLBACK}",
-    "split the kernel into several narrower convolutions",
-    _kernel_width,
-    unit="gpu",
-    lint=False,
-)
-MORE_OP_RULES: dict[str, OpRule] = {
-    "mil.conv": CONV_KERNEL,
-    "mil.conv_transpose": CONV_KERNEL,
-    "mil.reduce_prod": OpRule(
-        Severity.WARNING,
-        f"reduce_prod {FALLBACK}",
-        "reduce_sum of logs, or the product on the CPU",
-        lint=False,
-    ),
-    "mil.reduce_argmax": OpRule(
-        Severity.WARNING,
-        f"argmax over more than {MAX_ARGMAX} elements {FALLBACK}",
-        f"argmax over chunks of ≤ {MAX_ARGMAX}, then over the chunks' maxima",
-        _argmax_extent,
-        lint=False,
-    ),
-    # not among the ANE's ops in any source of ANE_FACTS.md (nor listed as
-    # falling back there, hence placement only); int32 position ids (RoBERTa's
-    # cumsum of the padding mask) would leave the ANE for their dtype anyway
-    "mil.cumsum": OpRule(
-        Severity.WARNING,
-        f"cumsum {FALLBACK}",
-        "compute it before the model and pass it in (position ids), or matmul "
-        "by a constant triangular matrix of ones",
-        lint=False,
-    ),
-    # likewise not among the ANE's ops (a sort: torch's topk, sort, argsort)
-    "mil.topk": OpRule(
-        Severity.WARNING,
-        f"topk {FALLBACK}",
-        "take the top k on the CPU from the model's output, or use argmax "
-        "(reduce_argmax runs on the ANE) where k = 1",
-        lint=False,
-    ),
-}
-"""Second rules for ops that already have one in OP_RULES, and rules the
-placement applies that ane-lint does not report."""
 
-
-def op_rule_details(op: Operation, lint: bool = False) -> list[tuple[OpRule, str]]:
-    """Each rule by op name that applies to `op`, with its reason; with
-    `lint`, only the rules ane-lint reports."""
-    name = op_name(op)
+def rule_details(
+    op: Operation,
+    rules: Sequence[OpRule],
+    lint: bool = False,
+    chip: Chip | None = None,
+) -> list[tuple[OpRule, str]]:
+    """Each of `rules` that applies to `op`, with its reason; with `lint`,
+    only the rules ane-lint reports; the rules of some chips only (`on_chip`)
+    only with a `chip` they hold on."""
     found = []
-    for table in (OP_RULES, MORE_OP_RULES):
-        rule = table.get(name)
-        if rule is None or (lint and not rule.lint):
+    for rule in rules:
+        if lint and not rule.lint:
+            continue
+        if rule.on_chip is not None and (chip is None or not rule.on_chip(chip)):
             continue
         detail = rule.detail(op)
         if detail is not None:

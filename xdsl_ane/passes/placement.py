@@ -14,17 +14,45 @@ from xdsl.ir import Attribute, Operation
 from xdsl_ane.ane.chips import Chip
 from xdsl_ane.ane.limits import MAX_RANK, STATE_ALIGNMENT
 from xdsl_ane.ane.rules import (
-    MORE_OP_RULES,
     OP_RULES,
+    OpRule,
     Unit,
     chip_limit,
     dimensions_over,
     op_name,
-    op_rule_details,
+    rule_details,
     shape_of,
 )
+from xdsl_ane.dialects.mil import MIL_OPS
 from xdsl_ane.dialects.mil.base import MilOp
 from xdsl_ane.dialects.state_type import StateTypeBase
+
+MIL_OP_CLASSES: dict[str, type[MilOp]] = {cls.name: cls for cls in MIL_OPS}
+
+
+def mil_class(op: Operation) -> type[MilOp] | None:
+    """The mil dialect's class of `op`, also for an op of that name parsed
+    unregistered (whose properties are then attributes, which the rules
+    read alike); None for an op the dialect does not define."""
+    return type(op) if isinstance(op, MilOp) else MIL_OP_CLASSES.get(op_name(op))
+
+
+def rules_of(op: Operation) -> tuple[OpRule, ...]:
+    """The rules the op's class states (`MilOp.ANE_RULES`) and those of its
+    name in `OP_RULES`, in that order."""
+    cls = mil_class(op)
+    own = cls.ANE_RULES if cls is not None else ()
+    named = OP_RULES.get(op_name(op))
+    return own if named is None else (*own, named)
+
+
+def op_rule_details(
+    op: Operation, lint: bool = False, chip: Chip | None = None
+) -> list[tuple[OpRule, str]]:
+    """Each rule of `op` (`rules_of`) that applies to it, with its reason;
+    with `lint`, only the rules ane-lint reports; with `chip`, also those of
+    that chip."""
+    return rule_details(op, rules_of(op), lint, chip)
 
 
 def is_const(name: str) -> bool:
@@ -86,18 +114,13 @@ def placement_rule(
         return Placement("cpu", "not-lowered", "rlx op not lowered to mil")
     if not name.startswith("mil."):
         return Placement("cpu", "not-mil", "not a MIL op")
-    details = op_rule_details(op)
+    details = op_rule_details(op, chip=chip)
     if details:
         rule, detail = details[0]
-        key = name.removeprefix("mil.")
-        return Placement(rule.unit, key, detail)
-    if not isinstance(op, MilOp) and name not in OP_RULES and name not in MORE_OP_RULES:
+        return Placement(rule.unit, rule.key or name.removeprefix("mil."), detail)
+    if not isinstance(op, MilOp) and not rules_of(op):
         # (an op with a rule is a MIL op, defined by the mil dialect or not)
         return Placement("cpu", "custom", "custom op (not in the mil dialect)")
-    if name in ("mil.sin", "mil.cos") and not chip.sin_cos:
-        return Placement(
-            "gpu", "sin-cos", f"{name.removeprefix('mil.')} runs on the ANE from A15"
-        )
     for kind, t in _tensors(op):
         if isinstance(t, StateTypeBase):
             shape = tuple(t.wrapped.get_shape())
@@ -141,7 +164,7 @@ def placement_rule(
         if getattr(r.type, "element_type", None) == f32:
             return Placement("gpu", "dtype", "fp32 compute; the ANE computes fp16")
         # (argmax's index result: argmax over ≤ 2048 elements runs there)
-        if getattr(r.type, "element_type", None) == i32 and name not in INDEX_OPS:
+        if getattr(r.type, "element_type", None) == i32 and not _index_result(op):
             return Placement("cpu", "dtype", "int32 result; the ANE has no int32")
     for o in op.operands:
         element = getattr(o.type, "element_type", None)
@@ -151,15 +174,19 @@ def placement_rule(
                     "gpu", "fp32-const", "fp32 constant operand (an fp32 buffer)"
                 )
             return Placement("gpu", "dtype", "fp32 operand; the ANE computes fp16")
-        # (slice_update's runtime begin/end: a KV-cache write at a runtime
-        # position ran on the ANE, Anemll #27)
-        if element == i32 and not _const_defined(o) and name != "mil.slice_update":
+        if element == i32 and not _const_defined(o) and not _index_operands(op):
             return Placement("cpu", "dtype", "int32 operand; the ANE has no int32")
     return ON_ANE
 
 
-INDEX_OPS = frozenset(("mil.reduce_argmax", "mil.reduce_argmin"))
-"""Ops whose int32 result is an index the ANE computes."""
+def _index_result(op: Operation) -> bool:
+    cls = mil_class(op)
+    return cls is not None and cls.ANE_INDEX_RESULT
+
+
+def _index_operands(op: Operation) -> bool:
+    cls = mil_class(op)
+    return cls is not None and cls.ANE_INDEX_OPERANDS
 
 
 def function_state_shapes(function: Operation) -> set[tuple[int, ...]]:

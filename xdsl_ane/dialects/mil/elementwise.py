@@ -26,6 +26,7 @@ from xdsl.irdl import (
     traits_def,
 )
 
+from xdsl_ane.ane.rules import from_a15
 from xdsl_ane.dialects.mil.base import (
     ANY_TYPE,
     FLOAT,
@@ -40,7 +41,7 @@ from xdsl_ane.dialects.mil.base import (
     require_element_type,
 )
 from xdsl_ane.dialects.mil.inputs import LIKE_X, MilInput
-from xdsl_ane.dialects.mil.traits import CopiesElements, Elementwise
+from xdsl_ane.dialects.mil.traits import CopiesElements, Elementwise, EpsilonGuarded
 from xdsl_ane.dialects.typing import (
     F32Attr,
     OpTypeError,
@@ -105,12 +106,16 @@ class ReluOp(UnaryOp):
 class SigmoidOp(UnaryOp):
     """1 / (1 + exp(-x))."""
 
+    FLOPS_PER_ELEMENT: ClassVar = 4
+
     name = "mil.sigmoid"
 
 
 @mil_op_definition
 class TanhOp(UnaryOp):
     """tanh(x)."""
+
+    FLOPS_PER_ELEMENT: ClassVar = 4
 
     name = "mil.tanh"
 
@@ -133,6 +138,8 @@ class SqrtOp(UnaryOp):
 class SinOp(UnaryOp):
     """sin(x), x in radians."""
 
+    ANE_RULES: ClassVar = (from_a15("sin"),)
+
     name = "mil.sin"
 
 
@@ -140,12 +147,16 @@ class SinOp(UnaryOp):
 class CosOp(UnaryOp):
     """cos(x), x in radians."""
 
+    ANE_RULES: ClassVar = (from_a15("cos"),)
+
     name = "mil.cos"
 
 
 @mil_op_definition
 class SiluOp(UnaryOp):
     """x · sigmoid(x)."""
+
+    FLOPS_PER_ELEMENT: ClassVar = 4
 
     name = "mil.silu"
 
@@ -174,6 +185,8 @@ class CeilOp(UnaryOp):
 @mil_op_definition
 class ErfOp(UnaryOp):
     """The Gauss error function."""
+
+    FLOPS_PER_ELEMENT: ClassVar = 4
 
     name = "mil.erf"
 
@@ -204,7 +217,7 @@ class UnaryWithEpsilonOp(UnaryOp, ABC):
     """`y = f(x + epsilon)`; an absent `epsilon` is MIL's default, which each
     op declares in its `MIL_INPUTS` (`input_default("epsilon")`)."""
 
-    traits = traits_def(EpsilonCanonicalization())
+    traits = traits_def(EpsilonCanonicalization(), EpsilonGuarded())
     epsilon = opt_prop_def(F32Attr)
 
     def __init__(self, x: Value, epsilon: float | None = None):
@@ -242,6 +255,8 @@ GELU_MODES = ("EXACT", "TANH_APPROXIMATION", "SIGMOID_APPROXIMATION")
 class GeluOp(UnaryOp):
     """GELU: `mode` EXACT (default) x·Φ(x), TANH_APPROXIMATION
     0.5x(1 + tanh(√(2/π)(x + 0.044715x³))), SIGMOID_APPROXIMATION x·σ(1.702x)."""
+
+    FLOPS_PER_ELEMENT: ClassVar = 8
 
     name = "mil.gelu"
     mode = opt_prop_def(StringAttr)

@@ -26,6 +26,7 @@ from xdsl.irdl import (
     result_def,
 )
 
+from xdsl_ane.ane.rules import FALLBACK, GATHER, OpRule, Severity
 from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FLOAT_INT32_BOOL,
@@ -56,6 +57,9 @@ class GatherOp(MilOp):
     first `batch_dims` axes of x and indices paired up as batch axes:
     result shape x[:axis] + indices[batch_dims:] + x[axis+1:]. Indices must
     lie in [0, x.shape[axis]) (iOS17)."""
+
+    FLOPS_PER_ELEMENT: ClassVar = 0
+    ANE_RULES: ClassVar = (GATHER,)
 
     name = "mil.gather"
     x = operand_def(TensorType)
@@ -245,6 +249,14 @@ class BandPartOp(MilOp):
     """Keeps the band of the innermost matrices of x and zeroes the rest:
     element (m, n) survives iff (lower < 0 or m - n <= lower) and
     (upper < 0 or n - m <= upper); lower and upper default to -1."""
+
+    ANE_RULES: ClassVar = (
+        OpRule(
+            Severity.WARNING,
+            f"band_part {FALLBACK}",
+            "add a constant 0/-1e4 mask instead",
+        ),
+    )
 
     name = "mil.band_part"
     x = operand_def(TensorType)

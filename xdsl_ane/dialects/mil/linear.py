@@ -25,8 +25,11 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     result_def,
+    traits_def,
 )
 
+from xdsl_ane.ane.cost import output_elements
+from xdsl_ane.ane.rules import CONV_KERNEL, DILATED_CONV
 from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FLOAT_INT32,
@@ -44,6 +47,7 @@ from xdsl_ane.dialects.mil.inputs import (
     PerSpatialAxis,
     element_dtype,
 )
+from xdsl_ane.dialects.mil.traits import ImageOp
 from xdsl_ane.dialects.typing import (
     I64Array,
     I64Attr,
@@ -71,6 +75,15 @@ class MatmulOp(MilOp):
     """numpy matmul of x and y on the last two axes, after swapping those axes
     of x (`transpose_x`) or y (`transpose_y`); batch axes broadcast. A rank-1
     x is a row vector (only against a rank-2 y); y has rank >= 2."""
+
+    def flops(self) -> int:
+        x = shape_of(self.operands[0])
+        k = (
+            x[-2]
+            if bool_prop(self.properties, "transpose_x") and len(x) >= 2
+            else x[-1]
+        )
+        return 2 * output_elements(self) * k
 
     name = "mil.matmul"
     x = operand_def(TensorType)
@@ -151,6 +164,9 @@ class LinearOp(TaggedOptionalOperandsOp):
     """x · weightᵀ + bias, with const weight [D_out, D_in] and bias [D_out];
     x is [*D, D_in] of rank 1 to 3. weight and bias may have a dtype other
     than x's (iOS17)."""
+
+    def flops(self) -> int:
+        return 2 * output_elements(self) * shape_of(self.operands[0])[-1]
 
     name = "mil.linear"
     x = operand_def(TensorType)
@@ -280,6 +296,9 @@ class ConvolutionOp(TaggedOptionalOperandsOp, ABC):
     and spatial properties, checked the same way; each op states its pad
     types (`PAD_TYPES`), its weight layout and its output shape."""
 
+    traits = traits_def(ImageOp())
+    ANE_RULES: ClassVar = (DILATED_CONV, CONV_KERNEL)
+
     PAD_TYPES: ClassVar[tuple[str, ...]]
 
     @classmethod
@@ -362,6 +381,10 @@ class ConvOp(ConvolutionOp):
     d_out = floor((d_in + pad_before + pad_after - (K-1)·dilation - 1) / stride) + 1.
     Absent properties take MIL's defaults: strides and dilations 1,
     pad_type "valid", pad 0, groups 1."""
+
+    def flops(self) -> int:
+        # the weight [Cout, Cin/groups, kh, kw] less its first axis
+        return 2 * output_elements(self) * math.prod(shape_of(self.operands[1])[1:])
 
     name = "mil.conv"
     PAD_TYPES: ClassVar = CONV_PAD_TYPES

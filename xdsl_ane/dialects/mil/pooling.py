@@ -21,8 +21,10 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import BoolAttr, StringAttr, TensorType
 from xdsl.ir import Attribute
-from xdsl.irdl import operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import operand_def, opt_prop_def, prop_def, result_def, traits_def
 
+from xdsl_ane.ane.cost import pooling_flops
+from xdsl_ane.ane.rules import POOL
 from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FUNCTIONAL,
@@ -38,6 +40,7 @@ from xdsl_ane.dialects.mil.linear import (
     check_window_lengths,
     conv_padding,
 )
+from xdsl_ane.dialects.mil.traits import ImageOp
 from xdsl_ane.dialects.typing import (
     I64Array,
     OpTypeError,
@@ -67,6 +70,12 @@ class MilPoolWindows:
 class PoolingOp(MilOp, ABC):
     """MIL's `Pooling`: x `[n, C, *D_in]`, const kernel_sizes, strides,
     pad_type, pad and ceil_mode."""
+
+    traits = traits_def(ImageOp())
+    ANE_RULES: ClassVar = (POOL,)
+
+    def flops(self) -> int:
+        return pooling_flops(self)
 
     x = operand_def(TensorType)
     kernel_sizes = prop_def(I64Array)

@@ -30,8 +30,11 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     result_def,
+    traits_def,
 )
 
+from xdsl_ane.ane.cost import input_elements, sort_flops
+from xdsl_ane.ane.rules import not_an_ane_op
 from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FLOAT_INT32,
@@ -51,6 +54,7 @@ from xdsl_ane.dialects.mil.inputs import (
     dtype_of_first_given,
     element_dtype,
 )
+from xdsl_ane.dialects.mil.traits import EpsilonGuarded
 from xdsl_ane.dialects.typing import (
     F32Attr,
     I64Array,
@@ -92,6 +96,9 @@ class ReductionOp(MilOp, ABC):
     """Reduces x over `axes` (absent: all axes), keeping them as size 1 when
     `keep_dims` (default false); reducing everything gives a rank-0 tensor.
     x is fp16, fp32 or int32; the result has x's dtype."""
+
+    def flops(self) -> int:
+        return input_elements(self)
 
     x = operand_def(TensorType)
     axes = opt_prop_def(I64Array)
@@ -157,6 +164,10 @@ class ReduceMinOp(ReductionOp):
 class ReduceProdOp(ReductionOp):
     """The product of x over the axes."""
 
+    ANE_RULES: ClassVar = (
+        not_an_ane_op("reduce_prod", "reduce_sum of logs, or the product on the CPU"),
+    )
+
     name = "mil.reduce_prod"
 
 
@@ -170,6 +181,8 @@ class ReduceLogSumExpOp(ReductionOp):
 @mil_op_definition
 class SoftmaxOp(MilOp):
     """exp(x) / Σ exp(x) along `axis` (default -1)."""
+
+    FLOPS_PER_ELEMENT: ClassVar = 5  # max, sub, exp, sum, div
 
     name = "mil.softmax"
     T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
@@ -214,6 +227,9 @@ class LayerNormOp(TaggedOptionalOperandsOp):
     x on those axes (in axis order) and default to 1 and 0; epsilon defaults
     to 1e-5. gamma and beta are const and may be fp16 or fp32 whatever x is
     (iOS17)."""
+
+    FLOPS_PER_ELEMENT: ClassVar = 8
+    traits = traits_def(EpsilonGuarded())
 
     name = "mil.layer_norm"
     x = operand_def(TensorType)
@@ -279,6 +295,17 @@ class CumsumOp(MilOp):
     the result has its type. `axis` lies in [−1, rank − 1]: coremltools'
     type inference refuses every other negative axis."""
 
+    ANE_RULES: ClassVar = (
+        not_an_ane_op(
+            "cumsum",
+            "compute it before the model and pass it in (position ids), or "
+            "matmul by a constant triangular matrix of ones",
+        ),
+    )
+
+    def flops(self) -> int:
+        return input_elements(self)  # a running sum
+
     name = "mil.cumsum"
     T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
     x = operand_def(T)
@@ -340,6 +367,17 @@ class TopkOp(MilOp):
     is not supported). `return_indices` (default true) and
     `output_indices_dtype` (default "int32") are MIL's: the values alone
     and uint16 indices are not supported."""
+
+    ANE_RULES: ClassVar = (
+        not_an_ane_op(
+            "topk",
+            "take the top k on the CPU from the model's output, or use argmax "
+            "(reduce_argmax runs on the ANE) where k = 1",
+        ),
+    )
+
+    def flops(self) -> int:
+        return sort_flops(self)
 
     name = "mil.topk"
     x = operand_def(TensorType)

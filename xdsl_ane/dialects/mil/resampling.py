@@ -17,8 +17,9 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import BoolAttr, StringAttr, TensorType
 from xdsl.ir import Attribute
-from xdsl.irdl import operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import operand_def, opt_prop_def, prop_def, result_def, traits_def
 
+from xdsl_ane.ane.rules import UPSAMPLE
 from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FUNCTIONAL,
@@ -28,6 +29,7 @@ from xdsl_ane.dialects.mil.base import (
     require_element_type,
 )
 from xdsl_ane.dialects.mil.inputs import LIKE_X, MilInput
+from xdsl_ane.dialects.mil.traits import ImageLink, ImageOp
 from xdsl_ane.dialects.typing import (
     F32Attr,
     I64Array,
@@ -52,6 +54,9 @@ class UpsampleOp(MilOp, ABC):
     """Upsampling of the last two axes of x (rank ≥ 3, fp16 or fp32) by
     integer scale factors (default 1): H·scale_factor_height,
     W·scale_factor_width."""
+
+    traits = traits_def(ImageOp())
+    ANE_RULES: ClassVar = (UPSAMPLE,)
 
     x = operand_def(TensorType)
     scale_factor_height = opt_prop_def(I64Attr)
@@ -180,6 +185,8 @@ class PadOp(MilOp):
     (before, after) per padded axis, ≥ 0. `mode` "constant" (default)
     fills `constant_val` (default 0.0); "reflect" mirrors about the edge
     element (each side at most D − 1); "replicate" repeats it (at most D)."""
+
+    traits = traits_def(ImageLink())
 
     name = "mil.pad"
     x = operand_def(TensorType)

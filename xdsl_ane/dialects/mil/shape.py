@@ -41,7 +41,7 @@ from xdsl_ane.dialects.mil.base import (
     require_element_type,
 )
 from xdsl_ane.dialects.mil.inputs import UINT32, MilInput
-from xdsl_ane.dialects.mil.traits import RearrangesElements
+from xdsl_ane.dialects.mil.traits import ImageOp, RearrangesElements
 from xdsl_ane.dialects.typing import (
     I64Array,
     I64Attr,
@@ -487,6 +487,8 @@ class PixelShuffleOp(ShapeOp):
     torch's `pixel_shuffle`. The channel count must be a multiple of f²
     (coremltools' type inference floors C / f² without checking)."""
 
+    traits = traits_def(ImageOp())
+
     name = "mil.pixel_shuffle"
     x = operand_def(TensorType)
     upscale_factor = prop_def(I64Attr)
@@ -520,6 +522,8 @@ class PixelUnshuffleOp(ShapeOp):
     `downscale_factor` (a uint32 in MIL), as torch's `pixel_unshuffle`. H
     and W must be multiples of f (coremltools' type inference divides
     without checking)."""
+
+    traits = traits_def(ImageOp())
 
     name = "mil.pixel_unshuffle"
     x = operand_def(TensorType)

@@ -21,6 +21,7 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     result_def,
+    traits_def,
 )
 
 from xdsl_ane.dialects.mil.base import (
@@ -31,6 +32,7 @@ from xdsl_ane.dialects.mil.base import (
     require_element_type,
 )
 from xdsl_ane.dialects.mil.inputs import MilInput, dtype_of_first_given
+from xdsl_ane.dialects.mil.traits import EpsilonGuarded, ImageOp
 from xdsl_ane.dialects.typing import (
     F32Attr,
     OpTypeError,
@@ -75,6 +77,8 @@ class BatchNormOp(TaggedOptionalOperandsOp):
     (axis 1) of x `[n, C, *D]` (rank 3 to 5); const mean, variance, gamma
     and beta `[C]`, gamma and beta defaulting to 1 and 0; epsilon defaults
     to 1e-5."""
+
+    traits = traits_def(ImageOp(), EpsilonGuarded())
 
     name = "mil.batch_norm"
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
@@ -122,6 +126,8 @@ class InstanceNormOp(TaggedOptionalOperandsOp):
     over the spatial axes of each sample's channel; x `[n, C, *D]` (rank 3
     or 4), const gamma and beta `[C]` defaulting to 1 and 0; epsilon
     defaults to 1e-5."""
+
+    traits = traits_def(ImageOp(), EpsilonGuarded())
 
     name = "mil.instance_norm"
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))

@@ -29,6 +29,8 @@ from xdsl.irdl import (
 )
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 
+from xdsl_ane.ane.cost import input_elements
+from xdsl_ane.ane.rules import ARGMAX
 from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FLOAT_INT32,
@@ -73,6 +75,8 @@ class StateType(StateTypeBase):
 class ReadStateOp(MilOp):
     """A copy of the state's current value."""
 
+    FLOPS_PER_ELEMENT: ClassVar = 0
+
     name = "mil.read_state"
     input = operand_def(StateType)
     result = result_def(TensorType)
@@ -92,6 +96,8 @@ class ReadStateOp(MilOp):
 @mil_op_definition
 class CoremlUpdateStateOp(MilOp):
     """Stores `value` in `state` and returns it (MIL's write then read)."""
+
+    FLOPS_PER_ELEMENT: ClassVar = 0
 
     name = "mil.coreml_update_state"
     state = operand_def(StateType)
@@ -125,6 +131,9 @@ class SliceUpdateOp(MilOp):
     or masks (MIL's defaults), end − begin must equal update's shape, which
     is checked here when both are inline consts and by the interpreter
     otherwise; update is never rank 0."""
+
+    FLOPS_PER_ELEMENT: ClassVar = 0
+    ANE_INDEX_OPERANDS: ClassVar = True
 
     name = "mil.slice_update"
     x = operand_def(TensorType)
@@ -208,6 +217,12 @@ class ReduceArgmaxOp(MilOp):
     the first one on ties), the axis kept as size 1 when `keep_dims`
     (default false). `output_dtype` (iOS17) is "int32", the default (MIL's
     "uint16" is not supported)."""
+
+    ANE_RULES: ClassVar = (ARGMAX,)
+    ANE_INDEX_RESULT: ClassVar = True
+
+    def flops(self) -> int:
+        return input_elements(self)
 
     name = "mil.reduce_argmax"
     x = operand_def(TensorType)
