@@ -42,7 +42,8 @@ With `chip` (`ane-lint{chip=m1}`, `lint_module(module, "m1")`) the lint
 also warns of each op that chip's placement (`placement.placement_rule`,
 what `xdsl-ane estimate` applies) moves off the ANE by a rule the table
 above does not cover: sin/cos before A15, conv kernels wider than 13,
-reduce_prod, cumsum, topk, argmax over > 2048, int32 or bf16 compute, state
+argmax over > 2048, ops that are not among the ANE's (reduce_prod, cumsum,
+sorts: `ane/rules.py`'s `not_an_ane_op`), int32 or bf16 compute, state
 shapes.
 
 `lint_module` is the Python API (used by the pass and by `xdsl-ane compile`);

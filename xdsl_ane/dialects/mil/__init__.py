@@ -17,7 +17,7 @@ opset that introduced it (`OPSET`).
 Modules: `const`, `elementwise`, `linear` (matmul, linear, conv), `convolution`
 (conv_transpose), `shape` (with pixel_shuffle, pixel_unshuffle),
 `indexing` (gather, one_hot, band_part), `reduction` (reduce_*, softmax,
-layer_norm, cumsum, topk), `spatial_norm` (batch_norm, instance_norm), `pooling`
+layer_norm, running sums and sorts), `spatial_norm` (batch_norm, instance_norm), `pooling`
 (max_pool, avg_pool), `quantization`, `state`; `base` holds the shared machinery,
 `inputs` the declaration of MIL inputs. `resampling` (upsample_nearest_neighbor,
 upsample_bilinear, pad) and `activations` (leaky_relu, elu, sigmoid_hard)

@@ -10,7 +10,8 @@ module each:
 - elementwise.py: the sources (constant, param), unary and binary ops,
   compare, where, cast
 - shape.py: matmul, reshape, expand, transpose, narrow, concat, gather
-- reduction.py: reduce_sum/mean/max/min, softmax, argmax, cumsum, topk
+- reduction.py: reduce_sum/mean/max/min, softmax, argmax, running sums and
+  sorts (cumsum, topk, ...)
 - normalization.py: rms_norm, layer_norm
 - spatial_norm.py: batch_norm, group_norm (over the channels of [N, C, ...])
 - pooling.py: max_pool, avg_pool
