@@ -1,10 +1,11 @@
 """MIL's ops that reduce over axes: `reduce_*`, `softmax`, `layer_norm`,
-`cumsum` (the running sum along one axis) and `topk` (the k largest or
-smallest values along one axis and their indices).
+`cumsum` (the running sum along one axis), `topk` (the k largest or
+smallest values along one axis and their indices) and `argsort` (the
+indices that sort one axis).
 
 Type rules from coremltools iOS15 reduction.py (ReductionAxes), activation
-softmax, iOS17 normalization.layer_norm, iOS15 tensor_operation.cumsum and
-iOS17 tensor_operation.topk.
+softmax, iOS17 normalization.layer_norm, iOS15 tensor_operation.cumsum,
+iOS17 tensor_operation.topk and iOS15 tensor_operation.argsort.
 """
 
 from __future__ import annotations
@@ -455,6 +456,59 @@ class TopkOp(MilOp):
         return [tensor(shape, x.element_type), tensor(shape, i32)]
 
 
+@mil_op_definition
+class ArgsortOp(MilOp):
+    """The int32 indices that sort x along `axis` (default −1): descending
+    (MIL's default) or, with `ascending` (default false), ascending. x is
+    fp16, fp32 or int32 of rank ≥ 1; the result has its shape. MIL leaves
+    the order of equal values open."""
+
+    name = "mil.argsort"
+    x = operand_def(TensorType)
+    axis = opt_prop_def(I64Attr)
+    ascending = opt_prop_def(BoolAttr)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("axis", -1),
+        MilInput("ascending", False),
+    )
+    ANE_RULES: ClassVar = (
+        not_an_ane_op(
+            "argsort",
+            "sort on the CPU from the model's output, or use argmax "
+            "(reduce_argmax runs on the ANE) for the first index",
+        ),
+    )
+
+    def __init__(
+        self, x: Value, axis: int | None = None, ascending: bool | None = None
+    ):
+        self.init_mil(
+            {"x": x}, {"axis": i64_attr(axis), "ascending": bool_attr(ascending)}
+        )
+
+    def flops(self) -> int:
+        return sort_flops(self)
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        x = cls.tensor_operands(operand_types, properties)["x"]
+        assert x is not None
+        require_element_type(cls.name, "x", x, FLOAT_INT32)
+        shape = x.get_shape()
+        if not shape:
+            raise OpTypeError(cls.name, "operand 'x' must have rank ≥ 1")
+        operand_axis(
+            cls.name,
+            "axis",
+            int_prop(properties, "axis", cls.input_default("axis")),
+            ("x", shape),
+        )
+        return [tensor(shape, i32)]
+
+
 OPS = (
     ReduceSumOp,
     ReduceMeanOp,
@@ -465,6 +519,7 @@ OPS = (
     SoftmaxOp,
     CumsumOp,
     TopkOp,
+    ArgsortOp,
     LayerNormOp,
 )
 """The ops of this family, as the mil dialect lists them."""
