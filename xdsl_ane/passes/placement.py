@@ -1,7 +1,9 @@
 """Where each op of a mil program runs on a chip: on its ANE, or on the
-CPU or GPU by the first rule that moves it off (`ane/rules.py`, the facts;
-the chip's limits from `ane/chips.py`). Read by `ane-lint{chip=...}` and by
-the estimate of `xdsl-ane estimate`.
+CPU or GPU by the first rule that moves it off: the op's own rules
+(`MilOp.ANE_RULES`), those of its name (`ane/rules.py`'s `OP_RULES`, for
+MIL ops the dialect does not define), then the rules of its types and of
+the chip (`ane/chips.py`). Read by `ane-lint` and by the estimate of
+`xdsl-ane estimate`.
 """
 
 from __future__ import annotations
