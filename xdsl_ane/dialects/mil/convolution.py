@@ -72,11 +72,6 @@ class ConvTransposeOp(ConvolutionOp):
     the placement of any other size open). Absent properties take MIL's
     defaults: strides and dilations 1, pad_type "valid", pad 0, groups 1."""
 
-    def flops(self) -> int:
-        # each input element times the weight [Cin, Cout/groups, kh, kw] less its first axis
-        weight = shape_of(self.operands[1])
-        return 2 * elements(self.operands[0].type) * math.prod(weight[1:])
-
     name = "mil.conv_transpose"
     PAD_TYPES: ClassVar = CONV_TRANSPOSE_PAD_TYPES
     OPSET: ClassVar[str] = "iOS15"
@@ -101,6 +96,11 @@ class ConvTransposeOp(ConvolutionOp):
         MilInput("dilations", PerSpatialAxis(1)),
         MilInput("groups", 1),
     )
+
+    def flops(self) -> int:
+        # each input element times the weight [Cin, Cout/groups, kh, kw] less its first axis
+        weight = shape_of(self.operands[1])
+        return 2 * elements(self.operands[0].type) * math.prod(weight[1:])
 
     def __init__(
         self,

@@ -106,18 +106,16 @@ class ReluOp(UnaryOp):
 class SigmoidOp(UnaryOp):
     """1 / (1 + exp(-x))."""
 
-    FLOPS_PER_ELEMENT: ClassVar = 4
-
     name = "mil.sigmoid"
+    FLOPS_PER_ELEMENT: ClassVar = 4
 
 
 @mil_op_definition
 class TanhOp(UnaryOp):
     """tanh(x)."""
 
-    FLOPS_PER_ELEMENT: ClassVar = 4
-
     name = "mil.tanh"
+    FLOPS_PER_ELEMENT: ClassVar = 4
 
 
 @mil_op_definition
@@ -138,27 +136,24 @@ class SqrtOp(UnaryOp):
 class SinOp(UnaryOp):
     """sin(x), x in radians."""
 
-    ANE_RULES: ClassVar = (from_a15("sin"),)
-
     name = "mil.sin"
+    ANE_RULES: ClassVar = (from_a15("sin"),)
 
 
 @mil_op_definition
 class CosOp(UnaryOp):
     """cos(x), x in radians."""
 
-    ANE_RULES: ClassVar = (from_a15("cos"),)
-
     name = "mil.cos"
+    ANE_RULES: ClassVar = (from_a15("cos"),)
 
 
 @mil_op_definition
 class SiluOp(UnaryOp):
     """x · sigmoid(x)."""
 
-    FLOPS_PER_ELEMENT: ClassVar = 4
-
     name = "mil.silu"
+    FLOPS_PER_ELEMENT: ClassVar = 4
 
 
 @mil_op_definition
@@ -186,9 +181,8 @@ class CeilOp(UnaryOp):
 class ErfOp(UnaryOp):
     """The Gauss error function."""
 
-    FLOPS_PER_ELEMENT: ClassVar = 4
-
     name = "mil.erf"
+    FLOPS_PER_ELEMENT: ClassVar = 4
 
 
 @mil_op_definition
@@ -256,11 +250,11 @@ class GeluOp(UnaryOp):
     """GELU: `mode` EXACT (default) x·Φ(x), TANH_APPROXIMATION
     0.5x(1 + tanh(√(2/π)(x + 0.044715x³))), SIGMOID_APPROXIMATION x·σ(1.702x)."""
 
-    FLOPS_PER_ELEMENT: ClassVar = 8
-
     name = "mil.gelu"
     mode = opt_prop_def(StringAttr)
     MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("mode", "EXACT"))
+
+    FLOPS_PER_ELEMENT: ClassVar = 8
 
     def __init__(self, x: Value, mode: str | None = None):
         self.init_mil({"x": x}, {"mode": str_attr(mode)})

@@ -58,9 +58,6 @@ class GatherOp(MilOp):
     result shape x[:axis] + indices[batch_dims:] + x[axis+1:]. Indices must
     lie in [0, x.shape[axis]) (iOS17)."""
 
-    FLOPS_PER_ELEMENT: ClassVar = 0
-    ANE_RULES: ClassVar = (GATHER,)
-
     name = "mil.gather"
     x = operand_def(TensorType)
     indices = operand_def(TensorType)
@@ -76,6 +73,9 @@ class GatherOp(MilOp):
         MilInput("batch_dims", 0),
         MilInput("validate_indices", False),
     )
+
+    FLOPS_PER_ELEMENT: ClassVar = 0
+    ANE_RULES: ClassVar = (GATHER,)
 
     def __init__(
         self,
@@ -250,14 +250,6 @@ class BandPartOp(MilOp):
     element (m, n) survives iff (lower < 0 or m - n <= lower) and
     (upper < 0 or n - m <= upper); lower and upper default to -1."""
 
-    ANE_RULES: ClassVar = (
-        OpRule(
-            Severity.WARNING,
-            f"band_part {FALLBACK}",
-            "add a constant 0/-1e4 mask instead",
-        ),
-    )
-
     name = "mil.band_part"
     x = operand_def(TensorType)
     lower = opt_prop_def(I64Attr)
@@ -268,6 +260,14 @@ class BandPartOp(MilOp):
         MilInput("x"),
         MilInput("lower", -1),
         MilInput("upper", -1),
+    )
+
+    ANE_RULES: ClassVar = (
+        OpRule(
+            Severity.WARNING,
+            f"band_part {FALLBACK}",
+            "add a constant 0/-1e4 mask instead",
+        ),
     )
 
     def __init__(self, x: Value, lower: int | None = None, upper: int | None = None):

@@ -76,15 +76,6 @@ class MatmulOp(MilOp):
     of x (`transpose_x`) or y (`transpose_y`); batch axes broadcast. A rank-1
     x is a row vector (only against a rank-2 y); y has rank >= 2."""
 
-    def flops(self) -> int:
-        x = shape_of(self.operands[0])
-        k = (
-            x[-2]
-            if bool_prop(self.properties, "transpose_x") and len(x) >= 2
-            else x[-1]
-        )
-        return 2 * output_elements(self) * k
-
     name = "mil.matmul"
     x = operand_def(TensorType)
     y = operand_def(TensorType)
@@ -98,6 +89,15 @@ class MatmulOp(MilOp):
         MilInput("transpose_x", False),
         MilInput("transpose_y", False),
     )
+
+    def flops(self) -> int:
+        x = shape_of(self.operands[0])
+        k = (
+            x[-2]
+            if bool_prop(self.properties, "transpose_x") and len(x) >= 2
+            else x[-1]
+        )
+        return 2 * output_elements(self) * k
 
     def __init__(
         self,
@@ -165,9 +165,6 @@ class LinearOp(TaggedOptionalOperandsOp):
     x is [*D, D_in] of rank 1 to 3. weight and bias may have a dtype other
     than x's (iOS17)."""
 
-    def flops(self) -> int:
-        return 2 * output_elements(self) * shape_of(self.operands[0])[-1]
-
     name = "mil.linear"
     x = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -179,6 +176,9 @@ class LinearOp(TaggedOptionalOperandsOp):
         MilInput("bias", zero_bias),
     )
     CONST_OPERANDS: ClassVar = ("weight", "bias")
+
+    def flops(self) -> int:
+        return 2 * output_elements(self) * shape_of(self.operands[0])[-1]
 
     def __init__(self, x: Value, weight: Value, bias: Value | None = None):
         self.init_mil({"x": x, "weight": weight, "bias": bias})
@@ -296,10 +296,10 @@ class ConvolutionOp(TaggedOptionalOperandsOp, ABC):
     and spatial properties, checked the same way; each op states its pad
     types (`PAD_TYPES`), its weight layout and its output shape."""
 
+    PAD_TYPES: ClassVar[tuple[str, ...]]
+
     traits = traits_def(ImageOp())
     ANE_RULES: ClassVar = (DILATED_CONV, CONV_KERNEL)
-
-    PAD_TYPES: ClassVar[tuple[str, ...]]
 
     @classmethod
     def spatial_parameters(
@@ -382,10 +382,6 @@ class ConvOp(ConvolutionOp):
     Absent properties take MIL's defaults: strides and dilations 1,
     pad_type "valid", pad 0, groups 1."""
 
-    def flops(self) -> int:
-        # the weight [Cout, Cin/groups, kh, kw] less its first axis
-        return 2 * output_elements(self) * math.prod(shape_of(self.operands[1])[1:])
-
     name = "mil.conv"
     PAD_TYPES: ClassVar = CONV_PAD_TYPES
     x = operand_def(TensorType)
@@ -407,6 +403,10 @@ class ConvOp(ConvolutionOp):
         MilInput("dilations", PerSpatialAxis(1)),
         MilInput("groups", 1),
     )
+
+    def flops(self) -> int:
+        # the weight [Cout, Cin/groups, kh, kw] less its first axis
+        return 2 * output_elements(self) * math.prod(shape_of(self.operands[1])[1:])
 
     def __init__(
         self,

@@ -71,12 +71,6 @@ class PoolingOp(MilOp, ABC):
     """MIL's `Pooling`: x `[n, C, *D_in]`, const kernel_sizes, strides,
     pad_type, pad and ceil_mode."""
 
-    traits = traits_def(ImageOp())
-    ANE_RULES: ClassVar = (POOL,)
-
-    def flops(self) -> int:
-        return pooling_flops(self)
-
     x = operand_def(TensorType)
     kernel_sizes = prop_def(I64Array)
     strides = opt_prop_def(I64Array)
@@ -94,6 +88,12 @@ class PoolingOp(MilOp, ABC):
         MilInput("pad", PerSpatialAxis(0, per_axis=2)),
         MilInput("ceil_mode", False),
     )
+
+    traits = traits_def(ImageOp())
+    ANE_RULES: ClassVar = (POOL,)
+
+    def flops(self) -> int:
+        return pooling_flops(self)
 
     @classmethod
     def windows(

@@ -98,9 +98,6 @@ class ReductionOp(MilOp, ABC):
     `keep_dims` (default false); reducing everything gives a rank-0 tensor.
     x is fp16, fp32 or int32; the result has x's dtype."""
 
-    def flops(self) -> int:
-        return input_elements(self)
-
     x = operand_def(TensorType)
     axes = opt_prop_def(I64Array)
     keep_dims = opt_prop_def(BoolAttr)
@@ -111,6 +108,9 @@ class ReductionOp(MilOp, ABC):
         MilInput("axes"),
         MilInput("keep_dims", False),
     )
+
+    def flops(self) -> int:
+        return input_elements(self)
 
     def __init__(
         self,
@@ -165,11 +165,10 @@ class ReduceMinOp(ReductionOp):
 class ReduceProdOp(ReductionOp):
     """The product of x over the axes."""
 
+    name = "mil.reduce_prod"
     ANE_RULES: ClassVar = (
         not_an_ane_op("reduce_prod", "reduce_sum of logs, or the product on the CPU"),
     )
-
-    name = "mil.reduce_prod"
 
 
 @mil_op_definition
@@ -183,8 +182,6 @@ class ReduceLogSumExpOp(ReductionOp):
 class SoftmaxOp(MilOp):
     """exp(x) / Σ exp(x) along `axis` (default -1)."""
 
-    FLOPS_PER_ELEMENT: ClassVar = 5  # max, sub, exp, sum, div
-
     name = "mil.softmax"
     T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
     x = operand_def(T)
@@ -192,6 +189,8 @@ class SoftmaxOp(MilOp):
     result = result_def(T)
     assembly_format = "$x attr-dict `:` type($x)"
     MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("axis", -1))
+
+    FLOPS_PER_ELEMENT: ClassVar = 5  # max, sub, exp, sum, div
 
     def __init__(self, x: Value, axis: int | None = None):
         self.init_mil({"x": x}, {"axis": i64_attr(axis)})
@@ -229,9 +228,6 @@ class LayerNormOp(TaggedOptionalOperandsOp):
     to 1e-5. gamma and beta are const and may be fp16 or fp32 whatever x is
     (iOS17)."""
 
-    FLOPS_PER_ELEMENT: ClassVar = 8
-    traits = traits_def(EpsilonGuarded())
-
     name = "mil.layer_norm"
     x = operand_def(TensorType)
     gamma = opt_operand_def(TensorType)
@@ -250,6 +246,9 @@ class LayerNormOp(TaggedOptionalOperandsOp):
         MilInput("epsilon", 1e-5, dtype_of_first_given("gamma", "beta")),
     )
     CONST_OPERANDS: ClassVar = ("gamma", "beta")
+
+    FLOPS_PER_ELEMENT: ClassVar = 8
+    traits = traits_def(EpsilonGuarded())
 
     def __init__(
         self,
@@ -296,17 +295,6 @@ class CumsumOp(MilOp):
     the result has its type. `axis` lies in [−1, rank − 1]: coremltools'
     type inference refuses every other negative axis."""
 
-    ANE_RULES: ClassVar = (
-        not_an_ane_op(
-            "cumsum",
-            "compute it before the model and pass it in (position ids), or "
-            "matmul by a constant triangular matrix of ones",
-        ),
-    )
-
-    def flops(self) -> int:
-        return input_elements(self)  # a running sum
-
     name = "mil.cumsum"
     T: ClassVar = VarConstraint("T", BaseAttr(TensorType))
     x = operand_def(T)
@@ -321,6 +309,17 @@ class CumsumOp(MilOp):
         MilInput("exclusive", False),
         MilInput("reverse", False),
     )
+
+    ANE_RULES: ClassVar = (
+        not_an_ane_op(
+            "cumsum",
+            "compute it before the model and pass it in (position ids), or "
+            "matmul by a constant triangular matrix of ones",
+        ),
+    )
+
+    def flops(self) -> int:
+        return input_elements(self)  # a running sum
 
     def __init__(
         self,
@@ -369,17 +368,6 @@ class TopkOp(MilOp):
     `output_indices_dtype` (default "int32") are MIL's: the values alone
     and uint16 indices are not supported."""
 
-    ANE_RULES: ClassVar = (
-        not_an_ane_op(
-            "topk",
-            "take the top k on the CPU from the model's output, or use argmax "
-            "(reduce_argmax runs on the ANE) where k = 1",
-        ),
-    )
-
-    def flops(self) -> int:
-        return sort_flops(self)
-
     name = "mil.topk"
     x = operand_def(TensorType)
     k = opt_prop_def(I64Attr)
@@ -400,6 +388,17 @@ class TopkOp(MilOp):
         MilInput("return_indices", True),
         MilInput("output_indices_dtype", "int32"),
     )
+
+    ANE_RULES: ClassVar = (
+        not_an_ane_op(
+            "topk",
+            "take the top k on the CPU from the model's output, or use argmax "
+            "(reduce_argmax runs on the ANE) where k = 1",
+        ),
+    )
+
+    def flops(self) -> int:
+        return sort_flops(self)
 
     def __init__(
         self,

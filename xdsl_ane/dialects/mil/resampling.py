@@ -55,14 +55,14 @@ class UpsampleOp(MilOp, ABC):
     integer scale factors (default 1): H·scale_factor_height,
     W·scale_factor_width."""
 
-    traits = traits_def(ImageOp())
-    ANE_RULES: ClassVar = (UPSAMPLE,)
-
     x = operand_def(TensorType)
     scale_factor_height = opt_prop_def(I64Attr)
     scale_factor_width = opt_prop_def(I64Attr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+
+    traits = traits_def(ImageOp())
+    ANE_RULES: ClassVar = (UPSAMPLE,)
 
     @classmethod
     def scale_factors(cls, properties: Mapping[str, Attribute]) -> tuple[int, int]:
@@ -186,8 +186,6 @@ class PadOp(MilOp):
     fills `constant_val` (default 0.0); "reflect" mirrors about the edge
     element (each side at most D − 1); "replicate" repeats it (at most D)."""
 
-    traits = traits_def(ImageLink())
-
     name = "mil.pad"
     x = operand_def(TensorType)
     pad = prop_def(I64Array)
@@ -201,6 +199,8 @@ class PadOp(MilOp):
         MilInput("mode", "constant"),
         MilInput("constant_val", 0.0, LIKE_X),
     )
+
+    traits = traits_def(ImageLink())
 
     def __init__(
         self,

@@ -487,8 +487,6 @@ class PixelShuffleOp(ShapeOp):
     torch's `pixel_shuffle`. The channel count must be a multiple of f²
     (coremltools' type inference floors C / f² without checking)."""
 
-    traits = traits_def(ImageOp())
-
     name = "mil.pixel_shuffle"
     x = operand_def(TensorType)
     upscale_factor = prop_def(I64Attr)
@@ -496,6 +494,8 @@ class PixelShuffleOp(ShapeOp):
     MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("upscale_factor"))
     DOMAIN: ClassVar = FLOAT
     assembly_format = FUNCTIONAL
+
+    traits = traits_def(ImageOp())
 
     def __init__(self, x: Value, upscale_factor: int):
         self.init_mil({"x": x}, {"upscale_factor": i64_attr(upscale_factor)})
@@ -523,8 +523,6 @@ class PixelUnshuffleOp(ShapeOp):
     and W must be multiples of f (coremltools' type inference divides
     without checking)."""
 
-    traits = traits_def(ImageOp())
-
     name = "mil.pixel_unshuffle"
     x = operand_def(TensorType)
     downscale_factor = prop_def(I64Attr)
@@ -533,6 +531,8 @@ class PixelUnshuffleOp(ShapeOp):
     OPSET: ClassVar = "iOS16"
     DOMAIN: ClassVar = FLOAT
     assembly_format = FUNCTIONAL
+
+    traits = traits_def(ImageOp())
 
     def __init__(self, x: Value, downscale_factor: int):
         self.init_mil({"x": x}, {"downscale_factor": i64_attr(downscale_factor)})

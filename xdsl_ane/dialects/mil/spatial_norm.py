@@ -78,8 +78,6 @@ class BatchNormOp(TaggedOptionalOperandsOp):
     and beta `[C]`, gamma and beta defaulting to 1 and 0; epsilon defaults
     to 1e-5."""
 
-    traits = traits_def(ImageOp(), EpsilonGuarded())
-
     name = "mil.batch_norm"
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
     x = operand_def(TensorType)
@@ -99,6 +97,8 @@ class BatchNormOp(TaggedOptionalOperandsOp):
         MilInput("epsilon", 1e-5, dtype_of_first_given("mean")),
     )
     CONST_OPERANDS: ClassVar = ("mean", "variance", "gamma", "beta")
+
+    traits = traits_def(ImageOp(), EpsilonGuarded())
 
     def __init__(
         self,
@@ -127,8 +127,6 @@ class InstanceNormOp(TaggedOptionalOperandsOp):
     or 4), const gamma and beta `[C]` defaulting to 1 and 0; epsilon
     defaults to 1e-5."""
 
-    traits = traits_def(ImageOp(), EpsilonGuarded())
-
     name = "mil.instance_norm"
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
     x = operand_def(TensorType)
@@ -143,6 +141,8 @@ class InstanceNormOp(TaggedOptionalOperandsOp):
         MilInput("epsilon", 1e-5, dtype_of_first_given("gamma", "beta")),
     )
     CONST_OPERANDS: ClassVar = ("gamma", "beta")
+
+    traits = traits_def(ImageOp(), EpsilonGuarded())
 
     def __init__(
         self,

@@ -75,8 +75,6 @@ class StateType(StateTypeBase):
 class ReadStateOp(MilOp):
     """A copy of the state's current value."""
 
-    FLOPS_PER_ELEMENT: ClassVar = 0
-
     name = "mil.read_state"
     input = operand_def(StateType)
     result = result_def(TensorType)
@@ -84,6 +82,8 @@ class ReadStateOp(MilOp):
     traits = traits_def(MemoryReadEffect(), KnownAttributesOnly())
     MIL_INPUTS: ClassVar = (MilInput("input"),)
     OPSET: ClassVar = "iOS18"
+
+    FLOPS_PER_ELEMENT: ClassVar = 0
 
     def __init__(self, input: Value):
         self.init_mil({"input": input})
@@ -97,8 +97,6 @@ class ReadStateOp(MilOp):
 class CoremlUpdateStateOp(MilOp):
     """Stores `value` in `state` and returns it (MIL's write then read)."""
 
-    FLOPS_PER_ELEMENT: ClassVar = 0
-
     name = "mil.coreml_update_state"
     state = operand_def(StateType)
     value = operand_def(TensorType)
@@ -107,6 +105,8 @@ class CoremlUpdateStateOp(MilOp):
     traits = traits_def(MemoryWriteEffect(), KnownAttributesOnly())
     MIL_INPUTS: ClassVar = (MilInput("state"), MilInput("value"))
     OPSET: ClassVar = "iOS18"
+
+    FLOPS_PER_ELEMENT: ClassVar = 0
 
     def __init__(self, state: Value, value: Value):
         self.init_mil({"state": state, "value": value})
@@ -132,9 +132,6 @@ class SliceUpdateOp(MilOp):
     is checked here when both are inline consts and by the interpreter
     otherwise; update is never rank 0."""
 
-    FLOPS_PER_ELEMENT: ClassVar = 0
-    ANE_INDEX_OPERANDS: ClassVar = True
-
     name = "mil.slice_update"
     x = operand_def(TensorType)
     update = operand_def(TensorType)
@@ -153,6 +150,9 @@ class SliceUpdateOp(MilOp):
         MilInput("squeeze_mask"),
     )
     OPSET: ClassVar = "iOS18"
+
+    FLOPS_PER_ELEMENT: ClassVar = 0
+    ANE_INDEX_OPERANDS: ClassVar = True
 
     def __init__(self, x: Value, update: Value, begin: Value, end: Value):
         self.init_mil({"x": x, "update": update, "begin": begin, "end": end})
@@ -218,12 +218,6 @@ class ReduceArgmaxOp(MilOp):
     (default false). `output_dtype` (iOS17) is "int32", the default (MIL's
     "uint16" is not supported)."""
 
-    ANE_RULES: ClassVar = (ARGMAX,)
-    ANE_INDEX_RESULT: ClassVar = True
-
-    def flops(self) -> int:
-        return input_elements(self)
-
     name = "mil.reduce_argmax"
     x = operand_def(TensorType)
     axis = opt_prop_def(I64Attr)
@@ -237,6 +231,12 @@ class ReduceArgmaxOp(MilOp):
         MilInput("keep_dims", False),
         MilInput("output_dtype", "int32"),
     )
+
+    ANE_RULES: ClassVar = (ARGMAX,)
+    ANE_INDEX_RESULT: ClassVar = True
+
+    def flops(self) -> int:
+        return input_elements(self)
 
     def __init__(
         self, x: Value, axis: int | None = None, keep_dims: bool | None = None
