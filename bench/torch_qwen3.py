@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from xdsl_ane.limits import MASKED
+from xdsl_ane.ane.limits import MASKED
 from xdsl_ane.models.configs import LlmConfig
 
 

@@ -21,25 +21,24 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
+from xdsl_ane.ane import rules
+from xdsl_ane.ane.limits import MAX_OPS
+from xdsl_ane.ane.rules import OpRule, Severity
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.mil import MIL
 from xdsl_ane.dialects.rlx import RLX
 from xdsl_ane.dialects.typing import tensor
-from xdsl_ane.limits import MAX_OPS
 from xdsl_ane.models.transformer import (
     QWEN3_0_6B,
     build_decoder_layer,
     stateless_builder,
 )
-from xdsl_ane.passes import ane_lint
 from xdsl_ane.passes.ane_lint import (
     AneLintPass,
     Finding,
     LintReport,
-    OpRule,
-    Severity,
     lint_module,
     printed_names,
 )
@@ -284,14 +283,44 @@ func.func @f(%x: {ACT}) -> {ACT} {{
   func.return %z : {ACT}
 }}
 """
-    monkeypatch.setitem(ane_lint.OP_RULES, "mil.relu", OpRule(ERROR, "no relu today"))
+    monkeypatch.setitem(rules.OP_RULES, "mil.relu", OpRule(ERROR, "no relu today"))
     monkeypatch.setitem(
-        ane_lint.OP_RULES, "mil.erfinv", OpRule(WARNING, "erfinv is slow", "avoid it")
+        rules.OP_RULES, "mil.erfinv", OpRule(WARNING, "erfinv is slow", "avoid it")
     )
     assert [f.format() for f in lint(text).findings] == [
         "ane-lint: error: @f: mil.relu (%y): no relu today",
         "ane-lint: warning: @f: mil.erfinv (%z): erfinv is slow; avoid it",
     ]
+
+
+def test_an_op_states_its_rules_flops_and_unit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The lint, the placement and the estimate ask the op's class (its
+    `ANE_RULES`, `flops`): a rule or a cost given to an op is everywhere,
+    with no table of op names to extend."""
+    from xdsl_ane.ane.chips import get_chip
+    from xdsl_ane.dialects import mil
+    from xdsl_ane.estimator.cost import flops
+    from xdsl_ane.passes.placement import placement_rule
+
+    text = f"""
+func.func @f(%x: {ACT}) -> {ACT} {{
+  %y = mil.relu %x : {ACT}
+  func.return %y : {ACT}
+}}
+"""
+    rule = OpRule(WARNING, "relu is slow today", "avoid it", unit="gpu")
+    monkeypatch.setattr(mil.ReluOp, "ANE_RULES", (rule,))
+    monkeypatch.setattr(mil.ReluOp, "FLOPS_PER_ELEMENT", 3)
+    module = parse(text)
+    assert [f.format() for f in lint_module(module).findings] == [
+        "ane-lint: warning: @f: mil.relu (%y): relu is slow today; avoid it"
+    ]
+    relu = next(op for op in module.walk() if isinstance(op, mil.ReluOp))
+    placement = placement_rule(relu, get_chip("m4"))
+    assert (placement.unit, placement.rule) == ("gpu", "relu")
+    assert flops(relu) == 3 * 64 * 256
 
 
 def test_unlowered_rlx_and_foreign_ops_are_errors() -> None:

@@ -1,7 +1,8 @@
 """The layers of xdsl_ane depend one way: leaf modules (errors, outputs,
-locations, diagnostics, progress, limits, chips) ← dialects ← interpreter ←
-passes ← backend, frontend and the runtime interface ← models and estimator
-← api ← tools ← the universe and the package's own `__init__`. Checked on the import statements of every module
+locations, diagnostics, progress) ← the target's facts (`ane`: chips,
+limits, placement rules) ← dialects ← interpreter ← passes ← backend,
+frontend and the runtime interface ← models and estimator ← api ← tools ←
+the universe and the package's own `__init__`. Checked on the import statements of every module
 (module level, inside functions and under TYPE_CHECKING alike): no import
 cycle, and no import of a higher layer."""
 
@@ -20,21 +21,20 @@ LAYERS = {
     "locations": 0,
     "diagnostics": 0,
     "progress": 0,
-    "limits": 0,
-    "chips": 0,
-    "dialects": 1,
-    "interpreter": 2,
-    "passes": 3,
-    "backend": 4,
-    "frontend": 4,
-    "interface": 4,
-    "models": 5,
-    "estimator": 5,
-    "api": 6,
-    "tools": 7,
-    "universe": 8,
+    "ane": 1,
+    "dialects": 2,
+    "interpreter": 3,
+    "passes": 4,
+    "backend": 5,
+    "frontend": 5,
+    "interface": 5,
+    "models": 6,
+    "estimator": 6,
+    "api": 7,
+    "tools": 8,
+    "universe": 9,
 }
-PACKAGE_LAYER = 9
+PACKAGE_LAYER = 10
 
 
 def modules() -> dict[str, Path]:

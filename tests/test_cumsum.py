@@ -19,16 +19,16 @@ from xdsl.context import Context
 from xdsl.transforms.canonicalize import CanonicalizePass
 from xdsl.utils.exceptions import VerifyException
 
-from xdsl_ane.chips import get_chip
+from xdsl_ane.ane.chips import get_chip
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.estimator.cost import flops
 from xdsl_ane.interpreter.core import random_inputs, run_function
 from xdsl_ane.passes.ane_layout import MilAneLayoutPass
-from xdsl_ane.passes.ane_rules import placement_rule
 from xdsl_ane.passes.driver import make_context
 from xdsl_ane.passes.fp16 import MilFp16Pass
 from xdsl_ane.passes.layouts import ane_form_problems
+from xdsl_ane.passes.placement import placement_rule
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -18,13 +18,13 @@ from xdsl.dialects.builtin import Builtin, StringAttr, UnregisteredOp
 from xdsl.dialects.func import Func
 from xdsl.parser import Parser
 
-from xdsl_ane.chips import CHIPS, get_chip
+from xdsl_ane.ane.chips import CHIPS, get_chip
 from xdsl_ane.dialects.mil import MIL
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.estimator import estimate_module
 from xdsl_ane.estimator.report import plot, summary, table
-from xdsl_ane.passes.ane_rules import placement_rule
+from xdsl_ane.passes.placement import placement_rule
 from xdsl_ane.tools.cli import main
 
 ACT = "tensor<1x64x1x256xf16>"

@@ -763,7 +763,7 @@ def test_all_rlx_ops_covered() -> None:
         f"rlx.{n}" for n in ("read_state", "write_state", "slice_update", "argmax")
     }
     # by tests/test_topk.py, against torch (floor and round at their halves)
-    seen |= {"rlx.topk", "rlx.floor", "rlx.round"}
+    seen |= {"rlx.topk", "rlx.argsort", "rlx.floor", "rlx.round"}
     # by tests/test_pixel_shuffle.py, against torch in f32 and f16
     seen |= {"rlx.pixel_shuffle", "rlx.pixel_unshuffle"}
     for c in CASES:

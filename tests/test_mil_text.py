@@ -191,6 +191,14 @@ func.func @main(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>, %h: tensor<1x8x1x4xf
   func.return %top#0, %top#1, %ids#0, %ids#1, %sorted#0, %sorted#1 : tensor<2x3x2xf32>, tensor<2x3x2xi32>, tensor<1x8xi32>, tensor<1x8xi32>, tensor<1x8x1x4xf16>, tensor<1x8x1x4xi32>
 }
 """,
+    "argsort": """
+func.func @main(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>, %h: tensor<1x8x1x4xf16>) -> (tensor<2x3x4xi32>, tensor<1x8xi32>, tensor<1x8x1x4xi32>) {
+  %order = mil.argsort %x : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  %ids = mil.argsort %i {axis = -1 : i64, ascending = true} : (tensor<1x8xi32>) -> tensor<1x8xi32>
+  %heads = mil.argsort %h {axis = 1 : i64} : (tensor<1x8x1x4xf16>) -> tensor<1x8x1x4xi32>
+  func.return %order, %ids, %heads : tensor<2x3x4xi32>, tensor<1x8xi32>, tensor<1x8x1x4xi32>
+}
+""",
     "pixel_shuffle": """
 func.func @main(%x: tensor<1x8x4x6xf32>, %h: tensor<1x9x3x3xf16>) -> (tensor<1x2x8x12xf32>, tensor<1x32x2x3xf32>, tensor<1x1x9x9xf16>, tensor<1x9x3x3xf16>) {
   %up = mil.pixel_shuffle %x {upscale_factor = 2 : i64} : (tensor<1x8x4x6xf32>) -> tensor<1x2x8x12xf32>

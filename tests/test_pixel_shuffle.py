@@ -22,8 +22,8 @@ from xdsl.dialects.builtin import i32
 from xdsl.utils.exceptions import VerifyException
 
 import xdsl_ane
+from xdsl_ane.ane.chips import get_chip
 from xdsl_ane.backend.mil_text import module_to_mil_text, write_mil_text_dir
-from xdsl_ane.chips import get_chip
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.ane import arg_layouts, result_layouts
 from xdsl_ane.dialects.typing import tensor
@@ -32,7 +32,7 @@ from xdsl_ane.frontend.mil_text import MilTextError, parse_mil_text, read_mil_fi
 from xdsl_ane.frontend.milproto import read_compiled
 from xdsl_ane.frontend.mlir import parse_module_text
 from xdsl_ane.interpreter.core import random_inputs, run_function
-from xdsl_ane.passes.ane_rules import ON_ANE, placement_rule
+from xdsl_ane.passes.placement import ON_ANE, placement_rule
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

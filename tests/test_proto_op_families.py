@@ -167,6 +167,9 @@ func.func @reduction(%x: tensor<2x3x4xf32>, %i: tensor<5x6xi32>, %h: tensor<1x16
   %top:2 = mil.topk %x {k = 2 : i64} : (tensor<2x3x4xf32>) -> (tensor<2x3x2xf32>, tensor<2x3x2xi32>)
   %sorted:2 = mil.topk %h {k = 8 : i64, axis = 3 : i64, ascending = true} : (tensor<1x16x1x8xf16>) -> (tensor<1x16x1x8xf16>, tensor<1x16x1x8xi32>)
   %top_id:2 = mil.topk %i {axis = 0 : i64} : (tensor<5x6xi32>) -> (tensor<1x6xi32>, tensor<1x6xi32>)
+  %order = mil.argsort %x : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  %order_up = mil.argsort %h {axis = 3 : i64, ascending = true} : (tensor<1x16x1x8xf16>) -> tensor<1x16x1x8xi32>
+  %order_ids = mil.argsort %i {axis = 0 : i64} : (tensor<5x6xi32>) -> tensor<5x6xi32>
   func.return
 }
 """,

@@ -75,7 +75,7 @@ DESIGN_OPS = {
     # docs/DESIGN.md "Cumulative sums" (RoBERTa's position ids)
     "cumsum",
     # docs/DESIGN.md "Math and ordering ops of the torch import"
-    *"erf floor round topk".split(),
+    *"erf floor round topk argsort".split(),
     # docs/DESIGN.md "Resampling, padding and the vision activations"
     "pixel_shuffle",
     "pixel_unshuffle",

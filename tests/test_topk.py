@@ -1,7 +1,7 @@
-"""rlx.topk and mil.topk (and rlx's erf, floor, round) by numbers: the rlx
-interpreter against torch (topk, sort), the mil op against coremltools'
-value inference, the lowering on the same data, and the placement keeping
-topk off the ANE."""
+"""rlx.topk and mil.topk, rlx.argsort and mil.argsort (and rlx's erf, floor,
+round) by numbers: the rlx interpreter against torch (topk, sort, argsort),
+the mil ops against coremltools' value inference, the lowering on the same
+data, and the placement keeping both sorts off the ANE."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ import torch
 from lowering_cases import build_case, f16, f32, i32, lower, normal, small_ints
 from mil_op_check import check, coreml, run
 
-from xdsl_ane.chips import get_chip
+from xdsl_ane.ane.chips import get_chip
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.estimator.cost import flops
 from xdsl_ane.interpreter.core import random_inputs, run_function
-from xdsl_ane.passes.ane_rules import placement_rule
+from xdsl_ane.passes.placement import placement_rule
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -91,6 +91,82 @@ def test_lowering_by_numbers(largest):
     actual = run_function(lower(module), inputs)
     for e, a in zip(expected, actual):
         np.testing.assert_array_equal(a, e)
+
+
+def rlx_argsort(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    element = {np.float32: f32, np.float16: f16, np.int32: i32}[x.dtype.type]
+    module = build_case(
+        [normal(*x.shape)],
+        lambda dt, v: [rlx.ArgsortOp(v, axis, descending or None).result],
+        element,
+    )
+    (indices,) = run_function(module, [x])
+    return indices
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float16, np.int32], ids=["f32", "f16", "i32"]
+)
+def test_rlx_argsort_matches_torch(dtype, axis, descending):
+    shape = (4, 5, 6)
+    if dtype == np.int32:
+        x = distinct(shape, dtype)
+    else:
+        x = RNG.standard_normal(shape).astype(dtype)
+    indices = rlx_argsort(x, axis, descending)
+    expected = torch.argsort(
+        torch.from_numpy(x.astype(np.float32)), dim=axis, descending=descending
+    )
+    assert indices.dtype == np.int32
+    np.testing.assert_array_equal(indices, expected.numpy())
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_rlx_argsort_of_ties_is_torchs_stable_argsort(descending):
+    x = RNG.integers(-2, 3, size=(6, 40)).astype(np.float32)
+    for axis in (0, 1):
+        expected = torch.argsort(
+            torch.from_numpy(x), dim=axis, descending=descending, stable=True
+        )
+        np.testing.assert_array_equal(
+            rlx_argsort(x, axis, descending), expected.numpy()
+        )
+
+
+@pytest.mark.parametrize("ascending", [False, True])
+@pytest.mark.parametrize("axis", [None, 0, -2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_mil_argsort_matches_coremltools_value_inference(dtype, axis, ascending):
+    x = distinct((3, 4, 6), dtype)
+    inputs = {"ascending": ascending} | ({} if axis is None else {"axis": axis})
+    ours = run(lambda v: mil.ArgsortOp(v, axis, ascending or None), x)
+    theirs = coreml(lambda v: mb.argsort(x=v, **inputs), x)
+    check(ours, theirs, np.int32)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_argsort_lowering_by_numbers(descending):
+    def body(dt, x):
+        return [rlx.ArgsortOp(x, 0, descending or None).result]
+
+    module = build_case([normal(5, 4)], body, f32)
+    inputs = random_inputs(module.body.block.first_op, 0)
+    (expected,) = run_function(module, inputs)
+    (actual,) = run_function(lower(module), inputs)
+    np.testing.assert_array_equal(actual, expected)
+
+
+def test_argsort_runs_off_the_ane():
+    def body(dt, x):
+        return [rlx.ArgsortOp(x, 3).result]
+
+    ane = lower(build_case([small_ints(1, 8, 1, 64, element=f16)], body, f16))
+    (op,) = [op for op in ane.walk() if op.name == "mil.argsort"]
+    placement = placement_rule(op, get_chip("m4"))
+    assert (placement.unit, placement.rule) == ("cpu", "argsort")
+    assert flops(op) == 8 * 64 * 6  # ⌈log₂ 64⌉ comparisons per element
 
 
 UNARY = [

@@ -105,11 +105,20 @@ CASES = {
         [distinct(5, 3)],
         {"rlx.topk"},
     ),
-    "argsort": (lambda x: torch.argsort(x, dim=-1), [distinct(2, 9)], {"rlx.topk"}),
+    "argsort": (lambda x: torch.argsort(x, dim=-1), [distinct(2, 9)], {"rlx.argsort"}),
     "argsort_stable_descending": (
         lambda x: torch.argsort(x, dim=0, descending=True, stable=True),
         [distinct(6, 3)],
-        {"rlx.topk"},
+        {"rlx.argsort"},
+    ),
+    "argsort_stable_ties": (
+        lambda x: torch.argsort(x, dim=-1, stable=True),
+        [
+            torch.tensor(
+                [[2.0, 1.0, 2.0, 0.0, 1.0, 2.0], [3.0, 3.0, -1.0, 3.0, 0.0, 0.0]]
+            )
+        ],
+        {"rlx.argsort"},
     ),
     "sort_stable": (
         lambda x: torch.sort(x, stable=True, dim=-1).values,

@@ -312,8 +312,8 @@ def test_train_runs_the_kernels_compile_train_wrote(tmp_path):
 def test_the_step_estimate_counts_every_call(tmp_path):
     """A step's estimate is each kernel's estimate times its calls, plus
     AdamW's 28 bytes per parameter at the chip's bandwidth."""
+    from xdsl_ane.ane.chips import get_chip
     from xdsl_ane.api.train import compile_train, step_estimate
-    from xdsl_ane.chips import get_chip
     from xdsl_ane.estimator import estimate_functions
 
     write_checkpoint(tmp_path / "ckpt", "qwen3")

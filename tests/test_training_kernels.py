@@ -15,11 +15,11 @@ from xdsl.context import Context
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import Float16Type, f32
 
+from xdsl_ane.ane.limits import MAX_DIMENSION
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import tensor
 from xdsl_ane.interpreter.core import random_inputs, run_function
-from xdsl_ane.limits import MAX_DIMENSION
 from xdsl_ane.models.configs import QWEN3_0_6B, LlmConfig
 from xdsl_ane.models.kernels import (
     REFERENCE_OP_COUNTS,

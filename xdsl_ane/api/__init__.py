@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import builtin, func
 
+from xdsl_ane.ane.chips import DEFAULT_CHIP
 from xdsl_ane.diagnostics import did_you_mean, prefix_difference
 from xdsl_ane.errors import XdslAneError, first_line, option, reported
 from xdsl_ane.frontend.arrays import load_arrays
@@ -285,7 +286,9 @@ class CompiledModel:
             f"interpreter, random inputs seed {seed})"
         )
 
-    def summary(self, output: str | Path | None = None, chip: str | None = "m4") -> str:
+    def summary(
+        self, output: str | Path | None = None, chip: str | None = DEFAULT_CHIP
+    ) -> str:
         """Functions, ops per function by type, lint findings, weight bytes,
         the placement and latency estimate on `chip` (none with None) and
         the output path, in a few lines."""

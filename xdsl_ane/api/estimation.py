@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from xdsl_ane.chips import DEFAULT_CHIP, Chip, get_chip
+from xdsl_ane.ane.chips import DEFAULT_CHIP, Chip, get_chip
 from xdsl_ane.errors import XdslAneError, option, reported
 from xdsl_ane.estimator import Estimate, estimate_functions
 from xdsl_ane.estimator import estimate as estimate_compiled

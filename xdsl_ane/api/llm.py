@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from xdsl_ane.ane.chips import DEFAULT_CHIP
 from xdsl_ane.api.text import (
     Sampling,
     TextTokenizer,
@@ -88,7 +89,7 @@ class LlmPackage:
     def validate(self):
         return self.compiled.validate()
 
-    def summary(self, chip: str | None = "m4") -> str:
+    def summary(self, chip: str | None = DEFAULT_CHIP) -> str:
         return self.compiled.summary(chip=chip)
 
     def save(self, path: str | Path, force: bool = False) -> Path:
@@ -157,7 +158,7 @@ class LlmPackageSet:
         for part in self.parts:
             part.compiled.validate().raise_if_failed()
 
-    def summary(self, chip: str | None = "m4") -> str:
+    def summary(self, chip: str | None = DEFAULT_CHIP) -> str:
         files = len({part.record["path"] for part in self.parts})
         lines = [f"{self.source}: {files} packages"]
         for part in self.parts:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import builtin
 
+from xdsl_ane.ane.limits import MAX_DIMENSION
 from xdsl_ane.api.llm import (
     LlmPackage,
     LlmPackageSet,
@@ -28,7 +29,6 @@ from xdsl_ane.api.text import (
     read_text_files,
 )
 from xdsl_ane.errors import XdslAneError, option
-from xdsl_ane.limits import MAX_DIMENSION
 from xdsl_ane.models.calibration import (
     calibration_prompts,
     fp16_rescaled,

@@ -70,8 +70,8 @@ def check_trainable(config: Any, where: str) -> None:
 
 
 def training_setup(checkpoint: str | Path, seq_len: int) -> TrainingSetup:
+    from xdsl_ane.ane.limits import MAX_DIMENSION
     from xdsl_ane.frontend.checkpoint import read_checkpoint
-    from xdsl_ane.limits import MAX_DIMENSION
     from xdsl_ane.models.hf_config import check_table_shapes, llm_config
 
     if not 2 <= seq_len <= MAX_DIMENSION:
@@ -535,7 +535,7 @@ def step_estimate(
 ) -> StepEstimate:
     """The estimate of a step of `batch` sequences of the kernels and plan
     `compile_train` made (or wrote and `load_kernels` read)."""
-    from xdsl_ane.chips import get_chip
+    from xdsl_ane.ane.chips import get_chip
     from xdsl_ane.estimator import estimate_functions
 
     chip = get_chip(chip)

@@ -1,7 +1,8 @@
 """Where each op of a compiled program runs on a given chip's Neural Engine
 (or why it does not) and how long it takes, from the chip table
-(`xdsl_ane/chips.py`), the placement rules shared with ane-lint
-(`passes/ane_rules.py`), and a roofline per op (`model.py`, `cost.py`).
+(`xdsl_ane/ane/chips.py`), the placement rules shared with ane-lint
+(`ane/rules.py`, applied by `passes/placement.py`), and a roofline per op
+(`model.py`, `cost.py`).
 
     from xdsl_ane.estimator import estimate
     e = estimate(compiled_model, chip="m4")   # a CompiledModel, module or package path
@@ -17,7 +18,7 @@ from typing import Any
 
 from xdsl.dialects import builtin, func
 
-from xdsl_ane.chips import CHIPS, DEFAULT_CHIP, Chip, get_chip
+from xdsl_ane.ane.chips import CHIPS, DEFAULT_CHIP, Chip, get_chip
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.estimator.model import (
     Estimate,

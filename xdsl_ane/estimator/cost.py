@@ -1,59 +1,45 @@
 """What one op costs: its FLOPs and the bytes it moves.
 
-FLOPs count a multiply-add as 2: matmul and linear 2·|out|·K, conv
-2·|out|·(Cin/groups)·kh·kw (the weight's `[Cout, Cin/groups, kh, kw]` less
-its first axis), conv_transpose 2·|x|·(Cout/groups)·kh·kw, pooling
-|out|·|kernel|, reductions (and cumsum, a running sum) one per input element,
-topk ⌈log₂ n⌉ per input element (a sort's comparisons along its axis of n),
-elementwise ops one per output element except the few multi-step ones in
-`ELEMENT_FLOPS`; data movement (reshape, transpose, slice, concat,
-pixel_shuffle and pixel_unshuffle, state reads and writes) none.
-Bytes are inputs + outputs + weights at their declared element sizes: an
-operand made by a const or a constexpr op is a weight, counted at its
-storage (a constexpr op's own const operands, so 4-bit weights move 4 bits),
-a state operand at its tensor's size.
+FLOPs are the op's own to state (`MilOp.flops`, by the conventions of
+`xdsl_ane/ane/cost.py`); a MIL op the mil dialect does not define (parsed
+unregistered) is counted by its name in `OTHER_OPS`, any other op one per
+result element. Bytes are inputs + outputs + weights at their declared
+element sizes: an operand made by a const or a constexpr op is a weight,
+counted at its storage (a constexpr op's own const operands, so 4-bit
+weights move 4 bits), a state operand at its tensor's size.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from xdsl_ane.ane.cost import input_elements, output_elements, pooling_flops
+from xdsl_ane.ane.rules import op_name
+from xdsl_ane.dialects.mil.base import MilOp
 from xdsl_ane.dialects.state_type import StateTypeBase
 from xdsl_ane.passes.ane_lint import tensor_bytes
-from xdsl_ane.passes.ane_rules import is_const, numbers, op_name, shape_of
+from xdsl_ane.passes.placement import is_const
 
-ELEMENT_FLOPS = {
-    # a few elementwise or row ops are several steps per element
-    "mil.softmax": 5,  # max, sub, exp, sum, div
-    "mil.layer_norm": 8,
-    "mil.gelu": 8,
-    "mil.silu": 4,
-    "mil.sigmoid": 4,
-    "mil.tanh": 4,
-    "mil.erf": 4,
-    "mil.reduce_log_sum_exp": 4,
+
+def _moves(op: Operation) -> int:
+    return 0
+
+
+OTHER_OPS: dict[str, Callable[[Operation], int]] = {
+    **{
+        f"mil.{name}": _moves
+        for name in "identity gather_along_axis gather_nd scatter scatter_nd "
+        "scatter_along_axis fill fill_like depth_to_space space_to_depth".split()
+    },
+    "mil.reduce_argmin": input_elements,
+    "mil.reduce_l2_norm": input_elements,
+    "mil.l2_pool": pooling_flops,
 }
-
-NO_FLOPS = frozenset(
-    "reshape transpose squeeze expand_dims slice_by_size slice_update concat split "
-    "tile read_state coreml_update_state cast identity gather gather_along_axis "
-    "gather_nd scatter scatter_nd scatter_along_axis fill fill_like "
-    "pixel_shuffle pixel_unshuffle depth_to_space space_to_depth".split()
-)
-
-REDUCTIONS = frozenset(
-    "reduce_sum reduce_mean reduce_max reduce_min reduce_prod reduce_argmax "
-    "reduce_argmin reduce_l2_norm reduce_log_sum_exp cumsum".split()
-)
-
-
-def _elements(t: Attribute) -> int:
-    if isinstance(t, StateTypeBase):
-        t = t.wrapped
-    shape = shape_of(t)
-    return math.prod(shape) if shape is not None and all(d >= 0 for d in shape) else 0
+"""The FLOPs of the MIL ops the mil dialect does not define: data movement
+none, reductions one per input element, pooling one per output element and
+kernel position."""
 
 
 def value_bytes(t: Attribute) -> int:
@@ -61,31 +47,11 @@ def value_bytes(t: Attribute) -> int:
 
 
 def flops(op: Operation) -> int:
-    name = op_name(op).removeprefix("mil.")
-    out = sum(_elements(r.type) for r in op.results)
-    shapes = [shape_of(o.type) for o in op.operands]
-    if name == "matmul" and len(shapes) >= 2 and shapes[0]:
-        transpose_x = bool(numbers(op, "transpose_x") and numbers(op, "transpose_x")[0])
-        x = shapes[0]
-        k = x[-2] if transpose_x and len(x) >= 2 else x[-1]
-        return 2 * out * k
-    if name == "linear" and shapes and shapes[0]:
-        return 2 * out * shapes[0][-1]
-    if name == "conv" and len(shapes) >= 2 and shapes[1]:
-        return 2 * out * math.prod(shapes[1][1:])
-    if name == "conv_transpose" and len(shapes) >= 2 and shapes[1]:
-        return 2 * _elements(op.operands[0].type) * math.prod(shapes[1][1:])
-    if name in ("max_pool", "avg_pool", "l2_pool"):
-        return out * max(1, math.prod(int(k) for k in numbers(op, "kernel_sizes")))
-    if name in REDUCTIONS:
-        return _elements(op.operands[0].type) if op.operands else 0
-    if name == "topk" and shapes and shapes[0]:
-        axis = int((numbers(op, "axis") or [-1])[0])
-        n = shapes[0][axis] if -len(shapes[0]) <= axis < len(shapes[0]) else 1
-        return _elements(op.operands[0].type) * max(1, math.ceil(math.log2(n)))
-    if name in NO_FLOPS:
-        return 0
-    return out * ELEMENT_FLOPS.get(op_name(op), 1)
+    """The op's FLOPs (a multiply-add counts 2), as it states them."""
+    if isinstance(op, MilOp):
+        return op.flops()
+    other = OTHER_OPS.get(op_name(op))
+    return other(op) if other is not None else output_elements(op)
 
 
 def weight_bytes(value: SSAValue) -> int:

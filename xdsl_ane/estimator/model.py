@@ -1,7 +1,7 @@
 """The estimate of a compiled program on one chip: where each op runs and
 how long it takes.
 
-Placement: `ane_rules.placement_rule` per op (consts excluded); a segment
+Placement: `passes/placement.placement_rule` per op (consts excluded); a segment
 is a set of ops of one function that one unit runs in one go (ops join the
 earliest segment of their unit that their operands allow), and each switch
 between units is a transfer.
@@ -29,7 +29,8 @@ from typing import get_args
 from xdsl.dialects import builtin, func
 from xdsl.ir import Operation, SSAValue
 
-from xdsl_ane.chips import Chip, get_chip
+from xdsl_ane.ane.chips import DEFAULT_CHIP, Chip, get_chip
+from xdsl_ane.ane.rules import Unit, op_name
 from xdsl_ane.estimator.cost import (
     flops,
     traffic,
@@ -37,11 +38,9 @@ from xdsl_ane.estimator.cost import (
     weight_bytes,
 )
 from xdsl_ane.passes.ane_lint import printed_names
-from xdsl_ane.passes.ane_rules import (
-    Unit,
+from xdsl_ane.passes.placement import (
     function_state_shapes,
     is_const,
-    op_name,
     placement_rule,
 )
 
@@ -260,7 +259,7 @@ def estimate_functions(
 
 
 def estimate_module(
-    module: builtin.ModuleOp, chip: Chip | str = "m4", source: str = "<module>"
+    module: builtin.ModuleOp, chip: Chip | str = DEFAULT_CHIP, source: str = "<module>"
 ) -> Estimate:
     """The estimate of every function of a (compiled, mil) module on `chip`."""
     functions = [

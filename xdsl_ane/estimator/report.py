@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from xdsl_ane.ane.rules import Unit
 from xdsl_ane.errors import XdslAneError, from_command_line, option
 from xdsl_ane.estimator.model import UNITS, Estimate, OpEstimate
 from xdsl_ane.outputs import atomic_output, check_output
-from xdsl_ane.passes.ane_rules import Unit
 
 PER_OP_LIMIT = 120
 """Programs with more ops are shown per layer unless asked otherwise."""

@@ -508,6 +508,14 @@ class MilFunctions(InterpreterFunctions):
             not bool_prop(op.properties, "ascending", op.input_default("ascending")),
         )
 
+    @mil_impl(mil.ArgsortOp)
+    def run_argsort(self, op: mil.ArgsortOp, x: Array) -> Array:
+        """The indices of a stable sort along the axis, descending unless
+        `ascending`; MIL leaves the order of ties open, and stable is one."""
+        axis = int_prop(op.properties, "axis", op.input_default("axis"))
+        ascending = bool_prop(op.properties, "ascending", op.input_default("ascending"))
+        return top_k(x, x.shape[axis], axis, not ascending)[1]
+
     @mil_impl(mil.LayerNormOp)
     def run_layer_norm(self, op: mil.LayerNormOp, *args: Array) -> Array:
         """(x − mean) / sqrt(var + epsilon) · gamma + beta over the axes."""

@@ -500,6 +500,13 @@ class RlxFunctions(InterpreterFunctions):
             bool_prop(op.properties, "largest", True),
         )
 
+    @rlx_impl(rlx.ArgsortOp)
+    def run_argsort(self, op: rlx.ArgsortOp, x: Array) -> Array:
+        """The indices of a stable sort along the axis (of −x, descending)."""
+        axis = int_prop(op.properties, "axis", -1)
+        descending = bool_prop(op.properties, "descending", False)
+        return top_k(x, x.shape[axis], axis, descending)[1]
+
     @rlx_impl(rlx.RmsNormOp)
     def run_rms_norm(self, op: rlx.RmsNormOp, x: Array, gamma: Array) -> Array:
         return rms_norm(x, gamma, op.eps.value.data, rms_axis(op))

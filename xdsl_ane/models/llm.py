@@ -55,13 +55,13 @@ from xdsl.dialects import builtin
 from xdsl.dialects.builtin import f32, i1, i32
 from xdsl.ir import Attribute, SSAValue
 
+from xdsl_ane.ane.limits import MASKED, MAX_DIMENSION
 from xdsl_ane.dialects import ane, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.errors import XdslAneError, option
 from xdsl_ane.frontend.checkpoint import Checkpoint
-from xdsl_ane.limits import MASKED, MAX_DIMENSION
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import (
     ACTIVATIONS,

@@ -18,8 +18,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from xdsl_ane.ane.limits import WEIGHTS_ERROR_BYTES
 from xdsl_ane.errors import XdslAneError, from_command_line, option
-from xdsl_ane.limits import WEIGHTS_ERROR_BYTES
 
 if TYPE_CHECKING:
     from xdsl.dialects import builtin

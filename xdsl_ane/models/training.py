@@ -101,11 +101,11 @@ from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import f32
 from xdsl.ir import Attribute, SSAValue
 
+from xdsl_ane.ane.limits import MASKED
 from xdsl_ane.dialects import ane, rlx
 from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
-from xdsl_ane.limits import MASKED
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import ACTIVATIONS
 from xdsl_ane.models.llm import softcapped

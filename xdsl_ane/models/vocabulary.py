@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 
-from xdsl_ane.limits import MAX_DIMENSION
+from xdsl_ane.ane.limits import MAX_DIMENSION
 from xdsl_ane.models.configs import LlmConfig
 
 CHUNK_WEIGHT = "lm_head.chunk.weight"

@@ -28,7 +28,7 @@ natural, and its result gets a twin:
 - a concat of `[C]`, `[S, C]` or `[1, S, C]` values along either axis
   (a class token before a ViT's patches) joins their ANE forms;
 - images and 1-D signals: the input and result of a convolution or
-  another image op (`SPATIAL_OPS`: pools, batch and instance norms,
+  another image op (the trait `ImageOp`: pools, batch and instance norms,
   upsampling, pixel_shuffle / pixel_unshuffle), and the values the
   elementwise ops and channel concats around them connect, are laid out
   `nchw` (`[1, C, H, W]`, unchanged) or `ncw` (`[1, C, W]` as
@@ -63,7 +63,7 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 from xdsl_ane.dialects import ane, mil
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.mil.builders import const_op
-from xdsl_ane.dialects.mil.traits import Elementwise
+from xdsl_ane.dialects.mil.traits import Elementwise, ImageLink, ImageOp
 from xdsl_ane.dialects.typing import (
     bool_prop,
     element_type_of,
@@ -91,32 +91,12 @@ CHANNEL_LAYOUTS = ("c", "sc", "bsc", "scalar", "ane")
 """Layouts whose ANE form is an axis permutation of the logical one (no
 merged axes): broadcasting and channel-axis rules carry over."""
 
-SPATIAL_OPS = (
-    "mil.conv",
-    "mil.conv_transpose",
-    "mil.max_pool",
-    "mil.avg_pool",
-    "mil.batch_norm",
-    "mil.instance_norm",
-    "mil.upsample_nearest_neighbor",
-    "mil.upsample_bilinear",
-    "mil.resize",
-    "mil.pixel_shuffle",
-    "mil.pixel_unshuffle",
-)
-"""Ops whose input x (operand 0) and result are `[N, C, *spatial]`: an
-image or signal there is laid out as one (`spatial_layout`)."""
-
-SPATIAL_LINKS = ("mil.pad",)
-"""Ops whose input x and result are images or signals together, when
-either is (a conv's padded input; a pad alone may pad a sequence)."""
-
 
 def spatial_values(block: Block) -> set[SSAValue]:
     """The images `[1, C, H, W]` and signals `[1, C, W]` of `block`: the x
-    and result of each `SPATIAL_OPS` op, and every value joined to one
-    through an elementwise op of the same shape, a concat along the channels
-    (a residual add, a U-Net skip) or a `SPATIAL_LINKS` op, either way."""
+    and result of each `ImageOp` op, and every value joined to one through
+    an elementwise op of the same shape, a concat along the channels (a
+    residual add, a U-Net skip) or an `ImageLink` op, either way."""
 
     def is_spatial_shape(value: SSAValue) -> bool:
         t = value.type
@@ -129,7 +109,7 @@ def spatial_values(block: Block) -> set[SSAValue]:
     links: dict[SSAValue, list[SSAValue]] = {}
     found: list[SSAValue] = []
     for op in block.ops:
-        if op.name in SPATIAL_OPS and op.operands:
+        if op.has_trait(ImageOp, value_if_unregistered=False) and op.operands:
             found += [v for v in (op.operands[0], op.results[0]) if is_spatial_shape(v)]
             continue
         joined: list[SSAValue] = []
@@ -141,7 +121,7 @@ def spatial_values(block: Block) -> set[SSAValue]:
                 if o.type == result.type
                 or (isinstance(o.type, TensorType) and shape_of(o) == shape_of(result))
             ]
-        elif op.name in SPATIAL_LINKS and op.operands:
+        elif op.has_trait(ImageLink, value_if_unregistered=False) and op.operands:
             joined = [op.operands[0]]
         elif isinstance(op, mil.ConcatOp):
             rank = len(shape_of(op.results[0]))

@@ -14,13 +14,13 @@ warning. Errors are what Core ML rejects or what cannot be compiled at all.
 | op of another dialect (not mil, not func) | error | any |
 | mil op unknown to the mil dialect (a custom op) | warning | any |
 | dynamic shape (`?` dimension, unranked tensor) | error | any value |
-| op whose result shape depends on data | error | `OP_RULES`: non_zero, non_maximum_suppression |
+| op whose result shape depends on data | error | non_zero, non_maximum_suppression |
 | fp32 function argument / result | warning | each one |
 | fp32 compute | warning | one per function, on its first fp32 op, with the count |
 | rank | warning / error | rank > 4 / rank > 5 |
 | dimension size | warning / error | > 16384 (M1/M2) / > 65536 (newer chips too) |
 | gather table on the lookup axis | warning | > 32768 |
-| ops that usually fall back | warning | `OP_RULES`: gather*, scatter*, fill*, band_part, cond, while_loop, RNNs, conv dilations > 1, pooling kernel > 13 or stride > 2, upsampling > 2× |
+| ops that usually fall back | warning | gather*, scatter*, fill*, band_part, cond, while_loop, RNNs, conv dilations > 1, pooling kernel > 13 or stride > 2, upsampling > 2× |
 | ops per function | warning | > 18000, consts, constexpr ops and func.return not counted |
 | weights per function | warning / error | > 1 GiB (iOS) / > 2 GiB (macOS) |
 
@@ -29,18 +29,21 @@ consts alike; `rlx.constant` / `rlx.param` in unlowered programs); a
 `constexpr_*` op's storage is its const operands, so int8 weights count as
 int8. fp32
 compute is reported once per function because it is all-or-nothing and one
-pass (`mil-fp16`) fixes it. `OP_RULES` is keyed by op name, so unregistered
-ops parsed with `--allow-unregistered-dialect` ("mil.scatter",
-"mil.while_loop") are recognized like our own; add an entry to extend it.
-The rules themselves live in `ane_rules.py`, shared with the placement of
+pass (`mil-fp16`) fixes it. The rules by op kind are the op's own (each mil
+op's `ANE_RULES`); those of MIL ops the dialect does not define, parsed with
+`--allow-unregistered-dialect` ("mil.scatter", "mil.while_loop"), are in
+`OP_RULES`, keyed by name (add an entry to extend it). The rules are facts
+of the hardware (`xdsl_ane/ane/rules.py`, the limits in `ane/limits.py`,
+the dimension limits from the chip table), shared with the placement of
 `xdsl-ane estimate` (which applies one chip's limits where this lint is
 chip-neutral).
 
 With `chip` (`ane-lint{chip=m1}`, `lint_module(module, "m1")`) the lint
-also warns of each op that chip's placement (`ane_rules.placement_rule`,
+also warns of each op that chip's placement (`placement.placement_rule`,
 what `xdsl-ane estimate` applies) moves off the ANE by a rule the table
 above does not cover: sin/cos before A15, conv kernels wider than 13,
-reduce_prod, cumsum, topk, argmax over > 2048, int32 or bf16 compute, state
+argmax over > 2048, ops that are not among the ANE's (reduce_prod, cumsum,
+sorts: `ane/rules.py`'s `not_an_ane_op`), int32 or bf16 compute, state
 shapes.
 
 `lint_module` is the Python API; the pass prints each finding and a summary
@@ -68,10 +71,8 @@ from xdsl.passes import ModulePass
 from xdsl.traits import IsolatedFromAbove
 from xdsl.utils.exceptions import PassFailedException
 
-from xdsl_ane.chips import Chip, get_chip
-from xdsl_ane.dialects.mil.base import MilOp
-from xdsl_ane.errors import XdslAneError
-from xdsl_ane.limits import (
+from xdsl_ane.ane.chips import Chip, get_chip
+from xdsl_ane.ane.limits import (
     MAX_DIMENSION,
     MAX_DIMENSION_NEWER,
     MAX_GATHER_TABLE,
@@ -81,21 +82,23 @@ from xdsl_ane.limits import (
     WEIGHTS_ERROR_BYTES,
     WEIGHTS_WARNING_BYTES,
 )
-from xdsl_ane.locations import location
-from xdsl_ane.passes.ane_rules import (  # noqa: F401 (the lint's API names them)
-    FALLBACK,
-    OP_RULES,
-    OpRule,
+from xdsl_ane.ane.rules import (
     Severity,
     dimensions_over,
+    numbers,
+    op_name,
+    rank_problem,
+)
+from xdsl_ane.dialects.mil.base import MilOp
+from xdsl_ane.errors import XdslAneError
+from xdsl_ane.locations import location
+from xdsl_ane.passes.placement import (
     function_state_shapes,
     is_const,
     is_fp32,
-    numbers,
-    op_name,
     op_rule_details,
     placement_rule,
-    rank_problem,
+    rules_of,
 )
 
 FP16_SUGGESTION = "run mil-fp16 for fp16 compute and I/O"
@@ -354,7 +357,6 @@ class _FunctionLint:
                 self.report_value(severity, kind, name, message, fix)
 
     def op_kind(self, op: Operation, name: str) -> None:
-        rule = OP_RULES.get(name)
         for found, reason in op_rule_details(op, lint=True):
             self.report(found.severity, op, reason, found.suggestion)
         if name == "mil.gather":
@@ -373,7 +375,7 @@ class _FunctionLint:
                 "not a MIL op; Core ML cannot run it",
                 "lower it to mil ops",
             )
-        elif not isinstance(op, MilOp) and rule is None:
+        elif not isinstance(op, MilOp) and not rules_of(op):
             self.report(
                 Severity.WARNING,
                 op,

@@ -63,11 +63,12 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
+from xdsl_ane.ane.limits import MASKED
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_from_numpy, dense_to_numpy
 from xdsl_ane.dialects.mil.builders import const_op
 from xdsl_ane.dialects.mil.reduction import reduction_axes
-from xdsl_ane.dialects.mil.traits import RearrangesElements
+from xdsl_ane.dialects.mil.traits import EpsilonGuarded, RearrangesElements
 from xdsl_ane.dialects.typing import (
     OpTypeError,
     bool_prop,
@@ -80,7 +81,6 @@ from xdsl_ane.dialects.typing import (
     tensor,
 )
 from xdsl_ane.dialects.uses import uses_through
-from xdsl_ane.limits import MASKED
 from xdsl_ane.locations import copy_location, location_keeper, where
 
 FP16_MAX = float(np.finfo(np.float16).max)
@@ -271,22 +271,17 @@ class ReinferResultTypes(RewritePattern):
 
 
 class RaiseTinyEpsilons(RewritePattern):
-    """log, rsqrt, inverse, layer_norm, batch_norm and instance_norm on fp16
-    get an epsilon of at least MIN_EPSILON (an absent one counts as MIL's
-    default)."""
+    """An op whose epsilon guards a log, a reciprocal or a normalization
+    (`EpsilonGuarded`: log, rsqrt, inverse, layer_norm, batch_norm,
+    instance_norm) on fp16 gets an epsilon of at least MIN_EPSILON (an
+    absent one counts as MIL's default)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(
-            op,
-            mil.UnaryWithEpsilonOp
-            | mil.LayerNormOp
-            | mil.BatchNormOp
-            | mil.InstanceNormOp,
-        ):
+        if not isinstance(op, mil.MilOp) or not op.has_trait(EpsilonGuarded):
             return
         epsilon = float_prop(op.properties, "epsilon", op.input_default("epsilon"))
         assert epsilon is not None
-        if element_type_of(op.x) != f16 or epsilon >= MIN_EPSILON:
+        if element_type_of(op.operands[0]) != f16 or epsilon >= MIN_EPSILON:
             return
         op.properties["epsilon"] = f32_attr(MIN_EPSILON)
         rewriter.notify_op_modified(op)

@@ -245,8 +245,8 @@ def command_estimate(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from xdsl_ane.ane.chips import get_chip
     from xdsl_ane.api.estimation import estimate
-    from xdsl_ane.chips import get_chip
     from xdsl_ane.estimator import report
     from xdsl_ane.outputs import check_outputs
 
@@ -276,8 +276,8 @@ def command_estimate(args: argparse.Namespace) -> int:
 def command_compile(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from xdsl_ane.ane.chips import get_chip
     from xdsl_ane.api import check_emit, compile, manifest_path
-    from xdsl_ane.chips import get_chip
     from xdsl_ane.outputs import check_outputs
 
     get_chip(args.chip)  # an unknown chip fails before the work

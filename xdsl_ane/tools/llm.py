@@ -208,11 +208,11 @@ def add_generate_command(commands: Any) -> None:
 
 
 def command_compile_llm(args: Any) -> int:
+    from xdsl_ane.ane.chips import get_chip
     from xdsl_ane.api import manifest_path
     from xdsl_ane.api.llm import LlmPackageSet, check_split_output
     from xdsl_ane.api.llm_compile import compile_llm
     from xdsl_ane.api.text import TEXT_FILES
-    from xdsl_ane.chips import get_chip
 
     get_chip(args.chip)  # an unknown chip fails before the work
     output = Path(args.output)

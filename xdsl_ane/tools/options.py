@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from xdsl_ane.chips import CHIPS, DEFAULT_CHIP
+from xdsl_ane.ane.chips import CHIPS, DEFAULT_CHIP
 from xdsl_ane.errors import XdslAneError
 
 

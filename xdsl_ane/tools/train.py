@@ -135,8 +135,8 @@ def betas(text: str) -> tuple[float, float]:
 
 
 def command_compile_train(args: argparse.Namespace) -> int:
+    from xdsl_ane.ane.chips import get_chip
     from xdsl_ane.api.train import compile_train, step_estimate
-    from xdsl_ane.chips import get_chip
     from xdsl_ane.progress import Progress
 
     chip = get_chip(args.chip)  # an unknown chip fails before the work
@@ -165,8 +165,8 @@ def command_compile_train(args: argparse.Namespace) -> int:
 
 
 def command_train(args: argparse.Namespace) -> int:
+    from xdsl_ane.ane.chips import get_chip
     from xdsl_ane.api.train import TrainOptions, train
-    from xdsl_ane.chips import get_chip
 
     chip = get_chip(args.chip)  # an unknown chip fails before the work
     options = TrainOptions(

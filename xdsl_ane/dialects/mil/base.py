@@ -30,8 +30,11 @@ from xdsl.printer import Printer
 from xdsl.traits import HasCanonicalizationPatternsTrait, HasFolder, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from xdsl_ane.ane.cost import output_elements
+from xdsl_ane.ane.rules import OpRule
 from xdsl_ane.dialects.dtypes import BY_ELEMENT, DTYPES
 from xdsl_ane.dialects.mil.inputs import MilInput, PerSpatialAxis, Scalar
+from xdsl_ane.dialects.mil.traits import CopiesElements
 from xdsl_ane.dialects.typing import (
     InferredTypeOp,
     KnownAttributesOnly,
@@ -192,6 +195,13 @@ class MilOp(InferredTypeOp, ABC):
     declares it. ``OPSET`` is the deployment target whose opset introduced
     the op. ``CONST_OPERANDS`` names the tensor inputs MIL requires to be
     compile-time constants; the verifier checks them after the type rules.
+
+    What the op is on the ANE, which the lint, the placement and the
+    estimate ask of it rather than keep tables of op names: its rules
+    (``ANE_RULES``, `xdsl_ane.ane.rules`), its int32 values the ANE computes
+    (``ANE_INDEX_RESULT``, ``ANE_INDEX_OPERANDS``) and its FLOPs
+    (``flops()``, by default ``FLOPS_PER_ELEMENT`` per result element).
+    Its layout and fp16 behaviour are traits (`xdsl_ane.dialects.mil.traits`).
     """
 
     irdl_options = (ParsePropInAttrDict(),)
@@ -203,6 +213,26 @@ class MilOp(InferredTypeOp, ABC):
     """The deployment target that introduced the op (ML programs start at
     iOS15)."""
     CONST_OPERANDS: ClassVar[tuple[str, ...]] = ()
+    ANE_RULES: ClassVar[tuple[OpRule, ...]] = ()
+    """The rules that keep the op off the ANE (ANE_FACTS.md), in the order
+    the placement tries them."""
+    ANE_INDEX_RESULT: ClassVar[bool] = False
+    """Whether its int32 result is an index the ANE computes (argmax), not
+    an int32 tensor the ANE has no type for."""
+    ANE_INDEX_OPERANDS: ClassVar[bool] = False
+    """Whether its runtime int32 operands are positions the ANE reads
+    (slice_update's begin and end: a KV-cache write at a runtime position
+    ran on the ANE, Anemll #27)."""
+    FLOPS_PER_ELEMENT: ClassVar[int] = 1
+    """FLOPs per result element of the default `flops` (`xdsl_ane.ane.cost`)."""
+
+    def flops(self) -> int:
+        """The op's FLOPs (a multiply-add counts 2): `FLOPS_PER_ELEMENT` per
+        result element, none for an op that copies elements; a family whose
+        work is not per result element overrides it."""
+        if self.has_trait(CopiesElements):
+            return 0
+        return output_elements(self) * self.FLOPS_PER_ELEMENT
 
     @classmethod
     def mil_input(cls, name: str) -> MilInput:

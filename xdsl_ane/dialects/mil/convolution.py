@@ -6,12 +6,14 @@ linear.py with matmul and linear."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.irdl import operand_def, opt_operand_def, opt_prop_def, result_def
 
+from xdsl_ane.ane.cost import elements
 from xdsl_ane.dialects.mil.base import Value, mil_op_definition
 from xdsl_ane.dialects.mil.inputs import MilInput, PerSpatialAxis
 from xdsl_ane.dialects.mil.linear import ConvolutionOp
@@ -23,6 +25,7 @@ from xdsl_ane.dialects.typing import (
     i64_attr,
     ints_attr,
     ints_prop,
+    shape_of,
     str_attr,
     tensor,
 )
@@ -93,6 +96,11 @@ class ConvTransposeOp(ConvolutionOp):
         MilInput("dilations", PerSpatialAxis(1)),
         MilInput("groups", 1),
     )
+
+    def flops(self) -> int:
+        # each input element times the weight [Cin, Cout/groups, kh, kw] less its first axis
+        weight = shape_of(self.operands[1])
+        return 2 * elements(self.operands[0].type) * math.prod(weight[1:])
 
     def __init__(
         self,

@@ -26,6 +26,7 @@ from xdsl.irdl import (
     traits_def,
 )
 
+from xdsl_ane.ane.rules import from_a15
 from xdsl_ane.dialects.mil.base import (
     ANY_TYPE,
     FLOAT,
@@ -40,7 +41,7 @@ from xdsl_ane.dialects.mil.base import (
     require_element_type,
 )
 from xdsl_ane.dialects.mil.inputs import LIKE_X, MilInput
-from xdsl_ane.dialects.mil.traits import CopiesElements, Elementwise
+from xdsl_ane.dialects.mil.traits import CopiesElements, Elementwise, EpsilonGuarded
 from xdsl_ane.dialects.typing import (
     F32Attr,
     OpTypeError,
@@ -106,6 +107,7 @@ class SigmoidOp(UnaryOp):
     """1 / (1 + exp(-x))."""
 
     name = "mil.sigmoid"
+    FLOPS_PER_ELEMENT: ClassVar = 4
 
 
 @mil_op_definition
@@ -113,6 +115,7 @@ class TanhOp(UnaryOp):
     """tanh(x)."""
 
     name = "mil.tanh"
+    FLOPS_PER_ELEMENT: ClassVar = 4
 
 
 @mil_op_definition
@@ -134,6 +137,7 @@ class SinOp(UnaryOp):
     """sin(x), x in radians."""
 
     name = "mil.sin"
+    ANE_RULES: ClassVar = (from_a15("sin"),)
 
 
 @mil_op_definition
@@ -141,6 +145,7 @@ class CosOp(UnaryOp):
     """cos(x), x in radians."""
 
     name = "mil.cos"
+    ANE_RULES: ClassVar = (from_a15("cos"),)
 
 
 @mil_op_definition
@@ -148,6 +153,7 @@ class SiluOp(UnaryOp):
     """x · sigmoid(x)."""
 
     name = "mil.silu"
+    FLOPS_PER_ELEMENT: ClassVar = 4
 
 
 @mil_op_definition
@@ -176,6 +182,7 @@ class ErfOp(UnaryOp):
     """The Gauss error function."""
 
     name = "mil.erf"
+    FLOPS_PER_ELEMENT: ClassVar = 4
 
 
 @mil_op_definition
@@ -204,7 +211,7 @@ class UnaryWithEpsilonOp(UnaryOp, ABC):
     """`y = f(x + epsilon)`; an absent `epsilon` is MIL's default, which each
     op declares in its `MIL_INPUTS` (`input_default("epsilon")`)."""
 
-    traits = traits_def(EpsilonCanonicalization())
+    traits = traits_def(EpsilonCanonicalization(), EpsilonGuarded())
     epsilon = opt_prop_def(F32Attr)
 
     def __init__(self, x: Value, epsilon: float | None = None):
@@ -246,6 +253,8 @@ class GeluOp(UnaryOp):
     name = "mil.gelu"
     mode = opt_prop_def(StringAttr)
     MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("mode", "EXACT"))
+
+    FLOPS_PER_ELEMENT: ClassVar = 8
 
     def __init__(self, x: Value, mode: str | None = None):
         self.init_mil({"x": x}, {"mode": str_attr(mode)})

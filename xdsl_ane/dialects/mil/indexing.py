@@ -26,6 +26,7 @@ from xdsl.irdl import (
     result_def,
 )
 
+from xdsl_ane.ane.rules import FALLBACK, GATHER, OpRule, Severity
 from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FLOAT_INT32_BOOL,
@@ -72,6 +73,9 @@ class GatherOp(MilOp):
         MilInput("batch_dims", 0),
         MilInput("validate_indices", False),
     )
+
+    FLOPS_PER_ELEMENT: ClassVar = 0
+    ANE_RULES: ClassVar = (GATHER,)
 
     def __init__(
         self,
@@ -256,6 +260,14 @@ class BandPartOp(MilOp):
         MilInput("x"),
         MilInput("lower", -1),
         MilInput("upper", -1),
+    )
+
+    ANE_RULES: ClassVar = (
+        OpRule(
+            Severity.WARNING,
+            f"band_part {FALLBACK}",
+            "add a constant 0/-1e4 mask instead",
+        ),
     )
 
     def __init__(self, x: Value, lower: int | None = None, upper: int | None = None):

@@ -25,8 +25,11 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     result_def,
+    traits_def,
 )
 
+from xdsl_ane.ane.cost import output_elements
+from xdsl_ane.ane.rules import CONV_KERNEL, DILATED_CONV
 from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FLOAT_INT32,
@@ -44,6 +47,7 @@ from xdsl_ane.dialects.mil.inputs import (
     PerSpatialAxis,
     element_dtype,
 )
+from xdsl_ane.dialects.mil.traits import ImageOp
 from xdsl_ane.dialects.typing import (
     I64Array,
     I64Attr,
@@ -85,6 +89,15 @@ class MatmulOp(MilOp):
         MilInput("transpose_x", False),
         MilInput("transpose_y", False),
     )
+
+    def flops(self) -> int:
+        x = shape_of(self.operands[0])
+        k = (
+            x[-2]
+            if bool_prop(self.properties, "transpose_x") and len(x) >= 2
+            else x[-1]
+        )
+        return 2 * output_elements(self) * k
 
     def __init__(
         self,
@@ -163,6 +176,9 @@ class LinearOp(TaggedOptionalOperandsOp):
         MilInput("bias", zero_bias),
     )
     CONST_OPERANDS: ClassVar = ("weight", "bias")
+
+    def flops(self) -> int:
+        return 2 * output_elements(self) * shape_of(self.operands[0])[-1]
 
     def __init__(self, x: Value, weight: Value, bias: Value | None = None):
         self.init_mil({"x": x, "weight": weight, "bias": bias})
@@ -282,6 +298,9 @@ class ConvolutionOp(TaggedOptionalOperandsOp, ABC):
 
     PAD_TYPES: ClassVar[tuple[str, ...]]
 
+    traits = traits_def(ImageOp())
+    ANE_RULES: ClassVar = (DILATED_CONV, CONV_KERNEL)
+
     @classmethod
     def spatial_parameters(
         cls, rank: int, properties
@@ -384,6 +403,10 @@ class ConvOp(ConvolutionOp):
         MilInput("dilations", PerSpatialAxis(1)),
         MilInput("groups", 1),
     )
+
+    def flops(self) -> int:
+        # the weight [Cout, Cin/groups, kh, kw] less its first axis
+        return 2 * output_elements(self) * math.prod(shape_of(self.operands[1])[1:])
 
     def __init__(
         self,

@@ -21,8 +21,10 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import BoolAttr, StringAttr, TensorType
 from xdsl.ir import Attribute
-from xdsl.irdl import operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import operand_def, opt_prop_def, prop_def, result_def, traits_def
 
+from xdsl_ane.ane.cost import pooling_flops
+from xdsl_ane.ane.rules import POOL
 from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FUNCTIONAL,
@@ -38,6 +40,7 @@ from xdsl_ane.dialects.mil.linear import (
     check_window_lengths,
     conv_padding,
 )
+from xdsl_ane.dialects.mil.traits import ImageOp
 from xdsl_ane.dialects.typing import (
     I64Array,
     OpTypeError,
@@ -85,6 +88,12 @@ class PoolingOp(MilOp, ABC):
         MilInput("pad", PerSpatialAxis(0, per_axis=2)),
         MilInput("ceil_mode", False),
     )
+
+    traits = traits_def(ImageOp())
+    ANE_RULES: ClassVar = (POOL,)
+
+    def flops(self) -> int:
+        return pooling_flops(self)
 
     @classmethod
     def windows(

@@ -1,10 +1,11 @@
 """MIL's ops that reduce over axes: `reduce_*`, `softmax`, `layer_norm`,
-`cumsum` (the running sum along one axis) and `topk` (the k largest or
-smallest values along one axis and their indices).
+`cumsum` (the running sum along one axis), `topk` (the k largest or
+smallest values along one axis and their indices) and `argsort` (the
+indices that sort one axis).
 
 Type rules from coremltools iOS15 reduction.py (ReductionAxes), activation
-softmax, iOS17 normalization.layer_norm, iOS15 tensor_operation.cumsum and
-iOS17 tensor_operation.topk.
+softmax, iOS17 normalization.layer_norm, iOS15 tensor_operation.cumsum,
+iOS17 tensor_operation.topk and iOS15 tensor_operation.argsort.
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     result_def,
+    traits_def,
 )
 
+from xdsl_ane.ane.cost import input_elements, sort_flops
+from xdsl_ane.ane.rules import not_an_ane_op
 from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FLOAT_INT32,
@@ -51,6 +55,7 @@ from xdsl_ane.dialects.mil.inputs import (
     dtype_of_first_given,
     element_dtype,
 )
+from xdsl_ane.dialects.mil.traits import EpsilonGuarded
 from xdsl_ane.dialects.typing import (
     F32Attr,
     I64Array,
@@ -103,6 +108,9 @@ class ReductionOp(MilOp, ABC):
         MilInput("axes"),
         MilInput("keep_dims", False),
     )
+
+    def flops(self) -> int:
+        return input_elements(self)
 
     def __init__(
         self,
@@ -158,6 +166,9 @@ class ReduceProdOp(ReductionOp):
     """The product of x over the axes."""
 
     name = "mil.reduce_prod"
+    ANE_RULES: ClassVar = (
+        not_an_ane_op("reduce_prod", "reduce_sum of logs, or the product on the CPU"),
+    )
 
 
 @mil_op_definition
@@ -178,6 +189,8 @@ class SoftmaxOp(MilOp):
     result = result_def(T)
     assembly_format = "$x attr-dict `:` type($x)"
     MIL_INPUTS: ClassVar = (MilInput("x"), MilInput("axis", -1))
+
+    FLOPS_PER_ELEMENT: ClassVar = 5  # max, sub, exp, sum, div
 
     def __init__(self, x: Value, axis: int | None = None):
         self.init_mil({"x": x}, {"axis": i64_attr(axis)})
@@ -233,6 +246,9 @@ class LayerNormOp(TaggedOptionalOperandsOp):
         MilInput("epsilon", 1e-5, dtype_of_first_given("gamma", "beta")),
     )
     CONST_OPERANDS: ClassVar = ("gamma", "beta")
+
+    FLOPS_PER_ELEMENT: ClassVar = 8
+    traits = traits_def(EpsilonGuarded())
 
     def __init__(
         self,
@@ -293,6 +309,17 @@ class CumsumOp(MilOp):
         MilInput("exclusive", False),
         MilInput("reverse", False),
     )
+
+    ANE_RULES: ClassVar = (
+        not_an_ane_op(
+            "cumsum",
+            "compute it before the model and pass it in (position ids), or "
+            "matmul by a constant triangular matrix of ones",
+        ),
+    )
+
+    def flops(self) -> int:
+        return input_elements(self)  # a running sum
 
     def __init__(
         self,
@@ -362,6 +389,17 @@ class TopkOp(MilOp):
         MilInput("output_indices_dtype", "int32"),
     )
 
+    ANE_RULES: ClassVar = (
+        not_an_ane_op(
+            "topk",
+            "take the top k on the CPU from the model's output, or use argmax "
+            "(reduce_argmax runs on the ANE) where k = 1",
+        ),
+    )
+
+    def flops(self) -> int:
+        return sort_flops(self)
+
     def __init__(
         self,
         x: Value,
@@ -417,6 +455,59 @@ class TopkOp(MilOp):
         return [tensor(shape, x.element_type), tensor(shape, i32)]
 
 
+@mil_op_definition
+class ArgsortOp(MilOp):
+    """The int32 indices that sort x along `axis` (default −1): descending
+    (MIL's default) or, with `ascending` (default false), ascending. x is
+    fp16, fp32 or int32 of rank ≥ 1; the result has its shape. MIL leaves
+    the order of equal values open."""
+
+    name = "mil.argsort"
+    x = operand_def(TensorType)
+    axis = opt_prop_def(I64Attr)
+    ascending = opt_prop_def(BoolAttr)
+    result = result_def(TensorType)
+    assembly_format = FUNCTIONAL
+    MIL_INPUTS: ClassVar = (
+        MilInput("x"),
+        MilInput("axis", -1),
+        MilInput("ascending", False),
+    )
+    ANE_RULES: ClassVar = (
+        not_an_ane_op(
+            "argsort",
+            "sort on the CPU from the model's output, or use argmax "
+            "(reduce_argmax runs on the ANE) for the first index",
+        ),
+    )
+
+    def __init__(
+        self, x: Value, axis: int | None = None, ascending: bool | None = None
+    ):
+        self.init_mil(
+            {"x": x}, {"axis": i64_attr(axis), "ascending": bool_attr(ascending)}
+        )
+
+    def flops(self) -> int:
+        return sort_flops(self)
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        x = cls.tensor_operands(operand_types, properties)["x"]
+        assert x is not None
+        require_element_type(cls.name, "x", x, FLOAT_INT32)
+        shape = x.get_shape()
+        if not shape:
+            raise OpTypeError(cls.name, "operand 'x' must have rank ≥ 1")
+        operand_axis(
+            cls.name,
+            "axis",
+            int_prop(properties, "axis", cls.input_default("axis")),
+            ("x", shape),
+        )
+        return [tensor(shape, i32)]
+
+
 OPS = (
     ReduceSumOp,
     ReduceMeanOp,
@@ -427,6 +518,7 @@ OPS = (
     SoftmaxOp,
     CumsumOp,
     TopkOp,
+    ArgsortOp,
     LayerNormOp,
 )
 """The ops of this family, as the mil dialect lists them."""

@@ -17,8 +17,9 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import BoolAttr, StringAttr, TensorType
 from xdsl.ir import Attribute
-from xdsl.irdl import operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import operand_def, opt_prop_def, prop_def, result_def, traits_def
 
+from xdsl_ane.ane.rules import UPSAMPLE
 from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FUNCTIONAL,
@@ -28,6 +29,7 @@ from xdsl_ane.dialects.mil.base import (
     require_element_type,
 )
 from xdsl_ane.dialects.mil.inputs import LIKE_X, MilInput
+from xdsl_ane.dialects.mil.traits import ImageLink, ImageOp
 from xdsl_ane.dialects.typing import (
     F32Attr,
     I64Array,
@@ -58,6 +60,9 @@ class UpsampleOp(MilOp, ABC):
     scale_factor_width = opt_prop_def(I64Attr)
     result = result_def(TensorType)
     assembly_format = FUNCTIONAL
+
+    traits = traits_def(ImageOp())
+    ANE_RULES: ClassVar = (UPSAMPLE,)
 
     @classmethod
     def scale_factors(cls, properties: Mapping[str, Attribute]) -> tuple[int, int]:
@@ -194,6 +199,8 @@ class PadOp(MilOp):
         MilInput("mode", "constant"),
         MilInput("constant_val", 0.0, LIKE_X),
     )
+
+    traits = traits_def(ImageLink())
 
     def __init__(
         self,

@@ -41,7 +41,7 @@ from xdsl_ane.dialects.mil.base import (
     require_element_type,
 )
 from xdsl_ane.dialects.mil.inputs import UINT32, MilInput
-from xdsl_ane.dialects.mil.traits import RearrangesElements
+from xdsl_ane.dialects.mil.traits import ImageOp, RearrangesElements
 from xdsl_ane.dialects.typing import (
     I64Array,
     I64Attr,
@@ -495,6 +495,8 @@ class PixelShuffleOp(ShapeOp):
     DOMAIN: ClassVar = FLOAT
     assembly_format = FUNCTIONAL
 
+    traits = traits_def(ImageOp())
+
     def __init__(self, x: Value, upscale_factor: int):
         self.init_mil({"x": x}, {"upscale_factor": i64_attr(upscale_factor)})
 
@@ -529,6 +531,8 @@ class PixelUnshuffleOp(ShapeOp):
     OPSET: ClassVar = "iOS16"
     DOMAIN: ClassVar = FLOAT
     assembly_format = FUNCTIONAL
+
+    traits = traits_def(ImageOp())
 
     def __init__(self, x: Value, downscale_factor: int):
         self.init_mil({"x": x}, {"downscale_factor": i64_attr(downscale_factor)})

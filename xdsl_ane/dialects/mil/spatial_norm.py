@@ -21,6 +21,7 @@ from xdsl.irdl import (
     opt_operand_def,
     opt_prop_def,
     result_def,
+    traits_def,
 )
 
 from xdsl_ane.dialects.mil.base import (
@@ -31,6 +32,7 @@ from xdsl_ane.dialects.mil.base import (
     require_element_type,
 )
 from xdsl_ane.dialects.mil.inputs import MilInput, dtype_of_first_given
+from xdsl_ane.dialects.mil.traits import EpsilonGuarded, ImageOp
 from xdsl_ane.dialects.typing import (
     F32Attr,
     OpTypeError,
@@ -96,6 +98,8 @@ class BatchNormOp(TaggedOptionalOperandsOp):
     )
     CONST_OPERANDS: ClassVar = ("mean", "variance", "gamma", "beta")
 
+    traits = traits_def(ImageOp(), EpsilonGuarded())
+
     def __init__(
         self,
         x: Value,
@@ -137,6 +141,8 @@ class InstanceNormOp(TaggedOptionalOperandsOp):
         MilInput("epsilon", 1e-5, dtype_of_first_given("gamma", "beta")),
     )
     CONST_OPERANDS: ClassVar = ("gamma", "beta")
+
+    traits = traits_def(ImageOp(), EpsilonGuarded())
 
     def __init__(
         self,

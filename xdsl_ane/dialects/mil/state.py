@@ -29,6 +29,8 @@ from xdsl.irdl import (
 )
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 
+from xdsl_ane.ane.cost import input_elements
+from xdsl_ane.ane.rules import ARGMAX
 from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FLOAT_INT32,
@@ -81,6 +83,8 @@ class ReadStateOp(MilOp):
     MIL_INPUTS: ClassVar = (MilInput("input"),)
     OPSET: ClassVar = "iOS18"
 
+    FLOPS_PER_ELEMENT: ClassVar = 0
+
     def __init__(self, input: Value):
         self.init_mil({"input": input})
 
@@ -101,6 +105,8 @@ class CoremlUpdateStateOp(MilOp):
     traits = traits_def(MemoryWriteEffect(), KnownAttributesOnly())
     MIL_INPUTS: ClassVar = (MilInput("state"), MilInput("value"))
     OPSET: ClassVar = "iOS18"
+
+    FLOPS_PER_ELEMENT: ClassVar = 0
 
     def __init__(self, state: Value, value: Value):
         self.init_mil({"state": state, "value": value})
@@ -144,6 +150,9 @@ class SliceUpdateOp(MilOp):
         MilInput("squeeze_mask"),
     )
     OPSET: ClassVar = "iOS18"
+
+    FLOPS_PER_ELEMENT: ClassVar = 0
+    ANE_INDEX_OPERANDS: ClassVar = True
 
     def __init__(self, x: Value, update: Value, begin: Value, end: Value):
         self.init_mil({"x": x, "update": update, "begin": begin, "end": end})
@@ -222,6 +231,12 @@ class ReduceArgmaxOp(MilOp):
         MilInput("keep_dims", False),
         MilInput("output_dtype", "int32"),
     )
+
+    ANE_RULES: ClassVar = (ARGMAX,)
+    ANE_INDEX_RESULT: ClassVar = True
+
+    def flops(self) -> int:
+        return input_elements(self)
 
     def __init__(
         self, x: Value, axis: int | None = None, keep_dims: bool | None = None

@@ -32,3 +32,23 @@ class RearrangesElements(CopiesElements):
     expand_dims, squeeze, slice_by_size, tile, concat, split). A value that
     means something element by element, such as an additive mask, means the
     same after it (`mil-fp16` follows masks through these ops)."""
+
+
+class ImageOp(OpTrait):
+    """Its input x (operand 0) and its result are `[N, C, *spatial]`: an
+    image `[1, C, H, W]` or a signal `[1, C, W]` there is one (convolutions,
+    pooling, batch and instance norms, upsampling, pixel_shuffle and
+    pixel_unshuffle). `mil-ane-layout` lays such values out `nchw` / `ncw`
+    instead of by shape alone."""
+
+
+class ImageLink(OpTrait):
+    """Its input x and its result are images or signals together, when
+    either is (pad: a conv's padded input; a pad alone may pad a sequence)."""
+
+
+class EpsilonGuarded(OpTrait):
+    """Its `epsilon` keeps a log, a reciprocal or a normalization finite
+    (log, rsqrt, inverse, layer_norm, batch_norm, instance_norm). In fp16 an
+    epsilon below 1e-7 (MIL's defaults included) is 0 or subnormal, so
+    `mil-fp16` raises it to 1e-7."""

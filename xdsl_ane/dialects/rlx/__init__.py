@@ -10,7 +10,8 @@ module each:
 - elementwise.py: the sources (constant, param), unary and binary ops,
   compare, where, cast
 - shape.py: matmul, reshape, expand, transpose, narrow, concat, gather
-- reduction.py: reduce_sum/mean/max/min, softmax, argmax, cumsum, topk
+- reduction.py: reduce_sum/mean/max/min, softmax, argmax, running sums and
+  sorts (cumsum, topk, ...)
 - normalization.py: rms_norm, layer_norm
 - spatial_norm.py: batch_norm, group_norm (over the channels of [N, C, ...])
 - pooling.py: max_pool, avg_pool
@@ -23,8 +24,9 @@ module each:
 - quantization.py: quantize, dequantize
 - state.py: the state type, read_state, write_state, slice_update
 
-Each family module lists its ops once, in `OPS`; the dialect is built from
-the families (`FAMILIES`). A family has the same name where its ops are lowered
+Each family module lists its ops once, in `OPS`; the dialect, `RLX_OPS` and
+the package's names of the ops (`rlx.AddOp`) are built from the families
+(`FAMILIES`). A family has the same name where its ops are lowered
 (xdsl_ane/passes/rlx_to_mil/<family>.py) and tested
 (tests/filecheck/dialects/rlx/<family>.mlir and <family>_invalid.mlir,
 tests/filecheck/passes/convert-rlx-to-mil/<family>.mlir). base.py holds
@@ -32,10 +34,6 @@ what every family shares: the op base class and operand checks; the lit
 cases of the rules shared by all families (property spelling and types)
 are in properties_invalid.mlir.
 """
-
-# The package's names are its families' ops and helpers, imported here to be
-# re-exported: each op is listed once, in its family's `OPS`.
-# ruff: noqa: F401
 
 from xdsl.ir import Dialect
 
@@ -55,126 +53,26 @@ from xdsl_ane.dialects.rlx import (
     state,
     training,
 )
-from xdsl_ane.dialects.rlx.activations import (
-    AlphaActivationOp,
-    ClampOp,
-    EluOp,
-    HardsigmoidOp,
-    HardswishOp,
-    LeakyReluOp,
-)
-from xdsl_ane.dialects.rlx.attention import (
+
+# The helpers other packages name through the package; the ops are the
+# families' (`OPS`), named below.
+from xdsl_ane.dialects.rlx.attention import (  # noqa: F401
     ATTENTION_WRT,
-    LAYOUTS,
-    MASKS,
     ROPE_STYLES,
-    AttentionBackwardOp,
-    AttentionBase,
-    AttentionOp,
-    RopeBackwardOp,
-    RopeOp,
     attention_scale,
     causal_visible,
-    check_attention,
-    check_rope,
     in_layout,
-    layout_of,
     sequence_and_head,
 )
-from xdsl_ane.dialects.rlx.base import FUNCTIONAL, RlxOp, Value
-from xdsl_ane.dialects.rlx.convolution import (
-    ConvolutionOp,
-    ConvOp,
-    ConvTransposeOp,
-)
-from xdsl_ane.dialects.rlx.elementwise import (
+from xdsl_ane.dialects.rlx.base import RlxOp
+from xdsl_ane.dialects.rlx.elementwise import (  # noqa: F401
     COMPARE_PREDICATES,
-    AbsOp,
-    AddOp,
-    ArithmeticOp,
     BinaryOp,
-    CastOp,
-    CompareOp,
-    ConstantOp,
-    CosOp,
-    DivOp,
-    ErfOp,
-    ExpOp,
-    FloorOp,
-    GeluOp,
-    GeluTanhOp,
-    LogOp,
-    MaxOp,
-    MinOp,
-    MulOp,
-    NegOp,
-    ParamOp,
-    PowOp,
-    ReciprocalOp,
-    ReluOp,
-    RoundOp,
-    RsqrtOp,
-    SigmoidOp,
-    SiluOp,
-    SinOp,
-    SqrtOp,
-    SubOp,
-    TanhOp,
     UnaryOp,
-    WhereOp,
 )
-from xdsl_ane.dialects.rlx.loss import (
-    SoftmaxCrossEntropyBackwardOp,
-    SoftmaxCrossEntropyOp,
-    check_cross_entropy,
-)
-from xdsl_ane.dialects.rlx.normalization import LayerNormOp, NormOp, RmsNormOp
-from xdsl_ane.dialects.rlx.pooling import AvgPoolOp, MaxPoolOp, PoolOp
-from xdsl_ane.dialects.rlx.quantization import (
-    DequantizeOp,
-    QuantizeOp,
-    check_quantization,
-)
-from xdsl_ane.dialects.rlx.reduction import (
-    ArgmaxOp,
-    CumsumOp,
-    ReduceMaxOp,
-    ReduceMeanOp,
-    ReduceMinOp,
-    ReduceOp,
-    ReduceSumOp,
-    SoftmaxOp,
-    TopkOp,
-)
-from xdsl_ane.dialects.rlx.resampling import (
-    PadOp,
-    PixelShuffleOp,
-    PixelUnshuffleOp,
-    UpsampleOp,
-)
-from xdsl_ane.dialects.rlx.shape import (
-    ConcatOp,
-    DeclaredShapeOp,
-    ExpandOp,
-    GatherOp,
-    MatmulOp,
-    NarrowOp,
-    ReshapeOp,
-    TransposeOp,
-)
-from xdsl_ane.dialects.rlx.spatial_norm import BatchNormOp, GroupNormOp
-from xdsl_ane.dialects.rlx.state import (
-    ReadStateOp,
-    SliceUpdateOp,
-    StateType,
-    WriteStateOp,
-)
-from xdsl_ane.dialects.rlx.training import (
-    ACTIVATION_KINDS,
-    ActivationBackwardOp,
-    RmsNormBackwardGammaOp,
-    RmsNormBackwardInputOp,
-)
+from xdsl_ane.dialects.rlx.pooling import PoolOp  # noqa: F401
+from xdsl_ane.dialects.rlx.state import StateType
+from xdsl_ane.dialects.rlx.training import ACTIVATION_KINDS  # noqa: F401
 
 FAMILIES = (
     elementwise,
@@ -194,5 +92,12 @@ FAMILIES = (
 )
 """The op families, one module each, in the order the dialect lists them."""
 
-RLX = Dialect("rlx", [op for family in FAMILIES for op in family.OPS], [StateType])
+RLX_OPS: tuple[type[RlxOp], ...] = tuple(op for family in FAMILIES for op in family.OPS)
+"""Every rlx op, family by family."""
+
+globals().update({op.__name__: op for op in RLX_OPS})
+# Each op is also a name of the package (`rlx.AddOp`), taken from its
+# family's `OPS`: the one list of the ops.
+
+RLX = Dialect("rlx", RLX_OPS, [StateType])
 """The rlx dialect: every op of DESIGN.md's rlx table."""

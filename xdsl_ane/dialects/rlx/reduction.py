@@ -1,9 +1,10 @@
 """rlx reductions: reduce_sum, reduce_mean, reduce_max and reduce_min over
 `axes`, softmax along one axis, argmax (the index of the largest value
 along one axis, greedy decoding in the model), cumsum (the running sum
-along one axis: RoBERTa's position ids, cumsum(input_ids != pad)) and topk
+along one axis: RoBERTa's position ids, cumsum(input_ids != pad)), topk
 (the k largest or smallest values along one axis and their indices: torch's
-topk, sort and argsort)."""
+topk and sort) and argsort (the indices that sort one axis: torch's
+argsort)."""
 
 from __future__ import annotations
 
@@ -275,6 +276,50 @@ class TopkOp(RlxOp):
         return [tensor(shape, t.element_type), tensor(shape, i32)]
 
 
+@rlx_op_definition
+class ArgsortOp(RlxOp):
+    """The i32 indices that sort the input along `axis` (default -1), in
+    ascending order of the values, or descending with `descending` (default
+    false); equal values keep their order. The result has the input's shape.
+    torch.argsort with stable=True (its default sort leaves the order of
+    ties open)."""
+
+    name = "rlx.argsort"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    axis = opt_prop_def(I64Attr)
+    descending = opt_prop_def(BoolAttr)
+    assembly_format = FUNCTIONAL
+
+    def __init__(
+        self, input: Value, axis: int | None = None, descending: bool | None = None
+    ):
+        self.init_inferred(
+            [input], {"axis": i64_attr(axis), "descending": bool_attr(descending)}
+        )
+
+    @classmethod
+    def infer_result_types(cls, operand_types, properties):
+        t = tensor_of(cls.name, "input", operand_types[0])
+        if t.element_type not in CUMSUM_ELEMENT_TYPES:
+            raise OpTypeError(
+                cls.name,
+                "operand 'input' must be f16, f32 or i32, got "
+                f"{element_name(t.element_type)}",
+            )
+        shape = t.get_shape()
+        if not shape:
+            raise OpTypeError(cls.name, "operand 'input' must have rank ≥ 1")
+        normalize_axis(
+            cls.name,
+            "axis",
+            int_prop(properties, "axis", -1),
+            len(shape),
+            ("input", shape),
+        )
+        return [tensor(shape, i32)]
+
+
 OPS = (
     ReduceSumOp,
     ReduceMeanOp,
@@ -284,5 +329,6 @@ OPS = (
     ArgmaxOp,
     CumsumOp,
     TopkOp,
+    ArgsortOp,
 )
 """The ops of this family, as the rlx dialect lists them."""

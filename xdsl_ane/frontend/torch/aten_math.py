@@ -6,8 +6,8 @@ the `_assert_async` guards of its core ATen form).
 
 Where rlx composes an op exactly, the translation is that composition
 (isnan is x ≠ x, argmin the argmax of −x, flip and diagonal constant-index
-reads through `aten.take`, repeat a concat per axis); erf, floor, round and
-topk are rlx ops of their own (MIL has them).
+reads through `aten.take`, repeat a concat per axis); erf, floor, round,
+topk (sort too) and argsort are rlx ops of their own (MIL has them).
 """
 
 from __future__ import annotations
@@ -216,9 +216,10 @@ def sort(tr: Translator, node, x, dim=-1, descending=False, stable=None):
 
 @translates(aten.argsort.default, aten.argsort.stable)
 def argsort(tr: Translator, node, x, dim=-1, descending=False, stable=None):
-    """The indices of `sort`."""
-    size = node.args[0].meta["val"].shape[dim]
-    return ordered(tr, node, x, int(size), dim, bool(descending))[1]
+    """rlx.argsort: the indices of `sort`, equal values in their order."""
+    x = value_input(tr, node, x)
+    axis = axis_of(dim, len(shape_of(x)))
+    return rlx.ArgsortOp(x, axis, bool(descending) or None).result
 
 
 # --- running products and sums ---------------------------------------------------------

@@ -23,10 +23,10 @@ import torch
 from xdsl.dialects.builtin import i1
 from xdsl.ir import Attribute, SSAValue
 
+from xdsl_ane.ane.limits import MASKED
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import element_type_of, is_float, shape_of
 from xdsl_ane.frontend.torch.translate import Const, Translator
-from xdsl_ane.limits import MASKED
 
 aten = torch.ops.aten
 Node = torch.fx.Node

@@ -4,7 +4,7 @@
 One pattern per rlx op, in a module named after the op's family in
 xdsl_ane.dialects.rlx: elementwise.py (sources, elementwise, compare,
 where, cast), shape.py (matmul, shape ops), reduction.py (reductions,
-softmax, argmax, cumsum, topk), normalization.py (RMSNorm, LayerNorm), spatial_norm.py
+softmax, argmax, running sums and sorts), normalization.py (RMSNorm, LayerNorm), spatial_norm.py
 (batch_norm, group_norm), pooling.py (max_pool, avg_pool), convolution.py
 (conv, conv_transpose), attention.py
 (RoPE, attention and their backward ops), loss.py (softmax cross-entropy),

@@ -28,11 +28,11 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from xdsl_ane.ane.limits import MASKED
 from xdsl_ane.dialects import mil, rlx
 from xdsl_ane.dialects.dense import dense_to_numpy
 from xdsl_ane.dialects.mil.builders import Emitter
 from xdsl_ane.dialects.typing import element_type_of, shape_of, str_prop
-from xdsl_ane.limits import MASKED
 
 
 def causal_masks(s: int, skv: int) -> tuple[np.ndarray, np.ndarray | None]:

@@ -1,5 +1,5 @@
 """Lowering of rlx reductions to MIL: reduce_{sum,mean,max,min}, softmax,
-argmax, cumsum and topk, each the MIL op of that meaning."""
+argmax, cumsum, topk and argsort, each the MIL op of that meaning."""
 
 from __future__ import annotations
 
@@ -84,10 +84,22 @@ class LowerTopk(RewritePattern):
         rewriter.replace(op, new)
 
 
+class LowerArgsort(RewritePattern):
+    """argsort(axis, descending) -> MIL argsort(axis, ascending = not
+    descending): MIL sorts descending by default, rlx (as torch) ascending."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: rlx.ArgsortOp, rewriter: PatternRewriter) -> None:
+        descending = bool_prop(op.properties, "descending", False)
+        axis = int_prop(op.properties, "axis", -1)
+        rewriter.replace(op, mil.ArgsortOp(op.input, axis, not descending or None))
+
+
 PATTERNS = (
     LowerReduction(),
     LowerSoftmax(),
     LowerArgmax(),
     LowerCumsum(),
     LowerTopk(),
+    LowerArgsort(),
 )

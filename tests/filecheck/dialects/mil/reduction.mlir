@@ -100,3 +100,15 @@ func.func @topk(%x: tensor<2x3x4xf32>, %h: tensor<1x16x1x8xf16>) {
   %sorted:2 = mil.topk %h {k = 8 : i64, axis = 3 : i64, ascending = true} : (tensor<1x16x1x8xf16>) -> (tensor<1x16x1x8xf16>, tensor<1x16x1x8xi32>)
   func.return
 }
+
+// CHECK-LABEL: func.func @argsort(
+// GENERIC-LABEL: "func.func"() <{sym_name = "argsort"
+func.func @argsort(%x: tensor<2x3x4xf32>, %h: tensor<1x16x1x8xf16>) {
+  // CHECK-NEXT: %order = mil.argsort %x : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  // GENERIC: %order = "mil.argsort"(%x) : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  %order = mil.argsort %x : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  // CHECK-NEXT: %up = mil.argsort %h {axis = 3 : i64, ascending = true} : (tensor<1x16x1x8xf16>) -> tensor<1x16x1x8xi32>
+  // GENERIC-NEXT: %up = "mil.argsort"(%h) <{axis = 3 : i64, ascending = true}> : (tensor<1x16x1x8xf16>) -> tensor<1x16x1x8xi32>
+  %up = mil.argsort %h {axis = 3 : i64, ascending = true} : (tensor<1x16x1x8xf16>) -> tensor<1x16x1x8xi32>
+  func.return
+}

@@ -1,6 +1,7 @@
 // RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
 
-// Verifier errors of the reductions, softmax, layer_norm and cumsum.
+// Verifier errors of the reductions, softmax, layer_norm, cumsum, topk and
+// argsort.
 
 // CHECK: Operation does not verify: mil.reduce_sum: property 'axes' value 2 is out of range [-2, 2) for operand 'x' [2, 3]
 func.func @reduce_axis(%x: tensor<2x3xf32>) {
@@ -166,5 +167,29 @@ func.func @topk_values_alone(%x: tensor<3x4xf32>) {
 // CHECK: Operation does not verify: mil.topk: operand 'x' has element type i1, expected one of f16, f32, i32
 func.func @topk_bool(%x: tensor<3x4xi1>) {
   %r:2 = mil.topk %x : (tensor<3x4xi1>) -> (tensor<3x1xi1>, tensor<3x1xi32>)
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: mil.argsort: operand 'x' has element type i1, expected one of f16, f32, i32
+func.func @argsort_bool(%x: tensor<3x4xi1>) {
+  %r = mil.argsort %x : (tensor<3x4xi1>) -> tensor<3x4xi32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: mil.argsort: property 'axis' value -3 is out of range [-2, 2) for operand 'x' [3, 4]
+func.func @argsort_axis_range(%x: tensor<3x4xf32>) {
+  %r = mil.argsort %x {axis = -3 : i64} : (tensor<3x4xf32>) -> tensor<3x4xi32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: mil.argsort: result type [3, 4] f16 does not match the inferred type [3, 4] i32
+func.func @argsort_value_result(%x: tensor<3x4xf16>) {
+  %r = mil.argsort %x : (tensor<3x4xf16>) -> tensor<3x4xf16>
   func.return
 }

@@ -3,7 +3,7 @@
 // RUN: xdsl-opt %s --print-op-generic | filecheck %s --check-prefix=GENERIC
 
 // Reductions (with and without keep_dims, negative axes), softmax, argmax,
-// cumsum and topk.
+// cumsum, topk and argsort.
 
 // CHECK-LABEL: func.func @reductions(
 // GENERIC-LABEL: "func.func"() <{sym_name = "reductions"
@@ -93,5 +93,17 @@ func.func @topk(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>) {
   // CHECK-NEXT: %sorted, %sorted_1 = rlx.topk %i {k = 8 : i64, axis = 1 : i64, largest = false} : (tensor<1x8xi32>) -> (tensor<1x8xi32>, tensor<1x8xi32>)
   // GENERIC-NEXT: %sorted, %sorted_1 = "rlx.topk"(%i) <{k = 8 : i64, axis = 1 : i64, largest = false}> : (tensor<1x8xi32>) -> (tensor<1x8xi32>, tensor<1x8xi32>)
   %sorted:2 = rlx.topk %i {k = 8 : i64, axis = 1 : i64, largest = false} : (tensor<1x8xi32>) -> (tensor<1x8xi32>, tensor<1x8xi32>)
+  func.return
+}
+
+// CHECK-LABEL: func.func @argsort(
+// GENERIC-LABEL: "func.func"() <{sym_name = "argsort"
+func.func @argsort(%x: tensor<2x3x4xf32>, %i: tensor<1x8xi32>) {
+  // CHECK-NEXT: %order = rlx.argsort %x : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  // GENERIC: %order = "rlx.argsort"(%x) : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  %order = rlx.argsort %x : (tensor<2x3x4xf32>) -> tensor<2x3x4xi32>
+  // CHECK-NEXT: %down = rlx.argsort %i {axis = 0 : i64, descending = true} : (tensor<1x8xi32>) -> tensor<1x8xi32>
+  // GENERIC-NEXT: %down = "rlx.argsort"(%i) <{axis = 0 : i64, descending = true}> : (tensor<1x8xi32>) -> tensor<1x8xi32>
+  %down = rlx.argsort %i {axis = 0 : i64, descending = true} : (tensor<1x8xi32>) -> tensor<1x8xi32>
   func.return
 }

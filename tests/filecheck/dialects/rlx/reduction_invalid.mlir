@@ -1,6 +1,6 @@
 // RUN: xdsl-opt %s --verify-diagnostics --split-input-file | filecheck %s
 
-// Verifier errors of the reductions, softmax, argmax, cumsum and topk.
+// Verifier errors of the reductions, softmax, argmax, cumsum, topk and argsort.
 
 // CHECK: Operation does not verify: rlx.reduce_sum: property 'axes' value 3 is out of range [-3, 3) (rank 3)
 func.func @reduce_sum_axis_range(%x: tensor<2x3x4xf32>) {
@@ -162,5 +162,29 @@ func.func @topk_bool(%x: tensor<3x5xi1>) {
 // CHECK: Operation does not verify: rlx.topk: result #1 type [3, 2] f32 does not match the inferred type [3, 2] i32
 func.func @topk_float_indices(%x: tensor<3x5xf32>) {
   %y:2 = rlx.topk %x {k = 2 : i64} : (tensor<3x5xf32>) -> (tensor<3x2xf32>, tensor<3x2xf32>)
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.argsort: property 'axis' value 2 is out of range [-2, 2) for operand 'input' [3, 5]
+func.func @argsort_axis_range(%x: tensor<3x5xf32>) {
+  %y = rlx.argsort %x {axis = 2 : i64} : (tensor<3x5xf32>) -> tensor<3x5xi32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.argsort: operand 'input' must be f16, f32 or i32, got i1
+func.func @argsort_bool(%x: tensor<3x5xi1>) {
+  %y = rlx.argsort %x : (tensor<3x5xi1>) -> tensor<3x5xi32>
+  func.return
+}
+
+// -----
+
+// CHECK: Operation does not verify: rlx.argsort: result type [3, 5] f32 does not match the inferred type [3, 5] i32
+func.func @argsort_float_indices(%x: tensor<3x5xf32>) {
+  %y = rlx.argsort %x : (tensor<3x5xf32>) -> tensor<3x5xf32>
   func.return
 }

@@ -3,8 +3,8 @@
 
 // Shapes must be static: a dynamic dimension or an unranked tensor (here in
 // function signatures; mil ops reject them themselves) is an error, and so
-// is an op whose result shape depends on its input data (MIL's non_zero, by
-// name in OP_RULES). A declaration's arguments have no names: `#i`.
+// is an op whose result shape depends on its input data (MIL's non_zero,
+// which the mil dialect does not define: by name in OP_RULES). A declaration's arguments have no names: `#i`.
 
 // CHECK:      ane-lint: error: @dynamic: argument %x: dynamic shape tensor<1x8x1x?xf16>; the ANE runs static shapes only; fix the shape at compile time (one model per shape)
 // CHECK-NEXT: ane-lint: 3 functions, 1 op, 5 errors, 0 warnings

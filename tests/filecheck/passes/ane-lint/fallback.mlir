@@ -1,11 +1,12 @@
 // RUN: xdsl-opt %s --allow-unregistered-dialect -p ane-lint 2>&1 | filecheck %s
 
-// Ops that usually fall back to the CPU/GPU are warnings, looked up by op
-// name: our dialect's gather, band_part, conv with dilations > 1, pooling with
-// a kernel > 13 or a stride > 2 and upsampling by more than 2x, and MIL ops
-// the mil dialect does not define, parsed as unregistered ops (scatter, fill,
-// while_loop). A mil op in no table is a custom op. Ops within the limits
-// (an undilated conv, a 3x3 stride-2 pool, 2x upsampling) are fine.
+// Ops that usually fall back to the CPU/GPU are warnings, by the rules each
+// op states: our dialect's gather, band_part, conv with dilations > 1, pooling
+// with a kernel > 13 or a stride > 2 and upsampling by more than 2x; and, by
+// name, MIL ops the mil dialect does not define, parsed as unregistered ops
+// (scatter, fill, while_loop). Another op outside the dialect is a custom op.
+// Ops within the limits (an undilated conv, a 3x3 stride-2 pool, 2x
+// upsampling) are fine.
 
 // CHECK:       ane-lint: warning: @fallback: mil.band_part (%masked): band_part usually runs on the CPU/GPU, not the ANE; add a constant 0/-1e4 mask instead
 // CHECK-NEXT:  ane-lint: warning: @fallback: mil.conv (%dilated): dilated convolution usually runs on the CPU/GPU, not the ANE (dilations [1, 2] > 1); use an undilated kernel with zeros between the taps

@@ -2,7 +2,7 @@
 // RUN: xdsl-opt %s -p convert-rlx-to-mil | filecheck %s --check-prefix=NO-RLX
 
 // convert-rlx-to-mil, reduction family (passes/rlx_to_mil/reduction.py):
-// the four reductions, softmax, cumsum and topk. argmax's reduce_argmax is checked
+// the four reductions, softmax, cumsum, topk and argsort. argmax's reduce_argmax is checked
 // in state.mlir, at the end of its kernel.
 
 // NO-RLX-NOT: rlx.
@@ -94,4 +94,16 @@ func.func @topk(%x: tensor<2x5xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>, tenso
   %top:2 = rlx.topk %x {k = 2 : i64} : (tensor<2x5xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>)
   %sorted:2 = rlx.topk %x {k = 2 : i64, axis = 0 : i64, largest = false} : (tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi32>)
   func.return %top#0, %top#1, %sorted#1 : tensor<2x2xf32>, tensor<2x2xi32>, tensor<2x5xi32>
+}
+
+// argsort -> MIL argsort; MIL sorts descending unless `ascending`, rlx (as
+// torch) ascending unless `descending`.
+// CHECK-LABEL: func.func @argsort(
+// CHECK-NEXT:  [[UP:%.+]] = mil.argsort %x {axis = -1 : i64, ascending = true} : (tensor<2x5xf32>) -> tensor<2x5xi32>
+// CHECK-NEXT:  [[DOWN:%.+]] = mil.argsort %x {axis = 0 : i64} : (tensor<2x5xf32>) -> tensor<2x5xi32>
+// CHECK-NEXT:  func.return [[UP]], [[DOWN]]
+func.func @argsort(%x: tensor<2x5xf32>) -> (tensor<2x5xi32>, tensor<2x5xi32>) {
+  %up = rlx.argsort %x : (tensor<2x5xf32>) -> tensor<2x5xi32>
+  %down = rlx.argsort %x {axis = 0 : i64, descending = true} : (tensor<2x5xf32>) -> tensor<2x5xi32>
+  func.return %up, %down : tensor<2x5xi32>, tensor<2x5xi32>
 }

@@ -1,5 +1,6 @@
 """The Neural Engine of each Apple chip: its limits and its speed, for the
-placement rules (`passes/ane_rules.py`) and the latency estimate
+placement rules (`ane/rules.py`, applied by `passes/placement.py`), the
+lint's dimension limits (`ane/limits.py`) and the latency estimate
 (`xdsl_ane/estimator`).
 
 Every number comes from ANE_FACTS.md; the comment beside it names the fact.
@@ -27,7 +28,7 @@ middle of that range, for every chip (the facts give no per-chip figure)."""
 MB = 1 << 20
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Chip:
     """One chip's Neural Engine. Dimension limits follow Core ML's axis
     names: channels is the third axis from the end of a rank ≥ 3 tensor
@@ -72,19 +73,101 @@ class Chip:
 CHIPS: dict[str, Chip] = {
     c.name: c
     for c in (
-        Chip("a14", "A14", 11.0, 16384, 65536, 16 * MB, False, False),
-        Chip("a15", "A15", 15.8, 16384, 65536, 24 * MB, True, True),
-        Chip("a16", "A16", 17.0, 65536, 65536, 24 * MB, True, True),
-        Chip("a17", "A17 Pro", 35.0 / 2, 65536, 65536, 24 * MB, True, True),
-        Chip("a18", "A18", 35.0 / 2, 65536, 65536, 24 * MB, True, True),
-        Chip("m1", "M1", 11.0, 16384, 65536, 16 * MB, False, False),
-        Chip("m2", "M2", 15.8, 16384, 65536, 24 * MB, True, True),
-        Chip("m3", "M3", 15.8, 65536, 65536, 24 * MB, True, True),
-        Chip("m4", "M4", 18.6, 65536, 65536, 32 * MB, True, True),
+        Chip(
+            name="a14",
+            title="A14",
+            tops_fp16=11.0,
+            max_spatial=16384,
+            max_channels=65536,
+            sram_bytes=16 * MB,
+            sin_cos=False,
+            mixed_state_shapes=False,
+        ),
+        Chip(
+            name="a15",
+            title="A15",
+            tops_fp16=15.8,
+            max_spatial=16384,
+            max_channels=65536,
+            sram_bytes=24 * MB,
+            sin_cos=True,
+            mixed_state_shapes=True,
+        ),
+        Chip(
+            name="a16",
+            title="A16",
+            tops_fp16=17.0,
+            max_spatial=65536,
+            max_channels=65536,
+            sram_bytes=24 * MB,
+            sin_cos=True,
+            mixed_state_shapes=True,
+        ),
+        Chip(
+            name="a17",
+            title="A17 Pro",
+            tops_fp16=35.0 / 2,
+            max_spatial=65536,
+            max_channels=65536,
+            sram_bytes=24 * MB,
+            sin_cos=True,
+            mixed_state_shapes=True,
+        ),
+        Chip(
+            name="a18",
+            title="A18",
+            tops_fp16=35.0 / 2,
+            max_spatial=65536,
+            max_channels=65536,
+            sram_bytes=24 * MB,
+            sin_cos=True,
+            mixed_state_shapes=True,
+        ),
+        Chip(
+            name="m1",
+            title="M1",
+            tops_fp16=11.0,
+            max_spatial=16384,
+            max_channels=65536,
+            sram_bytes=16 * MB,
+            sin_cos=False,
+            mixed_state_shapes=False,
+        ),
+        Chip(
+            name="m2",
+            title="M2",
+            tops_fp16=15.8,
+            max_spatial=16384,
+            max_channels=65536,
+            sram_bytes=24 * MB,
+            sin_cos=True,
+            mixed_state_shapes=True,
+        ),
+        Chip(
+            name="m3",
+            title="M3",
+            tops_fp16=15.8,
+            max_spatial=65536,
+            max_channels=65536,
+            sram_bytes=24 * MB,
+            sin_cos=True,
+            mixed_state_shapes=True,
+        ),
+        Chip(
+            name="m4",
+            title="M4",
+            tops_fp16=18.6,
+            max_spatial=65536,
+            max_channels=65536,
+            sram_bytes=32 * MB,
+            sin_cos=True,
+            mixed_state_shapes=True,
+        ),
     )
 }
 
 DEFAULT_CHIP = "m4"
+"""The chip an estimate is for when none is named."""
 
 
 def get_chip(name: str | Chip) -> Chip:
