@@ -28,8 +28,8 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Block, Operation, Region
 
 from xdsl_ane.dialects import mil
-from xdsl_ane.interpreter.core import WeightStore
 from xdsl_ane.interpreter.mil import MilFunctions
+from xdsl_ane.weights.store import WeightStore
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

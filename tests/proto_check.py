@@ -24,7 +24,7 @@ from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy, numpy_dtype_of
 from xdsl_ane.dialects.typing import ints_prop
 from xdsl_ane.frontend.mlir import parse_module_text
-from xdsl_ane.interpreter.core import WeightStore
+from xdsl_ane.weights.store import WeightStore
 
 with quiet_coremltools():
     from coremltools.libmilstoragepython import _BlobStorageReader

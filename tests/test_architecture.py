@@ -24,6 +24,7 @@ LAYERS = {
     "ane": 1,
     "dialects": 2,
     "interpreter": 3,
+    "weights": 3,
     "passes": 4,
     "backend": 5,
     "frontend": 5,

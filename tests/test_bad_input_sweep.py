@@ -26,7 +26,7 @@ from robustness_inputs import (
 )
 
 import xdsl_ane
-from xdsl_ane.frontend.safetensors import write_safetensors
+from xdsl_ane.weights.safetensors import write_safetensors
 
 BLOB_MIL = """\
 program(1.3)

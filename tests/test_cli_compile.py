@@ -12,7 +12,7 @@ from cli_helpers import error_line as assert_clean_error
 
 import xdsl_ane
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.frontend.safetensors import write_safetensors
+from xdsl_ane.weights.safetensors import write_safetensors
 
 
 def test_compile_mlpackage_validated(decoder_layer_files, tmp_path):
@@ -89,9 +89,9 @@ def test_compile_mil_text_and_import_round_trip(decoder_layer_files, tmp_path):
     assert "mil.matmul" in imported.read_text()
     assert (tmp_path / "kernel.weights.npz").exists()
     # the imported program runs on the packed input
-    from xdsl_ane.frontend.arrays import load_arrays
     from xdsl_ane.frontend.mlir import parse_module
     from xdsl_ane.interpreter.core import run_function
+    from xdsl_ane.weights.arrays import load_arrays
 
     module = parse_module(imported)
     shape = packing["inputs"][0]["shape"]

@@ -17,9 +17,9 @@ from llm_checkpoints import (
 )
 
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.models.hf_config import FAMILIES, llm_config
 from xdsl_ane.models.llm import Decoder, LlmShape
+from xdsl_ane.weights.checkpoint import read_checkpoint
 
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow
@@ -108,7 +108,7 @@ def test_bf16_to_fp16_rounds_every_bf16_as_numpy_does():
     the widening puts the bits in float32's upper half."""
     import numpy as np
 
-    from xdsl_ane.frontend.checkpoint import bf16_to_fp16, bf16_to_fp32
+    from xdsl_ane.weights.checkpoint import bf16_to_fp16, bf16_to_fp32
 
     bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
     with np.errstate(over="ignore"):
@@ -134,7 +134,7 @@ def test_a_bf16_tensor_reads_and_converts_block_by_block_as_torch(
     import torch
     from safetensors.torch import save_file
 
-    import xdsl_ane.frontend.checkpoint as checkpoint_module
+    import xdsl_ane.weights.checkpoint as checkpoint_module
 
     tensor = (torch.randn(37, 11) * 300).to(torch.bfloat16)
     tensor[0, :3] = torch.tensor([1e-7, 7e4, -0.0])

@@ -22,10 +22,10 @@ from llm_checkpoints import (
 from xdsl_ane.api.llm import PackageRunner, reference_generate
 from xdsl_ane.api.llm_compile import compile_llm
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.models.hf_config import ACTIVATIONS, FAMILIES, IGNORED_FIELDS, llm_config
 from xdsl_ane.models.llm import LlmShape
 from xdsl_ane.tools.cli import main
+from xdsl_ane.weights.checkpoint import read_checkpoint
 
 # Compiles and runs LLM checkpoints against transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow

@@ -17,7 +17,6 @@ from llm_checkpoints import write_checkpoint
 from xdsl_ane.api.llm import PackageRunner, reference_generate
 from xdsl_ane.api.llm_compile import compile_llm
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.interpreter.core import StatefulRuntime
 from xdsl_ane.models.calibration import (
     calibration_prompts,
@@ -27,6 +26,7 @@ from xdsl_ane.models.calibration import (
 from xdsl_ane.models.hf_config import llm_config
 from xdsl_ane.models.llm import Decoder, LlmShape
 from xdsl_ane.tools.cli import main
+from xdsl_ane.weights.checkpoint import read_checkpoint
 
 # Compiles LLM checkpoints and runs transformers: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow

@@ -14,8 +14,8 @@ from llm_checkpoints import write_checkpoint
 
 from xdsl_ane.api.llm import PackageRunner
 from xdsl_ane.api.llm_compile import compile_llm
-from xdsl_ane.frontend.checkpoint import read_checkpoint
 from xdsl_ane.tools.cli import main
+from xdsl_ane.weights.checkpoint import read_checkpoint
 
 PROMPT = [5, 17, 200, 3, 99]
 SHAPE = dict(context=32, prefill=4, chunk=128)
@@ -234,8 +234,8 @@ def test_checkpoint_tensors_are_read_where_used(tied, tmp_path, monkeypatch):
     """llm_weights reads nothing: each weight is a CheckpointTensor (rows
     of the table for a chunk); converted a few rows at a time, the blob is
     the one of the whole tensors, and a lazy tensor reads as the tensor."""
-    import xdsl_ane.backend.weights as backend
-    from xdsl_ane.frontend.checkpoint import CheckpointTensor
+    import xdsl_ane.weights.lazy as lazy_weights
+    from xdsl_ane.weights.checkpoint import CheckpointTensor
 
     package = compile_llm(tied, **SHAPE)
     assert all(
@@ -244,7 +244,7 @@ def test_checkpoint_tensors_are_read_where_used(tied, tmp_path, monkeypatch):
         if not name.startswith("rope")
     )
     package.save(tmp_path / "whole.mlpackage")
-    monkeypatch.setattr(backend, "CONVERT_BLOCK", 100)  # a row or two at a time
+    monkeypatch.setattr(lazy_weights, "CONVERT_BLOCK", 100)  # a row or two at a time
     compile_llm(tied, **SHAPE).save(tmp_path / "blocks.mlpackage")
     (whole,) = (tmp_path / "whole.mlpackage").rglob("weight.bin")
     (blocks,) = (tmp_path / "blocks.mlpackage").rglob("weight.bin")

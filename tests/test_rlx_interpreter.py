@@ -32,8 +32,9 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.parser import Parser
 
 from xdsl_ane.dialects import rlx
-from xdsl_ane.interpreter.core import InterpretationError, WeightStore
+from xdsl_ane.interpreter.core import InterpretationError
 from xdsl_ane.interpreter.rlx import RlxFunctions
+from xdsl_ane.weights.store import WeightStore
 
 ELEMENT_TYPES: dict[np.dtype, Attribute] = {
     np.dtype(np.float32): f32,

@@ -17,9 +17,9 @@ from lowering_cases import relative_error
 from torch import nn
 from torch_check import export
 
-from xdsl_ane.frontend.arrays import load_arrays
 from xdsl_ane.frontend.mlir import parse_module
 from xdsl_ane.interpreter.core import run_function
+from xdsl_ane.weights.arrays import load_arrays
 
 # Exports torch programs and Hugging Face models built from configs: -m 'not slow' skips them.
 pytestmark = pytest.mark.slow

@@ -36,7 +36,7 @@ from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.mil import MIL
 from xdsl_ane.dialects.typing import ints_prop
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.interpreter.core import WeightStore
+from xdsl_ane.weights.store import WeightStore
 
 PROGRAM = """
 func.func @f(%x: tensor<1x8x1x4xf16>, %y: tensor<1x16x1x4xf16>) -> (tensor<1x16x1x4xf16>, tensor<1x8x1x4xf16>) {

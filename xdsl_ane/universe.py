@@ -25,9 +25,9 @@ def lazy(path: str):
 
 
 def mil_dialect():
-    """The mil dialect, with the canonicalization patterns that
-    `xdsl_ane.passes` registers for its ops."""
-    import_module("xdsl_ane.passes")
+    """The mil dialect, with its canonicalization patterns registered
+    (`xdsl_ane.passes.canonicalization.register`)."""
+    import_module("xdsl_ane.passes.canonicalization").register()
     return import_module("xdsl_ane.dialects.mil").MIL
 
 

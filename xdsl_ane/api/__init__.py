@@ -36,14 +36,14 @@ import numpy as np
 from xdsl.dialects import builtin, func
 
 from xdsl_ane.ane.chips import DEFAULT_CHIP
-from xdsl_ane.diagnostics import did_you_mean, prefix_difference
 from xdsl_ane.errors import XdslAneError, first_line, option, reported
-from xdsl_ane.frontend.arrays import load_arrays
 from xdsl_ane.frontend.mlir import parse_module
 from xdsl_ane.locations import location
 from xdsl_ane.outputs import atomic_output, check_output
 from xdsl_ane.passes.driver import parse_pipeline, verify
 from xdsl_ane.progress import NO_PROGRESS, Progress
+from xdsl_ane.weights.arrays import load_arrays
+from xdsl_ane.weights.check import check_weights
 
 DEFAULT_PIPELINE = "ane-pipeline"
 """The pipeline of `compile` unless another is given. Its `ane-lint` keeps
@@ -357,7 +357,7 @@ def load_weights(
             "weights: expected a mapping of names to arrays or the path of an "
             f".npz / .safetensors file, got {type(weights).__name__}"
         )
-    from xdsl_ane.backend.weights import LazyWeight
+    from xdsl_ane.weights.lazy import LazyWeight
 
     arrays = {}
     for name, value in weights.items():
@@ -392,67 +392,6 @@ def load_module(
         module, weights = read_mil_file(path)
         return module, str(path), weights
     return parse_module(path), str(path), {}
-
-
-def used_weight_names(module: builtin.ModuleOp) -> set[str]:
-    from xdsl_ane.dialects import mil, rlx
-
-    names = set()
-    for op in module.walk():
-        if isinstance(op, rlx.ParamOp):
-            names.add(op.param_name.data)
-        elif isinstance(op, mil.ConstOp) and op.weight is not None:
-            names.add(op.weight.data)
-    return names
-
-
-def check_weights(
-    module: builtin.ModuleOp, weights: Mapping[str, np.ndarray], source: str
-) -> list[str]:
-    """Fails on a weight the program names that is missing or mis-shaped
-    (naming the op); returns the names of weights the program does not use."""
-    from xdsl.dialects.builtin import TensorType
-
-    from xdsl_ane.backend.weights import LazyWeight
-    from xdsl_ane.dialects import mil, rlx
-
-    for op in module.walk():
-        if isinstance(op, rlx.ParamOp):
-            name, shape = op.param_name.data, op.result.type
-        elif isinstance(op, mil.ConstOp) and op.weight is not None:
-            name, shape = op.weight.data, op.result.type
-        else:
-            continue
-        assert isinstance(shape, TensorType)
-        expected = op.file_shape() if isinstance(op, mil.ConstOp) else shape.get_shape()
-        at = location(op) or source
-        if name not in weights:
-            raise XdslAneError(
-                f"{at}: {op.name} '{name}': weight not in the weights file"
-                f"{missing_weight_hint(name, weights)}"
-            )
-        value = weights[name]
-        array = isinstance(value, np.ndarray | LazyWeight)
-        if not array or tuple(value.shape) != tuple(expected):
-            got = list(getattr(value, "shape", ()))
-            raise XdslAneError(
-                f"{at}: {op.name} '{name}': weight has shape {got}, the program "
-                f"declares {list(expected)}"
-            )
-        float_program = "f" in str(shape.element_type)
-        if float_program != (value.dtype.kind == "f"):
-            raise XdslAneError(
-                f"{at}: {op.name} '{name}': weight has dtype {value.dtype}, the "
-                f"program declares {shape.element_type}"
-            )
-        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
-            bad = value[~np.isfinite(value)]
-            if bad.size:
-                raise XdslAneError(
-                    f"{at}: {op.name} '{name}': weight holds {bad.size} non-finite "
-                    f"value(s) ({bad.flat[0]}); a program's weights must be finite"
-                )
-    return sorted(set(weights) - used_weight_names(module))
 
 
 def check_not_empty(module: builtin.ModuleOp, source: str) -> None:
@@ -503,20 +442,6 @@ def check_fp16_weights(
                 f"{largest:g}, outside fp16's range (±65504); scale it into range, "
                 "or keep the program in f32 (pipeline option fp16=false)"
             )
-
-
-def missing_weight_hint(name: str, weights: Mapping[str, np.ndarray]) -> str:
-    """Why a weight may be missing: the file names it with another prefix
-    (Hugging Face's `model.layers.0...` for `layers.0...`), or a close name."""
-    found = prefix_difference(name, weights)
-    if found is not None:
-        other, prefix = found
-        added = prefix[0] == "+"
-        return (
-            f"; the file has '{other}': its names {'carry' if added else 'lack'} the "
-            f"prefix '{prefix[1:]}' (strip or add it when writing the weights)"
-        )
-    return did_you_mean(name, weights)
 
 
 @dataclass

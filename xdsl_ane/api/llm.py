@@ -431,8 +431,8 @@ def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:
     shard, an unsupported field) holding a model of the package's shape,
     so that `--reference` fails before anything runs rather than inside
     transformers after the tokens."""
-    from xdsl_ane.frontend.checkpoint import read_checkpoint
     from xdsl_ane.models.hf_config import llm_config
+    from xdsl_ane.weights.checkpoint import read_checkpoint
 
     config = llm_config(read_checkpoint(checkpoint))
     parts = record.get("packages", [record])

@@ -103,8 +103,8 @@ class LlmCompilation:
     package) and the manifest's `llm` record, built step by step."""
 
     def __init__(self, checkpoint: str | Path, options: LlmOptions):
-        from xdsl_ane.frontend.checkpoint import read_checkpoint
         from xdsl_ane.models.hf_config import check_table_shapes, llm_config
+        from xdsl_ane.weights.checkpoint import read_checkpoint
 
         self.options = options
         self.source = str(checkpoint)
@@ -196,7 +196,7 @@ class LlmCompilation:
                     modules[package] = ends_module(decoder)
                 elif package not in modules:
                     modules[package] = decoder.part(part=part, layers=layers).build()
-        check_all_used(self.checkpoint, self.config, list(modules.values()))
+        check_all_used(self.checkpoint, self.decoder, list(modules.values()))
         return modules
 
     def compile_part(self, modules: dict[str, Any], package: str, written: bool):
@@ -368,8 +368,9 @@ def stamped(
     not a param, and the program is compiled instead."""
     from xdsl.dialects.builtin import StringAttr
 
-    from xdsl_ane.api import CompiledModel, check_weights
+    from xdsl_ane.api import CompiledModel
     from xdsl_ane.dialects import mil
+    from xdsl_ane.weights.check import check_weights
 
     compiled, stamp_names, held = stamp
     for (shape, dtype), name in zip(held, names):

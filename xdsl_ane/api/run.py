@@ -176,10 +176,10 @@ def run_source(
 ) -> tuple[str, list[np.ndarray]]:
     """Interprets a function of an `.mlir` program (or of a `.pt2`,
     imported) after `pipeline`'s passes."""
-    from xdsl_ane.api import check_weights
     from xdsl_ane.frontend.mlir import parse_module
     from xdsl_ane.interpreter.core import find_function, random_inputs, run_function
     from xdsl_ane.passes.driver import apply_pipeline, make_context
+    from xdsl_ane.weights.check import check_weights
 
     ctx = make_context()
     if Path(path).suffix == ".pt2":  # torch.export.save: imported first

@@ -71,8 +71,8 @@ def check_trainable(config: Any, where: str) -> None:
 
 def training_setup(checkpoint: str | Path, seq_len: int) -> TrainingSetup:
     from xdsl_ane.ane.limits import MAX_DIMENSION
-    from xdsl_ane.frontend.checkpoint import read_checkpoint
     from xdsl_ane.models.hf_config import check_table_shapes, llm_config
+    from xdsl_ane.weights.checkpoint import read_checkpoint
 
     if not 2 <= seq_len <= MAX_DIMENSION:
         raise XdslAneError(

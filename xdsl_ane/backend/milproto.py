@@ -102,7 +102,7 @@ from xdsl_ane.backend.weights import (
 )
 from xdsl_ane.dialects import mil
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.interpreter.core import WeightStore
+from xdsl_ane.weights.store import WeightStore
 
 with quiet_coremltools():
     from coremltools.proto import MIL_pb2, Model_pb2

@@ -26,20 +26,18 @@ from xdsl_ane.interpreter.state import (
 )
 from xdsl_ane.interpreter.values import (
     InterpretationError,
-    WeightStore,
     check_value,
     dense_to_numpy,
     find_function,
     index_bound,
     numpy_dtype,
     random_array,
-    weight_view,
 )
+from xdsl_ane.weights.store import WeightStore
 
 __all__ = [
     "InterpretationError",
     "StatefulRuntime",
-    "WeightStore",
     "check_value",
     "dense_to_numpy",
     "find_function",
@@ -47,7 +45,6 @@ __all__ = [
     "random_array",
     "random_inputs",
     "run_function",
-    "weight_view",
 ]
 
 

@@ -80,9 +80,9 @@ from xdsl_ane.interpreter.spatial import (
 )
 from xdsl_ane.interpreter.values import (
     InterpretationError,
-    WeightStore,
     dense_to_numpy,
 )
+from xdsl_ane.weights.store import WeightStore
 
 
 def mil_impl(op_type: type[Operation]) -> Callable[[Compute], Any]:

@@ -80,9 +80,9 @@ from xdsl_ane.interpreter.numerics import result_dtype as numeric_result_dtype
 from xdsl_ane.interpreter.spatial import avg_pool, batch_norm, group_norm, max_pool
 from xdsl_ane.interpreter.values import (
     InterpretationError,
-    WeightStore,
     dense_to_numpy,
 )
+from xdsl_ane.weights.store import WeightStore
 
 
 def rlx_impl(op_type: type[Operation]) -> Callable[[Compute], Any]:

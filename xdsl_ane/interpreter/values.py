@@ -4,12 +4,10 @@
 Runtime values are numpy arrays whose dtype matches the tensor's element type
 (f32 -> float32, f16 -> float16, i32 -> int32, i8 -> int8, i1 -> bool); f16
 results are computed in float16. Weights (`rlx.param`, `mil.const weight=`)
-come from a `WeightStore` handed to the interpreter functions.
+come from a `WeightStore` (weights/store.py) handed to the interpreter functions.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping, Sequence
 
 import numpy as np
 from xdsl.dialects import builtin, func
@@ -53,60 +51,6 @@ def check_value(what: str, value: np.ndarray, t: Attribute) -> np.ndarray:
     if value.dtype != dtype:
         raise InterpretationError(f"{what} has dtype {value.dtype}, expected {dtype}")
     return value
-
-
-class WeightStore:
-    """Named weight tensors for `rlx.param` and `mil.const weight=` ops."""
-
-    def __init__(self, weights: Mapping[str, np.ndarray] | None = None):
-        self.weights = dict(weights or {})
-
-    def get(
-        self,
-        name: str,
-        t: Attribute,
-        op_name: str,
-        file_shape: Sequence[int] | None = None,
-        perm: Sequence[int] | None = None,
-    ) -> np.ndarray:
-        """The weight `name` as a value of type `t`. The file's tensor must
-        have `file_shape` (default: t's shape); it is transposed by `perm`
-        and reshaped to t's shape (see mil.const's weight views)."""
-        if name not in self.weights:
-            raise InterpretationError(
-                f"{op_name}: weight '{name}' is not in the weights file"
-            )
-        value = self.weights[name]
-        assert isinstance(t, TensorType)
-        expected = tuple(t.get_shape() if file_shape is None else file_shape)
-        if tuple(value.shape) != expected:
-            raise InterpretationError(
-                f"{op_name}: weight '{name}' has shape {list(value.shape)}, "
-                f"the IR declares {list(expected)}"
-            )
-        value = weight_view(value, t.get_shape(), perm)
-        dtype = numpy_dtype(t.element_type)
-        if value.dtype != dtype:
-            # A float weight may be stored at another precision (fp32 data for
-            # an f16 program); anything else is a mismatch.
-            if value.dtype.kind == "f" and dtype.kind == "f":
-                return value.astype(dtype)
-            raise InterpretationError(
-                f"{op_name}: weight '{name}' has dtype {value.dtype}, the IR "
-                f"declares {dtype}"
-            )
-        return value
-
-
-def weight_view(
-    value: np.ndarray, shape: Sequence[int], perm: Sequence[int] | None
-) -> np.ndarray:
-    """A weights-file tensor as a const sees it: transposed by `perm`, then
-    reshaped row-major to `shape` (the one definition of weight views, used
-    by the interpreter and the weight writers)."""
-    if perm is not None:
-        value = np.transpose(value, perm)
-    return np.ascontiguousarray(value).reshape(tuple(shape))
 
 
 RANDOM_INTEGERS = 8

@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import builtin
 
-from xdsl_ane.backend.weights import LazyWeight
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.frontend.checkpoint import Checkpoint
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import EMBED
 from xdsl_ane.models.llm import Decoder, LlmShape
+from xdsl_ane.weights.checkpoint import Checkpoint
+from xdsl_ane.weights.lazy import LazyWeight
 
 FP16_HEADROOM = 16384.0
 """The largest |hidden state| the fp16 program may carry: a quarter of

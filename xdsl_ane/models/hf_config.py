@@ -11,8 +11,8 @@ from typing import Any
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.frontend.checkpoint import Checkpoint
 from xdsl_ane.models.configs import FAMILIES, Family, LlmConfig
+from xdsl_ane.weights.checkpoint import Checkpoint
 
 ACTIVATIONS: dict[str, type[rlx.UnaryOp]] = {
     "silu": rlx.SiluOp,

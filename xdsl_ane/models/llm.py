@@ -61,7 +61,6 @@ from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.errors import XdslAneError, option
-from xdsl_ane.frontend.checkpoint import Checkpoint
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import (
     ACTIVATIONS,
@@ -72,6 +71,7 @@ from xdsl_ane.models.hf_config import (
     head_name,
 )
 from xdsl_ane.models.rope import rope_tables
+from xdsl_ane.weights.checkpoint import Checkpoint
 
 
 def chunks(rows: int, limit: int) -> list[tuple[int, int]]:
@@ -81,8 +81,38 @@ def chunks(rows: int, limit: int) -> list[tuple[int, int]]:
     return [(s, min(s + size, rows)) for s in range(0, rows, size)]
 
 
+@dataclass(frozen=True)
+class RowView:
+    """Rows [start, end) of a checkpoint tensor (a chunk of the embedding or
+    the head), a param of its own: `name` is the param's, `base` the
+    tensor it views."""
+
+    base: str
+    start: int
+    end: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.base}[{self.start}:{self.end}]"
+
+
+def row_views(config: LlmConfig, chunk: int) -> dict[str, RowView]:
+    """The chunk views of the embedding and the head the builder reads, by
+    param name, of the checkpoint's tensors (by its names: GPT-2's
+    `transformer.wte.weight`); none where the vocabulary is one chunk."""
+    parts = chunks(config.vocab_size, chunk)
+    if len(parts) == 1:
+        return {}
+    views = [
+        RowView(config.weight_name(base), start, end)
+        for base in dict.fromkeys([EMBED, head_name(config)])
+        for start, end in parts
+    ]
+    return {view.name: view for view in views}
+
+
 def chunk_name(name: str, start: int, end: int) -> str:
-    return f"{name}[{start}:{end}]"
+    return RowView(name, start, end).name
 
 
 @dataclass(frozen=True)
@@ -236,18 +266,18 @@ class Decoder:
             )
             weights |= {f"{prefix}.cos": cos, f"{prefix}.sin": sin}
         tables: dict[str, Any] = {}
+        views = row_views(self.config, self.shape.chunk)
         for op in module.walk():
             if not isinstance(op, rlx.ParamOp) or op.param_name.data in weights:
                 continue
             name = op.param_name.data
-            if name.endswith("]"):
-                base, rows = name[:-1].split("[")
-                start, end = (int(v) for v in rows.split(":"))
-                if base not in tables:
-                    tables[base] = checkpoint.lazy(
-                        base, (self.config.vocab_size, self.config.hidden_size)
+            view = views.get(name)
+            if view is not None:
+                if view.base not in tables:
+                    tables[view.base] = checkpoint.lazy(
+                        view.base, (self.config.vocab_size, self.config.hidden_size)
                     )
-                weights[name] = tables[base].rows(start, end)
+                weights[name] = tables[view.base].rows(view.start, view.end)
             else:
                 weights[name] = checkpoint.lazy(name, shape_of(op.result))
         used = {
@@ -923,26 +953,28 @@ HARMLESS = ("rotary_emb.inv_freq",)
 LAYER_TENSOR = re.compile(r"model\.layers\.(\d+)\.(.+)")
 
 
-def read_names(modules: list[builtin.ModuleOp]) -> set[str]:
-    """The checkpoint tensors the modules' params read (a chunk view
-    `name[start:end]` reads `name`)."""
-    return {
-        op.param_name.data.split("[")[0]
+def read_names(modules: list[builtin.ModuleOp], views: dict[str, RowView]) -> set[str]:
+    """The checkpoint tensors the modules' params read (a chunk view reads
+    its base)."""
+    names = {
+        op.param_name.data
         for module in modules
         for op in module.walk()
         if isinstance(op, rlx.ParamOp)
     }
+    return {views[n].base if n in views else n for n in names}
 
 
 def check_all_used(
-    checkpoint: Checkpoint, config: LlmConfig, modules: list[builtin.ModuleOp]
+    checkpoint: Checkpoint, decoder: Decoder, modules: list[builtin.ModuleOp]
 ) -> None:
     """Every tensor of the checkpoint is read by one of `modules` (or is
     HARMLESS), so a tensor the config does not account for (a layer past
     num_hidden_layers, a bias the config turns off) is an error naming it,
     not silently dropped. A tied checkpoint may also hold lm_head.weight
     when it equals the embedding table."""
-    used = read_names(modules)
+    config = decoder.config
+    used = read_names(modules, row_views(config, decoder.shape.chunk))
     unused = [
         n for n in checkpoint.tensors if n not in used and not n.endswith(HARMLESS)
     ]

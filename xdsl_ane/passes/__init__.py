@@ -1,5 +1,5 @@
-"""Rewrite passes between rlx and mil. Importing the package registers the
-mil dialect's canonicalization patterns (`canonicalization`), which xDSL's
-`canonicalize` runs."""
-
-from xdsl_ane.passes import canonicalization  # noqa: F401  (registers patterns)
+"""Rewrite passes between rlx and mil. The mil dialect's canonicalization
+patterns, which xDSL's `canonicalize` runs, are registered by
+`canonicalization.register()`, which the contexts for the mil ops call
+(`canonicalization.knowing_mil`, `driver.make_context`, the universe's
+`mil` entry)."""

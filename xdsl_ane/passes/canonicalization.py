@@ -774,15 +774,22 @@ class FoldAddIntoEpsilon(RewritePattern):
 
 
 def knowing_mil(ctx: Context) -> Context:
-    """`ctx`, with the mil dialect loaded if it lacks it: xDSL's folding
-    materializes folded values through the dialect the context holds."""
+    """`ctx`, with the mil dialect loaded if it lacks it (xDSL's folding
+    materializes folded values through the dialect the context holds) and
+    its canonicalization patterns registered."""
+    register()
     if ctx.get_optional_dialect(mil.MIL.name) is None:
         ctx.load_dialect(mil.MIL)
     return ctx
 
 
 def register() -> None:
-    """The patterns of each mil canonicalization trait."""
+    """Registers the patterns of each mil canonicalization trait and the
+    constant folder with the dialect (`dialects/mil/base.py`), which cannot
+    import them itself: they fold with the interpreter, a layer above it.
+    Called by whatever hands out a context for the mil ops — `knowing_mil`,
+    `passes.driver.make_context`, the universe's `mil` entry — not as a
+    side effect of an import; registering again changes nothing."""
     register_constant_folder(fold_constants)
     register_canonicalization(
         ElementwiseCanonicalization,
@@ -819,6 +826,3 @@ def register() -> None:
     register_canonicalization(
         ConcatCanonicalization, DropEmptyConcatOperands(), ConcatInSourceView()
     )
-
-
-register()

@@ -57,9 +57,10 @@ from xdsl_ane.dialects.typing import (
     is_float,
     tensor,
 )
-from xdsl_ane.interpreter.core import InterpretationError, WeightStore
+from xdsl_ane.interpreter.core import InterpretationError
 from xdsl_ane.locations import copy_location, where
 from xdsl_ane.passes.compression import palettize, quantize_linear
+from xdsl_ane.weights.store import WeightStore
 
 PASS = "mil-compress-weights"
 MODES = {"int8": 8, "int4": 4, "lut4": 4, "lut6": 6, "lut8": 8}

@@ -28,7 +28,11 @@ from xdsl_ane.progress import NO_PROGRESS, Progress
 
 def make_context() -> Context:
     """A context that knows every dialect of the environment (xDSL's own and
-    those registered through `xdsl.universe`, including rlx and mil)."""
+    those registered through `xdsl.universe`, including rlx and mil), the
+    mil dialect's canonicalization patterns registered."""
+    from xdsl_ane.passes.canonicalization import register
+
+    register()
     ctx = Context()
     for name, factory in Universe.get_multiverse().all_dialects.items():
         ctx.register_dialect(name, factory)

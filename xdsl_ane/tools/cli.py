@@ -420,8 +420,8 @@ def command_run(args: argparse.Namespace) -> int:
 
     from xdsl_ane.api.llm import split_record
     from xdsl_ane.api.run import run
-    from xdsl_ane.frontend.arrays import load_arrays
     from xdsl_ane.outputs import check_outputs, save_npz
+    from xdsl_ane.weights.arrays import load_arrays
 
     if args.random is not None and args.random < 0:
         raise XdslAneError(f"--random {args.random}: the seed must be at least 0")

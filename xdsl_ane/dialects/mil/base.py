@@ -145,8 +145,9 @@ def is_compile_time_constant(value: SSAValue) -> bool:
 CANONICALIZATION_PATTERNS: dict[type[HasCanonicalizationPatternsTrait], tuple] = {}
 """The patterns of each canonicalization trait of the mil ops. They fold
 with the interpreter, a layer above the dialect, so they are registered from
-there: `xdsl_ane.passes.canonicalization` (imported with `xdsl_ane.passes`,
-and by the `mil` dialect's entry in `xdsl_ane.universe`)."""
+there: `xdsl_ane.passes.canonicalization.register()`, called explicitly by
+the contexts for the mil ops (its `knowing_mil`, `passes.driver.
+make_context`, the `mil` dialect's entry in `xdsl_ane.universe`)."""
 
 
 def register_canonicalization(

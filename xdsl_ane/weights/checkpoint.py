@@ -5,7 +5,7 @@ by `model.safetensors.index.json`); bf16, fp16 or fp32 tensors.
 Tensors are read with the `safetensors` package, which checks each file's
 header and byte ranges; bf16, which numpy has no dtype for, is widened to
 fp32 exactly (bf16 is fp32's upper half). `Checkpoint.lazy` gives a
-tensor unread (`CheckpointTensor`, a backend `LazyWeight`): it is read
+tensor unread (`CheckpointTensor`, a `LazyWeight`): it is read
 block by block where it is used (bf16 through a read-only mapping of at
 most DIRECT_BLOCK elements), so that compiling a model never holds all of its
 weights; into fp16 for the blob, a bf16 tensor goes by a table lookup
@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from xdsl_ane.backend.weights import CONVERT_BLOCK, LazyWeight
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.frontend.safetensors import TensorEntry, tensor_entries
+from xdsl_ane.weights.lazy import CONVERT_BLOCK, LazyWeight
+from xdsl_ane.weights.safetensors import TensorEntry, tensor_entries
 
 SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"

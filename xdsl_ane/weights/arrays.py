@@ -17,7 +17,7 @@ def load_arrays(path: str | Path, what: str) -> dict[str, np.ndarray]:
     if not path.exists():
         raise XdslAneError(f"{path}: {what} file does not exist")
     if path.suffix == ".safetensors":
-        from xdsl_ane.frontend.safetensors import read_safetensors
+        from xdsl_ane.weights.safetensors import read_safetensors
 
         return read_safetensors(path)
     try:
