@@ -104,18 +104,33 @@ def test_fast_path_adds_the_bias_before_its_one_rounding():
     assert_same_rule(half_matmul.half_matmul(x, w, bias), x, w, bias)
 
 
-def test_wide_products_and_other_dtypes_take_numpy():
-    """Many rows and columns (prefill, where float32 BLAS is faster), f32,
-    mixed dtypes, vectors and batched weights with a bias: not this path."""
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_wide_products_widen_b_a_block_at_a_time(with_bias):
+    """A prefill's product (64 rows by a weight's transposed view, more
+    columns than one widened block holds): float32 GEMMs, rounded once."""
     pytest.importorskip("torch")
     rng = np.random.default_rng(3)
-    wide = random(rng, 64, 256), random(rng, 256, 64)
-    assert half_matmul.half_matmul(*wide) is None
+    a = random(rng, 1, 64, 1024)
+    weight = random(rng, 5000, 1024, scale=1024**-0.5)
+    bias = random(rng, 5000) if with_bias else None
+    assert 5000 * 1024 > half_matmul.WIDENED_ELEMENTS
+    fast = half_matmul.half_matmul(a, weight.T, bias)
+    assert fast is not None
+    assert_same_rule(fast, a, weight.T, bias)
+    row_major = np.ascontiguousarray(weight[:300].T)
+    assert_same_rule(half_matmul.half_matmul(a, row_major), a, row_major)
+
+
+def test_other_products_take_numpy():
+    """f32, mixed dtypes, vectors, wide products by a batch of matrices and
+    batched weights with a bias: not this path."""
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
     a, b = random(rng, 1, 64), random(rng, 64, 8)
     assert half_matmul.half_matmul(a.astype(np.float32), b) is None
     assert half_matmul.half_matmul(a[0], b) is None
-    batched = random(rng, 2, 64, 8)
-    assert half_matmul.half_matmul(a, batched, random(rng, 8)) is None
+    assert half_matmul.half_matmul(random(rng, 64, 64), random(rng, 2, 64, 64)) is None
+    assert half_matmul.half_matmul(a, random(rng, 2, 64, 8), random(rng, 8)) is None
 
 
 def test_torch_threads_are_restored():

@@ -1,6 +1,6 @@
-"""f16 matrix products through torch's CPU half kernels, where torch is
-installed (the `torch` extra): the interpreter's fast path for the thin
-products of LLM decoding, one token times a weight.
+"""f16 matrix products through torch, where torch is installed (the
+`torch` extra): the interpreter's fast path for an LLM's products, one
+token (decode) or a prefill's tokens times a weight.
 
 The interpreter's rule for an f16 product is float32 accumulation rounded
 to f16 once (`numerics.accumulates_in_float32`). numpy meets it by widening
@@ -15,13 +15,17 @@ K·2⁻²⁴·Σ|a·b|; tests/test_half_matmul.py).
 
 torch's half GEMM is a plain loop, slower than float32 BLAS once many rows
 share each weight (a 64-token prefill), so only products with at most
-`THIN_ROWS` rows (or columns) take this path.
+`THIN_ROWS` rows (or columns) take it; a wider product by a matrix runs
+torch's float32 GEMM on the weight widened a block at a time into a
+reused buffer (`wide_matmul`), which is the numpy path's arithmetic
+without its cost of widening.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import threading
 import warnings
 from typing import Any
 
@@ -67,11 +71,14 @@ def _tensor(torch: Any, a: np.ndarray) -> Any:
 
 
 def half_matmul(a: Any, b: Any, bias: Any = None) -> np.ndarray | None:
-    """a @ b (+ bias) in f16 by torch's half kernels: numpy's matmul on the
+    """a @ b (+ bias) for f16 operands through torch: numpy's matmul on the
     last two axes (batch axes broadcast), the bias [N] (leading axes of size
-    1) added before the one rounding. None where this path does not apply:
-    torch missing, an operand not an f16 array of rank ≥ 2, a product that
-    is not thin, a bias with a batched `b` or of another shape."""
+    1) added before the one rounding. A thin product runs torch's half
+    kernel; a wide one by a matrix (a prefill's projection) torch's float32
+    GEMM, `b` widened a chunk at a time (`wide_matmul`). None where neither
+    applies: torch missing, an operand not an f16 array of rank ≥ 2, a wide
+    product by a batch of matrices, a bias with a batched `b` or of another
+    shape."""
     if not all(isinstance(x, np.ndarray) and x.dtype == np.float16 for x in (a, b)):
         return None
     if a.ndim < 2 or b.ndim < 2:
@@ -82,7 +89,8 @@ def half_matmul(a: Any, b: Any, bias: Any = None) -> np.ndarray | None:
         # axes into rows, one GEMV or GEMM
         b = b.reshape(b.shape[-2:])
     rows = a.shape[-2] if b.ndim > 2 else math.prod(a.shape[:-1])
-    if min(rows, b.shape[-1]) > THIN_ROWS:
+    thin = min(rows, b.shape[-1]) <= THIN_ROWS
+    if not thin and b.ndim > 2:
         return None
     if bias is not None and not (
         isinstance(bias, np.ndarray)
@@ -96,10 +104,13 @@ def half_matmul(a: Any, b: Any, bias: Any = None) -> np.ndarray | None:
     if torch is None:
         return None
     ta, tb = _tensor(torch, a), _tensor(torch, b)
+    tbias = None if bias is None else _tensor(torch, bias.reshape(-1))
     threads = torch.get_num_threads()
     torch.set_num_threads(THREADS)
     try:
-        if bias is None and b.ndim > 2 and b.strides[-1] != b.itemsize:
+        if not thin:
+            out = wide_matmul(torch, ta.reshape(-1, a.shape[-1]), tb, tbias)
+        elif bias is None and b.ndim > 2 and b.strides[-1] != b.itemsize:
             # a batch of transposed matrices (attention's q·kᵀ over the
             # cache): torch's batched half kernel is much slower on them
             # than on the row-major (a·b)ᵀ = bᵀ·aᵀ
@@ -107,8 +118,39 @@ def half_matmul(a: Any, b: Any, bias: Any = None) -> np.ndarray | None:
         elif bias is None:
             out = torch.matmul(ta, tb)
         else:
-            rows_of_a = ta.reshape(-1, a.shape[-1])
-            out = torch.addmm(_tensor(torch, bias.reshape(-1)), rows_of_a, tb)
+            out = torch.addmm(tbias, ta.reshape(-1, a.shape[-1]), tb)
     finally:
         torch.set_num_threads(threads)
     return out.reshape(shape).numpy()
+
+
+WIDENED_ELEMENTS = 2**22
+"""How many elements of `b` a wide product widens at a time (16 MB of
+float32, in a buffer kept across calls)."""
+
+_scratch = threading.local()
+
+
+def wide_matmul(torch: Any, a: Any, b: Any, bias: Any) -> Any:
+    """a [M, K] @ b [K, N] (+ bias [N]) of f16 tensors as float32 GEMMs,
+    rounded to f16 once: `a` widened whole, `b` a block of columns at a
+    time into a reused buffer (torch converts f16 with SIMD instructions
+    into memory already touched; numpy's widening of a whole weight costs
+    more than the GEMM of a 64-token prefill). The columns of a block are
+    laid out as `b`'s are in a weight's transposed view, rows of the
+    weight, so each block is one contiguous copy."""
+    k, n = b.shape
+    step = max(1, min(n, WIDENED_ELEMENTS // max(k, 1)))
+    buffer = getattr(_scratch, "buffer", None)
+    if buffer is None or buffer.numel() < step * k:
+        buffer = _scratch.buffer = torch.empty(step * k, dtype=torch.float32)
+    rows = a.float()
+    out = torch.empty((a.shape[0], n), dtype=torch.float32)
+    for start in range(0, n, step):
+        end = min(start + step, n)
+        block = buffer[: (end - start) * k].view(end - start, k).T
+        block.copy_(b[:, start:end])
+        torch.mm(rows, block, out=out[:, start:end])
+    if bias is not None:
+        out += bias.float()
+    return out.half()

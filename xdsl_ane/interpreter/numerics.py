@@ -223,10 +223,10 @@ def float32_matmul(a: Array, b: Array, bias: Array | None = None) -> Array:
 def matmul(a: Array, b: Array, bias: Array | None = None) -> Array:
     """numpy matmul on the last two axes, batch axes broadcast, plus `bias`
     broadcast against the product; f16 accumulates in float32 and rounds
-    once, after the bias. A thin f16 product (a decode step's) goes through
-    torch's half kernels where torch is installed (`half_matmul`: numpy's
-    widening of the weight costs ten times the product); the rest, and every
-    product without torch, through numpy's float32 BLAS."""
+    once, after the bias. f16 products go through torch where it is
+    installed (`half_matmul`: numpy's widening of a weight costs several
+    times the product); the rest, and every product without torch, through
+    numpy's float32 BLAS."""
     fast = half_matmul(a, b, bias)
     return float32_matmul(a, b, bias) if fast is None else fast
 
