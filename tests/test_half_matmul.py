@@ -121,15 +121,23 @@ def test_wide_products_widen_b_a_block_at_a_time(with_bias):
     assert_same_rule(half_matmul.half_matmul(a, row_major), a, row_major)
 
 
+def test_wide_batched_products():
+    """A prefill's attention: q [1, H, S, D] by kᵀ over the cache."""
+    pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    q, keys = random(rng, 1, 6, 64, 128), random(rng, 1, 6, 512, 128, scale=0.1)
+    keys_t = np.swapaxes(keys, -1, -2)
+    assert_same_rule(half_matmul.half_matmul(q, keys_t), q, keys_t)
+
+
 def test_other_products_take_numpy():
-    """f32, mixed dtypes, vectors, wide products by a batch of matrices and
-    batched weights with a bias: not this path."""
+    """f32, mixed dtypes, vectors and batched weights with a bias: not this
+    path."""
     pytest.importorskip("torch")
     rng = np.random.default_rng(3)
     a, b = random(rng, 1, 64), random(rng, 64, 8)
     assert half_matmul.half_matmul(a.astype(np.float32), b) is None
     assert half_matmul.half_matmul(a[0], b) is None
-    assert half_matmul.half_matmul(random(rng, 64, 64), random(rng, 2, 64, 64)) is None
     assert half_matmul.half_matmul(a, random(rng, 2, 64, 8), random(rng, 8)) is None
 
 

@@ -75,10 +75,10 @@ def half_matmul(a: Any, b: Any, bias: Any = None) -> np.ndarray | None:
     last two axes (batch axes broadcast), the bias [N] (leading axes of size
     1) added before the one rounding. A thin product runs torch's half
     kernel; a wide one by a matrix (a prefill's projection) torch's float32
-    GEMM, `b` widened a chunk at a time (`wide_matmul`). None where neither
-    applies: torch missing, an operand not an f16 array of rank ≥ 2, a wide
-    product by a batch of matrices, a bias with a batched `b` or of another
-    shape."""
+    GEMM, `b` widened a chunk at a time (`wide_matmul`), and by a batch of
+    matrices (a prefill's attention) float32 GEMMs on both widened. None
+    where no path applies: torch missing, an operand not an f16 array of
+    rank ≥ 2, a bias with a batched `b` or of another shape."""
     if not all(isinstance(x, np.ndarray) and x.dtype == np.float16 for x in (a, b)):
         return None
     if a.ndim < 2 or b.ndim < 2:
@@ -90,8 +90,6 @@ def half_matmul(a: Any, b: Any, bias: Any = None) -> np.ndarray | None:
         b = b.reshape(b.shape[-2:])
     rows = a.shape[-2] if b.ndim > 2 else math.prod(a.shape[:-1])
     thin = min(rows, b.shape[-1]) <= THIN_ROWS
-    if not thin and b.ndim > 2:
-        return None
     if bias is not None and not (
         isinstance(bias, np.ndarray)
         and bias.dtype == np.float16
@@ -108,7 +106,12 @@ def half_matmul(a: Any, b: Any, bias: Any = None) -> np.ndarray | None:
     threads = torch.get_num_threads()
     torch.set_num_threads(THREADS)
     try:
-        if not thin:
+        if not thin and b.ndim > 2:
+            # a batch of small matrices (a prefill's attention): widened
+            # whole, float32 GEMMs; numpy's threads wait on each other
+            # at every matrix of the batch
+            out = torch.matmul(ta.float(), tb.float()).half()
+        elif not thin:
             out = wide_matmul(torch, ta.reshape(-1, a.shape[-1]), tb, tbias)
         elif bias is None and b.ndim > 2 and b.strides[-1] != b.itemsize:
             # a batch of transposed matrices (attention's q·kᵀ over the
