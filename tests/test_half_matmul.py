@@ -12,6 +12,13 @@ import pytest
 from xdsl_ane.interpreter import convolution, half_matmul, numerics
 
 
+@pytest.fixture(autouse=True)
+def small_products_too(monkeypatch):
+    """The fast path for products of any size (by default it takes those
+    with an operand of `MIN_ELEMENTS` or more)."""
+    monkeypatch.setattr(half_matmul, "MIN_ELEMENTS", 0)
+
+
 @pytest.fixture
 def without_torch(monkeypatch):
     """`import torch` fails (a None entry in sys.modules raises ImportError)."""
@@ -139,6 +146,16 @@ def test_other_products_take_numpy():
     assert half_matmul.half_matmul(a.astype(np.float32), b) is None
     assert half_matmul.half_matmul(a[0], b) is None
     assert half_matmul.half_matmul(a, random(rng, 2, 64, 8), random(rng, 8)) is None
+
+
+def test_small_products_take_numpy_by_default(monkeypatch):
+    """Below `MIN_ELEMENTS` numpy's widening is cheap, and a program of small
+    products does not import torch."""
+    monkeypatch.undo()
+    rng = np.random.default_rng(8)
+    a, b = random(rng, 1, 512), random(rng, 512, 512)
+    assert a.size < b.size < half_matmul.MIN_ELEMENTS
+    assert half_matmul.half_matmul(a, b) is None
 
 
 def test_torch_threads_are_restored():

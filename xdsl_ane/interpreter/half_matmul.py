@@ -38,6 +38,12 @@ costs less per weight element than numpy's widening and BLAS; at 64 it
 costs about as much (issue 42's measurements)."""
 
 
+MIN_ELEMENTS = 2**20
+"""The fewest elements of a product's larger operand for this path: below
+it numpy's widening costs a few milliseconds at most, less than importing
+torch (seconds), which a program of small products then never does
+(`xdsl-ane run` stays light)."""
+
 THREADS = 1
 """torch's threads for these products (the caller's setting is restored
 after each). A thin product streams its weight once, and one core nearly
@@ -78,10 +84,11 @@ def half_matmul(a: Any, b: Any, bias: Any = None) -> np.ndarray | None:
     GEMM, `b` widened a chunk at a time (`wide_matmul`), and by a batch of
     matrices (a prefill's attention) float32 GEMMs on both widened. None
     where no path applies: torch missing, an operand not an f16 array of
-    rank ≥ 2, a bias with a batched `b` or of another shape."""
+    rank ≥ 2, both smaller than `MIN_ELEMENTS`, a bias with a batched `b`
+    or of another shape."""
     if not all(isinstance(x, np.ndarray) and x.dtype == np.float16 for x in (a, b)):
         return None
-    if a.ndim < 2 or b.ndim < 2:
+    if a.ndim < 2 or b.ndim < 2 or max(a.size, b.size) < MIN_ELEMENTS:
         return None
     shape = (*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), a.shape[-2], b.shape[-1])
     if math.prod(b.shape[:-2]) == 1:
