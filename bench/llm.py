@@ -13,14 +13,15 @@ size and non-const ops per function. Then a Llama-3.2-3B-shaped checkpoint
 with `--compress lut4`: time, peak RSS, bytes written against the fp16
 weights, and the write limit (the same bytes written to the same disk);
 and coremltools' stateful path on it under an RSS watchdog (the RSS it
-reached when killed, where the machine is too small). `--again large_8b`
-measures a Llama-3.1-8B-shaped checkpoint the same way (not in the
-whole run).
+reached when killed, where the machine is too small); and `generate` in
+the interpreter on its packages (`large_generate`: prefill time and
+tokens/s, issue 42). `--again large_8b` measures a Llama-3.1-8B-shaped
+checkpoint the same way (not in the whole run).
 
     python -m bench.llm [--layers 28] [--vocab 151936] [--context 512]
                        [--prefill 64] [--layers-per-package 14]
                        [--no-large] [--output FILE.json]
-    python -m bench.llm --again {large,large_lut4,large_theirs,large_8b}
+    python -m bench.llm --again {large,large_lut4,large_theirs,large_8b,large_generate}
 
 Each path runs in a process of its own (`--case`), so each peak RSS is its
 own; the checkpoint is written once, before. The figures go under `llm` in
@@ -315,6 +316,68 @@ def large(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+GENERATE_PROMPT = [128000, 791, 6864, 315, 9822, 374]
+"""The prompt ids of the generate row (6 tokens: one prefill call)."""
+GENERATE_TOKENS = 8
+
+
+def generate_timing(
+    package: Path, prompt: list[int], new_tokens: int
+) -> dict[str, Any]:
+    """`xdsl-ane generate PACKAGE --prompt-ids ... --max-new-tokens N` in
+    this process, timed: reading the packages, the prefill (its call gives
+    the first token) and each decode step (each gives one token). Decode
+    tokens/s is over the median step; end-to-end tokens/s counts the
+    prefill too (not the reading)."""
+    import os
+
+    import numpy as np
+
+    from xdsl_ane.api.llm import PackageRunner
+
+    start = time.perf_counter()
+    runner = PackageRunner(package)
+    read = time.perf_counter()
+    times: list[float] = []
+    runner.generate(
+        prompt, new_tokens, on_token=lambda _: times.append(time.perf_counter())
+    )
+    steps = np.diff(times)
+    return {
+        "prompt_tokens": len(prompt),
+        "new_tokens": len(times),
+        "read_s": round(read - start, 1),
+        "prefill_s": round(times[0] - read, 2),
+        "decode_step_s": [round(float(s), 3) for s in steps],
+        "decode_step_median_s": round(float(np.median(steps)), 3),
+        "decode_tokens_per_s": round(1 / float(np.median(steps)), 3),
+        "tokens_per_s": round(len(times) / (times[-1] - read), 3),
+        # other processes' load on the machine, which the steps share it with
+        "load_average": [round(x, 1) for x in os.getloadavg()],
+    }
+
+
+def large_generate(args: argparse.Namespace) -> dict[str, Any]:
+    """`generate` in the interpreter on the 3B packages as compile-llm's
+    defaults split them (issue 42's target: ≥ 1 token/s): compiled into the
+    work directory, then timed by `generate_timing`, with the process' peak
+    RSS."""
+    import xdsl_ane
+
+    out = Path(args.workdir) / "large"
+    xdsl_ane.compile_llm(
+        args.checkpoint, context=args.context, prefill=args.prefill, output=out
+    )
+    config = json.loads((Path(args.checkpoint) / "config.json").read_text())
+    row = generate_timing(out, GENERATE_PROMPT, GENERATE_TOKENS)
+    return {
+        "model": f"{shape_name(config)} shape, {config['num_hidden_layers']} layers, "
+        f"vocabulary {config['vocab_size']}, random bf16",
+        **row,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
 def write_limit(path: Path, nbytes: int, direct: bool) -> float:
     """Seconds to write `nbytes` of random data to `path` from one reused
     64 MiB buffer and sync: through the page cache, or with `direct`
@@ -516,7 +579,7 @@ def check_against_transformers(module, hf, tokens: int) -> float:
 # --- driver -------------------------------------------------------------------------
 
 
-LARGE_CASES = ("large", "large_lut4", "large_theirs", "large_8b")
+LARGE_CASES = ("large", "large_lut4", "large_theirs", "large_8b", "large_generate")
 
 
 def run_case(case: str, checkpoint: Path, scratch: Path, args: argparse.Namespace):
@@ -565,7 +628,7 @@ def measure_llm(
         }
         if large:
             large_checkpoint = write_large_checkpoint()
-            for case in ("large", "large_lut4", "large_theirs"):
+            for case in ("large", "large_lut4", "large_theirs", "large_generate"):
                 cases[case] = run_case(case, large_checkpoint, Path(scratch), args)
             # the 8B row is measured on its own (`--again large_8b`): kept
             earlier = read_results().get("llm", {}).get("large_8b")
@@ -625,9 +688,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.case:
         if args.case != "split":
             args.layers_per_package = None
-        measure = {"theirs": theirs, "large_theirs": theirs}.get(
-            args.case, large if args.case in LARGE_CASES else ours
-        )
+        measure = {
+            "theirs": theirs,
+            "large_theirs": theirs,
+            "large_generate": large_generate,
+        }.get(args.case, large if args.case in LARGE_CASES else ours)
         args.output.write_text(json.dumps(measure(args), indent=2) + "\n")
         return 0
     result = measure_llm(

@@ -526,7 +526,29 @@ def llm_table(r: dict[str, Any]) -> str:
         )
     if "large" in r:
         lines += ["", large_llm_table(r)]
+    if "large_generate" in r:
+        lines += ["", generate_text(r["large_generate"])]
     return "\n".join(lines)
+
+
+def generate_text(g: dict[str, Any]) -> str:
+    """`generate` in the interpreter on the 3B packages (issue 42)."""
+    if "failed" in g:
+        return f"`xdsl-ane generate` on these packages failed: {g['failed']}"
+    return (
+        f"`xdsl-ane generate` in the interpreter on these packages "
+        f"({g['prompt_tokens']} prompt ids, {g['new_tokens']} new tokens): "
+        f"reading {g['read_s']:.1f} s, prefill {g['prefill_s']:.1f} s, a decode "
+        f"step {g['decode_step_median_s']:.2f} s (median): "
+        f"**{g['decode_tokens_per_s']:.2f} tokens/s** decoding, "
+        f"{g['tokens_per_s']:.2f} tokens/s with the prefill; peak RSS "
+        f"{g['peak_rss_mb']:.0f} MB"
+        + (
+            f"; load average {g['load_average'][0]} on the machine."
+            if "load_average" in g
+            else "."
+        )
+    )
 
 
 def large_llm_table(r: dict[str, Any]) -> str:

@@ -127,6 +127,38 @@ def test_rlx_state_persists_across_calls_and_functions():
     assert np.count_nonzero(fresh) == 1  # only its own row is in the cache
 
 
+def test_state_values_are_never_changed_in_place():
+    """A state's values are read-only arrays handed out and taken in
+    without copies (interpreter.state): a value read in one call keeps what
+    it held after later calls write the state, and the results a caller
+    gets are its own to change."""
+    state = rlx.StateType(tensor((CTX, WIDTH), f32))
+
+    def body(x, pos, cache):
+        old = rlx.ReadStateOp(cache).result
+        zero = rlx.ConstantOp(dense_from_numpy(np.zeros(1, np.int32), i32)).result
+        new = rlx.SliceUpdateOp(old, x, rlx.ConcatOp([pos, zero], 0).result).result
+        rlx.WriteStateOp(cache, new)
+        return [old, new]
+
+    types = [tensor((1, WIDTH), f32), tensor((1,), i32), state]
+    module = builtin.ModuleOp(
+        [build_function("step", types, body, ["x", "pos", "cache"])]
+    )
+    runtime = StatefulRuntime(module)
+    row = np.ones((1, WIDTH), np.float32)
+    old0, new0 = runtime.call("step", [row, np.array([0], np.int32)])
+    assert not runtime.states["cache"].value.flags.writeable
+    old1, new1 = runtime.call("step", [2 * row, np.array([1], np.int32)])
+    assert np.count_nonzero(old0) == 0
+    np.testing.assert_array_equal(old1, new0)
+    np.testing.assert_array_equal(new0[:2], [row[0], np.zeros(WIDTH)])
+    new1[:] = 7  # the caller's copy, not the state
+    np.testing.assert_array_equal(
+        runtime.states["cache"].value[:2], [row[0], 2 * row[0]]
+    )
+
+
 @pytest.mark.parametrize("fp16", [False, True])
 def test_compiled_state_program_matches(fp16):
     module = compile_module(fp16)

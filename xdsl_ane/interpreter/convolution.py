@@ -1,7 +1,8 @@
 """Numpy semantics of convolutions, shared by rlx.conv / rlx.conv_transpose
 and MIL's conv / conv_transpose: 1 to 3 spatial axes, groups, strides,
 (before, after) padding, dilations. A convolution is one batched matmul
-over groups of im2col patches; f16 accumulates in float32 and rounds once."""
+over groups of im2col patches; f16 accumulates in float32 and rounds once
+(after the bias: the product's, `numerics.matmul`)."""
 
 from __future__ import annotations
 
@@ -33,10 +34,12 @@ def correlate(
     padding: Padding,
     dilations: Sequence[int],
     groups: int,
+    bias: Array | None = None,
 ) -> Array:
     """out[n, o, p] = Σ_{c, k} x_pad[n, g(o)·C_in/g + c, p·stride + k·dilation]
-    · weight[o, c, k] for x [N, C_in, *D] and weight [C_out, C_in/g, *K]:
-    patches [g, N·D_out, C_in/g · K] times weights [g, C_in/g · K, C_out/g]."""
+    · weight[o, c, k] (+ bias[o]) for x [N, C_in, *D] and weight
+    [C_out, C_in/g, *K]: patches [g, N·D_out, C_in/g · K] times weights
+    [g, C_in/g · K, C_out/g]."""
     spatial = x.ndim - 2
     kernel = weight.shape[2:]
     padded = pad_or_crop(x, padding)
@@ -62,13 +65,14 @@ def correlate(
     patches = np.moveaxis(patches, (1, 2), (0, 2 + spatial))
     patches = patches.reshape(groups, -1, (c_in // groups) * int(np.prod(kernel)))
     w = weight.reshape(groups, c_out // groups, -1).transpose(0, 2, 1)
-    out = matmul(patches, w)  # [g, N·D_out, C_out/g]
+    if bias is not None:
+        bias = bias.reshape(groups, 1, c_out // groups)
+    out = matmul(patches, w, bias)  # [g, N·D_out, C_out/g]
     out = out.reshape(groups, n, *out_spatial, c_out // groups)
     out = np.moveaxis(out, (0, -1), (1, 2))  # [N, g, C_out/g, *D_out]
     return out.reshape(n, c_out, *out_spatial)
 
 
-@accumulates_in_float32
 def conv(
     x: Array,
     weight: Array,
@@ -78,9 +82,8 @@ def conv(
     dilations: Sequence[int],
     groups: int,
 ) -> Array:
-    """torch's convNd: `correlate` plus bias [C_out] along the channels."""
-    out = correlate(x, weight, strides, padding, dilations, groups)
-    return add_bias(out, bias)
+    """torch's convNd: `correlate` with bias [C_out] along the channels."""
+    return correlate(x, weight, strides, padding, dilations, groups, bias)
 
 
 @accumulates_in_float32

@@ -97,7 +97,10 @@ def run_function(
     interpreter.register_implementations(MilFunctions(store))
     interpreter.register_implementations(StateFunctions())
     results = interpreter.call_op(f, tuple(inputs))
-    return [np.asarray(r) for r in results]
+    # a state's value is read-only (interpreter.state): the caller gets a copy
+    return [
+        np.array(r) if not r.flags.writeable else r for r in map(np.asarray, results)
+    ]
 
 
 class StatefulRuntime:

@@ -342,12 +342,12 @@ class MilFunctions(InterpreterFunctions):
 
     @mil_impl(mil.LinearOp)
     def run_linear(self, op: mil.LinearOp, *args: Array) -> Array:
-        """x · weightᵀ + bias."""
+        """x · weightᵀ + bias, rounded once."""
         values = operand_values(op, args)
         x, weight, bias = values["x"], values["weight"], values["bias"]
         assert x is not None and weight is not None
-        out = matmul(x, weight.astype(x.dtype).T)
-        return out if bias is None else out + bias.astype(x.dtype)
+        bias = None if bias is None else bias.astype(x.dtype, copy=False)
+        return matmul(x, weight.astype(x.dtype, copy=False).T, bias)
 
     @mil_impl(mil.ConvOp)
     def run_conv(self, op: mil.ConvOp, *args: Array) -> Array:
@@ -360,9 +360,16 @@ class MilFunctions(InterpreterFunctions):
         padding = mil.conv_padding(
             pad_type, x.shape[2:], weight.shape[2:], strides, dilations, pad
         )
-        bias = None if bias is None else bias.astype(x.dtype)
+        # copy=False: an f16 weight is not copied per call
+        bias = None if bias is None else bias.astype(x.dtype, copy=False)
         return convolution.conv(
-            x, weight.astype(x.dtype), bias, strides, padding, dilations, groups
+            x,
+            weight.astype(x.dtype, copy=False),
+            bias,
+            strides,
+            padding,
+            dilations,
+            groups,
         )
 
     @mil_impl(mil.ConvTransposeOp)

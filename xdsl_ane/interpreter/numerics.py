@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.interpreter import Interpreter, PythonValues, impl
 from xdsl.ir import Operation
 
+from xdsl_ane.interpreter.half_matmul import half_matmul
 from xdsl_ane.interpreter.values import check_value, numpy_dtype
 
 Array = np.ndarray
@@ -213,9 +214,21 @@ Axes = int | tuple[int, ...] | None
 
 
 @accumulates_in_float32
-def matmul(a: Array, b: Array) -> Array:
-    """numpy matmul on the last two axes, batch axes broadcast."""
-    return np.matmul(a, b)
+def float32_matmul(a: Array, b: Array, bias: Array | None = None) -> Array:
+    """`matmul` by numpy: f16 widened to float32, BLAS, rounded once."""
+    out = np.matmul(a, b)
+    return out if bias is None else out + bias
+
+
+def matmul(a: Array, b: Array, bias: Array | None = None) -> Array:
+    """numpy matmul on the last two axes, batch axes broadcast, plus `bias`
+    broadcast against the product; f16 accumulates in float32 and rounds
+    once, after the bias. f16 products go through torch where it is
+    installed (`half_matmul`: numpy's widening of a weight costs several
+    times the product); the rest, and every product without torch, through
+    numpy's float32 BLAS."""
+    fast = half_matmul(a, b, bias)
+    return float32_matmul(a, b, bias) if fast is None else fast
 
 
 @accumulates_in_float32

@@ -1,9 +1,13 @@
 """Numpy semantics of the state ops and their companions (rlx and mil).
 
 A state argument is passed as a `StateBuffer`, a mutable holder of one
-array: `read_state` returns a copy of what it holds, `write_state` /
+array: `read_state` returns what it holds, `write_state` /
 `coreml_update_state` replace it (`interpreter.core.StatefulRuntime`
-keeps one buffer per state name across calls).
+keeps one buffer per state name across calls). The arrays a buffer holds
+are read-only and own their data, so no one changes them in place and
+they are handed out and taken in without copies: a `slice_update` result
+is such an array, so a layer's read, update and write of a package's KV
+cache costs one copy of the cache, not four.
 
 `slice_update` writes `update` at a runtime `begin` (end = begin +
 update's shape); a slice that leaves the input is an `InterpretationError`
@@ -37,10 +41,21 @@ class StateBuffer:
         wrapped = t.wrapped
         if value is None:
             value = np.zeros(wrapped.get_shape(), numpy_dtype(wrapped.element_type))
-        self.value = check_value(f"state {t}", value, wrapped)
+        self.value = frozen(check_value(f"state {t}", value, wrapped))
 
     def store(self, what: str, value: np.ndarray) -> None:
-        self.value = check_value(what, np.array(value, copy=True), self.type.wrapped)
+        self.value = frozen(check_value(what, value, self.type.wrapped))
+
+
+def frozen(value: np.ndarray) -> np.ndarray:
+    """`value` as an array no one can change: itself where it owns its data
+    and is read-only (a state's value, a `slice_update` result), else a
+    read-only copy."""
+    if value.flags.owndata and not value.flags.writeable:
+        return value
+    copy = np.array(value, copy=True)
+    copy.flags.writeable = False
+    return copy
 
 
 def check_state_argument(what: str, value: object, t: Attribute) -> None:
@@ -66,6 +81,7 @@ def slice_update(op_name: str, x: np.ndarray, update: np.ndarray, begin) -> np.n
         )
     out = np.array(x, copy=True)
     out[tuple(slice(b, b + u) for b, u in zip(begin, update.shape))] = update
+    out.flags.writeable = False  # a state may hold it without a copy
     return out
 
 
@@ -81,11 +97,11 @@ class StateFunctions(InterpreterFunctions):
 
     @impl(rlx.ReadStateOp)
     def run_rlx_read_state(self, interpreter: Interpreter, op, args):
-        return (np.array(args[0].value, copy=True),)
+        return (args[0].value,)
 
     @impl(mil.ReadStateOp)
     def run_mil_read_state(self, interpreter: Interpreter, op, args):
-        return (np.array(args[0].value, copy=True),)
+        return (args[0].value,)
 
     @impl(rlx.WriteStateOp)
     def run_write_state(self, interpreter: Interpreter, op, args):
@@ -95,7 +111,7 @@ class StateFunctions(InterpreterFunctions):
     @impl(mil.CoremlUpdateStateOp)
     def run_coreml_update_state(self, interpreter: Interpreter, op, args):
         args[0].store(f"{op.name} value", args[1])
-        return (np.array(args[1], copy=True),)
+        return (args[0].value,)
 
     @checked_impl(rlx.SliceUpdateOp, convert=False)
     def run_rlx_slice_update(self, op, x, update, begin):
