@@ -89,6 +89,31 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
         fields.update(sliding_window=None, pad_token_id=0)
     elif family in ("glm", "glm4"):  # half of each head rotated, interleaved
         fields.update(head_dim=16, pad_token_id=0, eos_token_id=1)
+    elif family == "olmo3":
+        # a sliding layer with its own RoPE, a full one with YaRN's
+        fields.update(
+            layer_types=["sliding_attention", "full_attention"],
+            sliding_window=6,
+            pad_token_id=0,
+            eos_token_id=1,
+            rope_parameters={
+                "full_attention": {
+                    "rope_type": "yarn",
+                    "rope_theta": 10000.0,
+                    "factor": 4.0,
+                    "original_max_position_embeddings": 64,
+                },
+                "sliding_attention": {"rope_type": "default", "rope_theta": 5000.0},
+            },
+        )
+    elif family == "exaone4":  # the full layer without RoPE
+        fields.update(
+            layer_types=["sliding_attention", "full_attention"], sliding_window=6
+        )
+    elif family == "seed_oss":  # biases on q, k, v (its default), o, the MLP
+        fields.update(head_dim=16, attention_out_bias=True, mlp_bias=True)
+    elif family == "ministral3":  # YaRN; queries scaled from position 16384
+        fields.update(head_dim=16, pad_token_id=0)
     return model_class_of(family).config_class(**(fields | overrides))
 
 

@@ -47,6 +47,10 @@ CASES = [
     ("cohere", True, None, "float32"),
     ("glm", False, None, "float32"),
     ("glm4", True, None, "float32"),
+    ("olmo3", False, None, "float32"),
+    ("exaone4", True, None, "float32"),
+    ("seed_oss", False, None, "float32"),
+    ("ministral3", False, None, "float32"),
 ]
 
 

@@ -431,6 +431,32 @@ def test_sliding_layers_follow_the_config(tmp_path):
             {1},
         ),
         ("qwen2", {"use_sliding_window": False, "sliding_window": 6}, set()),
+        # without layer_types (older config.json files), each family's own
+        # rule: every k-th layer full (Gemma 2: 2; Gemma 3, EXAONE 4: the
+        # sliding_window_pattern; OLMo 3: 4), SmolLM3's layers without RoPE
+        ("gemma2", {"sliding_window": 6, "layer_types": None}, {0}),
+        (
+            "gemma3_text",
+            {"sliding_window": 6, "sliding_window_pattern": 2, "layer_types": None},
+            {0},
+        ),
+        ("gemma3_text", {"sliding_window": 6, "layer_types": None}, {0, 1}),
+        ("olmo3", {"sliding_window": 6, "layer_types": None}, {0, 1}),
+        (
+            "exaone4",
+            {"sliding_window": 6, "sliding_window_pattern": 2, "layer_types": None},
+            {0},
+        ),
+        (
+            "smollm3",
+            {
+                "use_sliding_window": True,
+                "sliding_window": 6,
+                "no_rope_layers": [1, 0],
+                "layer_types": None,
+            },
+            {1},
+        ),
     ]
     for i, (family, fields, layers) in enumerate(cases):
         config = llm_config(
@@ -573,3 +599,46 @@ def test_options_are_named(tmp_path, capsys, options, message):
     assert err.count("\n") == 1 and message in err, err
     assert ("config.json" in err) == ("max_position_embeddings" in message)
     assert not out.exists() and not (tmp_path / "x.manifest.json").exists()
+
+
+def test_exaone4_full_layers_have_no_rope_only_with_a_window(tmp_path):
+    windowed = llm_config(read_checkpoint(edited(tmp_path / "a", "exaone4")))
+    assert (windowed.sliding_layers, windowed.nope_layers) == ({0}, {1})
+    plain = edited(tmp_path / "b", "exaone4", sliding_window=None, layer_types=None)
+    config = llm_config(read_checkpoint(plain))
+    assert (config.sliding_layers, config.nope_layers) == (frozenset(), frozenset())
+
+
+def test_seed_oss_biases_follow_its_defaults(tmp_path):
+    """attention_bias defaults to true in Seed-OSS's config class: left out
+    of config.json, q, k and v keep their biases; attention_out_bias alone
+    says whether o_proj has one."""
+    config = llm_config(
+        read_checkpoint(edited(tmp_path, "seed_oss", attention_bias=None))
+    )
+    assert "self_attn.q_proj" in config.biases
+    assert "self_attn.o_proj" in config.biases
+
+
+def test_ministral3_query_scale_past_its_start_is_refused(tmp_path, capsys):
+    """Ministral 3 scales queries from original_max_position_embeddings on
+    (llama_4_scaling_beta); a context past it is refused naming both."""
+    from xdsl_ane.tools.cli import main
+
+    checkpoint = edited(tmp_path / "ckpt", "ministral3")
+    path = checkpoint / "config.json"
+    config = json.loads(path.read_text())
+    config["rope_parameters"]["original_max_position_embeddings"] = 16
+    path.write_text(json.dumps(config))
+    assert llm_config(read_checkpoint(checkpoint)).query_scale_from == 16
+    out = tmp_path / "m.mlpackage"
+    capsys.readouterr()
+    args = ["compile-llm", str(checkpoint), "-o", str(out), "--context", "32"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and not out.exists()
+    assert (
+        "--context 32 is beyond rope_parameters.original_max_position_embeddings 16"
+        in err
+    )
+    assert "llama_4_scaling_beta" in err

@@ -47,6 +47,10 @@ pytestmark = pytest.mark.slow
         ("gemma2", True, {}),  # sandwich norms, both soft-caps, windows
         ("gemma3_text", True, {}),  # QK-norm, the sliding layers' own RoPE
         ("glm4", False, {}),  # fused gate_up, interleaved partial RoPE, norms
+        ("olmo3", False, {}),  # OLMo 2's with windows, per-type RoPE (YaRN)
+        ("exaone4", True, {}),  # post-norms, per-head QK-norm, a NoPE layer
+        ("seed_oss", False, {}),  # q, k, v, o and MLP biases
+        ("ministral3", False, {}),  # YaRN
     ],
 )
 def test_fine_tuning_matches_torch_step_by_step(tmp_path, family, tied, overrides):

@@ -82,11 +82,9 @@ def training_setup(checkpoint: str | Path, seq_len: int) -> TrainingSetup:
     where = str(Path(checkpoint) / "config.json")
     config = llm_config(ck)
     check_table_shapes(ck, config)
-    if seq_len > config.max_positions:
-        raise XdslAneError(
-            f"{option('seq_len', seq_len)} is beyond the model's max_position_embeddings "
-            f"{config.max_positions}"
-        )
+    problem = config.position_problem(seq_len)
+    if problem is not None:
+        raise XdslAneError(f"{option('seq_len', seq_len)} {problem}")
     config = config.with_(seq_len=seq_len)
     check_trainable(config, where)
     from xdsl_ane.models.train_weights import TrainedLayout

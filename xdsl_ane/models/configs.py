@@ -103,6 +103,24 @@ class Family:
     projection_qk_norm: bool = False
     """QK-norm over the whole q and k projections, before the head split
     (OLMo 2), not per head."""
+    o_bias_switch: str | None = None
+    """A field (default false) that puts a bias on o_proj (Seed-OSS's
+    `attention_out_bias`), whatever `attention_bias` says."""
+    nope_full_layers: bool = False
+    """With `sliding_window` set, the full-attention layers have no RoPE,
+    the sliding ones do (EXAONE 4)."""
+    query_position_scale: bool = False
+    """Queries at position p are scaled by 1 + β·log(1 + ⌊p / P⌋), β
+    `rope_parameters.llama_4_scaling_beta`, P its
+    `original_max_position_embeddings` (Ministral 3): 1 below P."""
+    window_pattern: int | None = None
+    """Where `layer_types` is absent: every window_pattern-th layer is full
+    and the others slide (`sliding_window_pattern` where the config sets
+    it: Gemma 3, EXAONE 4); None: from `max_window_layers` on (Qwen), or
+    the layers without RoPE (SmolLM3)."""
+    defaults: tuple[tuple[str, bool], ...] = ()
+    """The family's config-class defaults of flags that default to true
+    (Seed-OSS's `attention_bias`), read where config.json leaves them out."""
 
 
 FAMILIES = {
@@ -217,11 +235,39 @@ FAMILIES = {
         rope_style="interleaved",
         logit_scale=True,
     ),
+    "Olmo3ForCausalLM": Family(
+        "olmo3",
+        window_pattern=4,
+        attention_bias=True,
+        post_norms=True,
+        projection_qk_norm=True,
+        layer_types=True,
+        window_switch=False,
+    ),
+    "Exaone4ForCausalLM": Family(
+        "exaone4",
+        window_pattern=4,
+        qk_norm=True,
+        post_norms=True,
+        layer_types=True,
+        window_switch=False,
+        nope_full_layers=True,
+    ),
+    "SeedOssForCausalLM": Family(
+        "seed_oss",
+        attention_bias=True,
+        o_bias=False,
+        o_bias_switch="attention_out_bias",
+        mlp_bias=True,
+        defaults=(("attention_bias", True),),
+    ),
+    "Ministral3ForCausalLM": Family("ministral3", query_position_scale=True),
     "GemmaForCausalLM": Family(
         "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
     ),
     "Gemma2ForCausalLM": Family(
         "gemma2",
+        window_pattern=2,
         attention_bias=True,
         layer_types=True,
         window_switch=False,
@@ -233,6 +279,7 @@ FAMILIES = {
     ),
     "Gemma3ForCausalLM": Family(
         "gemma3_text",
+        window_pattern=6,
         qk_norm=True,
         attention_bias=True,
         layer_types=True,
@@ -299,7 +346,12 @@ class LlmConfig:
     logits_divisor: float | None = None
     """Logits divided by this (Granite's logits_scaling)."""
     nope_layers: frozenset[int] = frozenset()
-    """Layers without RoPE (SmolLM3's no_rope_layers)."""
+    """Layers without RoPE (SmolLM3's no_rope_layers, EXAONE 4's full
+    layers)."""
+    query_scale_from: int | None = None
+    """The first position whose queries Ministral 3's position scale
+    changes (Family.query_position_scale); every position a program holds
+    lies below it (None: no such scale)."""
     stream_scale: float | None = None
     """The residual stream is carried times this (α = 2^−k, fp16 safety):
     the embedding times α in the program; each branch's end times α — the
@@ -341,6 +393,19 @@ class LlmConfig:
         for ours, theirs in self.family.renames:
             name = name.replace(ours, theirs)
         return name
+
+    def position_problem(self, count: int) -> str | None:
+        """Why a program of `count` positions is more than the model takes
+        (None: it is not)."""
+        if count > self.max_positions:
+            return f"is beyond the model's max_position_embeddings {self.max_positions}"
+        if self.query_scale_from is not None and count > self.query_scale_from:
+            return (
+                "is beyond rope_parameters.original_max_position_embeddings "
+                f"{self.query_scale_from}, past which the model scales its queries "
+                "(llama_4_scaling_beta), which is not supported"
+            )
+        return None
 
     @property
     def kv_dim(self) -> int:

@@ -81,9 +81,15 @@ class ConfigReader:
     """Typed fields of config.json; a wrong one is an error naming it."""
 
     def __init__(
-        self, config: dict[str, Any], where: str, aliases: dict[str, str] | None = None
+        self,
+        config: dict[str, Any],
+        where: str,
+        aliases: dict[str, str] | None = None,
+        defaults: dict[str, bool] | None = None,
     ):
         self.c, self.where = config, where
+        self.defaults = defaults or {}
+        """Flags whose default is true in the family's config class."""
         self.aliases = aliases or {}
         """A family's own names of the fields (GPT-2's `n_embd` for
         `hidden_size`): read, and named in errors, by those."""
@@ -132,8 +138,8 @@ class ConfigReader:
 
     def flag(self, name: str) -> bool:
         value = self.c.get(name)
-        if value is None:  # transformers' default for every flag read here
-            return False
+        if value is None:  # the config class's default: false but for a few
+            return self.defaults.get(name, False)
         if not isinstance(value, bool):
             raise self.error(name, f"is {value!r}; expected true or false")
         return value
@@ -147,7 +153,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     c = checkpoint.config
     where = str(checkpoint.directory / "config.json")
     family = config_family(c, where)
-    read = ConfigReader(c, where, dict(family.aliases))
+    read = ConfigReader(c, where, dict(family.aliases), dict(family.defaults))
     refuse_unsupported(read)
     hidden = read.integer("hidden_size")
     heads = read.integer("num_attention_heads")
@@ -185,6 +191,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     multiplier = multipliers(read, family)
     biases = config_biases(read, family)
     rotary_dim = rotary_dim_of(read, family, head_dim)
+    window = sliding_window(read, family, num_layers)
     parallel = family.parallel_residual and c.get("use_parallel_residual", True)
     if not isinstance(parallel, bool):
         raise read.error(
@@ -219,12 +226,13 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         embedding_multiplier=multiplier["embedding_multiplier"],
         residual_multiplier=multiplier["residual_multiplier"],
         logits_divisor=multiplier["logits_scaling"],
-        nope_layers=nope_layers(read, family, num_layers),
+        nope_layers=nope_layers(read, family, num_layers, window["sliding_layers"]),
+        query_scale_from=query_scale_from(read, family),
         attention_scale=attention_scale,
         final_softcap=softcap(read, "final_logit_softcapping"),
         attention_softcap=softcap(read, "attn_logit_softcapping"),
         local_rope=local_rope,
-        **sliding_window(read, family, num_layers),
+        **window,
     )
 
 
@@ -305,6 +313,8 @@ def config_biases(read: ConfigReader, family: Family) -> set[str]:
         biases |= set(MLP)
         if c.get("attention_bias", True) is not False:
             biases |= {"self_attn.qkv_proj", *OUT}
+    if family.o_bias_switch and read.flag(family.o_bias_switch):
+        biases |= set(OUT)
     if family.bias_switch and c.get(family.bias_switch, True) is not False:
         biases |= {*QKV, *OUT, *MLP}
     if family.fused:
@@ -334,9 +344,14 @@ def rotary_dim_of(read: ConfigReader, family: Family, head_dim: int) -> int | No
     return rotary_dim
 
 
-def nope_layers(read: ConfigReader, family: Family, num_layers: int) -> frozenset[int]:
+def nope_layers(
+    read: ConfigReader, family: Family, num_layers: int, sliding: frozenset[int]
+) -> frozenset[int]:
     """The layers without RoPE: where `no_rope_layers` has 0, or every
-    `no_rope_layer_interval`-th when it is null (SmolLM3's rule)."""
+    `no_rope_layer_interval`-th when it is null (SmolLM3's rule); with a
+    sliding window, the layers that do not slide (EXAONE 4's)."""
+    if family.nope_full_layers and read.c.get("sliding_window") is not None:
+        return frozenset(range(num_layers)) - sliding
     if not family.nope_layers:
         return frozenset()
     flags = read.c.get("no_rope_layers")
@@ -352,6 +367,19 @@ def nope_layers(read: ConfigReader, family: Family, num_layers: int) -> frozense
             "no_rope_layers", f"must list 0 or 1 for each of the {num_layers} layers"
         )
     return frozenset(i for i, f in enumerate(flags) if f == 0)
+
+
+def query_scale_from(read: ConfigReader, family: Family) -> int | None:
+    """The first position Ministral 3's query scale 1 + β·log(1 + ⌊p / P⌋)
+    changes (P `original_max_position_embeddings` of rope_parameters), or
+    None where β is 0 or the family has no such scale."""
+    field = "rope_parameters" if read.c.get("rope_parameters") else "rope_scaling"
+    if not family.query_position_scale:
+        return None
+    if not read.number("llama_4_scaling_beta", 0.0, field):
+        return None
+    longest = read.integer("max_position_embeddings", 2**31 - 1)
+    return int(read.number("original_max_position_embeddings", longest, field))
 
 
 def softcap(read: ConfigReader, name: str) -> float | None:
@@ -470,14 +498,29 @@ def sliding_window(read: ConfigReader, family: Family, num_layers: int) -> dict:
     window = read.integer("sliding_window")
     if not family.layer_types:
         layers = set(range(num_layers))
-    elif types is None:  # transformers' default: layers from max_window_layers on
-        first = read.integer("max_window_layers", 28, minimum=0)
-        layers = set(range(first, num_layers))
+    elif types is None:
+        layers = default_sliding_layers(read, family, num_layers)
     else:
         layers = {i for i, t in enumerate(types) if t == "sliding_attention"}
     if not layers:
         return none
     return {"sliding_window": window, "sliding_layers": frozenset(layers)}
+
+
+def default_sliding_layers(
+    read: ConfigReader, family: Family, num_layers: int
+) -> set[int]:
+    """The layers that slide where config.json has no `layer_types`, by the
+    family's config class's rule: all but every `sliding_window_pattern`-th
+    (Gemma, OLMo 3, EXAONE 4), those without RoPE (SmolLM3), or those from
+    `max_window_layers` on (Qwen)."""
+    if family.window_pattern is not None:
+        every = read.integer("sliding_window_pattern", family.window_pattern)
+        return {i for i in range(num_layers) if (i + 1) % every}
+    if family.nope_layers:
+        return set(nope_layers(read, family, num_layers, frozenset()))
+    first = read.integer("max_window_layers", 28, minimum=0)
+    return set(range(first, num_layers))
 
 
 EMBED = "model.embed_tokens.weight"

@@ -163,11 +163,9 @@ class Decoder:
             option("context", context),
             option("prefill", prefill),
         )
-        if context > self.config.max_positions:
-            raise XdslAneError(
-                f"{context_text} is beyond the model's max_position_embeddings "
-                f"{self.config.max_positions} ({where})"
-            )
+        problem = self.config.position_problem(context)
+        if problem is not None:
+            raise XdslAneError(f"{context_text} {problem} ({where})")
         if context > MAX_DIMENSION:
             raise XdslAneError(
                 f"{context_text} is beyond the ANE's {MAX_DIMENSION} per dimension"
