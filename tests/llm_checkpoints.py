@@ -112,6 +112,8 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
         )
     elif family == "seed_oss":  # biases on q, k, v (its default), o, the MLP
         fields.update(head_dim=16, attention_out_bias=True, mlp_bias=True)
+    elif family == "apertus":  # xIELU, QK-norm, llama3 RoPE, its norms' names
+        fields.update(head_dim=16, pad_token_id=0, eos_token_id=1)
     elif family == "ministral3":  # YaRN; queries scaled from position 16384
         fields.update(head_dim=16, pad_token_id=0)
     return model_class_of(family).config_class(**(fields | overrides))
@@ -147,9 +149,9 @@ def write_checkpoint(
     config = family_config(family, tied, layers, **overrides)
     model_class = model_class_of(family)
     model = model_class(config).eval()
-    with torch.no_grad():  # norms away from 1 and biases away from 0
+    with torch.no_grad():  # norms away from 1, biases from 0, xIELU's per layer
         for name, p in model.named_parameters():
-            if "norm" in name or name.endswith(".bias"):
+            if "norm" in name or name.endswith(".bias") or ".act_fn." in name:
                 p.add_(0.1 * torch.randn_like(p))
     saved = model.to(getattr(torch, dtype))
     kwargs = {"max_shard_size": shard_size} if shard_size else {}

@@ -51,6 +51,7 @@ CASES = [
     ("exaone4", True, None, "float32"),
     ("seed_oss", False, None, "float32"),
     ("ministral3", False, None, "float32"),
+    ("apertus", True, None, "float32"),
 ]
 
 

@@ -62,7 +62,7 @@ def check_trainable(config: Any, where: str) -> None:
     from xdsl_ane.models.hf_config import ACTIVATIONS
     from xdsl_ane.models.training import BACKWARD_KINDS
 
-    if ACTIVATIONS[config.activation] not in BACKWARD_KINDS:
+    if ACTIVATIONS.get(config.activation) not in BACKWARD_KINDS:
         raise XdslAneError(
             f"{where}: hidden_act: {config.activation} has no backward in the "
             f"training kernels ({', '.join(sorted(BACKWARD_KINDS.values()))})"

@@ -262,6 +262,16 @@ FAMILIES = {
         defaults=(("attention_bias", True),),
     ),
     "Ministral3ForCausalLM": Family("ministral3", query_position_scale=True),
+    "ApertusForCausalLM": Family(
+        "apertus",
+        qk_norm=True,
+        attention_bias=True,
+        gated_mlp=False,
+        renames=(
+            ("input_layernorm.", "attention_layernorm."),
+            ("post_attention_layernorm.", "feedforward_layernorm."),
+        ),
+    ),
     "GemmaForCausalLM": Family(
         "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
     ),
@@ -325,7 +335,7 @@ class LlmConfig:
     """Projections with a bias, by their name in a layer (`self_attn.q_proj`,
     `mlp.down_proj`)."""
     activation: str = "silu"
-    """The MLP's gate activation (an ACTIVATIONS name)."""
+    """The MLP's gate activation (an ACTIVATIONS name, or XIELU)."""
     sliding_window: int | None = None
     """The window of the layers with sliding attention (None: none slide)."""
     attention_scale: float | None = None

@@ -30,7 +30,12 @@ ACTIVATIONS: dict[str, type[rlx.UnaryOp]] = {
     "tanh": rlx.TanhOp,
 }
 """transformers' `hidden_act` names (activations.ACT2CLS) -> the rlx op of
-the same function; any other name is refused."""
+the same function; any other name but XIELU is refused."""
+
+XIELU = "xielu"
+"""Apertus's activation, with learned parameters in each layer
+(`mlp.act_fn.alpha_p`, `alpha_n`, `beta`, `eps`): built from elementwise
+ops by `LlmBuilder.xielu`, not one rlx op."""
 
 
 ROPE_TYPES = ("default", "linear", "llama3", "yarn", "longrope")
@@ -173,10 +178,10 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     if head_dim % 2 and family.rope:
         raise read.error("head_dim", f"is {head_dim}; RoPE needs an even one")
     activation = c.get(family.activation_field, "silu")
-    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+    if not isinstance(activation, str) or activation not in {*ACTIVATIONS, XIELU}:
         raise read.error(
             family.activation_field,
-            f"is {activation!r}; supported: " + ", ".join(ACTIVATIONS),
+            f"is {activation!r}; supported: " + ", ".join([*ACTIVATIONS, XIELU]),
         )
     num_layers = read.integer("num_hidden_layers")
     per_type = c.get("rope_parameters") or {}

@@ -68,6 +68,7 @@ from xdsl_ane.models.hf_config import (
     MLP,
     OUT,
     QKV,
+    XIELU,
     head_name,
 )
 from xdsl_ane.models.rope import rope_tables
@@ -668,11 +669,10 @@ class LlmBuilder:
     def mlp(self, h: SSAValue, layer: int) -> SSAValue:
         """down(act(gate(h)) · up(h)), or down(act(up(h))) when not gated."""
         c = self.c
-        activation = ACTIVATIONS[c.activation]
         if not c.family.gated_mlp:
             up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
             return self.linear(
-                activation(up).result, layer, "mlp.down_proj", c.hidden_size
+                self.activate(up, layer), layer, "mlp.down_proj", c.hidden_size
             )
         if c.family.gate_up:
             both = self.linear(h, layer, "mlp.gate_up_proj", 2 * c.ffn_size)
@@ -681,10 +681,40 @@ class LlmBuilder:
         else:
             gate = self.linear(h, layer, "mlp.gate_proj", c.ffn_size)
             up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
-        gate = activation(gate).result
+        gate = self.activate(gate, layer)
         return self.linear(
             rlx.MulOp(gate, up).result, layer, "mlp.down_proj", c.hidden_size
         )
+
+    def activate(self, x: SSAValue, layer: int) -> SSAValue:
+        """The MLP's activation of `x` (with layer `layer`'s parameters,
+        xIELU's)."""
+        if self.c.activation == XIELU:
+            return self.xielu(x, layer)
+        return ACTIVATIONS[self.c.activation](x).result
+
+    def xielu(self, x: SSAValue, layer: int) -> SSAValue:
+        """transformers' XIELUActivation (Apertus): α_p·x² + β·x where
+        x > 0, else (expm1(min(x, ε)) − x)·α_n + β·x, with α_p = softplus(a_p)
+        and α_n = β + softplus(a_n) of the layer's learned a_p, a_n."""
+        base = f"{self.base}layers.{layer}.mlp.act_fn."
+        one, zero = const(np.ones(1, np.float32)), const(np.zeros(1, np.float32))
+
+        def softplus(v: SSAValue) -> SSAValue:
+            return rlx.LogOp(rlx.AddOp(rlx.ExpOp(v).result, one).result).result
+
+        beta = self.param(base + "beta", ())
+        alpha_p = softplus(self.param(base + "alpha_p", (1,)))
+        alpha_n = rlx.AddOp(beta, softplus(self.param(base + "alpha_n", (1,)))).result
+        linear = rlx.MulOp(x, beta).result
+        square = rlx.MulOp(x, x).result
+        positive = rlx.AddOp(rlx.MulOp(square, alpha_p).result, linear).result
+        low = rlx.MinOp(x, self.param(base + "eps", ())).result
+        expm1 = rlx.SubOp(rlx.ExpOp(low).result, one).result
+        negative = rlx.MulOp(rlx.SubOp(expm1, x).result, alpha_n).result
+        negative = rlx.AddOp(negative, linear).result
+        above = rlx.CompareOp(x, zero, "gt").result
+        return rlx.WhereOp(above, positive, negative).result
 
     def capped_attention(self, q, keys, values, mask) -> SSAValue:
         """softmax(cap · tanh(q·kᵀ·scale / cap) + mask) · v, written out
