@@ -166,6 +166,23 @@ CUMSUM_ELEMENT_TYPES = (f16, f32, i32)
 """What rlx.cumsum sums: MIL's cumsum takes fp16, fp32 and int32."""
 
 
+def ordered_input(name: str, operand_types, axis: int) -> TensorType:
+    """The input of an op along an axis of it (cumsum, argsort): f16, f32 or
+    i32, of rank ≥ 1, `axis` within the rank."""
+    t = tensor_of(name, "input", operand_types[0])
+    if t.element_type not in CUMSUM_ELEMENT_TYPES:
+        raise OpTypeError(
+            name,
+            "operand 'input' must be f16, f32 or i32, got "
+            f"{element_name(t.element_type)}",
+        )
+    shape = t.get_shape()
+    if not shape:
+        raise OpTypeError(name, "operand 'input' must have rank ≥ 1")
+    normalize_axis(name, "axis", axis, len(shape), ("input", shape))
+    return t
+
+
 @rlx_op_definition
 class CumsumOp(RlxOp):
     """The running sum along `axis`: out[..., i, ...] = Σ_{j ≤ i} x[..., j,
@@ -201,20 +218,7 @@ class CumsumOp(RlxOp):
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):
-        t = tensor_of(cls.name, "input", operand_types[0])
-        if t.element_type not in CUMSUM_ELEMENT_TYPES:
-            raise OpTypeError(
-                cls.name,
-                "operand 'input' must be f16, f32 or i32, got "
-                f"{element_name(t.element_type)}",
-            )
-        shape = t.get_shape()
-        if not shape:
-            raise OpTypeError(cls.name, "operand 'input' must have rank ≥ 1")
-        normalize_axis(
-            cls.name, "axis", int_prop(properties, "axis"), len(shape), ("input", shape)
-        )
-        return [t]
+        return [ordered_input(cls.name, operand_types, int_prop(properties, "axis"))]
 
 
 @rlx_op_definition
@@ -300,24 +304,8 @@ class ArgsortOp(RlxOp):
 
     @classmethod
     def infer_result_types(cls, operand_types, properties):
-        t = tensor_of(cls.name, "input", operand_types[0])
-        if t.element_type not in CUMSUM_ELEMENT_TYPES:
-            raise OpTypeError(
-                cls.name,
-                "operand 'input' must be f16, f32 or i32, got "
-                f"{element_name(t.element_type)}",
-            )
-        shape = t.get_shape()
-        if not shape:
-            raise OpTypeError(cls.name, "operand 'input' must have rank ≥ 1")
-        normalize_axis(
-            cls.name,
-            "axis",
-            int_prop(properties, "axis", -1),
-            len(shape),
-            ("input", shape),
-        )
-        return [tensor(shape, i32)]
+        t = ordered_input(cls.name, operand_types, int_prop(properties, "axis", -1))
+        return [tensor(t.get_shape(), i32)]
 
 
 OPS = (
