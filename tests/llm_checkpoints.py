@@ -187,15 +187,16 @@ def program_greedy(directory: Path, prompt: list[int], steps: int, shape):
     tokens at positions 0, N, 2N, ... (prompt_calls), then greedy
     decode: (prompt logits [N, V], [logits [V] per step], tokens)."""
     from xdsl_ane.interpreter.core import StatefulRuntime
+    from xdsl_ane.models.checkpoint_use import check_all_used
     from xdsl_ane.models.hf_config import llm_config
-    from xdsl_ane.models.llm import Decoder, check_all_used, prompt_calls
+    from xdsl_ane.models.llm import Decoder, prompt_calls
     from xdsl_ane.weights.checkpoint import read_checkpoint
 
     checkpoint = read_checkpoint(directory)
     config = llm_config(checkpoint)
     module = Decoder(config, shape).build()
     module.verify()
-    check_all_used(checkpoint, Decoder(config, shape), [module])
+    check_all_used(checkpoint, config, shape.chunk, [module])
     runtime = StatefulRuntime(
         module, Decoder(config, shape).weights(checkpoint, module)
     )

@@ -34,8 +34,9 @@ from xdsl_ane.models.calibration import (
     fp16_rescaled,
     residual_maxima,
 )
+from xdsl_ane.models.checkpoint_use import check_all_used, chunks
 from xdsl_ane.models.configs import LlmConfig
-from xdsl_ane.models.llm import Decoder, LlmShape, check_all_used, chunks
+from xdsl_ane.models.llm import Decoder, LlmShape
 from xdsl_ane.models.llm_packages import (
     DEFAULT_MAX_PACKAGE_SIZE,
     ENDS,
@@ -196,7 +197,10 @@ class LlmCompilation:
                     modules[package] = ends_module(decoder)
                 elif package not in modules:
                     modules[package] = decoder.part(part=part, layers=layers).build()
-        check_all_used(self.checkpoint, self.decoder, list(modules.values()))
+        decoder = self.decoder
+        check_all_used(
+            self.checkpoint, decoder.config, decoder.shape.chunk, list(modules.values())
+        )
         return modules
 
     def compile_part(self, modules: dict[str, Any], package: str, written: bool):

@@ -1,0 +1,146 @@
+"""How a decoder uses its checkpoint's tensors: the row views of the
+embedding and the head split into chunks (`RowView`, by param name), the
+tensors a residual-stream scale multiplies, and the check that every
+tensor is read (`check_all_used`), naming the config field that leaves an
+unread one out."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from xdsl.dialects import builtin
+
+from xdsl_ane.dialects import rlx
+from xdsl_ane.errors import XdslAneError
+from xdsl_ane.models.configs import LlmConfig
+from xdsl_ane.models.hf_config import EMBED, MLP, OUT, QKV, head_name
+from xdsl_ane.weights.checkpoint import Checkpoint
+
+
+def chunks(rows: int, limit: int) -> list[tuple[int, int]]:
+    """[start, end) row ranges of at most `limit` rows, as equal as possible."""
+    count = math.ceil(rows / limit)
+    size = math.ceil(rows / count)
+    return [(s, min(s + size, rows)) for s in range(0, rows, size)]
+
+
+@dataclass(frozen=True)
+class RowView:
+    """Rows [start, end) of a checkpoint tensor (a chunk of the embedding or
+    the head), a param of its own: `name` is the param's, `base` the
+    tensor it views."""
+
+    base: str
+    start: int
+    end: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.base}[{self.start}:{self.end}]"
+
+
+def row_views(config: LlmConfig, chunk: int) -> dict[str, RowView]:
+    """The chunk views of the embedding and the head the builder reads, by
+    param name, of the checkpoint's tensors (by its names: GPT-2's
+    `transformer.wte.weight`); none where the vocabulary is one chunk."""
+    parts = chunks(config.vocab_size, chunk)
+    if len(parts) == 1:
+        return {}
+    views = [
+        RowView(config.weight_name(base), start, end)
+        for base in dict.fromkeys([EMBED, head_name(config)])
+        for start, end in parts
+    ]
+    return {view.name: view for view in views}
+
+
+def chunk_name(name: str, start: int, end: int) -> str:
+    return RowView(name, start, end).name
+
+
+def scaled_weights(config: LlmConfig) -> set[str]:
+    """The checkpoint tensors a stream_scale multiplies: the weights and
+    biases that end each branch (o_proj, down_proj) where no norm follows
+    them."""
+    if (
+        config.stream_scale is None
+        or config.family.sandwich_norms
+        or config.family.post_norms
+    ):
+        return set()
+    return {
+        config.weight_name(f"model.layers.{layer}.{projection}.{kind}")
+        for layer in range(config.num_layers)
+        for projection in ("self_attn.o_proj", "mlp.down_proj")
+        for kind in ("weight", "bias")
+    }
+
+
+HARMLESS = ("rotary_emb.inv_freq",)
+"""Checkpoint tensors that transformers ignores on load and recomputes
+(older checkpoints saved RoPE's inverse frequencies, per layer or once)."""
+
+
+LAYER_TENSOR = re.compile(r"model\.layers\.(\d+)\.(.+)")
+
+
+def read_names(modules: list[builtin.ModuleOp], views: dict[str, RowView]) -> set[str]:
+    """The checkpoint tensors the modules' params read (a chunk view reads
+    its base)."""
+    names = {
+        op.param_name.data
+        for module in modules
+        for op in module.walk()
+        if isinstance(op, rlx.ParamOp)
+    }
+    return {views[n].base if n in views else n for n in names}
+
+
+def check_all_used(
+    checkpoint: Checkpoint,
+    config: LlmConfig,
+    chunk: int,
+    modules: list[builtin.ModuleOp],
+) -> None:
+    """Every tensor of the checkpoint is read by one of `modules` (or is
+    HARMLESS), so a tensor the config does not account for (a layer past
+    num_hidden_layers, a bias the config turns off) is an error naming it,
+    not silently dropped. A tied checkpoint may also hold lm_head.weight
+    when it equals the embedding table. `chunk`: the most rows of a
+    chunk of the embedding and the head (LlmShape.chunk)."""
+    used = read_names(modules, row_views(config, chunk))
+    unused = [
+        n for n in checkpoint.tensors if n not in used and not n.endswith(HARMLESS)
+    ]
+    head, embed = config.weight_name("lm_head.weight"), config.weight_name(EMBED)
+    if config.tied and head in unused:
+        if checkpoint.equal(head, embed):
+            unused.remove(head)
+    if not unused:
+        return
+    name = unused[0]
+    more = f"; {len(unused) - 1} more tensors are not used" if len(unused) > 1 else ""
+    raise XdslAneError(
+        f"{checkpoint.directory}: tensor '{name}' is not used "
+        f"({unused_reason(config, name)}){more}"
+    )
+
+
+def unused_reason(config: LlmConfig, name: str) -> str:
+    """Which config field leaves tensor `name` out."""
+    layer = LAYER_TENSOR.fullmatch(name)
+    if layer and int(layer[1]) >= config.num_layers:
+        return f"num_hidden_layers is {config.num_layers}"
+    if name == "lm_head.weight" and config.tied:
+        return f"tie_word_embeddings is true and it differs from {EMBED}"
+    family = config.family
+    if layer and layer[2].endswith(".bias"):
+        projection = layer[2].removesuffix(".bias")
+        if projection in QKV + OUT and family.attention_bias:
+            return "attention_bias is false"
+        if projection in MLP and family.mlp_bias:
+            return "mlp_bias is false"
+        return f"a {family.name} model has no bias on {projection}"
+    return f"a {family.name} model of this config.json has no such tensor"
