@@ -51,6 +51,7 @@ pytestmark = pytest.mark.slow
         ("exaone4", True, {}),  # post-norms, per-head QK-norm, a NoPE layer
         ("seed_oss", False, {}),  # q, k, v, o and MLP biases
         ("ministral3", False, {}),  # YaRN
+        ("apertus", True, {}),  # xIELU's learned parameters, a plain MLP
     ],
 )
 def test_fine_tuning_matches_torch_step_by_step(tmp_path, family, tied, overrides):

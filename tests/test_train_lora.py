@@ -104,11 +104,16 @@ def test_lora_matches_a_hand_written_torch_lora(tmp_path):
 
 @pytest.mark.parametrize(
     "family, targets",
-    [("gpt2", ("c_attn", "c_fc")), ("phi3", ("qkv_proj", "gate_up_proj"))],
+    [
+        ("gpt2", ("c_attn", "c_fc")),
+        ("phi3", ("qkv_proj", "gate_up_proj")),
+        ("apertus", ("q_proj", "up_proj")),
+    ],
 )
 def test_lora_on_fused_and_conv1d_projections(tmp_path, family, targets):
     """Adapters on a fused qkv (gate_up) projection adapt it whole, as PEFT
-    does; on GPT-2's Conv1D weights ([in, out]) with fan_in_fan_out."""
+    does; on GPT-2's Conv1D weights ([in, out]) with fan_in_fan_out; on
+    Apertus's up_proj, its xIELU parameters frozen."""
     from safetensors.numpy import load_file
 
     model = write_checkpoint(tmp_path / "ckpt", family)

@@ -52,7 +52,8 @@ def check_trainable(config: Any, where: str) -> None:
     """Refuses, in one line naming the config field, a feature of `config`
     the training kernels do not compute: every family of the architecture
     table trains, with GPT-2's `scale_attn_by_inverse_layer_idx` and an
-    activation without a backward refused."""
+    activation without a backward refused (xIELU has its own:
+    models/xielu.py)."""
     if config.scale_by_layer:
         raise XdslAneError(
             f"{where}: scale_attn_by_inverse_layer_idx: {config.family.name} models with "
@@ -61,12 +62,40 @@ def check_trainable(config: Any, where: str) -> None:
         )
     from xdsl_ane.models.hf_config import ACTIVATIONS
     from xdsl_ane.models.training import BACKWARD_KINDS
+    from xdsl_ane.models.xielu import XIELU
 
+    if config.activation == XIELU:
+        return
     if ACTIVATIONS.get(config.activation) not in BACKWARD_KINDS:
         raise XdslAneError(
             f"{where}: hidden_act: {config.activation} has no backward in the "
             f"training kernels ({', '.join(sorted(BACKWARD_KINDS.values()))})"
         )
+
+
+def with_xielu_constants(checkpoint: Any, config: Any) -> Any:
+    """`config` with xIELU's β and ε (LlmConfig.xielu_constants), which
+    the training kernels hold as constants: one value each, in every
+    layer; another value in one layer is refused naming its tensor."""
+    from xdsl_ane.models.xielu import XIELU
+
+    if config.activation != XIELU:
+        return config
+    values = []
+    for name in ("beta", "eps"):
+        found = {}
+        for layer in range(config.num_layers):
+            tensor = config.weight_name(f"model.layers.{layer}.mlp.act_fn.{name}")
+            found[tensor] = float(np.asarray(checkpoint.tensor(tensor)).reshape(-1)[0])
+        first = next(iter(found.values()))
+        for tensor, value in found.items():
+            if value != first:
+                raise XdslAneError(
+                    f"{checkpoint.directory}: tensor '{tensor}' is {value}, other "
+                    f"layers' {first}: the training kernels hold one xIELU {name}"
+                )
+        values.append(first)
+    return config.with_(xielu_constants=(values[0], values[1]))
 
 
 def training_setup(checkpoint: str | Path, seq_len: int) -> TrainingSetup:
@@ -87,6 +116,7 @@ def training_setup(checkpoint: str | Path, seq_len: int) -> TrainingSetup:
         raise XdslAneError(f"{option('seq_len', seq_len)} {problem}")
     config = config.with_(seq_len=seq_len)
     check_trainable(config, where)
+    config = with_xielu_constants(ck, config)
     from xdsl_ane.models.train_weights import TrainedLayout
 
     shapes = {name: tuple(entry.shape) for name, entry in ck.tensors.items()}

@@ -231,7 +231,7 @@ class TrainerState:
 
     def save(self, output: Path, records: list[StepRecord]) -> None:
         """OUT as a whole: the Hugging Face checkpoint and the state."""
-        from safetensors.numpy import save_file
+        from xdsl_ane.weights.safetensors import write_safetensors
 
         ck = self.setup.checkpoint
         with atomic_output(output, force=True) as tmp:
@@ -249,7 +249,7 @@ class TrainerState:
                 state.update(
                     {f"scaler.{k}": v for k, v in self.scaler.state_arrays().items()}
                 )
-            save_file(state, str(tmp / OPTIMIZER_STATE))
+            write_safetensors(tmp / OPTIMIZER_STATE, state)
             record = {
                 "step": self.done,
                 "steps": self.steps,
@@ -265,7 +265,7 @@ class TrainerState:
     def save_model(self, directory: Path) -> None:
         """config.json and model.safetensors: every tensor of the checkpoint
         under its own name, the trained ones (LoRA: merged) in float32."""
-        from safetensors.numpy import save_file
+        from xdsl_ane.weights.safetensors import write_safetensors
 
         ck = self.setup.checkpoint
         config = json.loads((Path(ck.directory) / "config.json").read_text())
@@ -278,23 +278,21 @@ class TrainerState:
         for name in ck.tensors:
             value = weights.get(name)
             tensors[name] = value if value is not None else ck.tensor(name)
-        save_file(
-            {k: np.ascontiguousarray(v) for k, v in tensors.items()},
-            str(directory / "model.safetensors"),
-            metadata={"format": "pt"},
+        write_safetensors(
+            directory / "model.safetensors", tensors, metadata={"format": "pt"}
         )
 
     def save_adapter(self, directory: Path) -> None:
         """A PEFT adapter directory: adapter_config.json and
         adapter_model.safetensors."""
-        from safetensors.numpy import save_file
+        from xdsl_ane.weights.safetensors import write_safetensors
 
         config = self.lora.config(str(self.setup.checkpoint.directory))
         text = json.dumps(config, indent=2) + "\n"
         (directory / "adapter_config.json").write_text(text)
-        save_file(
-            {k: np.ascontiguousarray(v) for k, v in self.params.items()},
-            str(directory / "adapter_model.safetensors"),
+        write_safetensors(
+            directory / "adapter_model.safetensors",
+            self.params,
             metadata={"format": "pt"},
         )
 

@@ -384,6 +384,11 @@ class LlmConfig:
     """The layers whose attention slides (key j visible to query i iff
     i − window < j ≤ i, transformers' sliding_window_overlay)."""
 
+    xielu_constants: tuple[float, float] | None = None
+    """(β, ε) of xIELU, the same in every layer, as the training kernels
+    (shared by the layers) hold them; read from the checkpoint by
+    `train`. None: not read (the decoder builder reads each layer's)."""
+
     seq_len: int = 256
     """The sequence of the stateless programs (`models.transformer`'s
     block, layer and stack, and the training kernels); compile-llm's

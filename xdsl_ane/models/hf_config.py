@@ -12,6 +12,7 @@ from typing import Any
 from xdsl_ane.dialects import rlx
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.models.configs import FAMILIES, Family, LlmConfig
+from xdsl_ane.models.xielu import XIELU
 from xdsl_ane.weights.checkpoint import Checkpoint
 
 ACTIVATIONS: dict[str, type[rlx.UnaryOp]] = {
@@ -30,12 +31,8 @@ ACTIVATIONS: dict[str, type[rlx.UnaryOp]] = {
     "tanh": rlx.TanhOp,
 }
 """transformers' `hidden_act` names (activations.ACT2CLS) -> the rlx op of
-the same function; any other name but XIELU is refused."""
-
-XIELU = "xielu"
-"""Apertus's activation, with learned parameters in each layer
-(`mlp.act_fn.alpha_p`, `alpha_n`, `beta`, `eps`): built from elementwise
-ops by `LlmBuilder.xielu`, not one rlx op."""
+the same function; any other name but XIELU (Apertus's, with learned
+parameters: models/xielu.py) is refused."""
 
 
 ROPE_TYPES = ("default", "linear", "llama3", "yarn", "longrope")

@@ -51,12 +51,11 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import f32, i1, i32
+from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import Attribute, SSAValue
 
 from xdsl_ane.ane.limits import MASKED, MAX_DIMENSION
 from xdsl_ane.dialects import ane, rlx
-from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.errors import XdslAneError, option
@@ -70,10 +69,10 @@ from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import (
     ACTIVATIONS,
     EMBED,
-    XIELU,
     head_name,
 )
 from xdsl_ane.models.rope import rope_tables
+from xdsl_ane.models.xielu import XIELU, softplus, xielu
 from xdsl_ane.weights.checkpoint import Checkpoint
 
 
@@ -300,8 +299,7 @@ def additive_mask(visible: np.ndarray) -> np.ndarray:
 
 
 def const(value: np.ndarray) -> SSAValue:
-    dtype = f32 if value.dtype.kind == "f" else i1 if value.dtype == np.bool_ else i32
-    return rlx.ConstantOp(dense_from_numpy(value, dtype)).result
+    return rlx.ConstantOp.of(value).result
 
 
 class LlmBuilder:
@@ -655,27 +653,13 @@ class LlmBuilder:
         return ACTIVATIONS[self.c.activation](x).result
 
     def xielu(self, x: SSAValue, layer: int) -> SSAValue:
-        """transformers' XIELUActivation (Apertus): α_p·x² + β·x where
-        x > 0, else (expm1(min(x, ε)) − x)·α_n + β·x, with α_p = softplus(a_p)
-        and α_n = β + softplus(a_n) of the layer's learned a_p, a_n."""
+        """xIELU (models/xielu.py) of layer `layer`'s learned a_p, a_n and
+        buffers β, ε, softplus taken in the program."""
         base = f"{self.base}layers.{layer}.mlp.act_fn."
-        one, zero = const(np.ones(1, np.float32)), const(np.zeros(1, np.float32))
-
-        def softplus(v: SSAValue) -> SSAValue:
-            return rlx.LogOp(rlx.AddOp(rlx.ExpOp(v).result, one).result).result
-
         beta = self.param(base + "beta", ())
         alpha_p = softplus(self.param(base + "alpha_p", (1,)))
         alpha_n = rlx.AddOp(beta, softplus(self.param(base + "alpha_n", (1,)))).result
-        linear = rlx.MulOp(x, beta).result
-        square = rlx.MulOp(x, x).result
-        positive = rlx.AddOp(rlx.MulOp(square, alpha_p).result, linear).result
-        low = rlx.MinOp(x, self.param(base + "eps", ())).result
-        expm1 = rlx.SubOp(rlx.ExpOp(low).result, one).result
-        negative = rlx.MulOp(rlx.SubOp(expm1, x).result, alpha_n).result
-        negative = rlx.AddOp(negative, linear).result
-        above = rlx.CompareOp(x, zero, "gt").result
-        return rlx.WhereOp(above, positive, negative).result
+        return xielu(x, alpha_p, alpha_n, beta, self.param(base + "eps", ()))
 
     def capped_attention(self, q, keys, values, mask) -> SSAValue:
         """softmax(cap · tanh(q·kᵀ·scale / cap) + mask) · v, written out

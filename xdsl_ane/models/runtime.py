@@ -67,6 +67,7 @@ from xdsl_ane.models.vocabulary import (
     row_columns,
     vocab_chunks,
 )
+from xdsl_ane.models.xielu import XIELU, XIELU_PARAMS, effective, parameter_gradients
 
 Arrays = dict[str, np.ndarray]
 
@@ -114,6 +115,8 @@ CPU_OPERATIONS = [
     "per-chunk sums: dh += classifier_projection_backward per vocabulary chunk",
     "QK-norm gamma gradients summed over heads",
     "bias and LayerNorm beta gradients: sums of their output gradients' rows",
+    "xIELU: its input [alpha_p, alpha_n] (softplus of the learned a_p, a_n, "
+    "plus beta) per layer, and the gradients of a_p and a_n (sums over its input)",
     "embedding gradient: scatter-add of dx into embed_tokens.weight[tokens]",
     "gradients divided by the loss scale, averaged over the batch",
 ]
@@ -496,6 +499,7 @@ class TrainingRuntime:
             h2 = self.norm_forward(x2, p + second)
         lw = self.layer_weights(layer)
         mlp_biases = self.biases(layer, "gate", "up", "down")
+        mlp_biases |= self.activation_inputs(layer)
         if residual_in_ffn(c):
             ffn = self.call("ffn_forward", lw, h=h2, x=x2, **mlp_biases)
             ffn["y"] = ffn["out"]
@@ -636,18 +640,51 @@ class TrainingRuntime:
         d_act = self.call("ffn_backward_w2", lw, dy=dm)["d_act"]
         self.projection_gradient(grads, p + "mlp.down_proj", dm, ffn["act"])
         self.add_bias_gradient(grads, p + "mlp.down_proj.bias", dm)
+        params = self.activation_inputs(layer)
         if c.family.gated_mlp:
             act = self.call(
-                "silu_backward", gate=ffn["gate"], up=ffn["up"], d_act=d_act
+                "silu_backward",
+                gate=ffn["gate"],
+                up=ffn["up"],
+                d_act=d_act,
+                **params,
             )
+            self.activation_gradients(grads, layer, ffn["gate"], d_act * ffn["up"])
         else:
-            act = self.call("silu_backward", up=ffn["up"], d_act=d_act)
+            act = self.call("silu_backward", up=ffn["up"], d_act=d_act, **params)
+            self.activation_gradients(grads, layer, ffn["up"], d_act)
         dh2 = self.call("ffn_backward_w13", lw, **act)["dh"]
         for name in ("gate", "up") if c.family.gated_mlp else ("up",):
             d = act[f"d_{name}"]
             self.projection_gradient(grads, p + f"mlp.{name}_proj", d, saved.h2)
             self.add_bias_gradient(grads, p + f"mlp.{name}_proj.bias", d)
         return dh2
+
+    def activation_inputs(self, layer: int) -> Arrays:
+        """xIELU's kernel input `xielu` [α_p, α_n] of layer `layer`'s learned
+        parameters (none for another activation)."""
+        c = self.config
+        if c.activation != XIELU:
+            return {}
+        assert c.xielu_constants is not None
+        p = f"layers.{layer}.mlp.act_fn."
+        a_p, a_n = (float(self.weights[p + n].reshape(-1)[0]) for n in XIELU_PARAMS)
+        return {"xielu": effective(a_p, a_n, c.xielu_constants[0])}
+
+    def activation_gradients(
+        self, grads: Gradients, layer: int, x: np.ndarray, g: np.ndarray
+    ) -> None:
+        """Adds the gradients of xIELU's a_p and a_n of layer `layer`, from
+        its input `x` and its output's gradient `g` (on the CPU)."""
+        c = self.config
+        if c.activation != XIELU or not self.running:
+            return
+        assert c.xielu_constants is not None
+        p = f"layers.{layer}.mlp.act_fn."
+        a_p, a_n = (float(self.weights[p + n].reshape(-1)[0]) for n in XIELU_PARAMS)
+        d_p, d_n = parameter_gradients(x, g, a_p, a_n, c.xielu_constants[1])
+        grads.add(p + "alpha_p", np.array([d_p], np.float32))
+        grads.add(p + "alpha_n", np.array([d_n], np.float32))
 
     def attention_backward(
         self, layer: int, saved: LayerActivations, do: np.ndarray, grads: Gradients

@@ -22,6 +22,7 @@ import numpy as np
 
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.models.configs import LlmConfig
+from xdsl_ane.models.xielu import XIELU
 
 Arrays = dict[str, np.ndarray]
 
@@ -154,6 +155,8 @@ def runtime_shapes(config: LlmConfig) -> dict[str, tuple[int, ...]]:
             shapes[f"{p}{name}.weight"] = (out, inputs.get(name, d))
             if name in biases:
                 shapes[f"{p}{name}.bias"] = (out,)
+        if c.activation == XIELU:  # its learned parameters (β, ε: buffers)
+            shapes[p + "mlp.act_fn.alpha_p"] = shapes[p + "mlp.act_fn.alpha_n"] = (1,)
     shapes.update({f"norm.{k}": (d,) for k in norm})
     if not c.tied:
         shapes["lm_head.weight"] = (v, d)

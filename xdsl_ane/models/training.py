@@ -118,6 +118,7 @@ from xdsl_ane.models.vocabulary import (
     row_columns,
     vocab_chunks,
 )
+from xdsl_ane.models.xielu import XIELU, xielu, xielu_derivative
 from xdsl_ane.passes.gqa_tile import repeat_heads, sum_head_groups
 
 BACKWARD_KINDS = {
@@ -541,11 +542,12 @@ class KernelBuilder:
         c = self.config
         sd = (c.seq_len, c.hidden_size)
         inputs = [("h", sd)] + ([("x", sd)] if residual_in_ffn(c) else [])
-        inputs += self.bias_inputs("gate", "up", "down")
+        inputs += self.bias_inputs("gate", "up", "down") + self.activation_inputs()
 
         def body(*args: SSAValue) -> dict[str, SSAValue]:
             named = dict(zip([n for n, _ in inputs], args))
             h, x = named["h"], named.get("x")
+            params = named.get("xielu")
 
             def project(p: str, a: SSAValue, out: int) -> SSAValue:
                 y = self.linear(a, f"mlp.{p}_proj", out)
@@ -555,10 +557,10 @@ class KernelBuilder:
             if c.family.gated_mlp:
                 results["gate"] = gate = project("gate", h, c.ffn_size)
                 results["up"] = up = project("up", h, c.ffn_size)
-                act = rlx.MulOp(self.activation(gate), up).result
+                act = rlx.MulOp(self.activation(gate, params), up).result
             else:
                 results["up"] = up = project("up", h, c.ffn_size)
-                act = self.activation(up)
+                act = self.activation(up, params)
             out = project("down", act, c.hidden_size)
             if x is not None:
                 out = rlx.AddOp(x, out).result
@@ -574,34 +576,65 @@ class KernelBuilder:
             lambda dy: {"d_act": self.linear_backward(dy, "mlp.down_proj", c.ffn_size)},
         )
 
-    def activation(self, x: SSAValue) -> SSAValue:
-        """The config's activation f (SiLU, GELU and its tanh form, ReLU, ...)."""
+    def activation_inputs(self) -> list[tuple[str, tuple[int, ...]]]:
+        """xIELU's input `xielu` [α_p, α_n] (its learned parameters after
+        softplus, per layer); none for other activations."""
+        return [("xielu", (2,))] if self.config.activation == XIELU else []
+
+    def xielu_arguments(self, params: SSAValue | None) -> tuple[SSAValue, ...]:
+        """α_p, α_n (of the `xielu` input), β, ε (constants)."""
+        assert params is not None and self.config.xielu_constants is not None
+        beta, eps = self.config.xielu_constants
+        return (
+            rlx.NarrowOp(params, 0, 0, 1).result,
+            rlx.NarrowOp(params, 0, 1, 1).result,
+            constant(np.full(1, beta, np.float32), f32),
+            constant(np.full(1, eps, np.float32), f32),
+        )
+
+    def activation(self, x: SSAValue, params: SSAValue | None = None) -> SSAValue:
+        """The config's activation f (SiLU, GELU and its tanh form, ReLU,
+        ..., xIELU of the `xielu` input `params`)."""
+        if self.config.activation == XIELU:
+            return xielu(x, *self.xielu_arguments(params))
         return ACTIVATIONS[self.config.activation](x).result
+
+    def activation_backward(
+        self, x: SSAValue, d_f: SSAValue, params: SSAValue | None
+    ) -> SSAValue:
+        """f'(x)·d_f."""
+        c = self.config
+        if c.activation == XIELU:
+            derivative = xielu_derivative(x, *self.xielu_arguments(params))
+            return rlx.MulOp(derivative, d_f).result
+        kind = BACKWARD_KINDS[ACTIVATIONS[c.activation]]
+        return rlx.ActivationBackwardOp(x, d_f, kind).result
 
     def silu_backward(self) -> builtin.ModuleOp:
         """act = f(gate)·up (f the config's activation, SiLU in the
-        reference): d_gate = f'(gate)·up·d_act, d_up = f(gate)·d_act."""
+        reference): d_gate = f'(gate)·up·d_act, d_up = f(gate)·d_act; for an
+        ungated MLP act = f(up): d_up = f'(up)·d_act."""
         c = self.config
         sf = (c.seq_len, c.ffn_size)
-        kind = BACKWARD_KINDS[ACTIVATIONS[c.activation]]
-        if not c.family.gated_mlp:  # act = f(up): d_up = f'(up)·d_act
+        extra = self.activation_inputs()
+        if not c.family.gated_mlp:
             return self.kernel(
                 "silu_backward",
-                [("up", sf), ("d_act", sf)],
-                lambda up, d_act: {
-                    "d_up": rlx.ActivationBackwardOp(up, d_act, kind).result
+                [("up", sf), ("d_act", sf), *extra],
+                lambda up, d_act, params=None: {
+                    "d_up": self.activation_backward(up, d_act, params)
                 },
             )
 
-        def body(gate: SSAValue, up: SSAValue, d_act: SSAValue) -> dict[str, SSAValue]:
+        def body(gate, up, d_act, params=None) -> dict[str, SSAValue]:
             d_f = rlx.MulOp(d_act, up).result
             return {
-                "d_gate": rlx.ActivationBackwardOp(gate, d_f, kind).result,
-                "d_up": rlx.MulOp(d_act, self.activation(gate)).result,
+                "d_gate": self.activation_backward(gate, d_f, params),
+                "d_up": rlx.MulOp(d_act, self.activation(gate, params)).result,
             }
 
         return self.kernel(
-            "silu_backward", [("gate", sf), ("up", sf), ("d_act", sf)], body
+            "silu_backward", [("gate", sf), ("up", sf), ("d_act", sf), *extra], body
         )
 
     def ffn_backward_w13(self) -> builtin.ModuleOp:

@@ -100,7 +100,14 @@ def read_safetensors(path: str | Path) -> dict[str, np.ndarray]:
     return {name: entry.read() for name, entry in tensor_entries(path).items()}
 
 
-def write_safetensors(path: str | Path, arrays: Mapping[str, np.ndarray]) -> None:
+def write_safetensors(
+    path: str | Path,
+    arrays: Mapping[str, np.ndarray],
+    metadata: dict[str, str] | None = None,
+) -> None:
+    """A safetensors file of `arrays`, each of its own shape (a 0-d one
+    stays 0-d: np.ascontiguousarray would make it [1])."""
     from safetensors.numpy import save_file
 
-    save_file({k: np.ascontiguousarray(v) for k, v in arrays.items()}, str(path))
+    tensors = {k: np.asarray(v, order="C") for k, v in arrays.items()}
+    save_file(tensors, str(path), metadata=metadata)

@@ -6,11 +6,14 @@ from __future__ import annotations
 from abc import ABC
 from typing import ClassVar
 
+import numpy as np
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     StringAttr,
     TensorType,
+    f32,
     i1,
+    i32,
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
@@ -24,6 +27,7 @@ from xdsl.irdl import (
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
+from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.rlx.base import (
     FUNCTIONAL,
     RlxOp,
@@ -57,6 +61,14 @@ class ConstantOp(RlxOp):
 
     def __init__(self, value: DenseIntOrFPElementsAttr):
         self.init_inferred([], {"value": value})
+
+    @classmethod
+    def of(cls, value: np.ndarray) -> ConstantOp:
+        """A constant holding `value`: f32 for floats, i1 for bools, i32 for
+        other integers."""
+        kind = value.dtype.kind
+        element = f32 if kind == "f" else i1 if value.dtype == np.bool_ else i32
+        return cls(dense_from_numpy(value, element))
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
