@@ -114,6 +114,9 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
         fields.update(head_dim=16, attention_out_bias=True, mlp_bias=True)
     elif family == "apertus":  # xIELU, QK-norm, llama3 RoPE, its norms' names
         fields.update(head_dim=16, pad_token_id=0, eos_token_id=1)
+    elif family == "lfm2":  # conv and attention layers in turn, conv biases
+        types = ["full_attention" if i % 2 else "conv" for i in range(layers)]
+        fields.update(layer_types=types, conv_bias=True, block_multiple_of=32)
     elif family == "ministral3":  # YaRN; queries scaled from position 16384
         fields.update(head_dim=16, pad_token_id=0)
     return model_class_of(family).config_class(**(fields | overrides))
@@ -202,7 +205,9 @@ def program_greedy(directory: Path, prompt: list[int], steps: int, shape):
     )
     rows = []
     window = Decoder(config, shape).local_window
-    for function, start, count in prompt_calls(len(prompt), shape.prefill, window):
+    recurrent = bool(config.conv_layers)
+    calls = prompt_calls(len(prompt), shape.prefill, window, recurrent)
+    for function, start, count in calls:
         ids = np.zeros(shape.prefill if function == "prefill" else 1, np.int32)
         ids[:count] = prompt[start : start + count]
         out = runtime.call(function, [ids, np.array([start], np.int32)])

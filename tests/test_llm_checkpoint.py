@@ -52,6 +52,7 @@ CASES = [
     ("seed_oss", False, None, "float32"),
     ("ministral3", False, None, "float32"),
     ("apertus", True, None, "float32"),
+    ("lfm2", True, None, "float32"),
 ]
 
 

@@ -654,3 +654,27 @@ def test_apertus_package_generates_transformers_tokens(tmp_path):
     prompt = [5, 17, 200, 3, 99, 42, 7]
     tokens, _ = PackageRunner(out).generate(prompt, 12)
     assert tokens == reference_generate(checkpoint, prompt, 12)[0]
+
+
+def test_lfm2_package_generates_transformers_tokens(tmp_path):
+    """LFM2's short convolutions, their last rows Core ML state beside the
+    KV cache of its attention layers, through the fp16 package: a prompt
+    of two prefill chunks and a short last one (through decode, which the
+    manifest's `recurrent` asks for), transformers' greedy tokens; twice,
+    so the second generation starts from zeroed states."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "lfm2", tied=True, layers=3)
+    out = tmp_path / "llm.mlpackage"
+    compile_llm(checkpoint, context=32, prefill=4, chunk=128).save(out)
+    runner = PackageRunner(out)
+    assert runner.record["recurrent"] is True
+    assert runner.record["states"]["conv_state"]["shape"] == [2, 1, 2, 64]
+    prompt = [5, 17, 200, 3, 99, 42, 7, 250, 11, 64, 128]
+    expected = reference_generate(checkpoint, prompt, 12)[0]
+    for _ in range(2):
+        tokens, _ = runner.generate(prompt, 12)
+        assert tokens == expected
+    from xdsl_ane.api.train import training_setup
+
+    with pytest.raises(XdslAneError, match="layer_types: lfm2 models with short"):
+        training_setup(checkpoint, 8)

@@ -60,7 +60,8 @@ def test_cache_shapes_by_layer_kind(tmp_path):
 
 def test_prompt_calls():
     """Full prefill chunks; a padded last chunk only within the first window,
-    else its tokens through decode; no ring: always one padded chunk."""
+    else its tokens through decode; no ring: always one padded chunk; with
+    recurrent state, never one."""
     assert prompt_calls(11, 4, None) == [
         ("prefill", 0, 4),
         ("prefill", 4, 4),
@@ -76,6 +77,17 @@ def test_prompt_calls():
         ("prefill", 0, 4),
         ("prefill", 4, 4),
         ("prefill", 8, 2),
+    ]
+    # recurrent state (short convolutions): never a padded chunk
+    assert prompt_calls(10, 4, None, recurrent=True) == [
+        ("prefill", 0, 4),
+        ("prefill", 4, 4),
+        ("decode", 8, 1),
+        ("decode", 9, 1),
+    ]
+    assert prompt_calls(8, 4, None, recurrent=True) == [
+        ("prefill", 0, 4),
+        ("prefill", 4, 4),
     ]
 
 

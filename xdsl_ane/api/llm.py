@@ -33,7 +33,9 @@ Padding rows are written to the cache but never seen: a later call
 overwrites them before any query can reach them. With a ring cache for
 the sliding layers (the record's `local_window` W), a padded last chunk
 that ends past W would overwrite ring slots later tokens read, so its
-tokens go through `decode` instead (`models.llm.prompt_calls`).
+tokens go through `decode` instead (`models.llm.prompt_calls`); so do a
+short last chunk's with recurrent state (the record's `recurrent`: short
+convolutions' last rows), which padding rows would enter.
 
 Text: the checkpoint's `tokenizer.json`, `tokenizer_config.json`,
 `chat_template.jinja` and `generation_config.json`, where present, are
@@ -404,7 +406,8 @@ class PackageRunner:
         from xdsl_ane.models.llm import prompt_calls
 
         window = self.record.get("local_window")
-        for function, start, count in prompt_calls(len(prompt), n, window):
+        recurrent = self.record.get("recurrent", False)
+        for function, start, count in prompt_calls(len(prompt), n, window, recurrent):
             out = self.call(function, prompt[start : start + count], start)
         row = out[-1]
         tokens: list[int] = []

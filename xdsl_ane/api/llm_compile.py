@@ -171,6 +171,7 @@ class LlmCompilation:
             "inputs": ["input_ids", "position"],
             "states": cache_states(decoder),
             "local_window": decoder.local_window,
+            "recurrent": bool(config.conv_layers),
             "outputs": decoder.output_names(),
             "argmax": o.argmax,
             "head_chunks": [
@@ -178,8 +179,9 @@ class LlmCompilation:
             ],
             "protocol": "prefill at positions 0, N, 2N, ... (the last chunk padded; "
             "with local_window W, a last chunk ending past W runs through decode "
-            "instead), then decode one token per call at its position; states "
-            "start at zeros",
+            "instead, and with recurrent states a short last chunk always does), "
+            "then decode one token per call at its position; states start at "
+            "zeros",
             "eos_token_id": self.eos,
             "fp16": self.fp16,
         }

@@ -60,6 +60,12 @@ def check_trainable(config: Any, where: str) -> None:
             "it cannot be trained yet (the training kernels scale every layer's "
             "attention alike)"
         )
+    if config.conv_layers:
+        raise XdslAneError(
+            f"{where}: layer_types: {config.family.name} models with short "
+            "convolution layers cannot be trained yet (the training kernels "
+            "have attention mixers only)"
+        )
     from xdsl_ane.models.hf_config import ACTIVATIONS
     from xdsl_ane.models.training import BACKWARD_KINDS
     from xdsl_ane.models.xielu import XIELU

@@ -118,6 +118,15 @@ class Family:
     and the others slide (`sliding_window_pattern` where the config sets
     it: Gemma 3, EXAONE 4); None: from `max_window_layers` on (Qwen), or
     the layers without RoPE (SmolLM3)."""
+    short_convs: bool = False
+    """Layers of `layer_types` "conv" (else `full_attn_idxs` says which are
+    attention) mix with a gated short convolution instead of attention
+    (LFM2): in_proj to B, C, x; C · conv(B · x), a depthwise causal
+    convolution of `conv_L_cache` taps; out_proj. Its last taps are state."""
+    ffn_auto_adjust: bool = False
+    """With `block_auto_adjust_ff_dim`, the MLP's width is ⅔ of
+    `intermediate_size`, times `block_ffn_dim_multiplier`, rounded up to a
+    multiple of `block_multiple_of` (LFM2)."""
     defaults: tuple[tuple[str, bool], ...] = ()
     """The family's config-class defaults of flags that default to true
     (Seed-OSS's `attention_bias`), read where config.json leaves them out."""
@@ -262,6 +271,24 @@ FAMILIES = {
         defaults=(("attention_bias", True),),
     ),
     "Ministral3ForCausalLM": Family("ministral3", query_position_scale=True),
+    "Lfm2ForCausalLM": Family(
+        "lfm2",
+        qk_norm=True,
+        short_convs=True,
+        ffn_auto_adjust=True,
+        renames=(
+            ("model.norm.", "model.embedding_norm."),
+            ("input_layernorm.", "operator_norm."),
+            ("post_attention_layernorm.", "ffn_norm."),
+            ("self_attn.o_proj.", "self_attn.out_proj."),
+            ("self_attn.q_norm.", "self_attn.q_layernorm."),
+            ("self_attn.k_norm.", "self_attn.k_layernorm."),
+            ("mlp.gate_proj.", "feed_forward.w1."),
+            ("mlp.up_proj.", "feed_forward.w3."),
+            ("mlp.down_proj.", "feed_forward.w2."),
+        ),
+        aliases=(("rms_norm_eps", "norm_eps"),),
+    ),
     "ApertusForCausalLM": Family(
         "apertus",
         qk_norm=True,
@@ -384,6 +411,12 @@ class LlmConfig:
     """The layers whose attention slides (key j visible to query i iff
     i − window < j ≤ i, transformers' sliding_window_overlay)."""
 
+    conv_layers: frozenset[int] = frozenset()
+    """The layers that mix with a short convolution, not attention
+    (Family.short_convs)."""
+    conv_taps: int = 3
+    """The short convolution's taps (`conv_L_cache`): its state holds the
+    last taps − 1 rows of its input."""
     xielu_constants: tuple[float, float] | None = None
     """(β, ε) of xIELU, the same in every layer, as the training kernels
     (shared by the layers) hold them; read from the checkpoint by

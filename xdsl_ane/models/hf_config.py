@@ -79,6 +79,11 @@ OUT = ("self_attn.o_proj",)
 MLP = ("mlp.gate_proj", "mlp.up_proj", "mlp.down_proj")
 
 
+CONV = ("conv.in_proj", "conv.conv", "conv.out_proj")
+"""A short convolution's projections and convolution (LFM2's `conv_bias`
+puts a bias on each)."""
+
+
 class ConfigReader:
     """Typed fields of config.json; a wrong one is an error naming it."""
 
@@ -206,10 +211,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         num_heads=heads,
         num_kv_heads=kv_heads,
         head_dim=head_dim,
-        ffn_size=read.integer(
-            "intermediate_size",
-            None if family.ffn_multiple is None else family.ffn_multiple * hidden,
-        ),
+        ffn_size=ffn_size_of(read, family, hidden),
         vocab_size=read.integer("vocab_size"),
         rms_eps=(
             read.number("layer_norm_eps", 1e-5, positive=True)
@@ -230,6 +232,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         logits_divisor=multiplier["logits_scaling"],
         nope_layers=nope_layers(read, family, num_layers, window["sliding_layers"]),
         query_scale_from=query_scale_from(read, family),
+        **short_convs(read, family, num_layers),
         attention_scale=attention_scale,
         final_softcap=softcap(read, "final_logit_softcapping"),
         attention_softcap=softcap(read, "attn_logit_softcapping"),
@@ -315,6 +318,8 @@ def config_biases(read: ConfigReader, family: Family) -> set[str]:
         biases |= set(MLP)
         if c.get("attention_bias", True) is not False:
             biases |= {"self_attn.qkv_proj", *OUT}
+    if family.short_convs and read.flag("conv_bias"):
+        biases |= set(CONV)
     if family.o_bias_switch and read.flag(family.o_bias_switch):
         biases |= set(OUT)
     if family.bias_switch and c.get(family.bias_switch, True) is not False:
@@ -369,6 +374,50 @@ def nope_layers(
             "no_rope_layers", f"must list 0 or 1 for each of the {num_layers} layers"
         )
     return frozenset(i for i, f in enumerate(flags) if f == 0)
+
+
+def ffn_size_of(read: ConfigReader, family: Family, hidden: int) -> int:
+    """The MLP's width: `intermediate_size` (this × hidden when null, where
+    the family says), or LFM2's adjustment of it."""
+    default = None if family.ffn_multiple is None else family.ffn_multiple * hidden
+    size = read.integer("intermediate_size", default)
+    if not (family.ffn_auto_adjust and read.c.get("block_auto_adjust_ff_dim", True)):
+        return size
+    size = int(2 * size / 3)
+    multiplier = read.c.get("block_ffn_dim_multiplier", 1.0)
+    if multiplier is not None:
+        size = int(read.number("block_ffn_dim_multiplier", 1.0, positive=True) * size)
+        multiple = read.integer("block_multiple_of", 256)
+        size = multiple * ((size + multiple - 1) // multiple)
+    return size
+
+
+def short_convs(read: ConfigReader, family: Family, num_layers: int) -> dict:
+    """LFM2's convolution layers (`layer_types` "conv", else those not in
+    `full_attn_idxs`) and their taps (`conv_L_cache`)."""
+    if not family.short_convs:
+        return {}
+    types = read.c.get("layer_types")
+    if types is None:
+        full = read.c.get("full_attn_idxs")
+        full = range(num_layers) if full is None else full
+        if not isinstance(full, list | range) or not all(
+            isinstance(i, int) for i in full
+        ):
+            raise read.error("full_attn_idxs", "must list layer indices")
+        types = ["full_attention" if i in full else "conv" for i in range(num_layers)]
+    if (
+        not isinstance(types, list)
+        or len(types) != num_layers
+        or not set(types) <= {"conv", "full_attention"}
+    ):
+        raise read.error(
+            "layer_types",
+            f"must list 'conv' or 'full_attention' for each of the {num_layers} layers",
+        )
+    taps = read.integer("conv_L_cache", 3, minimum=2)
+    conv = frozenset(i for i, t in enumerate(types) if t == "conv")
+    return {"conv_layers": conv, "conv_taps": taps}
 
 
 def query_scale_from(read: ConfigReader, family: Family) -> int | None:

@@ -72,6 +72,7 @@ from xdsl_ane.models.hf_config import (
     head_name,
 )
 from xdsl_ane.models.rope import rope_tables
+from xdsl_ane.models.short_conv import CONV_STATE, short_conv
 from xdsl_ane.models.xielu import XIELU, softplus, xielu
 from xdsl_ane.weights.checkpoint import Checkpoint
 
@@ -161,25 +162,32 @@ class Decoder:
         local = [
             i for i in range(first, end) if ring and i in self.config.sliding_layers
         ]
-        full = [i for i in range(first, end) if i not in local]
+        conv = [i for i in range(first, end) if i in self.config.conv_layers]
+        full = [i for i in range(first, end) if i not in local and i not in conv]
         by_state = {
             "key_cache": full,
             "value_cache": full,
             "local_key_cache": local,
             "local_value_cache": local,
+            CONV_STATE: conv,
         }
         return {name: layers for name, layers in by_state.items() if layers}
 
     def cache_shapes(self) -> dict[str, tuple[int, ...]]:
         """The cache states' shapes [layers, Hkv, positions, D] by name: the
-        context's positions, or the window's in the ring."""
-        window = self.local_window
+        context's positions, or the window's in the ring; the short
+        convolutions' [layers, 1, taps − 1, hidden]."""
+        window, c = self.local_window, self.config
         return {
             name: (
-                len(layers),
-                self.config.num_kv_heads,
-                window if name.startswith("local") else self.shape.context,
-                self.config.head_dim,
+                (len(layers), 1, c.conv_taps - 1, c.hidden_size)
+                if name == CONV_STATE
+                else (
+                    len(layers),
+                    c.num_kv_heads,
+                    window if name.startswith("local") else self.shape.context,
+                    c.head_dim,
+                )
             )
             for name, layers in self.cache_layers().items()
             if self.shape.part in ("all", "layers")
@@ -513,7 +521,10 @@ class LlmBuilder:
             if c.family.post_norms
             else self.rms_norm(x, p + "input_layernorm", 2 * layer)
         )
-        a = self.attention(h, layer, cos, sin, mask, position, caches)
+        if layer in c.conv_layers:
+            a = short_conv(self, h, layer, position, caches)
+        else:
+            a = self.attention(h, layer, cos, sin, mask, position, caches)
         if c.family.sandwich_norms or c.family.post_norms:
             a = self.rms_norm(a, p + "post_attention_layernorm", branch=True)
         if c.parallel_residual:
@@ -882,18 +893,21 @@ class LlmBuilder:
 
 
 def prompt_calls(
-    length: int, prefill: int, window: int | None
+    length: int, prefill: int, window: int | None, recurrent: bool = False
 ) -> list[tuple[str, int, int]]:
     """The calls that run a prompt of `length` tokens: (function, start,
     count), prefill once per `prefill` tokens (chunked prefill) and the last
     chunk padded; with a ring of `window` (local_window), padding rows
     would overwrite slots later tokens still read unless the padded call
     ends within the first window (start + prefill ≤ W), so a shorter last
-    chunk past it runs through decode, a token per call."""
+    chunk past it runs through decode, a token per call; with `recurrent`
+    state (short convolutions), padding rows would enter it, so a shorter
+    last chunk always does."""
     calls = []
     for start in range(0, length, prefill):
         count = min(prefill, length - start)
-        if count == prefill or window is None or start + prefill <= window:
+        padded_ok = not recurrent and (window is None or start + prefill <= window)
+        if count == prefill or padded_ok:
             calls.append(("prefill", start, count))
         else:
             calls += [("decode", p, 1) for p in range(start, length)]
