@@ -60,10 +60,14 @@ def chunk_name(name: str, start: int, end: int) -> str:
     return RowView(name, start, end).name
 
 
+BRANCH_ENDS = ("self_attn.o_proj", "mlp.down_proj", "conv.out_proj", "mixer.out_proj")
+"""The projections that end a layer's branches, whichever mixer it has."""
+
+
 def scaled_weights(config: LlmConfig) -> set[str]:
     """The checkpoint tensors a stream_scale multiplies: the weights and
-    biases that end each branch (o_proj, down_proj) where no norm follows
-    them."""
+    biases that end each branch (o_proj, down_proj, a short convolution's
+    or a state-space mixer's out_proj) where no norm follows them."""
     if (
         config.stream_scale is None
         or config.family.sandwich_norms
@@ -73,7 +77,7 @@ def scaled_weights(config: LlmConfig) -> set[str]:
     return {
         config.weight_name(f"model.layers.{layer}.{projection}.{kind}")
         for layer in range(config.num_layers)
-        for projection in ("self_attn.o_proj", "mlp.down_proj")
+        for projection in BRANCH_ENDS
         for kind in ("weight", "bias")
     }
 

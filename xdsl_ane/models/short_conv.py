@@ -1,19 +1,20 @@
-"""LFM2's gated short convolution, the mixer of its `conv` layers in place
-of attention (transformers' Lfm2ShortConv):
+"""Depthwise causal convolutions over the sequence whose last inputs are
+recurrent state, and LFM2's gated short convolution built of one
+(transformers' Lfm2ShortConv), the mixer of its `conv` layers in place of
+attention:
 
     B, C, x = in_proj(h)                 (thirds of [S, 3·hidden])
     y = out_proj(C · conv(B · x))
 
-`conv` is a depthwise causal convolution of T taps (`conv_L_cache`) over
-the sequence: out[t] = Σ_k w[:, k] · u[t + k] over u, the last T − 1 rows
-of B·x before this call followed by this call's S rows, plus the bias
-where `conv_bias` is set. Those T − 1 rows are the layer's recurrent
-state (the decoder's `conv_state` [layers, 1, T − 1, hidden], Core ML
-state beside the KV cache, hidden last as the ANE wants a state's last
-axis a multiple of 32): read before the call, zero at position 0 (a new
-sequence), and written back as the last T − 1 rows of u. A prefill
-chunk's padding rows would enter the state, so a model with it runs a
-prompt's short last chunk through decode (`llm.prompt_calls`)."""
+`causal_conv` of T taps: out[t] = Σ_k w[:, k] · u[t + k] over u, the last
+T − 1 rows of the input before this call followed by this call's S rows,
+plus the bias where there is one. Those T − 1 rows are the layer's
+recurrent state (a state [layers, 1, T − 1, width] beside the KV cache,
+the width last as the ANE wants a state's last axis a multiple of 32):
+read before the call, zero at position 0 (a new sequence), and written
+back as the last T − 1 rows of u. A prefill chunk's padding rows would
+enter the state, so a model with one runs a prompt's short last chunk
+through decode (`llm.prompt_calls`)."""
 
 from __future__ import annotations
 
@@ -37,16 +38,40 @@ def short_conv(b: Any, h: SSAValue, layer: int, position, caches) -> SSAValue:
     """The mixer of conv layer `layer` over its normed input h [1, S, D],
     with `b` the decoder's LlmBuilder (its params, linears and caches)."""
     c = b.c
-    d, taps, s = c.hidden_size, c.conv_taps, shape_of(h)[1]
+    d = c.hidden_size
     bcx = b.linear(h, layer, "conv.in_proj", 3 * d)
     gate_b, gate_c, x = (rlx.NarrowOp(bcx, 2, i * d, d).result for i in range(3))
     bx = rlx.MulOp(gate_b, x).result
-    state = caches.get(CONV_STATE) if caches else None
-    old, row, previous = read_conv_state(b, layer, state, position)
-    window = rlx.ConcatOp([previous, bx], 1).result  # [1, T − 1 + S, D]
     name = f"{b.base}layers.{layer}.conv.conv"
-    weight = b.param(name + ".weight", (d, 1, taps))
-    weight = rlx.TransposeOp(rlx.ReshapeOp(weight, (d, taps)).result, (1, 0)).result
+    out = causal_conv(
+        b, bx, layer, name, c.conv_taps, CONV_STATE, (position, caches), "conv.conv"
+    )
+    return b.linear(rlx.MulOp(gate_c, out).result, layer, "conv.out_proj", d)
+
+
+def causal_conv(
+    b: Any,
+    u: SSAValue,
+    layer: int,
+    name: str,
+    taps: int,
+    state_name: str,
+    where: tuple[Any, Any],
+    bias_key: str,
+) -> SSAValue:
+    """The depthwise causal convolution of `taps` taps over u [1, S, W],
+    with weight `name`.weight [W, 1, taps] (and `name`.bias [W] where
+    config.biases has `bias_key`); `where` = (position, caches): the
+    state `state_name` holds layer `layer`'s last rows (stateless without
+    caches: zeros)."""
+    c = b.c
+    position, caches = where
+    s, width = shape_of(u)[1], shape_of(u)[2]
+    state = caches.get(state_name) if caches else None
+    old, row, previous = read_rows(b, layer, state, state_name, position, taps, width)
+    window = rlx.ConcatOp([previous, u], 1).result  # [1, T − 1 + S, W]
+    weight = b.param(name + ".weight", (width, 1, taps))
+    weight = rlx.TransposeOp(rlx.ReshapeOp(weight, (width, taps)).result, (1, 0)).result
     out = None
     for k in range(taps):
         tap = rlx.MulOp(
@@ -54,30 +79,36 @@ def short_conv(b: Any, h: SSAValue, layer: int, position, caches) -> SSAValue:
         ).result
         out = tap if out is None else rlx.AddOp(out, tap).result
     assert out is not None
-    if "conv.conv" in c.biases:
-        out = rlx.AddOp(out, b.param(name + ".bias", (d,))).result
+    if bias_key in c.biases:
+        out = rlx.AddOp(out, b.param(name + ".bias", (width,))).result
     if state is not None:
-        last = rlx.ReshapeOp(
-            rlx.NarrowOp(window, 1, s, taps - 1).result, (1, 1, taps - 1, d)
-        ).result
-        begin = constant(np.array([row, 0, 0, 0], np.int32))
-        rlx.WriteStateOp(state, rlx.SliceUpdateOp(old, last, begin).result)
-    y = rlx.MulOp(gate_c, out).result
-    return b.linear(y, layer, "conv.out_proj", d)
+        last = rlx.NarrowOp(window, 1, s, taps - 1).result
+        write_rows(state, old, row, rlx.ReshapeOp(last, (1, 1, taps - 1, width)).result)
+    return out
 
 
-def read_conv_state(b: Any, layer: int, state, position):
+def write_rows(state, old: SSAValue, row: int, value: SSAValue) -> None:
+    """Writes `value` [1, …] at row `row` of the state's value `old`."""
+    begin = np.zeros(len(shape_of(old)), np.int32)
+    begin[0] = row
+    rlx.WriteStateOp(state, rlx.SliceUpdateOp(old, value, constant(begin)).result)
+
+
+def read_rows(b: Any, layer: int, state, state_name: str, position, taps, width):
     """(the state's value, the layer's row in it, its last rows [1, T − 1,
-    D]: zero at position 0 and in a stateless program)."""
-    c = b.c
-    zeros = constant(np.zeros((1, c.conv_taps - 1, c.hidden_size), np.float32))
+    W]: zero at position 0 and in a stateless program)."""
+    zeros = constant(np.zeros((1, taps - 1, width), np.float32))
     if state is None:
         return None, 0, zeros
-    row = b.decoder.cache_layers()[CONV_STATE].index(layer)
+    row = b.decoder.cache_layers()[state_name].index(layer)
     old = rlx.ReadStateOp(state).result
-    mine = rlx.ReshapeOp(
-        rlx.NarrowOp(old, 0, row, 1).result, (1, c.conv_taps - 1, c.hidden_size)
-    ).result
-    started = rlx.CompareOp(position, constant(np.zeros(1, np.int32)), "gt").result
-    started = rlx.ReshapeOp(started, (1, 1, 1)).result
-    return old, row, rlx.WhereOp(started, mine, zeros).result
+    mine = rlx.NarrowOp(old, 0, row, 1).result
+    mine = rlx.ReshapeOp(mine, (1, taps - 1, width)).result
+    return old, row, started(position, mine, zeros)
+
+
+def started(position: SSAValue, value: SSAValue, zeros: SSAValue) -> SSAValue:
+    """`value` past position 0, `zeros` at it (a new sequence)."""
+    after = rlx.CompareOp(position, constant(np.zeros(1, np.int32)), "gt").result
+    after = rlx.ReshapeOp(after, (1,) * len(shape_of(value))).result
+    return rlx.WhereOp(after, value, zeros).result
