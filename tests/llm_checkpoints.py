@@ -117,6 +117,20 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
     elif family == "lfm2":  # conv and attention layers in turn, conv biases
         types = ["full_attention" if i % 2 else "conv" for i in range(layers)]
         fields.update(layer_types=types, conv_bias=True, block_multiple_of=32)
+    elif family == "mamba2":  # its own fields: 8 heads of 16 in 2 groups
+        fields = dict(
+            hidden_size=64,
+            num_hidden_layers=layers,
+            vocab_size=300,
+            num_heads=8,
+            head_dim=16,
+            state_size=16,
+            n_groups=2,
+            tie_word_embeddings=tied,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+        )
     elif family == "ministral3":  # YaRN; queries scaled from position 16384
         fields.update(head_dim=16, pad_token_id=0)
     return model_class_of(family).config_class(**(fields | overrides))
@@ -154,7 +168,12 @@ def write_checkpoint(
     model = model_class(config).eval()
     with torch.no_grad():  # norms away from 1, biases from 0, xIELU's per layer
         for name, p in model.named_parameters():
-            if "norm" in name or name.endswith(".bias") or ".act_fn." in name:
+            per_layer = (".act_fn.", ".A_log", ".D", "dt_bias")
+            if (
+                "norm" in name
+                or name.endswith(".bias")
+                or any(k in name for k in per_layer)
+            ):
                 p.add_(0.1 * torch.randn_like(p))
     saved = model.to(getattr(torch, dtype))
     kwargs = {"max_shard_size": shard_size} if shard_size else {}
@@ -164,19 +183,26 @@ def write_checkpoint(
 
 def reference_greedy(model, prompt: list[int], steps: int):
     """transformers' logits for the prompt (last row each step) and the
-    greedy tokens: (prefill logits [N, V], [logits [V] per step], tokens)."""
+    greedy tokens: (prefill logits [N, V], [logits [V] per step], tokens).
+    A model whose output has no past_key_values (Mamba2's cache_params)
+    runs the whole sequence again each step, without a cache."""
     import torch
 
     with torch.no_grad():
         ids = torch.tensor([prompt])
         out = model(ids, use_cache=True)
         prefill = out.logits[0].numpy()
-        past = out.past_key_values
+        past = getattr(out, "past_key_values", None)
         token = int(prefill[-1].argmax())
         tokens, steps_logits = [token], []
         for _ in range(steps):
-            out = model(torch.tensor([[token]]), past_key_values=past, use_cache=True)
-            past = out.past_key_values
+            if past is None:
+                out = model(torch.tensor([prompt + tokens]), use_cache=False)
+            else:
+                out = model(
+                    torch.tensor([[token]]), past_key_values=past, use_cache=True
+                )
+                past = out.past_key_values
             logits = out.logits[0, -1].numpy()
             steps_logits.append(logits)
             token = int(np.argmax(logits))
@@ -205,7 +231,7 @@ def program_greedy(directory: Path, prompt: list[int], steps: int, shape):
     )
     rows = []
     window = Decoder(config, shape).local_window
-    recurrent = bool(config.conv_layers)
+    recurrent = config.recurrent
     calls = prompt_calls(len(prompt), shape.prefill, window, recurrent)
     for function, start, count in calls:
         ids = np.zeros(shape.prefill if function == "prefill" else 1, np.int32)

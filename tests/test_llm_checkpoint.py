@@ -53,6 +53,7 @@ CASES = [
     ("ministral3", False, None, "float32"),
     ("apertus", True, None, "float32"),
     ("lfm2", True, None, "float32"),
+    ("mamba2", False, None, "float32"),
 ]
 
 

@@ -678,3 +678,27 @@ def test_lfm2_package_generates_transformers_tokens(tmp_path):
 
     with pytest.raises(XdslAneError, match="layer_types: lfm2 models with short"):
         training_setup(checkpoint, 8)
+
+
+def test_mamba2_package_generates_transformers_tokens(tmp_path):
+    """Mamba2's state-space mixers (the chunk's sums as [S, S] products per
+    head, the state carried between calls as Core ML state) through the
+    fp16 package: transformers' greedy tokens after a prompt of two
+    prefill chunks and a short last one, twice in a row."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "mamba2", layers=2)
+    out = tmp_path / "llm.mlpackage"
+    compile_llm(checkpoint, context=32, prefill=4, chunk=128).save(out)
+    runner = PackageRunner(out)
+    states = {k: v["shape"] for k, v in runner.record["states"].items()}
+    assert states == {"ssm_state": [2, 8, 16, 16], "ssm_conv_state": [2, 1, 3, 192]}
+    assert runner.record["recurrent"] is True
+    prompt = [5, 17, 200, 3, 99, 42, 7, 250, 11, 64, 128]
+    expected = reference_generate(checkpoint, prompt, 12)[0]
+    for _ in range(2):
+        tokens, _ = runner.generate(prompt, 12)
+        assert tokens == expected
+    from xdsl_ane.api.train import training_setup
+
+    with pytest.raises(XdslAneError, match="architectures: mamba2 models"):
+        training_setup(checkpoint, 8)

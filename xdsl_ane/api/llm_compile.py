@@ -171,7 +171,7 @@ class LlmCompilation:
             "inputs": ["input_ids", "position"],
             "states": cache_states(decoder),
             "local_window": decoder.local_window,
-            "recurrent": bool(config.conv_layers),
+            "recurrent": config.recurrent,
             "outputs": decoder.output_names(),
             "argmax": o.argmax,
             "head_chunks": [

@@ -60,6 +60,12 @@ def check_trainable(config: Any, where: str) -> None:
             "it cannot be trained yet (the training kernels scale every layer's "
             "attention alike)"
         )
+    if config.ssm is not None:
+        raise XdslAneError(
+            f"{where}: architectures: {config.family.name} models (state-space "
+            "mixers) cannot be trained yet (the training kernels have attention "
+            "mixers only)"
+        )
     if config.conv_layers:
         raise XdslAneError(
             f"{where}: layer_types: {config.family.name} models with short "

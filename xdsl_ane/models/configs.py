@@ -123,6 +123,9 @@ class Family:
     attention) mix with a gated short convolution instead of attention
     (LFM2): in_proj to B, C, x; C · conv(B · x), a depthwise causal
     convolution of `conv_L_cache` taps; out_proj. Its last taps are state."""
+    ssm_mixers: bool = False
+    """Every layer is a Mamba2 state-space mixer with a residual around it:
+    no attention, no MLP, no positions (Mamba2; `models/ssm.py`)."""
     ffn_auto_adjust: bool = False
     """With `block_auto_adjust_ff_dim`, the MLP's width is ⅔ of
     `intermediate_size`, times `block_ffn_dim_multiplier`, rounded up to a
@@ -289,6 +292,21 @@ FAMILIES = {
         ),
         aliases=(("rms_norm_eps", "norm_eps"),),
     ),
+    "Mamba2ForCausalLM": Family(
+        "mamba2",
+        ssm_mixers=True,
+        rope=False,
+        renames=(
+            ("model.embed_tokens.", "backbone.embeddings."),
+            ("model.layers.", "backbone.layers."),
+            ("model.norm.", "backbone.norm_f."),
+            ("input_layernorm.", "norm."),
+        ),
+        aliases=(
+            ("num_attention_heads", "num_heads"),
+            ("rms_norm_eps", "layer_norm_epsilon"),
+        ),
+    ),
     "ApertusForCausalLM": Family(
         "apertus",
         qk_norm=True,
@@ -328,6 +346,29 @@ FAMILIES = {
         activation_field="hidden_activation",
     ),
 }
+
+
+@dataclass(frozen=True)
+class SsmShape:
+    """A Mamba2 mixer's sizes and switches (Mamba2Config)."""
+
+    heads: int
+    head_dim: int
+    state_size: int
+    groups: int
+    conv_taps: int
+    inner: int
+    """expand · hidden = heads · head_dim."""
+    eps: float
+    dt_limit: tuple[float, float] = (0.0, float("inf"))
+
+    @property
+    def conv_width(self) -> int:
+        return self.inner + 2 * self.groups * self.state_size
+
+    @property
+    def projection(self) -> int:
+        return self.inner + self.conv_width + self.heads
 
 
 FAMILY_FIELDS = frozenset(Family.__dataclass_fields__) - {"name"}
@@ -411,6 +452,8 @@ class LlmConfig:
     """The layers whose attention slides (key j visible to query i iff
     i − window < j ≤ i, transformers' sliding_window_overlay)."""
 
+    ssm: SsmShape | None = None
+    """A Mamba2 mixer's sizes (Family.ssm_mixers; `models/ssm.py`)."""
     conv_layers: frozenset[int] = frozenset()
     """The layers that mix with a short convolution, not attention
     (Family.short_convs)."""
@@ -441,6 +484,13 @@ class LlmConfig:
         for ours, theirs in self.family.renames:
             name = name.replace(ours, theirs)
         return name
+
+    @property
+    def recurrent(self) -> bool:
+        """Whether the decoder has recurrent state beside its KV cache
+        (short convolutions, state-space mixers): a prompt's padded chunk
+        would enter it."""
+        return bool(self.conv_layers) or self.ssm is not None
 
     def position_problem(self, count: int) -> str | None:
         """Why a program of `count` positions is more than the model takes

@@ -11,7 +11,7 @@ from typing import Any
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.models.configs import FAMILIES, Family, LlmConfig
+from xdsl_ane.models.configs import FAMILIES, Family, LlmConfig, SsmShape
 from xdsl_ane.models.xielu import XIELU
 from xdsl_ane.weights.checkpoint import Checkpoint
 
@@ -64,6 +64,15 @@ IGNORED_FIELDS = {
     "refused (llama3 scaling reads its own, in rope_parameters)",
     "pretraining_tp": "transformers 5 no longer reads it (it only split the "
     "matmuls of the same linear layers)",
+    "time_step_rank": "Mamba2's mixer does not read it",
+    "time_step_min": "initialization only",
+    "time_step_max": "initialization only",
+    "time_step_floor": "initialization only",
+    "rescale_prenorm_residual": "initialization only",
+    "chunk_size": "how the reference kernel splits the same sums; a prefill call "
+    "here is one chunk",
+    "residual_in_fp32": "the residual's precision in half-precision runs of "
+    "transformers; the programs here are fp32, or fp16 with calibrated scales",
 }
 """Fields of the supported families' configs (transformers 5.23) that do not
 change what the model computes; every other field of theirs is read by
@@ -233,6 +242,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         nope_layers=nope_layers(read, family, num_layers, window["sliding_layers"]),
         query_scale_from=query_scale_from(read, family),
         **short_convs(read, family, num_layers),
+        **ssm_shape(read, family, hidden),
         attention_scale=attention_scale,
         final_softcap=softcap(read, "final_logit_softcapping"),
         attention_softcap=softcap(read, "attn_logit_softcapping"),
@@ -320,6 +330,11 @@ def config_biases(read: ConfigReader, family: Family) -> set[str]:
             biases |= {"self_attn.qkv_proj", *OUT}
     if family.short_convs and read.flag("conv_bias"):
         biases |= set(CONV)
+    if family.ssm_mixers:
+        if read.flag("use_bias"):
+            biases |= {"mixer.in_proj", "mixer.out_proj"}
+        if c.get("use_conv_bias", True) is not False:
+            biases.add("mixer.conv1d")
     if family.o_bias_switch and read.flag(family.o_bias_switch):
         biases |= set(OUT)
     if family.bias_switch and c.get(family.bias_switch, True) is not False:
@@ -379,6 +394,8 @@ def nope_layers(
 def ffn_size_of(read: ConfigReader, family: Family, hidden: int) -> int:
     """The MLP's width: `intermediate_size` (this × hidden when null, where
     the family says), or LFM2's adjustment of it."""
+    if family.ssm_mixers:  # no MLP: the mixer's inner width
+        return read.integer("expand", 2) * hidden
     default = None if family.ffn_multiple is None else family.ffn_multiple * hidden
     size = read.integer("intermediate_size", default)
     if not (family.ffn_auto_adjust and read.c.get("block_auto_adjust_ff_dim", True)):
@@ -390,6 +407,55 @@ def ffn_size_of(read: ConfigReader, family: Family, hidden: int) -> int:
         multiple = read.integer("block_multiple_of", 256)
         size = multiple * ((size + multiple - 1) // multiple)
     return size
+
+
+def saved_float(value: Any) -> Any:
+    """A float as transformers saves it in config.json: a number, or
+    {"__float__": "Infinity"} for one JSON has no literal for."""
+    if isinstance(value, dict) and set(value) == {"__float__"}:
+        try:
+            return float(value["__float__"])
+        except (TypeError, ValueError):
+            return value
+    return value
+
+
+def ssm_shape(read: ConfigReader, family: Family, hidden: int) -> dict:
+    """A Mamba2 mixer's sizes (`ssm`), checked as Mamba2Config checks them."""
+    if not family.ssm_mixers:
+        return {}
+    if read.c.get("hidden_act", "silu") != "silu":
+        raise read.error("hidden_act", "is not silu: Mamba2's mixer is built with silu")
+    heads, head_dim = read.integer("num_heads"), read.integer("head_dim")
+    inner = read.integer("expand", 2) * hidden
+    if heads * head_dim != inner:
+        raise read.error(
+            "num_heads", f"times head_dim must be expand × hidden_size ({inner})"
+        )
+    groups = read.integer("n_groups", 8)
+    if heads % groups:
+        raise read.error("n_groups", f"is {groups}; it must divide num_heads {heads}")
+    limit = read.c.get("time_step_limit", [0.0, float("inf")])
+    if isinstance(limit, list | tuple):
+        limit = [saved_float(v) for v in limit]
+    if (
+        not isinstance(limit, list)
+        or len(limit) != 2
+        or not all(isinstance(v, int | float) for v in limit)
+        or not 0 <= limit[0] <= limit[1]
+    ):
+        raise read.error("time_step_limit", "must be [low, high], 0 ≤ low ≤ high")
+    ssm = SsmShape(
+        heads=heads,
+        head_dim=head_dim,
+        state_size=read.integer("state_size", 128),
+        groups=groups,
+        conv_taps=read.integer("conv_kernel", 4, minimum=2),
+        inner=inner,
+        eps=read.number("layer_norm_epsilon", 1e-5, positive=True),
+        dt_limit=(float(limit[0]), float(limit[1])),
+    )
+    return {"ssm": ssm}
 
 
 def short_convs(read: ConfigReader, family: Family, num_layers: int) -> dict:

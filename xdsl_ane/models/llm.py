@@ -73,6 +73,7 @@ from xdsl_ane.models.hf_config import (
 )
 from xdsl_ane.models.rope import rope_tables
 from xdsl_ane.models.short_conv import CONV_STATE, short_conv
+from xdsl_ane.models.ssm import SSM_CONV_STATE, SSM_STATE, ssm_mixer
 from xdsl_ane.models.xielu import XIELU, softplus, xielu
 from xdsl_ane.weights.checkpoint import Checkpoint
 
@@ -163,13 +164,16 @@ class Decoder:
             i for i in range(first, end) if ring and i in self.config.sliding_layers
         ]
         conv = [i for i in range(first, end) if i in self.config.conv_layers]
-        full = [i for i in range(first, end) if i not in local and i not in conv]
+        ssm = list(range(first, end)) if self.config.ssm is not None else []
+        full = [i for i in range(first, end) if i not in local + conv + ssm]
         by_state = {
             "key_cache": full,
             "value_cache": full,
             "local_key_cache": local,
             "local_value_cache": local,
             CONV_STATE: conv,
+            SSM_STATE: ssm,
+            SSM_CONV_STATE: ssm,
         }
         return {name: layers for name, layers in by_state.items() if layers}
 
@@ -177,21 +181,24 @@ class Decoder:
         """The cache states' shapes [layers, Hkv, positions, D] by name: the
         context's positions, or the window's in the ring; the short
         convolutions' [layers, 1, taps − 1, hidden]."""
+        if self.shape.part not in ("all", "layers"):
+            return {}
         window, c = self.local_window, self.config
-        return {
-            name: (
-                (len(layers), 1, c.conv_taps - 1, c.hidden_size)
-                if name == CONV_STATE
-                else (
-                    len(layers),
-                    c.num_kv_heads,
-                    window if name.startswith("local") else self.shape.context,
-                    c.head_dim,
-                )
-            )
-            for name, layers in self.cache_layers().items()
-            if self.shape.part in ("all", "layers")
-        }
+        shapes = {}
+        for name, layers in self.cache_layers().items():
+            n = len(layers)
+            if name == CONV_STATE:
+                shapes[name] = (n, 1, c.conv_taps - 1, c.hidden_size)
+            elif name == SSM_STATE:
+                assert c.ssm is not None
+                shapes[name] = (n, c.ssm.heads, c.ssm.head_dim, c.ssm.state_size)
+            elif name == SSM_CONV_STATE:
+                assert c.ssm is not None
+                shapes[name] = (n, 1, c.ssm.conv_taps - 1, c.ssm.conv_width)
+            else:
+                positions = window if name.startswith("local") else self.shape.context
+                shapes[name] = (n, c.num_kv_heads, positions, c.head_dim)
+        return shapes
 
     def build(self) -> builtin.ModuleOp:
         """The module with `prefill` (self.shape.prefill tokens) and `decode` (one)."""
@@ -521,6 +528,8 @@ class LlmBuilder:
             if c.family.post_norms
             else self.rms_norm(x, p + "input_layernorm", 2 * layer)
         )
+        if c.ssm is not None:  # the mixer alone
+            return self.residual(x, ssm_mixer(self, h, layer, position, caches))
         if layer in c.conv_layers:
             a = short_conv(self, h, layer, position, caches)
         else:
@@ -818,7 +827,7 @@ class LlmBuilder:
         tables, masks = self.positions(position, shape_of(x)[1])
         if caches and "local_key_cache" in caches:
             self.ring = self.ring_positions(position, shape_of(x)[1])
-        if not self.c.family.rope and first == 0:
+        if not self.c.family.rope and self.c.ssm is None and first == 0:
             x = rlx.AddOp(x, self.learned_positions(position, shape_of(x)[1])).result
         if self.c.stream_scale is not None and not self.c.family.rope and first == 0:
             x = scaled(x, self.c.stream_scale)
