@@ -131,6 +131,21 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
             bos_token_id=1,
             eos_token_id=2,
         )
+    elif family == "granitemoehybrid":  # Mamba2 and attention layers, no experts
+        types = ["attention" if i % 2 else "linear_attention" for i in range(layers)]
+        fields.update(
+            layer_types=types,
+            num_local_experts=0,
+            shared_intermediate_size=96,
+            mamba_n_heads=8,
+            mamba_d_head=16,
+            mamba_d_state=16,
+            mamba_n_groups=2,
+            embedding_multiplier=2.0,
+            residual_multiplier=0.5,
+            attention_multiplier=0.3,
+            logits_scaling=4.0,
+        )
     elif family == "ministral3":  # YaRN; queries scaled from position 16384
         fields.update(head_dim=16, pad_token_id=0)
     return model_class_of(family).config_class(**(fields | overrides))

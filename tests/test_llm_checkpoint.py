@@ -54,6 +54,7 @@ CASES = [
     ("apertus", True, None, "float32"),
     ("lfm2", True, None, "float32"),
     ("mamba2", False, None, "float32"),
+    ("granitemoehybrid", True, None, "float32"),
 ]
 
 

@@ -702,3 +702,33 @@ def test_mamba2_package_generates_transformers_tokens(tmp_path):
 
     with pytest.raises(XdslAneError, match="architectures: mamba2 models"):
         training_setup(checkpoint, 8)
+
+
+def test_granite4_hybrid_package_generates_transformers_tokens(tmp_path):
+    """Granite 4's hybrid: Mamba2 mixers and attention with RoPE in turn,
+    each layer with its shared MLP and Granite's multipliers, through the
+    fp16 package: transformers' greedy tokens; experts are refused, and so
+    is training, naming their fields."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(
+        checkpoint, "granitemoehybrid", layers=4, position_embedding_type="rope"
+    )
+    out = tmp_path / "llm.mlpackage"
+    compile_llm(checkpoint, context=32, prefill=4, chunk=128).save(out)
+    runner = PackageRunner(out)
+    assert set(runner.record["states"]) == {
+        "key_cache",
+        "value_cache",
+        "ssm_state",
+        "ssm_conv_state",
+    }
+    prompt = [5, 17, 200, 3, 99, 42, 7, 250, 11, 64, 128]
+    tokens, _ = runner.generate(prompt, 12)
+    assert tokens == reference_generate(checkpoint, prompt, 12)[0]
+    from xdsl_ane.api.train import training_setup
+
+    with pytest.raises(XdslAneError, match="architectures: granitemoehybrid models"):
+        training_setup(checkpoint, 8)
+    experts = edited(tmp_path / "moe", "granitemoehybrid", num_local_experts=4)
+    with pytest.raises(XdslAneError, match="field 'num_local_experts' is not 0"):
+        llm_config(read_checkpoint(experts))

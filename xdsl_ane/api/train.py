@@ -60,7 +60,7 @@ def check_trainable(config: Any, where: str) -> None:
             "it cannot be trained yet (the training kernels scale every layer's "
             "attention alike)"
         )
-    if config.ssm is not None:
+    if config.ssm_layers:
         raise XdslAneError(
             f"{where}: architectures: {config.family.name} models (state-space "
             "mixers) cannot be trained yet (the training kernels have attention "

@@ -123,9 +123,21 @@ class Family:
     attention) mix with a gated short convolution instead of attention
     (LFM2): in_proj to B, C, x; C · conv(B · x), a depthwise causal
     convolution of `conv_L_cache` taps; out_proj. Its last taps are state."""
-    ssm_mixers: bool = False
-    """Every layer is a Mamba2 state-space mixer with a residual around it:
-    no attention, no MLP, no positions (Mamba2; `models/ssm.py`)."""
+    ssm_mixers: str | None = None
+    """Which layers mix with a Mamba2 state-space mixer (`models/ssm.py`)
+    instead of attention: "all" (Mamba2), or those of `layer_types`
+    "linear_attention" (Granite 4's hybrids)."""
+    ssm_fields: tuple[tuple[str, str], ...] = ()
+    """The config's names of the mixer's fields, where they are not
+    Mamba2's (`num_heads` is Granite 4's `mamba_n_heads`)."""
+    mlp: bool = True
+    """Each layer has an MLP after its mixer (false: Mamba2's mixer alone)."""
+    ffn_field: str = "intermediate_size"
+    """The config field of the MLP's width (Granite 4's shared MLP:
+    `shared_intermediate_size`)."""
+    rope_switch: str | None = None
+    """A field whose value "rope" gives the layers RoPE; any other, none
+    (Granite 4's `position_embedding_type`)."""
     ffn_auto_adjust: bool = False
     """With `block_auto_adjust_ff_dim`, the MLP's width is ⅔ of
     `intermediate_size`, times `block_ffn_dim_multiplier`, rounded up to a
@@ -294,7 +306,8 @@ FAMILIES = {
     ),
     "Mamba2ForCausalLM": Family(
         "mamba2",
-        ssm_mixers=True,
+        ssm_mixers="all",
+        mlp=False,
         rope=False,
         renames=(
             ("model.embed_tokens.", "backbone.embeddings."),
@@ -305,6 +318,31 @@ FAMILIES = {
         aliases=(
             ("num_attention_heads", "num_heads"),
             ("rms_norm_eps", "layer_norm_epsilon"),
+        ),
+    ),
+    "GraniteMoeHybridForCausalLM": Family(
+        "granitemoehybrid",
+        multipliers=True,
+        attention_bias=True,
+        ssm_mixers="layer_types",
+        gate_up=True,
+        ffn_field="shared_intermediate_size",
+        rope_switch="position_embedding_type",
+        renames=(
+            ("mixer.", "mamba."),
+            ("mlp.gate_up_proj.", "shared_mlp.input_linear."),
+            ("mlp.down_proj.", "shared_mlp.output_linear."),
+        ),
+        ssm_fields=(
+            ("num_heads", "mamba_n_heads"),
+            ("head_dim", "mamba_d_head"),
+            ("state_size", "mamba_d_state"),
+            ("n_groups", "mamba_n_groups"),
+            ("conv_kernel", "mamba_d_conv"),
+            ("expand", "mamba_expand"),
+            ("use_conv_bias", "mamba_conv_bias"),
+            ("use_bias", "mamba_proj_bias"),
+            ("layer_norm_epsilon", "rms_norm_eps"),
         ),
     ),
     "ApertusForCausalLM": Family(
@@ -454,6 +492,8 @@ class LlmConfig:
 
     ssm: SsmShape | None = None
     """A Mamba2 mixer's sizes (Family.ssm_mixers; `models/ssm.py`)."""
+    ssm_layers: frozenset[int] = frozenset()
+    """The layers that mix with it."""
     conv_layers: frozenset[int] = frozenset()
     """The layers that mix with a short convolution, not attention
     (Family.short_convs)."""
@@ -490,7 +530,7 @@ class LlmConfig:
         """Whether the decoder has recurrent state beside its KV cache
         (short convolutions, state-space mixers): a prompt's padded chunk
         would enter it."""
-        return bool(self.conv_layers) or self.ssm is not None
+        return bool(self.conv_layers or self.ssm_layers)
 
     def position_problem(self, count: int) -> str | None:
         """Why a program of `count` positions is more than the model takes

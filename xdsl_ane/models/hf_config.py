@@ -71,6 +71,12 @@ IGNORED_FIELDS = {
     "rescale_prenorm_residual": "initialization only",
     "chunk_size": "how the reference kernel splits the same sums; a prefill call "
     "here is one chunk",
+    "output_router_logits": "the router's auxiliary loss, a training term",
+    "router_aux_loss_coef": "the router's auxiliary loss, a training term",
+    "num_experts_per_tok": "read with experts only (num_local_experts > 0, "
+    "refused for Granite 4's hybrids)",
+    "mamba_chunk_size": "how the reference kernel splits the same sums; a "
+    "prefill call here is one chunk",
     "residual_in_fp32": "the residual's precision in half-precision runs of "
     "transformers; the programs here are fp32, or fp16 with calibrated scales",
 }
@@ -242,7 +248,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         nope_layers=nope_layers(read, family, num_layers, window["sliding_layers"]),
         query_scale_from=query_scale_from(read, family),
         **short_convs(read, family, num_layers),
-        **ssm_shape(read, family, hidden),
+        **ssm_shape(read, family, hidden, num_layers),
         attention_scale=attention_scale,
         final_softcap=softcap(read, "final_logit_softcapping"),
         attention_softcap=softcap(read, "attn_logit_softcapping"),
@@ -331,9 +337,10 @@ def config_biases(read: ConfigReader, family: Family) -> set[str]:
     if family.short_convs and read.flag("conv_bias"):
         biases |= set(CONV)
     if family.ssm_mixers:
-        if read.flag("use_bias"):
+        fields = dict(family.ssm_fields)
+        if read.flag(fields.get("use_bias", "use_bias")):
             biases |= {"mixer.in_proj", "mixer.out_proj"}
-        if c.get("use_conv_bias", True) is not False:
+        if c.get(fields.get("use_conv_bias", "use_conv_bias"), True) is not False:
             biases.add("mixer.conv1d")
     if family.o_bias_switch and read.flag(family.o_bias_switch):
         biases |= set(OUT)
@@ -374,6 +381,8 @@ def nope_layers(
     sliding window, the layers that do not slide (EXAONE 4's)."""
     if family.nope_full_layers and read.c.get("sliding_window") is not None:
         return frozenset(range(num_layers)) - sliding
+    if family.rope_switch and read.c.get(family.rope_switch) != "rope":
+        return frozenset(range(num_layers))
     if not family.nope_layers:
         return frozenset()
     flags = read.c.get("no_rope_layers")
@@ -394,10 +403,10 @@ def nope_layers(
 def ffn_size_of(read: ConfigReader, family: Family, hidden: int) -> int:
     """The MLP's width: `intermediate_size` (this × hidden when null, where
     the family says), or LFM2's adjustment of it."""
-    if family.ssm_mixers:  # no MLP: the mixer's inner width
+    if not family.mlp:  # the mixer's inner width
         return read.integer("expand", 2) * hidden
     default = None if family.ffn_multiple is None else family.ffn_multiple * hidden
-    size = read.integer("intermediate_size", default)
+    size = read.integer(family.ffn_field, default)
     if not (family.ffn_auto_adjust and read.c.get("block_auto_adjust_ff_dim", True)):
         return size
     size = int(2 * size / 3)
@@ -420,21 +429,47 @@ def saved_float(value: Any) -> Any:
     return value
 
 
-def ssm_shape(read: ConfigReader, family: Family, hidden: int) -> dict:
-    """A Mamba2 mixer's sizes (`ssm`), checked as Mamba2Config checks them."""
+def ssm_shape(read: ConfigReader, family: Family, hidden: int, num_layers: int) -> dict:
+    """A Mamba2 mixer's sizes (`ssm`), checked as Mamba2Config checks them,
+    and the layers that have it (`ssm_layers`)."""
     if not family.ssm_mixers:
         return {}
     if read.c.get("hidden_act", "silu") != "silu":
         raise read.error("hidden_act", "is not silu: Mamba2's mixer is built with silu")
-    heads, head_dim = read.integer("num_heads"), read.integer("head_dim")
-    inner = read.integer("expand", 2) * hidden
+    if read.c.get("num_local_experts"):
+        raise read.error(
+            "num_local_experts",
+            "is not 0: mixture-of-experts layers are not supported here yet",
+        )
+    name = dict(family.ssm_fields)
+    field = lambda n: name.get(n, n)  # noqa: E731
+    heads = read.integer(field("num_heads"))
+    inner = read.integer(field("expand"), 2) * hidden
+    head_dim = read.c.get(field("head_dim"))
+    head_dim = inner // heads if head_dim == "auto" else read.integer(field("head_dim"))
     if heads * head_dim != inner:
         raise read.error(
-            "num_heads", f"times head_dim must be expand × hidden_size ({inner})"
+            field("num_heads"), f"times the head dim must be expand × hidden ({inner})"
         )
-    groups = read.integer("n_groups", 8)
+    groups = read.integer(field("n_groups"))
     if heads % groups:
-        raise read.error("n_groups", f"is {groups}; it must divide num_heads {heads}")
+        raise read.error(
+            field("n_groups"), f"is {groups}; it must divide the {heads} heads"
+        )
+    ssm = SsmShape(
+        heads=heads,
+        head_dim=head_dim,
+        state_size=read.integer(field("state_size")),
+        groups=groups,
+        conv_taps=read.integer(field("conv_kernel"), 4, minimum=2),
+        inner=inner,
+        eps=read.number(field("layer_norm_epsilon"), 1e-5, positive=True),
+        dt_limit=time_step_limit(read),
+    )
+    return {"ssm": ssm, "ssm_layers": ssm_layers(read, family, num_layers)}
+
+
+def time_step_limit(read: ConfigReader) -> tuple[float, float]:
     limit = read.c.get("time_step_limit", [0.0, float("inf")])
     if isinstance(limit, list | tuple):
         limit = [saved_float(v) for v in limit]
@@ -445,17 +480,29 @@ def ssm_shape(read: ConfigReader, family: Family, hidden: int) -> dict:
         or not 0 <= limit[0] <= limit[1]
     ):
         raise read.error("time_step_limit", "must be [low, high], 0 ≤ low ≤ high")
-    ssm = SsmShape(
-        heads=heads,
-        head_dim=head_dim,
-        state_size=read.integer("state_size", 128),
-        groups=groups,
-        conv_taps=read.integer("conv_kernel", 4, minimum=2),
-        inner=inner,
-        eps=read.number("layer_norm_epsilon", 1e-5, positive=True),
-        dt_limit=(float(limit[0]), float(limit[1])),
-    )
-    return {"ssm": ssm}
+    return float(limit[0]), float(limit[1])
+
+
+SSM_LAYER_TYPES = ("linear_attention", "attention", "full_attention")
+
+
+def ssm_layers(read: ConfigReader, family: Family, num_layers: int) -> frozenset[int]:
+    """Every layer (Mamba2), or those of `layer_types` "linear_attention"
+    (the others attend; all of them where it is absent, as transformers)."""
+    if family.ssm_mixers == "all":
+        return frozenset(range(num_layers))
+    types = read.c.get("layer_types") or ["linear_attention"] * num_layers
+    if (
+        not isinstance(types, list)
+        or len(types) != num_layers
+        or not set(types) <= set(SSM_LAYER_TYPES)
+    ):
+        raise read.error(
+            "layer_types",
+            f"must list one of {', '.join(SSM_LAYER_TYPES)} for each of the "
+            f"{num_layers} layers",
+        )
+    return frozenset(i for i, t in enumerate(types) if t == "linear_attention")
 
 
 def short_convs(read: ConfigReader, family: Family, num_layers: int) -> dict:

@@ -164,7 +164,7 @@ class Decoder:
             i for i in range(first, end) if ring and i in self.config.sliding_layers
         ]
         conv = [i for i in range(first, end) if i in self.config.conv_layers]
-        ssm = list(range(first, end)) if self.config.ssm is not None else []
+        ssm = [i for i in range(first, end) if i in self.config.ssm_layers]
         full = [i for i in range(first, end) if i not in local + conv + ssm]
         by_state = {
             "key_cache": full,
@@ -528,9 +528,11 @@ class LlmBuilder:
             if c.family.post_norms
             else self.rms_norm(x, p + "input_layernorm", 2 * layer)
         )
-        if c.ssm is not None:  # the mixer alone
-            return self.residual(x, ssm_mixer(self, h, layer, position, caches))
-        if layer in c.conv_layers:
+        if layer in c.ssm_layers:
+            a = ssm_mixer(self, h, layer, position, caches)
+            if not c.family.mlp:  # the mixer alone
+                return self.residual(x, a)
+        elif layer in c.conv_layers:
             a = short_conv(self, h, layer, position, caches)
         else:
             a = self.attention(h, layer, cos, sin, mask, position, caches)
@@ -827,7 +829,7 @@ class LlmBuilder:
         tables, masks = self.positions(position, shape_of(x)[1])
         if caches and "local_key_cache" in caches:
             self.ring = self.ring_positions(position, shape_of(x)[1])
-        if not self.c.family.rope and self.c.ssm is None and first == 0:
+        if not self.c.family.rope and not self.c.ssm_layers and first == 0:
             x = rlx.AddOp(x, self.learned_positions(position, shape_of(x)[1])).result
         if self.c.stream_scale is not None and not self.c.family.rope and first == 0:
             x = scaled(x, self.c.stream_scale)
