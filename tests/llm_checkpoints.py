@@ -146,6 +146,20 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
             attention_multiplier=0.3,
             logits_scaling=4.0,
         )
+    elif family == "qwen3_5":  # delta-nets and gated attention in turn
+        types = [
+            "full_attention" if i % 2 else "linear_attention" for i in range(layers)
+        ]
+        fields.update(
+            layer_types=types,
+            head_dim=16,
+            linear_key_head_dim=16,
+            linear_value_head_dim=16,
+            linear_num_key_heads=2,
+            linear_num_value_heads=4,
+            pad_token_id=0,
+            eos_token_id=1,
+        )
     elif family == "ministral3":  # YaRN; queries scaled from position 16384
         fields.update(head_dim=16, pad_token_id=0)
     return model_class_of(family).config_class(**(fields | overrides))
@@ -190,6 +204,8 @@ def write_checkpoint(
                 or any(k in name for k in per_layer)
             ):
                 p.add_(0.1 * torch.randn_like(p))
+            if "linear_attn.A_log" in name:  # slow decays: the delta rule counts
+                p.copy_(-3.0 + 0.1 * torch.randn_like(p))
     saved = model.to(getattr(torch, dtype))
     kwargs = {"max_shard_size": shard_size} if shard_size else {}
     saved.save_pretrained(directory, **kwargs)

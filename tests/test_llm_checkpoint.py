@@ -55,6 +55,7 @@ CASES = [
     ("lfm2", True, None, "float32"),
     ("mamba2", False, None, "float32"),
     ("granitemoehybrid", True, None, "float32"),
+    ("qwen3_5", False, None, "float32"),
 ]
 
 

@@ -732,3 +732,26 @@ def test_granite4_hybrid_package_generates_transformers_tokens(tmp_path):
     experts = edited(tmp_path / "moe", "granitemoehybrid", num_local_experts=4)
     with pytest.raises(XdslAneError, match="field 'num_local_experts' is not 0"):
         llm_config(read_checkpoint(experts))
+
+
+def test_qwen3_5_package_generates_transformers_tokens(tmp_path):
+    """Qwen3.5: gated delta-nets (the chunk's triangle inverted as a
+    product of matmuls, the state carried as Core ML state) beside gated
+    attention with (1 + w) norms and partial RoPE, through the fp16
+    package: transformers' greedy tokens after a prompt of two prefill
+    chunks of 8 and a short last one; training is refused."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "qwen3_5", layers=4)
+    out = tmp_path / "llm.mlpackage"
+    compile_llm(checkpoint, context=32, prefill=8, chunk=128).save(out)
+    runner = PackageRunner(out)
+    states = {k: v["shape"] for k, v in runner.record["states"].items()}
+    assert states["delta_state"] == [2, 4, 16, 16]
+    assert states["delta_conv_state"] == [2, 1, 3, 128]
+    prompt = [5, 17, 200, 3, 99, 42, 7, 250, 11, 64, 128, 9, 31, 77, 2, 150, 8, 60]
+    tokens, _ = runner.generate(prompt, 10)
+    assert tokens == reference_generate(checkpoint, prompt, 10)[0]
+    from xdsl_ane.api.train import training_setup
+
+    with pytest.raises(XdslAneError, match="architectures: qwen3_5 models"):
+        training_setup(checkpoint, 8)

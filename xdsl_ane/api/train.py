@@ -60,11 +60,11 @@ def check_trainable(config: Any, where: str) -> None:
             "it cannot be trained yet (the training kernels scale every layer's "
             "attention alike)"
         )
-    if config.ssm_layers:
+    if config.ssm_layers or config.delta_layers:
         raise XdslAneError(
             f"{where}: architectures: {config.family.name} models (state-space "
-            "mixers) cannot be trained yet (the training kernels have attention "
-            "mixers only)"
+            "or delta-net mixers) cannot be trained yet (the training kernels "
+            "have attention mixers only)"
         )
     if config.conv_layers:
         raise XdslAneError(

@@ -138,6 +138,12 @@ class Family:
     rope_switch: str | None = None
     """A field whose value "rope" gives the layers RoPE; any other, none
     (Granite 4's `position_embedding_type`)."""
+    attention_gate: bool = False
+    """q_proj gives each head's query and an output gate [q_h; g_h];
+    attention's output times sigmoid(g) before o_proj (Qwen3.5)."""
+    delta_nets: bool = False
+    """Layers of `layer_types` "linear_attention" mix with a gated
+    delta-net (`models/delta_net.py`) instead of attention (Qwen3.5)."""
     ffn_auto_adjust: bool = False
     """With `block_auto_adjust_ff_dim`, the MLP's width is ⅔ of
     `intermediate_size`, times `block_ffn_dim_multiplier`, rounded up to a
@@ -345,6 +351,15 @@ FAMILIES = {
             ("layer_norm_epsilon", "rms_norm_eps"),
         ),
     ),
+    "Qwen3_5ForCausalLM": Family(
+        "qwen3_5",
+        qk_norm=True,
+        attention_bias=True,
+        unit_offset_norms=True,
+        partial_rotary=True,
+        attention_gate=True,
+        delta_nets=True,
+    ),
     "ApertusForCausalLM": Family(
         "apertus",
         qk_norm=True,
@@ -407,6 +422,22 @@ class SsmShape:
     @property
     def projection(self) -> int:
         return self.inner + self.conv_width + self.heads
+
+
+@dataclass(frozen=True)
+class DeltaShape:
+    """A gated delta-net's sizes (Qwen3.5's `linear_*` fields)."""
+
+    k_heads: int
+    v_heads: int
+    k_dim: int
+    v_dim: int
+    conv_taps: int
+    eps: float
+
+    @property
+    def conv_width(self) -> int:
+        return 2 * self.k_heads * self.k_dim + self.v_heads * self.v_dim
 
 
 FAMILY_FIELDS = frozenset(Family.__dataclass_fields__) - {"name"}
@@ -494,6 +525,10 @@ class LlmConfig:
     """A Mamba2 mixer's sizes (Family.ssm_mixers; `models/ssm.py`)."""
     ssm_layers: frozenset[int] = frozenset()
     """The layers that mix with it."""
+    delta: DeltaShape | None = None
+    """A gated delta-net's sizes (Family.delta_nets; `models/delta_net.py`)."""
+    delta_layers: frozenset[int] = frozenset()
+    """The layers that mix with it."""
     conv_layers: frozenset[int] = frozenset()
     """The layers that mix with a short convolution, not attention
     (Family.short_convs)."""
@@ -530,7 +565,7 @@ class LlmConfig:
         """Whether the decoder has recurrent state beside its KV cache
         (short convolutions, state-space mixers): a prompt's padded chunk
         would enter it."""
-        return bool(self.conv_layers or self.ssm_layers)
+        return bool(self.conv_layers or self.ssm_layers or self.delta_layers)
 
     def position_problem(self, count: int) -> str | None:
         """Why a program of `count` positions is more than the model takes

@@ -11,7 +11,13 @@ from typing import Any
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.errors import XdslAneError
-from xdsl_ane.models.configs import FAMILIES, Family, LlmConfig, SsmShape
+from xdsl_ane.models.configs import (
+    FAMILIES,
+    DeltaShape,
+    Family,
+    LlmConfig,
+    SsmShape,
+)
 from xdsl_ane.models.xielu import XIELU
 from xdsl_ane.weights.checkpoint import Checkpoint
 
@@ -249,6 +255,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         query_scale_from=query_scale_from(read, family),
         **short_convs(read, family, num_layers),
         **ssm_shape(read, family, hidden, num_layers),
+        **delta_shape(read, family, num_layers),
         attention_scale=attention_scale,
         final_softcap=softcap(read, "final_logit_softcapping"),
         attention_softcap=softcap(read, "attn_logit_softcapping"),
@@ -467,6 +474,49 @@ def ssm_shape(read: ConfigReader, family: Family, hidden: int, num_layers: int) 
         dt_limit=time_step_limit(read),
     )
     return {"ssm": ssm, "ssm_layers": ssm_layers(read, family, num_layers)}
+
+
+def delta_shape(read: ConfigReader, family: Family, num_layers: int) -> dict:
+    """A gated delta-net's sizes (`delta`) and the layers that have it
+    (`delta_layers`: `layer_types` "linear_attention"; without it all but
+    every `full_attention_interval`-th, as Qwen3.5's config class)."""
+    if not family.delta_nets:
+        return {}
+    types = read.c.get("layer_types")
+    if types is None:
+        every = read.integer("full_attention_interval", 4)
+        types = [
+            "full_attention" if (i + 1) % every == 0 else "linear_attention"
+            for i in range(num_layers)
+        ]
+    kinds = ("linear_attention", "full_attention")
+    if (
+        not isinstance(types, list)
+        or len(types) != num_layers
+        or not set(types) <= set(kinds)
+    ):
+        raise read.error(
+            "layer_types",
+            f"must list linear_attention or full_attention for each of the "
+            f"{num_layers} layers",
+        )
+    k_heads = read.integer("linear_num_key_heads")
+    v_heads = read.integer("linear_num_value_heads")
+    if v_heads % k_heads:
+        raise read.error(
+            "linear_num_value_heads",
+            f"is {v_heads}; it must be a multiple of linear_num_key_heads {k_heads}",
+        )
+    delta = DeltaShape(
+        k_heads=k_heads,
+        v_heads=v_heads,
+        k_dim=read.integer("linear_key_head_dim"),
+        v_dim=read.integer("linear_value_head_dim"),
+        conv_taps=read.integer("linear_conv_kernel_dim", 4, minimum=2),
+        eps=read.number("rms_norm_eps", 1e-6, positive=True),
+    )
+    layers = frozenset(i for i, t in enumerate(types) if t == "linear_attention")
+    return {"delta": delta, "delta_layers": layers}
 
 
 def time_step_limit(read: ConfigReader) -> tuple[float, float]:

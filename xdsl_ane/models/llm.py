@@ -66,6 +66,7 @@ from xdsl_ane.models.checkpoint_use import (
     scaled_weights,
 )
 from xdsl_ane.models.configs import LlmConfig
+from xdsl_ane.models.delta_net import DELTA_CONV_STATE, DELTA_STATE, delta_net
 from xdsl_ane.models.hf_config import (
     ACTIVATIONS,
     EMBED,
@@ -165,7 +166,9 @@ class Decoder:
         ]
         conv = [i for i in range(first, end) if i in self.config.conv_layers]
         ssm = [i for i in range(first, end) if i in self.config.ssm_layers]
-        full = [i for i in range(first, end) if i not in local + conv + ssm]
+        delta = [i for i in range(first, end) if i in self.config.delta_layers]
+        mixers = local + conv + ssm + delta
+        full = [i for i in range(first, end) if i not in mixers]
         by_state = {
             "key_cache": full,
             "value_cache": full,
@@ -174,6 +177,8 @@ class Decoder:
             CONV_STATE: conv,
             SSM_STATE: ssm,
             SSM_CONV_STATE: ssm,
+            DELTA_STATE: delta,
+            DELTA_CONV_STATE: delta,
         }
         return {name: layers for name, layers in by_state.items() if layers}
 
@@ -195,6 +200,13 @@ class Decoder:
             elif name == SSM_CONV_STATE:
                 assert c.ssm is not None
                 shapes[name] = (n, 1, c.ssm.conv_taps - 1, c.ssm.conv_width)
+            elif name == DELTA_STATE:
+                assert c.delta is not None
+                d = c.delta
+                shapes[name] = (n, d.v_heads, d.k_dim, d.v_dim)
+            elif name == DELTA_CONV_STATE:
+                assert c.delta is not None
+                shapes[name] = (n, 1, c.delta.conv_taps - 1, c.delta.conv_width)
             else:
                 positions = window if name.startswith("local") else self.shape.context
                 shapes[name] = (n, c.num_kv_heads, positions, c.head_dim)
@@ -343,6 +355,9 @@ class LlmBuilder:
         """The local cache's write index and mask of the last `stack`."""
         self.maxima: list[SSAValue] = []
         """The probes of the last `stack` (shape.probe)."""
+        self.gates: dict[int, SSAValue] = {}
+        """The attention output gates [1, S, q_dim] of the layers' queries
+        (Family.attention_gate), by layer, until their attention uses them."""
 
     def param(self, name: str, shape: tuple[int, ...]) -> SSAValue:
         """The weight the builder calls `name`, by its checkpoint name."""
@@ -534,6 +549,8 @@ class LlmBuilder:
                 return self.residual(x, a)
         elif layer in c.conv_layers:
             a = short_conv(self, h, layer, position, caches)
+        elif layer in c.delta_layers:
+            a = delta_net(self, h, layer, position, caches)
         else:
             a = self.attention(h, layer, cos, sin, mask, position, caches)
         if c.family.sandwich_norms or c.family.post_norms:
@@ -593,7 +610,7 @@ class LlmBuilder:
                 ]
             )
         else:
-            q = self.linear(h, layer, "self_attn.q_proj", c.q_dim)
+            q = self.query(h, layer)
             k = self.linear(h, layer, "self_attn.k_proj", c.kv_dim)
             v = self.linear(h, layer, "self_attn.v_proj", c.kv_dim)
         if qk_norm is not None:
@@ -604,6 +621,26 @@ class LlmBuilder:
             self.split_heads(k, c.num_kv_heads),
             self.split_heads(v, c.num_kv_heads),
         )
+
+    def query(self, h: SSAValue, layer: int) -> SSAValue:
+        """q [1, S, q_dim]; with an attention gate (Family.attention_gate),
+        q_proj gives [q_h; gate_h] per head and the gate is kept in
+        `gates` for the layer's attention output."""
+        c = self.c
+        if not c.family.attention_gate:
+            return self.linear(h, layer, "self_attn.q_proj", c.q_dim)
+        s = shape_of(h)[1]
+        both = self.linear(h, layer, "self_attn.q_proj", 2 * c.q_dim)
+        both = rlx.ReshapeOp(both, (1, s, c.num_heads, 2 * c.head_dim)).result
+        q, gate = (
+            rlx.ReshapeOp(
+                rlx.NarrowOp(both, 3, i * c.head_dim, c.head_dim).result,
+                (1, s, c.q_dim),
+            ).result
+            for i in range(2)
+        )
+        self.gates[layer] = gate
+        return q
 
     def rope(self, x: SSAValue, cos: SSAValue, sin: SSAValue) -> SSAValue:
         """RoPE ("half") over the first config.rotated dims of each head."""
@@ -645,6 +682,9 @@ class LlmBuilder:
         a = rlx.ReshapeOp(
             rlx.TransposeOp(a, (0, 2, 1, 3)).result, (1, s, c.q_dim)
         ).result
+        gate = self.gates.pop(layer, None)
+        if gate is not None:
+            a = rlx.MulOp(a, rlx.SigmoidOp(gate).result).result
         return self.linear(a, layer, "self_attn.o_proj", c.hidden_size)
 
     def mlp(self, h: SSAValue, layer: int) -> SSAValue:

@@ -58,7 +58,7 @@ def ssm_mixer(b: Any, h: SSAValue, layer: int, position, caches) -> SSAValue:
     width = m.groups * m.state_size
     B = group_heads(rlx.NarrowOp(xbc, 2, m.inner, width).result, m)
     C = group_heads(rlx.NarrowOp(xbc, 2, m.inner + width, width).result, m)
-    dt = time_steps(b, dt, p, m)  # [H, S]
+    dt = time_steps(b, dt, p + "dt_bias", m.heads, m.dt_limit)  # [H, S]
     a_log = b.param(p + "A_log", (m.heads,))
     A = rlx.NegOp(rlx.ExpOp(rlx.ReshapeOp(a_log, (m.heads, 1)).result).result).result
     # the running sum as a product by a triangle of ones: the ANE's (it
@@ -90,18 +90,25 @@ def group_heads(v: SSAValue, m: SsmShape) -> SSAValue:
     return rlx.ReshapeOp(grouped, (m.heads, s, m.state_size)).result
 
 
-def time_steps(b: Any, dt: SSAValue, p: str, m: SsmShape) -> SSAValue:
-    """softplus(dt + dt_bias), clamped to time_step_limit, as [H, S]."""
+def time_steps(
+    b: Any,
+    dt: SSAValue,
+    bias: str,
+    heads: int,
+    limit: tuple[float, float] = (0.0, float("inf")),
+) -> SSAValue:
+    """softplus(dt + the param `bias`) [1, S, H], clamped to `limit`
+    (time_step_limit), as [H, S]."""
     s = shape_of(dt)[1]
-    dt = rlx.AddOp(dt, b.param(p + "dt_bias", (m.heads,))).result
+    dt = rlx.AddOp(dt, b.param(bias, (heads,))).result
     one = constant(np.ones(1, np.float32))
     dt = rlx.LogOp(rlx.AddOp(rlx.ExpOp(dt).result, one).result).result
-    low, high = m.dt_limit
+    low, high = limit
     if low > 0:
         dt = rlx.MaxOp(dt, constant(np.full(1, low, np.float32))).result
     if np.isfinite(high):
         dt = rlx.MinOp(dt, constant(np.full(1, high, np.float32))).result
-    return rlx.TransposeOp(rlx.ReshapeOp(dt, (s, m.heads)).result, (1, 0)).result
+    return rlx.TransposeOp(rlx.ReshapeOp(dt, (s, heads)).result, (1, 0)).result
 
 
 def chunk_output(b: Any, layer: int, values, m: SsmShape, where):
