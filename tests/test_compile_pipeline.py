@@ -75,3 +75,40 @@ def test_the_lint_report_is_the_compiles_and_fails_it_unless_allowed():
     run = run_pipeline(program.clone(), strict, "m.mlir", True)
     assert run.lint is not None and run.lint.warnings > 0
     assert run.compression is None and run.uncompressed is None
+
+
+def test_the_pipeline_folds_by_the_mil_patterns_in_a_fresh_process():
+    """ane-pipeline's passes, run one by one in a bare xDSL Context in a
+    process that registered nothing before (as the bench times them),
+    canonicalize with the mil dialect's patterns: the Qwen3 attention
+    block ends with as many ops as with patterns registered up front."""
+    import subprocess
+    import sys
+
+    script = """
+from xdsl.context import Context
+from xdsl_ane.dialects.mil.base import CANONICALIZATION_PATTERNS
+from xdsl_ane.models.configs import QWEN3_0_6B
+from xdsl_ane.models.transformer import build_attention_block
+from xdsl_ane.passes.pipeline import pipeline_passes
+assert not CANONICALIZATION_PATTERNS
+module = build_attention_block(QWEN3_0_6B.with_(seq_len=64))
+ctx = Context()
+for p in pipeline_passes(lint=False):
+    p.apply(ctx, module)
+print(sum(1 for op in module.walk() if op.name != "mil.const"))
+"""
+    fresh = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    from xdsl.context import Context
+
+    from xdsl_ane.models.configs import QWEN3_0_6B
+    from xdsl_ane.models.transformer import build_attention_block
+    from xdsl_ane.passes.canonicalization import register
+
+    register()
+    module = build_attention_block(QWEN3_0_6B.with_(seq_len=64))
+    AnePipelinePass(lint=False).apply(Context(), module)
+    here = sum(1 for op in module.walk() if op.name != "mil.const")
+    assert int(fresh.stdout.strip().splitlines()[-1]) == here

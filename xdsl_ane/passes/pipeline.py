@@ -35,9 +35,14 @@ def pipeline_passes(
     lint: bool = True,
     strict: bool = False,
 ) -> list[ModulePass]:
-    """The passes of `ane-pipeline` with these options, in order."""
+    """The passes of `ane-pipeline` with these options, in order. Its
+    canonicalize passes fold mil ops by the dialect's patterns, which are
+    registered here (whatever context the passes then run in)."""
     from xdsl_ane.passes.ane_lint import AneLintPass
+    from xdsl_ane.passes.canonicalization import register
     from xdsl_ane.passes.fp16 import MilFp16Pass
+
+    register()
 
     passes: list[ModulePass] = [
         ConvertRlxToMilPass(),
