@@ -51,12 +51,11 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import builtin
-from xdsl.dialects.builtin import f32, i1, i32
+from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import Attribute, SSAValue
 
 from xdsl_ane.ane.limits import MASKED, MAX_DIMENSION
 from xdsl_ane.dialects import ane, rlx
-from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.errors import XdslAneError, option
@@ -67,6 +66,7 @@ from xdsl_ane.models.checkpoint_use import (
     scaled_weights,
 )
 from xdsl_ane.models.configs import LlmConfig
+from xdsl_ane.models.constants import const
 from xdsl_ane.models.hf_config import (
     ACTIVATIONS,
     EMBED,
@@ -297,11 +297,6 @@ def additive_mask(visible: np.ndarray) -> np.ndarray:
     """0 where `visible` [S, K], MASKED elsewhere, as [1, 1, S, K] float32."""
     mask = np.where(visible, 0.0, MASKED).astype(np.float32)
     return mask[None, None]
-
-
-def const(value: np.ndarray) -> SSAValue:
-    dtype = f32 if value.dtype.kind == "f" else i1 if value.dtype == np.bool_ else i32
-    return rlx.ConstantOp(dense_from_numpy(value, dtype)).result
 
 
 class LlmBuilder:
