@@ -1,5 +1,5 @@
 """rlx constants from numpy arrays, for the decoder's builders (`llm.py`
-and the modules it calls, which cannot import it)."""
+and the mixture of experts of `moe.py`)."""
 
 from __future__ import annotations
 

@@ -32,7 +32,8 @@ interleaved RoPE, logit_scale), Gemma ((1 + w) RMSNorm, the
 embedding times √hidden), Gemma 2 (also sandwich norms, a
 query_pre_attn_scalar scale, soft-capped attention scores and logits),
 Gemma 3 text (Gemma 2's without the score cap, with QK-norm and its own
-RoPE for the sliding layers); tied or separate
+RoPE for the sliding layers), and with a mixture of experts (`moe.py`)
+Qwen3-MoE, Mixtral, OLMoE and Granite-MoE; tied or separate
 embeddings; the MLP's activation from `hidden_act` (ACTIVATIONS); RoPE
 default, linear, Llama 3, YaRN or LongRoPE scaled (at the static context); sliding-window layers (a ring cache of
 their window, or a second mask over the full cache).
@@ -73,6 +74,7 @@ from xdsl_ane.models.hf_config import (
     XIELU,
     head_name,
 )
+from xdsl_ane.models.moe import experts_mlp
 from xdsl_ane.models.rope import rope_tables
 from xdsl_ane.weights.checkpoint import Checkpoint
 
@@ -234,9 +236,7 @@ class Decoder:
             view = views.get(name)
             if view is not None:
                 if view.base not in tables:
-                    tables[view.base] = checkpoint.lazy(
-                        view.base, (self.config.vocab_size, self.config.hidden_size)
-                    )
+                    tables[view.base] = checkpoint.lazy(view.base, view.shape).matrix()
                 weights[name] = tables[view.base].rows(view.start, view.end)
             else:
                 weights[name] = checkpoint.lazy(name, shape_of(op.result))
@@ -623,8 +623,11 @@ class LlmBuilder:
         return self.linear(a, layer, "self_attn.o_proj", c.hidden_size)
 
     def mlp(self, h: SSAValue, layer: int) -> SSAValue:
-        """down(act(gate(h)) · up(h)), or down(act(up(h))) when not gated."""
+        """down(act(gate(h)) · up(h)), or down(act(up(h))) when not gated;
+        the mixture of experts in its layers (`moe.experts_mlp`)."""
         c = self.c
+        if c.moe is not None and layer in c.moe.layers:
+            return experts_mlp(self, h, layer)
         if not c.family.gated_mlp:
             up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
             return self.linear(
