@@ -612,6 +612,11 @@ def test_package_honours_biases_and_activation(tmp_path):
             ["--context", "300"],
             "--context 300 is beyond the model's max_position_embeddings 256 (",
         ),
+        (
+            ["--experts", "routed"],
+            "--experts routed: routed decode (only the experts each token picks) "
+            "is not built yet",
+        ),
     ],
 )
 def test_options_are_named(tmp_path, capsys, options, message):
@@ -723,10 +728,15 @@ def test_experts_other_than_the_config_are_named(tmp_path):
 
 
 def test_moe_refusals(tmp_path):
-    """Training a mixture of experts is refused in one line naming the
-    field."""
+    """--experts routed and training are refused for a mixture of experts
+    in one line, naming the option or the field; an unknown --experts value
+    from Python names it too."""
     checkpoint = tmp_path / "ckpt"
     write_checkpoint(checkpoint, "mixtral")
+    with pytest.raises(XdslAneError, match=r"^experts='routed': routed decode"):
+        compile_llm(checkpoint, context=16, prefill=4, experts="routed")
+    with pytest.raises(XdslAneError, match=r"^experts='sparse': expected dense or"):
+        compile_llm(checkpoint, context=16, prefill=4, experts="sparse")
     from xdsl_ane.api.train import training_setup
 
     with pytest.raises(XdslAneError, match="config.json: num_experts: mixtral models"):

@@ -368,6 +368,11 @@ FAMILIES = {
 }
 
 
+EXPERTS = ("dense", "routed")
+"""How compile-llm computes a mixture of experts (`--experts`): every
+expert on every token, or only the routed ones (not built yet)."""
+
+
 FAMILY_FIELDS = frozenset(Family.__dataclass_fields__) - {"name"}
 """The flags a `LlmConfig.with_` change sets on the family."""
 
