@@ -162,6 +162,33 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
         )
     elif family == "ministral3":  # YaRN; queries scaled from position 16384
         fields.update(head_dim=16, pad_token_id=0)
+    elif family == "qwen3_moe":  # layer 0 of 4 experts, layer 1 dense
+        fields.update(
+            head_dim=16,
+            num_experts=4,
+            num_experts_per_tok=2,
+            moe_intermediate_size=32,
+            norm_topk_prob=True,
+            mlp_only_layers=[1],
+        )
+    elif family in ("mixtral", "olmoe"):  # 4 experts, the top 2 per token
+        fields.update(
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            intermediate_size=48,
+            pad_token_id=0,
+            eos_token_id=1,
+        )
+    elif family == "granitemoe":  # stacked experts; multipliers away from 1
+        fields.update(
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            intermediate_size=48,
+            embedding_multiplier=2.0,
+            residual_multiplier=0.5,
+            attention_multiplier=0.3,
+            logits_scaling=4.0,
+        )
     return model_class_of(family).config_class(**(fields | overrides))
 
 
@@ -206,6 +233,8 @@ def write_checkpoint(
                 p.add_(0.1 * torch.randn_like(p))
             if "linear_attn.A_log" in name:  # slow decays: the delta rule counts
                 p.copy_(-3.0 + 0.1 * torch.randn_like(p))
+            if name.endswith((".mlp.gate.weight", ".router.weight")):
+                p.normal_(0.0, 0.3)  # routers whose top k differ by token
     saved = model.to(getattr(torch, dtype))
     kwargs = {"max_shard_size": shard_size} if shard_size else {}
     saved.save_pretrained(directory, **kwargs)

@@ -56,6 +56,10 @@ CASES = [
     ("mamba2", False, None, "float32"),
     ("granitemoehybrid", True, None, "float32"),
     ("qwen3_5", False, None, "float32"),
+    ("qwen3_moe", False, None, "float32"),
+    ("mixtral", False, "60KB", "float32"),
+    ("olmoe", True, None, "float32"),
+    ("granitemoe", False, None, "float32"),
 ]
 
 
@@ -89,11 +93,11 @@ def test_bad_checkpoints(tmp_path):
     missing.write_bytes(data)
     config = json.loads((tmp_path / "config.json").read_text())
     (tmp_path / "config.json").write_text(
-        json.dumps(config | {"architectures": ["MixtralForCausalLM"]})  # experts
+        json.dumps(config | {"architectures": ["JambaForCausalLM"]})  # Mamba layers
     )
     with pytest.raises(
         XdslAneError,
-        match="field 'architectures' is \\['MixtralForCausalLM'\\]; supported: "
+        match="field 'architectures' is \\['JambaForCausalLM'\\]; supported: "
         + ", ".join(FAMILIES),
     ):
         llm_config(read_checkpoint(tmp_path))

@@ -132,6 +132,12 @@ def honoured(directory, family: str, **fields) -> None:
             "phi3",
             {"rope_parameters": {"rope_theta": 1e4, "partial_rotary_factor": 0.5}},
         ),
+        # layer 1 of experts, layer 0 dense; the top 2 not renormalized
+        (
+            "qwen3_moe",
+            {"mlp_only_layers": [], "decoder_sparse_step": 2, "norm_topk_prob": False},
+        ),
+        ("olmoe", {"norm_topk_prob": True, "num_experts_per_tok": 3}),
     ],
     ids=lambda v: v if isinstance(v, str) else ",".join(v),
 )
@@ -313,6 +319,26 @@ LLAMA3 = {
         ),
         ("mistral", {"sliding_window": 0}, "field 'sliding_window' is 0; expected an"),
         ("llama", {"vocab_size": 0}, "field 'vocab_size' is 0; expected an integer"),
+        (
+            "olmoe",
+            {"clip_qkv": 8.0},
+            "field 'clip_qkv' is 8.0: clamping q, k and v is not supported",
+        ),
+        (
+            "mixtral",
+            {"num_experts_per_tok": 5},
+            "field 'num_experts_per_tok' is 5; more than the 4 experts",
+        ),
+        (
+            "qwen3_moe",
+            {"mlp_only_layers": "all"},
+            "field 'mlp_only_layers' is 'all'; expected layer indices",
+        ),
+        (
+            "qwen3_moe",
+            {"decoder_sparse_step": 0},
+            "field 'decoder_sparse_step' is 0; expected an integer ≥ 1",
+        ),
     ],
     ids=lambda v: v if isinstance(v, str) and len(v) < 10 else None,
 )
@@ -374,6 +400,7 @@ SLIDING = {
         "qwen2",
         {"use_sliding_window": True, "sliding_window": 5, "max_window_layers": 1},
     ),
+    "qwen3_moe": ("qwen3_moe", {"use_sliding_window": True, "sliding_window": 6}),
 }
 
 
@@ -585,6 +612,11 @@ def test_package_honours_biases_and_activation(tmp_path):
             ["--context", "300"],
             "--context 300 is beyond the model's max_position_embeddings 256 (",
         ),
+        (
+            ["--experts", "routed"],
+            "--experts routed: routed decode (only the experts each token picks) "
+            "is not built yet",
+        ),
     ],
 )
 def test_options_are_named(tmp_path, capsys, options, message):
@@ -754,4 +786,54 @@ def test_qwen3_5_package_generates_transformers_tokens(tmp_path):
     from xdsl_ane.api.train import training_setup
 
     with pytest.raises(XdslAneError, match="architectures: qwen3_5 models"):
+        training_setup(checkpoint, 8)
+
+
+@pytest.mark.parametrize("family", ["qwen3_moe", "granitemoe"])
+def test_moe_package_generates_transformers_tokens(tmp_path, family):
+    """A mixture of experts computed densely (every expert on every token,
+    weighted by the top-k routing) through the fp16 package: transformers'
+    greedy tokens. Qwen3-MoE has a dense layer beside the experts'; Granite-
+    MoE's experts are read as rows of its stacked tensors."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, family)
+    out = tmp_path / "llm.mlpackage"
+    compile_llm(checkpoint, context=32, prefill=4, chunk=128).save(out)
+    prompt = [5, 17, 200, 3, 99, 42, 7]
+    tokens, _ = PackageRunner(out).generate(prompt, 12)
+    assert tokens == reference_generate(checkpoint, prompt, 12)[0]
+
+
+def test_experts_other_than_the_config_are_named(tmp_path):
+    """A checkpoint with more experts than config.json says: the router's
+    tensor named with both shapes; a layer config.json makes dense where
+    the checkpoint has experts: the dense MLP's tensor named missing."""
+    checkpoint = edited(tmp_path / "a", "mixtral", num_local_experts=3)
+    with pytest.raises(
+        XdslAneError,
+        match=r"tensor 'model.layers.0.block_sparse_moe.gate.weight' has shape "
+        r"\[4, 64\], the config needs \[3, 64\]",
+    ):
+        compile_llm(checkpoint, context=16, prefill=4)
+    checkpoint = edited(tmp_path / "b", "qwen3_moe", mlp_only_layers=[0, 1])
+    with pytest.raises(
+        XdslAneError,
+        match=r"tensor 'model.layers.0.mlp.gate_proj.weight' is missing",
+    ):
+        compile_llm(checkpoint, context=16, prefill=4)
+
+
+def test_moe_refusals(tmp_path):
+    """--experts routed and training are refused for a mixture of experts
+    in one line, naming the option or the field; an unknown --experts value
+    from Python names it too."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "mixtral")
+    with pytest.raises(XdslAneError, match=r"^experts='routed': routed decode"):
+        compile_llm(checkpoint, context=16, prefill=4, experts="routed")
+    with pytest.raises(XdslAneError, match=r"^experts='sparse': expected dense or"):
+        compile_llm(checkpoint, context=16, prefill=4, experts="sparse")
+    from xdsl_ane.api.train import training_setup
+
+    with pytest.raises(XdslAneError, match="config.json: num_experts: mixtral models"):
         training_setup(checkpoint, 8)

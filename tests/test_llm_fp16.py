@@ -93,12 +93,20 @@ def test_norm_inputs_are_divided_before_the_stream_overflows(tmp_path):
     )
 
 
-@pytest.mark.parametrize("family", ["llama", "gemma3_text"])
-def test_rescaling_leaves_the_fp32_program_unchanged(tmp_path, family):
+@pytest.mark.parametrize(
+    "family,names,factor",
+    [
+        ("llama", BRANCH_ENDS, 1.5e6),
+        ("gemma3_text", ("post_feedforward_layernorm",), 3e4),
+        # each expert's down projection ends the branch: its own, or rows
+        # of the stacked experts
+        ("mixtral", ("o_proj", "w2"), 1.5e6),
+        ("granitemoe", ("o_proj", "output_linear"), 1.5e6),
+    ],
+)
+def test_rescaling_leaves_the_fp32_program_unchanged(tmp_path, family, names, factor):
     """The rescaled program in fp32 gives the original's logits (the
     scales are powers of two; eps moves with them)."""
-    names = BRANCH_ENDS if family == "llama" else ("post_feedforward_layernorm",)
-    factor = 1.5e6 if family == "llama" else 3e4
     checkpoint = read_checkpoint(scaled_checkpoint(tmp_path, family, names, factor))
     config = llm_config(checkpoint)
     shape = LlmShape(context=16, prefill=4)

@@ -35,7 +35,7 @@ from xdsl_ane.models.calibration import (
     residual_maxima,
 )
 from xdsl_ane.models.checkpoint_use import check_all_used, chunks
-from xdsl_ane.models.configs import LlmConfig
+from xdsl_ane.models.configs import EXPERTS, LlmConfig
 from xdsl_ane.models.llm import Decoder, LlmShape
 from xdsl_ane.models.llm_packages import (
     DEFAULT_MAX_PACKAGE_SIZE,
@@ -75,9 +75,23 @@ class LlmOptions:
     compress_embedding: str = "none"
     fp16_check: bool = True
     calibration: list[list[int]] | None = None
+    experts: str = "dense"
+    """How a mixture of experts is computed: "dense" (every expert on
+    every token, weighted by the routing; `models/moe.py`); "routed"
+    (only the routed experts) is not built yet."""
 
     def check(self) -> None:
-        """One line naming the option for a size below its domain."""
+        """One line naming the option for a value outside its domain."""
+        if self.experts not in EXPERTS:
+            raise XdslAneError(
+                f"{option('experts', self.experts)}: expected " + " or ".join(EXPERTS)
+            )
+        if self.experts == "routed":
+            raise XdslAneError(
+                f"{option('experts', self.experts)}: routed decode (only the "
+                "experts each token picks) is not built yet; dense computes "
+                "every expert"
+            )
         split, size = self.layers_per_package, self.max_package_size
         if split is not None and split < 1:
             raise XdslAneError(

@@ -51,9 +51,15 @@ from xdsl_ane.progress import Progress
 def check_trainable(config: Any, where: str) -> None:
     """Refuses, in one line naming the config field, a feature of `config`
     the training kernels do not compute: every family of the architecture
-    table trains, with GPT-2's `scale_attn_by_inverse_layer_idx` and an
-    activation without a backward refused (xIELU has its own:
-    models/xielu.py)."""
+    table trains, with GPT-2's `scale_attn_by_inverse_layer_idx`, an
+    activation without a backward (xIELU has its own: models/xielu.py) and a
+    mixture of experts refused."""
+    if config.moe is not None:
+        raise XdslAneError(
+            f"{where}: num_experts: {config.family.name} models with a mixture of "
+            f"experts ({config.moe.experts}) cannot be trained yet (the training "
+            "kernels have no router or experts)"
+        )
     if config.scale_by_layer:
         raise XdslAneError(
             f"{where}: scale_attn_by_inverse_layer_idx: {config.family.name} models with "

@@ -1,5 +1,6 @@
 """How a decoder uses its checkpoint's tensors: the row views of the
-embedding and the head split into chunks (`RowView`, by param name), the
+embedding and the head split into chunks and of the stacked experts
+(`RowView`, by param name), each expert's weights (`expert_weights`), the
 tensors a residual-stream scale multiplies, and the check that every
 tensor is read (`check_all_used`), naming the config field that leaves an
 unread one out."""
@@ -28,36 +29,75 @@ def chunks(rows: int, limit: int) -> list[tuple[int, int]]:
 
 @dataclass(frozen=True)
 class RowView:
-    """Rows [start, end) of a checkpoint tensor (a chunk of the embedding or
-    the head), a param of its own: `name` is the param's, `base` the
-    tensor it views."""
+    """Rows [start, end) of a checkpoint tensor read as a matrix (its
+    leading axes' rows by its last axis): a chunk of the embedding or the
+    head, or one expert's gate, up or down weight of the stacked experts;
+    a param of its own. `name` is the param's, `base` the tensor it
+    views, `shape` the base's shape as config.json gives it."""
 
     base: str
     start: int
     end: int
+    shape: tuple[int, ...]
 
     @property
     def name(self) -> str:
-        return f"{self.base}[{self.start}:{self.end}]"
+        return chunk_name(self.base, self.start, self.end)
 
 
 def row_views(config: LlmConfig, chunk: int) -> dict[str, RowView]:
-    """The chunk views of the embedding and the head the builder reads, by
-    param name, of the checkpoint's tensors (by its names: GPT-2's
-    `transformer.wte.weight`); none where the vocabulary is one chunk."""
+    """The views the builder reads, by param name, of the checkpoint's
+    tensors (by its names: GPT-2's `transformer.wte.weight`): chunks of the
+    embedding and the head where the vocabulary is more than one chunk,
+    and each expert's rows of stacked experts (Family.fused_experts)."""
     parts = chunks(config.vocab_size, chunk)
-    if len(parts) == 1:
-        return {}
+    table = (config.vocab_size, config.hidden_size)
     views = [
-        RowView(config.weight_name(base), start, end)
+        RowView(config.weight_name(base), start, end, table)
         for base in dict.fromkeys([EMBED, head_name(config)])
-        for start, end in parts
+        for start, end in (parts if len(parts) > 1 else [])
     ]
+    moe = config.moe
+    if moe is not None and config.family.fused_experts:
+        e, f, h = moe.experts, moe.ffn_size, config.hidden_size
+        for layer in sorted(moe.layers):
+            p = f"model.layers.{layer}.mlp.experts."
+            gate_up = config.weight_name(p + "gate_up_proj.weight")
+            down = config.weight_name(p + "down_proj.weight")
+            for rows in range(0, 2 * e * f, f):
+                views.append(RowView(gate_up, rows, rows + f, (e, 2 * f, h)))
+            for rows in range(0, e * h, h):
+                views.append(RowView(down, rows, rows + h, (e, h, f)))
     return {view.name: view for view in views}
 
 
 def chunk_name(name: str, start: int, end: int) -> str:
-    return RowView(name, start, end).name
+    return f"{name}[{start}:{end}]"
+
+
+def expert_weights(
+    config: LlmConfig, layer: int, expert: int, base: str = "model."
+) -> tuple[str, str, str]:
+    """The builder's names (before the family's renames) of the gate, up
+    and down weights of expert `expert` in layer `layer`: its own tensors
+    `mlp.experts.{expert}.gate_proj.weight` ..., or its rows of the stacked
+    `mlp.experts.gate_up_proj.weight` [E·2F, H] ([gate; up] per expert)
+    and `mlp.experts.down_proj.weight` [E·H, F] (Family.fused_experts)."""
+    assert config.moe is not None
+    p = f"{base}layers.{layer}.mlp.experts."
+    if not config.family.fused_experts:
+        gate, up, down = (
+            f"{p}{expert}.{name}.weight"
+            for name in ("gate_proj", "up_proj", "down_proj")
+        )
+        return gate, up, down
+    f, h = config.moe.ffn_size, config.hidden_size
+    first = 2 * f * expert
+    return (
+        chunk_name(p + "gate_up_proj.weight", first, first + f),
+        chunk_name(p + "gate_up_proj.weight", first + f, first + 2 * f),
+        chunk_name(p + "down_proj.weight", h * expert, h * (expert + 1)),
+    )
 
 
 BRANCH_ENDS = ("self_attn.o_proj", "mlp.down_proj", "conv.out_proj", "mixer.out_proj")
@@ -67,19 +107,25 @@ BRANCH_ENDS = ("self_attn.o_proj", "mlp.down_proj", "conv.out_proj", "mixer.out_
 def scaled_weights(config: LlmConfig) -> set[str]:
     """The checkpoint tensors a stream_scale multiplies: the weights and
     biases that end each branch (o_proj, down_proj, a short convolution's
-    or a state-space mixer's out_proj) where no norm follows them."""
+    or a state-space mixer's out_proj, each expert's down_proj) where no
+    norm follows them."""
     if (
         config.stream_scale is None
         or config.family.sandwich_norms
         or config.family.post_norms
     ):
         return set()
-    return {
+    names = {
         config.weight_name(f"model.layers.{layer}.{projection}.{kind}")
         for layer in range(config.num_layers)
         for projection in BRANCH_ENDS
         for kind in ("weight", "bias")
     }
+    moe = config.moe
+    for layer in sorted(moe.layers) if moe is not None else ():
+        for expert in range(moe.experts):
+            names.add(config.weight_name(expert_weights(config, layer, expert)[2]))
+    return names
 
 
 HARMLESS = ("rotary_emb.inv_freq",)

@@ -1,4 +1,4 @@
-"""The one description of a dense decoder (`LlmConfig`) and the named
+"""The one description of a decoder (`LlmConfig`) and the named
 shapes `xdsl-ane compile-model NAME` builds; a module of its own, so that
 the command line lists the names without loading the builders."""
 
@@ -151,6 +151,31 @@ class Family:
     defaults: tuple[tuple[str, bool], ...] = ()
     """The family's config-class defaults of flags that default to true
     (Seed-OSS's `attention_bias`), read where config.json leaves them out."""
+    sliding_switch: bool = False
+    """Without `layer_types`, `use_sliding_window` (default false) turns on
+    the window of every layer (Qwen3-MoE)."""
+    experts: bool = False
+    """The MLP is a mixture of experts (`MoeConfig`): a router `mlp.gate`
+    [E, hidden], the top `num_experts_per_tok` of E experts per token, each
+    a gated MLP `mlp.experts.{e}.gate_proj` / `up_proj` / `down_proj`."""
+    expert_width: str = "intermediate_size"
+    """The config field of an expert's width (Qwen3-MoE:
+    `moe_intermediate_size`, its dense layers' being `intermediate_size`)."""
+    norm_topk_field: bool = False
+    """`norm_topk_prob` (default false) renormalizes the top k
+    probabilities (Qwen3-MoE, OLMoE); without the field they always are
+    (Mixtral, Granite-MoE)."""
+    topk_of_logits: bool = False
+    """The top k of the router's logits, then a softmax over the k
+    (Granite-MoE), not of the softmax over every expert."""
+    sparse_layers: bool = False
+    """Which layers are MoE: not those of `mlp_only_layers`, and every
+    `decoder_sparse_step`-th (Qwen3-MoE); else all of them."""
+    fused_experts: bool = False
+    """The experts' weights are stored stacked, `mlp.experts.gate_up_proj`
+    [E, 2·width, hidden] ([gate; up] per expert) and
+    `mlp.experts.down_proj` [E, hidden, width] (Granite-MoE's
+    `input_linear` and `output_linear`), read an expert at a time."""
 
 
 FAMILIES = {
@@ -370,6 +395,46 @@ FAMILIES = {
             ("post_attention_layernorm.", "feedforward_layernorm."),
         ),
     ),
+    "Qwen3MoeForCausalLM": Family(
+        "qwen3_moe",
+        qk_norm=True,
+        attention_bias=True,
+        sliding_switch=True,
+        experts=True,
+        expert_width="moe_intermediate_size",
+        norm_topk_field=True,
+        sparse_layers=True,
+    ),
+    "MixtralForCausalLM": Family(
+        "mixtral",
+        experts=True,
+        renames=(
+            ("mlp.", "block_sparse_moe."),
+            ("gate_proj.", "w1."),
+            ("up_proj.", "w3."),
+            ("down_proj.", "w2."),
+        ),
+    ),
+    "OlmoeForCausalLM": Family(
+        "olmoe",
+        attention_bias=True,
+        projection_qk_norm=True,
+        experts=True,
+        norm_topk_field=True,
+    ),
+    "GraniteMoeForCausalLM": Family(
+        "granitemoe",
+        attention_bias=True,
+        multipliers=True,
+        experts=True,
+        topk_of_logits=True,
+        fused_experts=True,
+        renames=(
+            ("mlp.gate.", "block_sparse_moe.router.layer."),
+            ("mlp.experts.gate_up_proj.", "block_sparse_moe.input_linear."),
+            ("mlp.experts.down_proj.", "block_sparse_moe.output_linear."),
+        ),
+    ),
     "GemmaForCausalLM": Family(
         "gemma", attention_bias=True, unit_offset_norms=True, scaled_embedding=True
     ),
@@ -440,18 +505,41 @@ class DeltaShape:
         return 2 * self.k_heads * self.k_dim + self.v_heads * self.v_dim
 
 
+EXPERTS = ("dense", "routed")
+"""How compile-llm computes a mixture of experts (`--experts`): every
+expert on every token, or only the routed ones (not built yet)."""
+
+
 FAMILY_FIELDS = frozenset(Family.__dataclass_fields__) - {"name"}
 """The flags a `LlmConfig.with_` change sets on the family."""
 
 
 @dataclass(frozen=True)
+class MoeConfig:
+    """A mixture-of-experts MLP (Family.experts): per token, the router's
+    logits r = h · Gᵀ over E experts; the top k of softmax(r) (of r where
+    `topk_of_logits`), their probabilities renormalized to sum to 1 where
+    `renormalize` (softmax over the k logits is the same); the output
+    Σ_e w_e · expert_e(h), w_e zero for the experts not picked."""
+
+    experts: int
+    top_k: int
+    ffn_size: int
+    """Each expert's width."""
+    renormalize: bool
+    topk_of_logits: bool
+    layers: frozenset[int]
+    """The layers whose MLP is MoE (the others: the dense MLP)."""
+
+
+@dataclass(frozen=True)
 class LlmConfig:
-    """One dense decoder: what `llm_config` reads from a checkpoint's
-    config.json (its family's row of `models.hf_config.FAMILIES`) or a named
-    shape of CONFIGS. The one builder, `models.llm.LlmBuilder`, builds
-    every program of it from this: compile-llm's stateful prefill and
-    decode, compile-model's stateless stack and the training kernels'
-    weights and RoPE tables."""
+    """One decoder, its MLP dense or a mixture of experts: what `llm_config`
+    reads from a checkpoint's config.json (its family's row of
+    `models.hf_config.FAMILIES`) or a named shape of CONFIGS. The one
+    builder, `models.llm.LlmBuilder`, builds every program of it from
+    this: compile-llm's stateful prefill and decode, compile-model's
+    stateless stack and the training kernels' weights and RoPE tables."""
 
     family: Family
     """The family's row of FAMILIES: how its architecture differs from
@@ -520,6 +608,8 @@ class LlmConfig:
     sliding_layers: frozenset[int] = frozenset()
     """The layers whose attention slides (key j visible to query i iff
     i − window < j ≤ i, transformers' sliding_window_overlay)."""
+    moe: MoeConfig | None = None
+    """The mixture-of-experts MLP of the layers it lists (None: none)."""
 
     ssm: SsmShape | None = None
     """A Mamba2 mixer's sizes (Family.ssm_mixers; `models/ssm.py`)."""

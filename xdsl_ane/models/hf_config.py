@@ -16,6 +16,7 @@ from xdsl_ane.models.configs import (
     DeltaShape,
     Family,
     LlmConfig,
+    MoeConfig,
     SsmShape,
 )
 from xdsl_ane.models.xielu import XIELU
@@ -77,14 +78,16 @@ IGNORED_FIELDS = {
     "rescale_prenorm_residual": "initialization only",
     "chunk_size": "how the reference kernel splits the same sums; a prefill call "
     "here is one chunk",
-    "output_router_logits": "the router's auxiliary loss, a training term",
-    "router_aux_loss_coef": "the router's auxiliary loss, a training term",
-    "num_experts_per_tok": "read with experts only (num_local_experts > 0, "
-    "refused for Granite 4's hybrids)",
     "mamba_chunk_size": "how the reference kernel splits the same sums; a "
     "prefill call here is one chunk",
     "residual_in_fp32": "the residual's precision in half-precision runs of "
     "transformers; the programs here are fp32, or fp16 with calibrated scales",
+    "router_aux_loss_coef": "training only: the weight of the experts' "
+    "load-balancing loss",
+    "output_router_logits": "training only: the router logits for the "
+    "load-balancing loss",
+    "router_jitter_noise": "training only: Mixtral scales the router's input by "
+    "noise in training alone",
 }
 """Fields of the supported families' configs (transformers 5.23) that do not
 change what the model computes; every other field of theirs is read by
@@ -260,6 +263,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         final_softcap=softcap(read, "final_logit_softcapping"),
         attention_softcap=softcap(read, "attn_logit_softcapping"),
         local_rope=local_rope,
+        moe=moe_config(read, family, num_layers),
         **window,
     )
 
@@ -295,10 +299,52 @@ def refuse_unsupported(read: ConfigReader) -> None:
             "is set: quantized checkpoints are not supported (give the "
             "unquantized weights)",
         )
+    if read.c.get("clip_qkv") is not None:
+        raise read.error(
+            "clip_qkv",
+            f"is {read.c['clip_qkv']!r}: clamping q, k and v is not supported",
+        )
     if read.flag("use_qk_norm"):
         raise read.error(
             "use_qk_norm", "is true: Cohere's per-head QK LayerNorm is not supported"
         )
+
+
+def moe_config(read: ConfigReader, family: Family, num_layers: int) -> MoeConfig | None:
+    """The mixture of experts of a family with experts (None: none, or
+    Qwen3-MoE with `num_experts` 0): E (`num_experts`, or as Mixtral names
+    it and transformers 5 writes it, `num_local_experts`), k, each
+    expert's width, the routing, and which layers are MoE."""
+    if not family.experts:
+        return None
+    name = (
+        "num_experts" if read.c.get("num_experts") is not None else "num_local_experts"
+    )
+    experts = read.integer(name, minimum=0 if family.sparse_layers else 1)
+    top_k = read.integer("num_experts_per_tok")
+    if experts and top_k > experts:
+        raise read.error(
+            "num_experts_per_tok", f"is {top_k}; more than the {experts} experts"
+        )
+    layers = set(range(num_layers)) if experts else set()
+    if family.sparse_layers:
+        dense = read.c.get("mlp_only_layers") or []
+        if not isinstance(dense, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in dense
+        ):
+            raise read.error("mlp_only_layers", f"is {dense!r}; expected layer indices")
+        step = read.integer("decoder_sparse_step", 1)
+        layers = {i for i in layers if i not in dense and (i + 1) % step == 0}
+    if not layers:
+        return None
+    return MoeConfig(
+        experts=experts,
+        top_k=top_k,
+        ffn_size=read.integer(family.expert_width),
+        renormalize=read.flag("norm_topk_prob") if family.norm_topk_field else True,
+        topk_of_logits=family.topk_of_logits,
+        layers=frozenset(layers),
+    )
 
 
 def attention_scale_of(
@@ -690,7 +736,8 @@ LAYER_TYPES = ("full_attention", "sliding_attention")
 def sliding_window(read: ConfigReader, family: Family, num_layers: int) -> dict:
     """The window and the layers that slide, as transformers picks them: per
     `layer_types` (Qwen; from `use_sliding_window` and `max_window_layers`
-    when absent), else every layer when `sliding_window` is set."""
+    when absent), else every layer when `sliding_window` is set (and
+    `use_sliding_window`, Qwen3-MoE)."""
     c = read.c
     types = c.get("layer_types") if family.layer_types else None
     if types is not None:
@@ -706,7 +753,7 @@ def sliding_window(read: ConfigReader, family: Family, num_layers: int) -> dict:
     none: dict[str, Any] = {"sliding_window": None, "sliding_layers": frozenset()}
     if c.get("sliding_window") is None:
         return none
-    if family.layer_types and family.window_switch:
+    if (family.layer_types and family.window_switch) or family.sliding_switch:
         if not read.flag("use_sliding_window"):
             return none
     window = read.integer("sliding_window")

@@ -32,7 +32,8 @@ interleaved RoPE, logit_scale), Gemma ((1 + w) RMSNorm, the
 embedding times √hidden), Gemma 2 (also sandwich norms, a
 query_pre_attn_scalar scale, soft-capped attention scores and logits),
 Gemma 3 text (Gemma 2's without the score cap, with QK-norm and its own
-RoPE for the sliding layers); tied or separate
+RoPE for the sliding layers), and with a mixture of experts (`moe.py`)
+Qwen3-MoE, Mixtral, OLMoE and Granite-MoE; tied or separate
 embeddings; the MLP's activation from `hidden_act` (ACTIVATIONS); RoPE
 default, linear, Llama 3, YaRN or LongRoPE scaled (at the static context); sliding-window layers (a ring cache of
 their window, or a second mask over the full cache).
@@ -66,12 +67,14 @@ from xdsl_ane.models.checkpoint_use import (
     scaled_weights,
 )
 from xdsl_ane.models.configs import LlmConfig
+from xdsl_ane.models.constants import const
 from xdsl_ane.models.delta_net import DELTA_CONV_STATE, DELTA_STATE, delta_net
 from xdsl_ane.models.hf_config import (
     ACTIVATIONS,
     EMBED,
     head_name,
 )
+from xdsl_ane.models.moe import experts_mlp
 from xdsl_ane.models.rope import rope_tables
 from xdsl_ane.models.short_conv import CONV_STATE, short_conv
 from xdsl_ane.models.ssm import SSM_CONV_STATE, SSM_STATE, ssm_mixer
@@ -260,9 +263,7 @@ class Decoder:
             view = views.get(name)
             if view is not None:
                 if view.base not in tables:
-                    tables[view.base] = checkpoint.lazy(
-                        view.base, (self.config.vocab_size, self.config.hidden_size)
-                    )
+                    tables[view.base] = checkpoint.lazy(view.base, view.shape).matrix()
                 weights[name] = tables[view.base].rows(view.start, view.end)
             else:
                 weights[name] = checkpoint.lazy(name, shape_of(op.result))
@@ -323,10 +324,6 @@ def additive_mask(visible: np.ndarray) -> np.ndarray:
     """0 where `visible` [S, K], MASKED elsewhere, as [1, 1, S, K] float32."""
     mask = np.where(visible, 0.0, MASKED).astype(np.float32)
     return mask[None, None]
-
-
-def const(value: np.ndarray) -> SSAValue:
-    return rlx.ConstantOp.of(value).result
 
 
 class LlmBuilder:
@@ -688,8 +685,11 @@ class LlmBuilder:
         return self.linear(a, layer, "self_attn.o_proj", c.hidden_size)
 
     def mlp(self, h: SSAValue, layer: int) -> SSAValue:
-        """down(act(gate(h)) · up(h)), or down(act(up(h))) when not gated."""
+        """down(act(gate(h)) · up(h)), or down(act(up(h))) when not gated;
+        the mixture of experts in its layers (`moe.experts_mlp`)."""
         c = self.c
+        if c.moe is not None and layer in c.moe.layers:
+            return experts_mlp(self, h, layer)
         if not c.family.gated_mlp:
             up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
             return self.linear(

@@ -25,13 +25,10 @@ from xdsl.ir import SSAValue
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import shape_of
+from xdsl_ane.models.constants import const as constant
 
 CONV_STATE = "conv_state"
 """The state of the short convolutions' last rows."""
-
-
-def constant(value: np.ndarray) -> SSAValue:
-    return rlx.ConstantOp.of(value).result
 
 
 def short_conv(b: Any, h: SSAValue, layer: int, position, caches) -> SSAValue:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from xdsl_ane.errors import XdslAneError
+from xdsl_ane.models.configs import EXPERTS
 from xdsl_ane.models.llm_packages import parse_size
 from xdsl_ane.outputs import check_outputs
 from xdsl_ane.tools.options import (
@@ -113,6 +114,14 @@ def add_compile_llm_command(commands: Any) -> None:
         help="split a model whose weights pass SIZE into chained packages of at "
         "most SIZE each, as --layers-per-package does (bytes, or KB, MB, GB: "
         "powers of 1024; none: no limit; default: %(default)s)",
+    )
+    compile_llm_.add_argument(
+        "--experts",
+        choices=EXPERTS,
+        default="dense",
+        help="a mixture-of-experts model: dense computes every expert on every "
+        "token, weighted by the routing (zero for the experts not picked); "
+        "routed (only the picked experts) is not built yet (default: %(default)s)",
     )
     add_compress_arguments(compile_llm_)
     add_chip_argument(compile_llm_, "the chip of the summary's estimate")
@@ -247,6 +256,7 @@ def command_compile_llm(args: Any) -> int:
         layers_per_package=args.layers_per_package,
         max_package_size=limit,
         fp16_check=args.fp16_check,
+        experts=args.experts,
         on_plan=check,
         output=output,
         force=args.force,

@@ -22,7 +22,7 @@ import math
 import mmap
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -150,6 +150,16 @@ class CheckpointTensor(LazyWeight):
     def __repr__(self) -> str:
         rows = "" if self.rows_of is None else f"[{self.rows_of[0]}:{self.rows_of[1]}]"
         return f"CheckpointTensor({self.entry.name}{rows}, {list(self.shape)})"
+
+    def matrix(self) -> CheckpointTensor:
+        """It read as a matrix (its leading axes' rows by its last axis: the
+        same bytes), unread; a tensor of rank 2 or less as it is."""
+        if len(self.shape) <= 2:
+            return self
+        assert self.rows_of is None
+        rows = math.prod(self.shape[:-1])
+        entry = replace(self.entry, shape=(rows, self.shape[-1]))
+        return CheckpointTensor(entry, None, self.factor)
 
     def rows(self, start: int, end: int) -> CheckpointTensor:
         """Rows [start, end) of it, unread."""

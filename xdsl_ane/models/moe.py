@@ -1,0 +1,98 @@
+"""The mixture-of-experts MLP of a decoder layer (`MoeConfig`), computed
+densely: every expert's FFN runs on every token and the routing weights,
+zero for the experts a token does not pick, weigh their sum. Called by
+`LlmBuilder.mlp` for the layers `MoeConfig.layers` lists.
+
+The router is one linear to E logits. The top k are picked in float
+ops the ANE runs (rlx.topk runs off it, and so does any op on argmax's
+integer index): k rounds, each taking the largest score, the lowest
+expert index holding it (torch.topk's choice on ties) as a one-hot mask
+[1, S, E], and masking it out of the next round; the weights are the
+softmax's probabilities where picked, 0 elsewhere, divided by their sum
+where the family renormalizes (the softmax over the k picked logits is
+that too). Each expert is three linears of its own weights (the ANE's
+1×1 convolutions): per layer 3·E matmuls, about 8·E + 8·k ops.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from xdsl_ane.ane.limits import MASKED
+from xdsl_ane.dialects import rlx
+from xdsl_ane.models.checkpoint_use import expert_weights
+from xdsl_ane.models.configs import LlmConfig, MoeConfig
+from xdsl_ane.models.constants import const
+
+
+class ExpertsBuilder(Protocol):
+    """What the experts need of the decoder's builder (`LlmBuilder`)."""
+
+    c: LlmConfig
+    base: str
+
+    def param(self, name: str, shape: tuple[int, ...]) -> SSAValue: ...
+
+    def activate(self, x: SSAValue, layer: int) -> SSAValue: ...
+
+
+def experts_mlp(b: ExpertsBuilder, h: SSAValue, layer: int) -> SSAValue:
+    """Σ_e w_e · down_e(act(gate_e(h)) · up_e(h)) of the normed hidden
+    states h [1, S, hidden], w [1, S, E] the routing weights of
+    `routing_weights` on the router's logits h · Gᵀ."""
+    c, moe = b.c, b.c.moe
+    assert moe is not None
+    width, hidden = moe.ffn_size, c.hidden_size
+    router = b.param(f"{b.base}layers.{layer}.mlp.gate.weight", (moe.experts, hidden))
+    logits = rlx.MatmulOp(h, router, transpose_rhs=True).result
+    weights = routing_weights(logits, moe)
+    total = None
+    for expert in range(moe.experts):
+        gate, up, down = (
+            b.param(name, shape)
+            for name, shape in zip(
+                expert_weights(c, layer, expert, b.base),
+                [(width, hidden), (width, hidden), (hidden, width)],
+            )
+        )
+        gated = b.activate(rlx.MatmulOp(h, gate, transpose_rhs=True).result, layer)
+        inner = rlx.MulOp(gated, rlx.MatmulOp(h, up, transpose_rhs=True).result)
+        y = rlx.MatmulOp(inner.result, down, transpose_rhs=True).result
+        y = rlx.MulOp(y, rlx.NarrowOp(weights, 2, expert, 1).result).result
+        total = y if total is None else rlx.AddOp(total, y).result
+    assert total is not None
+    return total
+
+
+def routing_weights(logits: SSAValue, moe: MoeConfig) -> SSAValue:
+    """The weight of each expert per token [1, S, E] from the router's
+    logits [1, S, E]: p = softmax(logits) where picked (the top k of p, or
+    of the logits with topk_of_logits), 0 elsewhere; divided by its sum
+    over the picked where renormalized. Each round picks the lowest index
+    among the largest scores (torch.topk's choice on ties) by comparing
+    floats alone: an integer index (argmax's) would leave the ANE."""
+    probabilities = rlx.SoftmaxOp(logits, -1).result
+    scores = logits if moe.topk_of_logits else probabilities
+    index = const(np.arange(moe.experts, dtype=np.float32).reshape(1, 1, -1))
+    past = const(np.full((1, 1, 1), moe.experts, np.float32))
+    zero = const(np.zeros((1, 1, 1), np.float32))
+    masked = const(np.full((1, 1, 1), MASKED, np.float32))
+    weights = None
+    for round_ in range(moe.top_k):
+        largest = rlx.ReduceMaxOp(scores, [2], keep_dims=True).result
+        tied = rlx.CompareOp(scores, largest, "ge").result
+        candidates = rlx.WhereOp(tied, index, past).result
+        first = rlx.ReduceMinOp(candidates, [2], keep_dims=True).result
+        picked = rlx.CompareOp(index, first, "eq").result  # [1, S, E]
+        weight = rlx.WhereOp(picked, probabilities, zero).result
+        weights = weight if weights is None else rlx.AddOp(weights, weight).result
+        if round_ + 1 < moe.top_k:
+            scores = rlx.WhereOp(picked, masked, scores).result
+    assert weights is not None
+    if not moe.renormalize:
+        return weights
+    total = rlx.ReduceSumOp(weights, [2], keep_dims=True).result
+    return rlx.DivOp(weights, total).result
