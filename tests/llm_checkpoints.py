@@ -233,7 +233,8 @@ def write_checkpoint(
                 p.add_(0.1 * torch.randn_like(p))
             if "linear_attn.A_log" in name:  # slow decays: the delta rule counts
                 p.copy_(-3.0 + 0.1 * torch.randn_like(p))
-            if name.endswith((".mlp.gate.weight", ".router.weight")):
+            routers = (".mlp.gate.weight", ".router.weight", ".router.layer.weight")
+            if name.endswith(routers):
                 p.normal_(0.0, 0.3)  # routers whose top k differ by token
     saved = model.to(getattr(torch, dtype))
     kwargs = {"max_shard_size": shard_size} if shard_size else {}

@@ -739,8 +739,8 @@ def test_mamba2_package_generates_transformers_tokens(tmp_path):
 def test_granite4_hybrid_package_generates_transformers_tokens(tmp_path):
     """Granite 4's hybrid: Mamba2 mixers and attention with RoPE in turn,
     each layer with its shared MLP and Granite's multipliers, through the
-    fp16 package: transformers' greedy tokens; experts are refused, and so
-    is training, naming their fields."""
+    fp16 package: transformers' greedy tokens; training is refused naming
+    architectures."""
     checkpoint = tmp_path / "ckpt"
     write_checkpoint(
         checkpoint, "granitemoehybrid", layers=4, position_embedding_type="rope"
@@ -761,9 +761,27 @@ def test_granite4_hybrid_package_generates_transformers_tokens(tmp_path):
 
     with pytest.raises(XdslAneError, match="architectures: granitemoehybrid models"):
         training_setup(checkpoint, 8)
-    experts = edited(tmp_path / "moe", "granitemoehybrid", num_local_experts=4)
-    with pytest.raises(XdslAneError, match="field 'num_local_experts' is not 0"):
-        llm_config(read_checkpoint(experts))
+
+
+def test_granite4_hybrid_with_experts_matches_transformers(tmp_path):
+    """Granite 4's hybrid with a mixture of experts beside each layer's
+    shared MLP (4 experts, the top 2 of the router's logits): the fp32
+    program gives transformers' logits and greedy tokens over an 11-token
+    prompt in three calls."""
+    model = write_checkpoint(
+        tmp_path,
+        "granitemoehybrid",
+        layers=2,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        intermediate_size=32,
+    )
+    config = llm_config(read_checkpoint(tmp_path))
+    assert config.moe is not None and config.moe.layers == {0, 1}
+    prompt = [5, 17, 200, 3, 99, 42, 7, 250, 11, 64, 128]
+    shape = LlmShape(context=32, prefill=4, chunk=128)
+    got = program_greedy(tmp_path, prompt, 12, shape)
+    assert_same_greedy(got, reference_greedy(model, prompt, 12))
 
 
 def test_qwen3_5_package_generates_transformers_tokens(tmp_path):

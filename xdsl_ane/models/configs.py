@@ -171,6 +171,9 @@ class Family:
     sparse_layers: bool = False
     """Which layers are MoE: not those of `mlp_only_layers`, and every
     `decoder_sparse_step`-th (Qwen3-MoE); else all of them."""
+    shared_mlp: bool = False
+    """Beside its experts, each layer has the dense MLP, added (Granite 4's
+    hybrids' `shared_mlp`); with 0 experts it is the MLP alone."""
     fused_experts: bool = False
     """The experts' weights are stored stacked, `mlp.experts.gate_up_proj`
     [E, 2·width, hidden] ([gate; up] per expert) and
@@ -359,8 +362,15 @@ FAMILIES = {
         gate_up=True,
         ffn_field="shared_intermediate_size",
         rope_switch="position_embedding_type",
+        experts=True,
+        shared_mlp=True,
+        topk_of_logits=True,
+        fused_experts=True,
         renames=(
             ("mixer.", "mamba."),
+            ("mlp.gate.", "block_sparse_moe.router.layer."),
+            ("mlp.experts.gate_up_proj.", "block_sparse_moe.input_linear."),
+            ("mlp.experts.down_proj.", "block_sparse_moe.output_linear."),
             ("mlp.gate_up_proj.", "shared_mlp.input_linear."),
             ("mlp.down_proj.", "shared_mlp.output_linear."),
         ),

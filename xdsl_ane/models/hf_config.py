@@ -320,7 +320,9 @@ def moe_config(read: ConfigReader, family: Family, num_layers: int) -> MoeConfig
     name = (
         "num_experts" if read.c.get("num_experts") is not None else "num_local_experts"
     )
-    experts = read.integer(name, minimum=0 if family.sparse_layers else 1)
+    experts = read.integer(
+        name, minimum=0 if family.sparse_layers or family.shared_mlp else 1
+    )
     top_k = read.integer("num_experts_per_tok")
     if experts and top_k > experts:
         raise read.error(
@@ -489,11 +491,6 @@ def ssm_shape(read: ConfigReader, family: Family, hidden: int, num_layers: int) 
         return {}
     if read.c.get("hidden_act", "silu") != "silu":
         raise read.error("hidden_act", "is not silu: Mamba2's mixer is built with silu")
-    if read.c.get("num_local_experts"):
-        raise read.error(
-            "num_local_experts",
-            "is not 0: mixture-of-experts layers are not supported here yet",
-        )
     name = dict(family.ssm_fields)
     field = lambda n: name.get(n, n)  # noqa: E731
     heads = read.integer(field("num_heads"))

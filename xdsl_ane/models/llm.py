@@ -685,11 +685,20 @@ class LlmBuilder:
         return self.linear(a, layer, "self_attn.o_proj", c.hidden_size)
 
     def mlp(self, h: SSAValue, layer: int) -> SSAValue:
-        """down(act(gate(h)) · up(h)), or down(act(up(h))) when not gated;
-        the mixture of experts in its layers (`moe.experts_mlp`)."""
+        """The layer's MLP: the mixture of experts in its layers
+        (`moe.experts_mlp`; plus the dense MLP where the family has a shared
+        one), else the dense MLP."""
         c = self.c
         if c.moe is not None and layer in c.moe.layers:
-            return experts_mlp(self, h, layer)
+            experts = experts_mlp(self, h, layer)
+            if not c.family.shared_mlp:
+                return experts
+            return rlx.AddOp(experts, self.dense_mlp(h, layer)).result
+        return self.dense_mlp(h, layer)
+
+    def dense_mlp(self, h: SSAValue, layer: int) -> SSAValue:
+        """down(act(gate(h)) · up(h)), or down(act(up(h))) when not gated."""
+        c = self.c
         if not c.family.gated_mlp:
             up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
             return self.linear(
