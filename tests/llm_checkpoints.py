@@ -160,6 +160,17 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
             pad_token_id=0,
             eos_token_id=1,
         )
+    elif family == "gpt_oss":  # sinks, windows in turn, 4 experts (top 2)
+        fields.update(
+            head_dim=16,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            intermediate_size=32,
+            sliding_window=6,
+            pad_token_id=0,
+            eos_token_id=1,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        )
     elif family == "ministral3":  # YaRN; queries scaled from position 16384
         fields.update(head_dim=16, pad_token_id=0)
     elif family == "qwen3_moe":  # layer 0 of 4 experts, layer 1 dense
@@ -224,7 +235,7 @@ def write_checkpoint(
     model = model_class(config).eval()
     with torch.no_grad():  # norms away from 1, biases from 0, xIELU's per layer
         for name, p in model.named_parameters():
-            per_layer = (".act_fn.", ".A_log", ".D", "dt_bias")
+            per_layer = (".act_fn.", ".A_log", ".D", "dt_bias", "_proj_bias", ".sinks")
             if (
                 "norm" in name
                 or name.endswith(".bias")
@@ -233,7 +244,12 @@ def write_checkpoint(
                 p.add_(0.1 * torch.randn_like(p))
             if "linear_attn.A_log" in name:  # slow decays: the delta rule counts
                 p.copy_(-3.0 + 0.1 * torch.randn_like(p))
-            routers = (".mlp.gate.weight", ".router.weight", ".router.layer.weight")
+            routers = (
+                ".mlp.gate.weight",
+                ".router.weight",
+                ".router.layer.weight",
+                ".mlp.router.bias",
+            )
             if name.endswith(routers):
                 p.normal_(0.0, 0.3)  # routers whose top k differ by token
     saved = model.to(getattr(torch, dtype))

@@ -60,6 +60,7 @@ CASES = [
     ("mixtral", False, "60KB", "float32"),
     ("olmoe", True, None, "float32"),
     ("granitemoe", False, None, "float32"),
+    ("gpt_oss", True, None, "float32"),
 ]
 
 

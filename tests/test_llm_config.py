@@ -807,12 +807,14 @@ def test_qwen3_5_package_generates_transformers_tokens(tmp_path):
         training_setup(checkpoint, 8)
 
 
-@pytest.mark.parametrize("family", ["qwen3_moe", "granitemoe"])
+@pytest.mark.parametrize("family", ["qwen3_moe", "granitemoe", "gpt_oss"])
 def test_moe_package_generates_transformers_tokens(tmp_path, family):
     """A mixture of experts computed densely (every expert on every token,
     weighted by the top-k routing) through the fp16 package: transformers'
     greedy tokens. Qwen3-MoE has a dense layer beside the experts'; Granite-
-    MoE's experts are read as rows of its stacked tensors."""
+    MoE's experts are read as rows of its stacked tensors; GPT-OSS's too,
+    with biases, its clamped activation, a router bias, attention sinks and
+    a window in every other layer."""
     checkpoint = tmp_path / "ckpt"
     write_checkpoint(checkpoint, family)
     out = tmp_path / "llm.mlpackage"

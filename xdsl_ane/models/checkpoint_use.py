@@ -58,7 +58,9 @@ def row_views(config: LlmConfig, chunk: int) -> dict[str, RowView]:
         for start, end in (parts if len(parts) > 1 else [])
     ]
     moe = config.moe
-    if moe is not None and config.family.fused_experts:
+    if moe is not None and config.family.expert_layout == "gpt_oss":
+        views += gpt_oss_views(config)
+    elif moe is not None and config.family.fused_experts:
         e, f, h = moe.experts, moe.ffn_size, config.hidden_size
         for layer in sorted(moe.layers):
             p = f"model.layers.{layer}.mlp.experts."
@@ -100,6 +102,42 @@ def expert_weights(
     )
 
 
+GPT_OSS_EXPERTS = ("gate_up_proj", "gate_up_proj_bias", "down_proj", "down_proj_bias")
+"""GPT-OSS's stacked expert tensors: [E, H, 2F], [E, 2F], [E, F, H], [E, H]."""
+
+
+def gpt_oss_shapes(config: LlmConfig) -> dict[str, tuple[int, ...]]:
+    assert config.moe is not None
+    e, f, h = config.moe.experts, config.moe.ffn_size, config.hidden_size
+    shapes = [(e, h, 2 * f), (e, 2 * f), (e, f, h), (e, h)]
+    return dict(zip(GPT_OSS_EXPERTS, shapes))
+
+
+def gpt_oss_expert(
+    config: LlmConfig, layer: int, expert: int, base: str = "model."
+) -> tuple[RowView, ...]:
+    """Expert `expert`'s rows of GPT-OSS's stacked tensors (each read as a
+    matrix of its last axis): gate_up [H, 2F], its bias [1, 2F], down
+    [F, H], its bias [1, H]."""
+    p = f"{base}layers.{layer}.mlp.experts."
+    views = []
+    for name, shape in gpt_oss_shapes(config).items():
+        rows = shape[1] if len(shape) == 3 else 1
+        full = config.weight_name(p + name)
+        views.append(RowView(full, rows * expert, rows * (expert + 1), shape))
+    return tuple(views)
+
+
+def gpt_oss_views(config: LlmConfig) -> list[RowView]:
+    assert config.moe is not None
+    return [
+        view
+        for layer in sorted(config.moe.layers)
+        for expert in range(config.moe.experts)
+        for view in gpt_oss_expert(config, layer, expert)
+    ]
+
+
 BRANCH_ENDS = ("self_attn.o_proj", "mlp.down_proj", "conv.out_proj", "mixer.out_proj")
 """The projections that end a layer's branches, whichever mixer it has."""
 
@@ -124,7 +162,11 @@ def scaled_weights(config: LlmConfig) -> set[str]:
     moe = config.moe
     for layer in sorted(moe.layers) if moe is not None else ():
         for expert in range(moe.experts):
-            names.add(config.weight_name(expert_weights(config, layer, expert)[2]))
+            if config.family.expert_layout == "gpt_oss":
+                views = gpt_oss_expert(config, layer, expert)
+                names |= {views[2].name, views[3].name}  # down and its bias
+            else:
+                names.add(config.weight_name(expert_weights(config, layer, expert)[2]))
     return names
 
 

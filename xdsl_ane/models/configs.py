@@ -171,6 +171,16 @@ class Family:
     sparse_layers: bool = False
     """Which layers are MoE: not those of `mlp_only_layers`, and every
     `decoder_sparse_step`-th (Qwen3-MoE); else all of them."""
+    expert_layout: str = "rows"
+    """How stacked experts are stored (Family.fused_experts): "rows" as
+    Granite-MoE's [E, 2F, H] / [E, H, F] (out by in), or "gpt_oss": its
+    `mlp.experts.gate_up_proj` [E, H, 2F] (in by out, gate and up
+    interleaved), `down_proj` [E, F, H], each with a bias [E, out]."""
+    router_bias: bool = False
+    """The router has a bias (GPT-OSS's `mlp.router.bias`)."""
+    attention_sinks: bool = False
+    """Each head has a learned sink logit `self_attn.sinks` in its
+    softmax, dropped after it (GPT-OSS)."""
     shared_mlp: bool = False
     """Beside its experts, each layer has the dense MLP, added (Granite 4's
     hybrids' `shared_mlp`); with 0 experts it is the MLP alone."""
@@ -395,6 +405,20 @@ FAMILIES = {
         attention_gate=True,
         delta_nets=True,
     ),
+    "GptOssForCausalLM": Family(
+        "gpt_oss",
+        attention_bias=True,
+        layer_types=True,
+        window_switch=False,
+        window_pattern=2,
+        attention_sinks=True,
+        experts=True,
+        topk_of_logits=True,
+        fused_experts=True,
+        expert_layout="gpt_oss",
+        router_bias=True,
+        renames=(("mlp.gate.", "mlp.router."),),
+    ),
     "ApertusForCausalLM": Family(
         "apertus",
         qk_norm=True,
@@ -540,6 +564,10 @@ class MoeConfig:
     topk_of_logits: bool
     layers: frozenset[int]
     """The layers whose MLP is MoE (the others: the dense MLP)."""
+    swiglu: tuple[float, float] | None = None
+    """GPT-OSS's expert activation (α, limit): gate clamped to ≤ limit, up
+    to [−limit, limit], (up + 1) · gate · sigmoid(α · gate); None: the
+    config's activation, gated."""
 
 
 @dataclass(frozen=True)

@@ -346,6 +346,14 @@ def moe_config(read: ConfigReader, family: Family, num_layers: int) -> MoeConfig
         renormalize=read.flag("norm_topk_prob") if family.norm_topk_field else True,
         topk_of_logits=family.topk_of_logits,
         layers=frozenset(layers),
+        swiglu=(
+            (
+                read.number("swiglu_alpha", 1.702, positive=True),
+                read.number("swiglu_limit", 7.0, positive=True),
+            )
+            if family.expert_layout == "gpt_oss"
+            else None
+        ),
     )
 
 

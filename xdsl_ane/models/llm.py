@@ -669,12 +669,13 @@ class LlmBuilder:
         scale = c.attention_scale
         if c.scale_by_layer:
             scale = (c.head_dim**-0.5 if scale is None else scale) / (layer + 1)
-        if mask is None and c.attention_softcap is None:  # stateless, causal
+        written = c.attention_softcap is not None or c.family.attention_sinks
+        if mask is None and not written:  # stateless, causal
             a = rlx.AttentionOp(q, keys, values, mask="causal", scale=scale).result
-        elif c.attention_softcap is None:
+        elif not written:
             a = rlx.AttentionOp(q, keys, values, mask, mask="bias", scale=scale).result
         else:
-            a = self.capped_attention(q, keys, values, mask)
+            a = self.written_attention(q, keys, values, mask, layer)
         s = shape_of(h)[1]
         a = rlx.ReshapeOp(
             rlx.TransposeOp(a, (0, 2, 1, 3)).result, (1, s, c.q_dim)
@@ -732,11 +733,13 @@ class LlmBuilder:
         alpha_n = rlx.AddOp(beta, softplus(self.param(base + "alpha_n", (1,)))).result
         return xielu(x, alpha_p, alpha_n, beta, self.param(base + "eps", ()))
 
-    def capped_attention(self, q, keys, values, mask) -> SSAValue:
+    def written_attention(self, q, keys, values, mask, layer: int) -> SSAValue:
         """softmax(cap · tanh(q·kᵀ·scale / cap) + mask) · v, written out
-        (rlx.attention has no soft-capping). Query head h reads key/value
-        head h // G (G = H / Hkv): q [1, H, S, D] is viewed as [1, Hkv, G·S,
-        D], so each key/value head meets its G query heads in one matmul."""
+        (rlx.attention has no soft-capping or sinks); with attention sinks,
+        each head's sink logit joins its softmax and is dropped after it.
+        Query head h reads key/value head h // G (G = H / Hkv): q [1, H, S,
+        D] is viewed as [1, Hkv, G·S, D], so each key/value head meets its
+        G query heads in one matmul."""
         c = self.c
         s, context = shape_of(q)[2], shape_of(keys)[2]
         if mask is None:  # stateless: causal
@@ -748,9 +751,22 @@ class LlmBuilder:
         scores = rlx.MulOp(
             scores, const(np.full((1, 1, 1, 1), scale, np.float32))
         ).result
-        scores = softcapped(scores, c.attention_softcap)
+        if c.attention_softcap is not None:
+            scores = softcapped(scores, c.attention_softcap)
         scores = rlx.ReshapeOp(scores, (1, c.num_heads, s, context)).result
-        weights = rlx.SoftmaxOp(rlx.AddOp(scores, mask).result, -1).result
+        scores = rlx.AddOp(scores, mask).result
+        if c.family.attention_sinks:
+            name = f"{self.base}layers.{layer}.self_attn.sinks"
+            sinks = rlx.ReshapeOp(
+                self.param(name, (c.num_heads,)), (1, c.num_heads, 1, 1)
+            )
+            column = rlx.AddOp(
+                const(np.zeros((1, 1, s, 1), np.float32)), sinks.result
+            ).result
+            scores = rlx.ConcatOp([scores, column], 3).result
+        weights = rlx.SoftmaxOp(scores, -1).result
+        if c.family.attention_sinks:
+            weights = rlx.NarrowOp(weights, 3, 0, context).result
         weights = rlx.ReshapeOp(
             weights, (1, c.num_kv_heads, groups * s, context)
         ).result

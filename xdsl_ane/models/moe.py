@@ -23,7 +23,8 @@ from xdsl.ir import SSAValue
 
 from xdsl_ane.ane.limits import MASKED
 from xdsl_ane.dialects import rlx
-from xdsl_ane.models.checkpoint_use import expert_weights
+from xdsl_ane.dialects.typing import shape_of
+from xdsl_ane.models.checkpoint_use import expert_weights, gpt_oss_expert
 from xdsl_ane.models.configs import LlmConfig, MoeConfig
 from xdsl_ane.models.constants import const
 
@@ -46,11 +47,19 @@ def experts_mlp(b: ExpertsBuilder, h: SSAValue, layer: int) -> SSAValue:
     c, moe = b.c, b.c.moe
     assert moe is not None
     width, hidden = moe.ffn_size, c.hidden_size
-    router = b.param(f"{b.base}layers.{layer}.mlp.gate.weight", (moe.experts, hidden))
+    gate_name = f"{b.base}layers.{layer}.mlp.gate."
+    router = b.param(gate_name + "weight", (moe.experts, hidden))
     logits = rlx.MatmulOp(h, router, transpose_rhs=True).result
+    if c.family.router_bias:
+        logits = rlx.AddOp(logits, b.param(gate_name + "bias", (moe.experts,))).result
     weights = routing_weights(logits, moe)
     total = None
     for expert in range(moe.experts):
+        if moe.swiglu is not None:
+            y = gpt_oss_expert_mlp(b, h, layer, expert)
+            y = rlx.MulOp(y, rlx.NarrowOp(weights, 2, expert, 1).result).result
+            total = y if total is None else rlx.AddOp(total, y).result
+            continue
         gate, up, down = (
             b.param(name, shape)
             for name, shape in zip(
@@ -65,6 +74,34 @@ def experts_mlp(b: ExpertsBuilder, h: SSAValue, layer: int) -> SSAValue:
         total = y if total is None else rlx.AddOp(total, y).result
     assert total is not None
     return total
+
+
+def gpt_oss_expert_mlp(b: ExpertsBuilder, h: SSAValue, layer: int, expert: int):
+    """GPT-OSS's expert `expert`: gate_up = h · W + b [1, S, 2F] (gate and
+    up interleaved), then down((up + 1) · glu) + its bias, glu the clamped
+    gate times sigmoid(α · gate), gate ≤ limit and up in ±limit."""
+    c, moe = b.c, b.c.moe
+    assert moe is not None and moe.swiglu is not None
+    alpha, limit = moe.swiglu
+    f, s = moe.ffn_size, shape_of(h)[1]
+    gate_up, gate_up_bias, down, down_bias = (
+        b.param(view.name, (view.end - view.start, view.shape[-1]))
+        for view in gpt_oss_expert(c, layer, expert, b.base)
+    )
+    both = rlx.AddOp(rlx.MatmulOp(h, gate_up).result, gate_up_bias).result
+    both = rlx.ReshapeOp(both, (1, s, f, 2)).result
+    gate, up = (
+        rlx.ReshapeOp(rlx.NarrowOp(both, 3, i, 1).result, (1, s, f)).result
+        for i in range(2)
+    )
+    top = const(np.full(1, limit, np.float32))
+    gate = rlx.MinOp(gate, top).result
+    up = rlx.MaxOp(rlx.MinOp(up, top).result, const(np.full(1, -limit, np.float32)))
+    scaled = rlx.MulOp(gate, const(np.full(1, alpha, np.float32))).result
+    glu = rlx.MulOp(gate, rlx.SigmoidOp(scaled).result).result
+    one = const(np.ones(1, np.float32))
+    inner = rlx.MulOp(rlx.AddOp(up.result, one).result, glu).result
+    return rlx.AddOp(rlx.MatmulOp(inner, down).result, down_bias).result
 
 
 def routing_weights(logits: SSAValue, moe: MoeConfig) -> SSAValue:
