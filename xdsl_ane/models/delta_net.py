@@ -32,12 +32,11 @@ from typing import Any
 import numpy as np
 from xdsl.ir import SSAValue
 
-from xdsl_ane.ane.limits import MASKED
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import shape_of
 from xdsl_ane.models.configs import DeltaShape
-from xdsl_ane.models.short_conv import causal_conv, constant, started, write_rows
-from xdsl_ane.models.ssm import heads_first, time_steps
+from xdsl_ane.models.short_conv import causal_conv, constant
+from xdsl_ane.models.ssm import ChunkState, Decays, heads_first, running_sum, time_steps
 
 DELTA_STATE = "delta_state"
 DELTA_CONV_STATE = "delta_conv_state"
@@ -77,8 +76,7 @@ def delta_net(b: Any, h: SSAValue, layer: int, position, caches) -> SSAValue:
     a_log = b.param(p + "A_log", (m.v_heads,))
     A = rlx.NegOp(rlx.ExpOp(rlx.ReshapeOp(a_log, (m.v_heads, 1)).result).result).result
     g = rlx.MulOp(time_steps(b, a, p + "dt_bias", m.v_heads), A).result  # [Hv, S]
-    upper = constant(np.triu(np.ones((s, s), np.float32)))
-    cum = rlx.MatmulOp(g, upper).result
+    cum = running_sum(g)
     o = chunk(b, layer, (q, k, v, beta, cum), m, where)  # [Hv, S, dv]
     o = rlx.ReshapeOp(rlx.TransposeOp(o, (1, 0, 2)).result, (1, s, m.v_heads, m.v_dim))
     ones = constant(np.ones(m.v_dim, np.float32))
@@ -125,44 +123,24 @@ def chunk(b: Any, layer: int, values, m: DeltaShape, where) -> SSAValue:
     """o [Hv, S, dv] of the chunk from the state before it (zero at position
     0, and without states); writes the state after it."""
     q, k, v, beta, cum = values
-    position, caches = where
+    caches = where[1]
     s = shape_of(q)[1]
-    column = rlx.ReshapeOp(cum, (m.v_heads, s, 1)).result
-    row = rlx.ReshapeOp(cum, (m.v_heads, 1, s)).result
-    causal = constant(np.tril(np.ones((s, s), np.bool_)))
-    diff = rlx.WhereOp(
-        causal, rlx.SubOp(column, row).result, constant(np.full(1, MASKED, np.float32))
-    ).result
-    decay = rlx.ExpOp(diff).result  # P [Hv, S, S]
+    decays = Decays(cum, m.v_heads)
     beta3 = rlx.ReshapeOp(beta, (m.v_heads, s, 1)).result
     k_beta = rlx.MulOp(k, beta3).result
-    system = rlx.MulOp(rlx.MatmulOp(k_beta, k, transpose_rhs=True).result, decay).result
+    system = rlx.MatmulOp(k_beta, k, transpose_rhs=True).result
+    system = rlx.MulOp(system, decays.pairs).result
     strict = constant(np.tril(np.ones((s, s), np.float32), -1))
     inverse = inverse_unit_lower(rlx.MulOp(system, strict).result, s, m.v_heads)
-    grown = rlx.ExpOp(column).result  # exp(cum) [Hv, S, 1]
     u = rlx.MatmulOp(inverse, rlx.MulOp(v, beta3).result).result
-    w = rlx.MatmulOp(inverse, rlx.MulOp(k_beta, grown).result).result
-    intra = rlx.MulOp(rlx.MatmulOp(q, k, transpose_rhs=True).result, decay).result
-    state = caches.get(DELTA_STATE) if caches else None
-    if state is None:  # S₀ = 0
+    w = rlx.MatmulOp(inverse, rlx.MulOp(k_beta, decays.grown).result).result
+    intra = rlx.MatmulOp(q, k, transpose_rhs=True).result
+    intra = rlx.MulOp(intra, decays.pairs).result
+    if not caches or DELTA_STATE not in caches:  # S₀ = 0
         return rlx.MatmulOp(intra, u).result
-    index = b.decoder.cache_layers()[DELTA_STATE].index(layer)
-    old = rlx.ReadStateOp(state).result
-    shape = (m.v_heads, m.k_dim, m.v_dim)
-    mine = rlx.ReshapeOp(rlx.NarrowOp(old, 0, index, 1).result, shape).result
-    s0 = started(position, mine, constant(np.zeros(shape, np.float32)))
-    v_new = rlx.SubOp(u, rlx.MatmulOp(w, s0).result).result
-    o = rlx.AddOp(
-        rlx.MatmulOp(rlx.MulOp(q, grown).result, s0).result,
-        rlx.MatmulOp(intra, v_new).result,
-    ).result
-    last = rlx.NarrowOp(cum, 1, s - 1, 1).result  # [Hv, 1]
-    to_end = rlx.ExpOp(rlx.SubOp(last, cum).result).result  # [Hv, S]
-    k_end = rlx.MulOp(k, rlx.ReshapeOp(to_end, (m.v_heads, s, 1)).result).result
-    added = rlx.MatmulOp(rlx.TransposeOp(k_end, (0, 2, 1)).result, v_new).result
-    kept = rlx.MulOp(
-        s0, rlx.ReshapeOp(rlx.ExpOp(last).result, (m.v_heads, 1, 1)).result
-    ).result
-    new = rlx.AddOp(kept, added).result
-    write_rows(state, old, index, rlx.ReshapeOp(new, (1, *shape)).result)
+    state = ChunkState(b, layer, DELTA_STATE, (m.v_heads, m.k_dim, m.v_dim), where)
+    v_new = rlx.SubOp(u, rlx.MatmulOp(w, state.before).result).result
+    carried = rlx.MatmulOp(rlx.MulOp(q, decays.grown).result, state.before).result
+    o = rlx.AddOp(carried, rlx.MatmulOp(intra, v_new).result).result
+    state.carry(decays, k, v_new)
     return o

@@ -61,10 +61,7 @@ def ssm_mixer(b: Any, h: SSAValue, layer: int, position, caches) -> SSAValue:
     dt = time_steps(b, dt, p + "dt_bias", m.heads, m.dt_limit)  # [H, S]
     a_log = b.param(p + "A_log", (m.heads,))
     A = rlx.NegOp(rlx.ExpOp(rlx.ReshapeOp(a_log, (m.heads, 1)).result).result).result
-    # the running sum as a product by a triangle of ones: the ANE's (it
-    # has no cumsum)
-    upper = constant(np.triu(np.ones((s, s), np.float32)))
-    cum = rlx.MatmulOp(rlx.MulOp(dt, A).result, upper).result  # [H, S]
+    cum = running_sum(rlx.MulOp(dt, A).result)  # [H, S]
     xdt = rlx.MulOp(x, rlx.ReshapeOp(dt, (m.heads, s, 1)).result).result
     y = chunk_output(b, layer, (x, B, C, xdt, cum), m, where)
     y = rlx.TransposeOp(y, (1, 0, 2)).result
@@ -111,44 +108,79 @@ def time_steps(
     return rlx.TransposeOp(rlx.ReshapeOp(dt, (s, heads)).result, (1, 0)).result
 
 
+class Decays:
+    """The decays of a chunk from the running sum cum [H, S] of the log
+    decays: `pairs` P [H, S, S], exp(cum_i − cum_j) where j ≤ i and 0
+    above; `grown` exp(cum) [H, S, 1] (since the chunk's start);
+    `to_end` exp(cum_S − cum) [H, S, 1] (until its end); `whole`
+    exp(cum_S) [H, 1, 1]."""
+
+    def __init__(self, cum: SSAValue, heads: int):
+        s = shape_of(cum)[1]
+        column = rlx.ReshapeOp(cum, (heads, s, 1)).result
+        row = rlx.ReshapeOp(cum, (heads, 1, s)).result
+        causal = constant(np.tril(np.ones((s, s), np.bool_)))
+        masked = constant(np.full(1, MASKED, np.float32))
+        diff = rlx.WhereOp(causal, rlx.SubOp(column, row).result, masked).result
+        self.pairs = rlx.ExpOp(diff).result
+        self.grown = rlx.ExpOp(column).result
+        last = rlx.NarrowOp(cum, 1, s - 1, 1).result  # [H, 1]
+        to_end = rlx.ExpOp(rlx.SubOp(last, cum).result).result
+        self.to_end = rlx.ReshapeOp(to_end, (heads, s, 1)).result
+        self.whole = rlx.ReshapeOp(rlx.ExpOp(last).result, (heads, 1, 1)).result
+
+
+def running_sum(x: SSAValue) -> SSAValue:
+    """The running sum of x [H, S] along S, as a product by a triangle of
+    ones: the ANE's (it has no cumsum)."""
+    s = shape_of(x)[1]
+    return rlx.MatmulOp(x, constant(np.triu(np.ones((s, s), np.float32)))).result
+
+
+class ChunkState:
+    """A recurrent mixer's state of layer `layer` (`name` of the caches,
+    [layers, *shape]): `before` the chunk, zero at position 0; `carry`
+    writes the one after it."""
+
+    def __init__(self, b: Any, layer: int, name: str, shape, where):
+        position, caches = where
+        self.state = caches[name]
+        self.index = b.decoder.cache_layers()[name].index(layer)
+        self.old = rlx.ReadStateOp(self.state).result
+        self.shape = tuple(shape)
+        mine = rlx.NarrowOp(self.old, 0, self.index, 1).result
+        mine = rlx.ReshapeOp(mine, self.shape).result
+        zeros = constant(np.zeros(self.shape, np.float32))
+        self.before = started(position, mine, zeros)
+
+    def carry(self, decays: Decays, left: SSAValue, right: SSAValue) -> None:
+        """Writes exp(cum_S)·before + (left · to_end)ᵀ · right: [H, S, A] by
+        [H, S, B] sums to the state's [H, A, B]."""
+        decayed = rlx.MulOp(left, decays.to_end).result
+        added = rlx.MatmulOp(rlx.TransposeOp(decayed, (0, 2, 1)).result, right).result
+        new = rlx.AddOp(rlx.MulOp(self.before, decays.whole).result, added).result
+        value = rlx.ReshapeOp(new, (1, *self.shape)).result
+        write_rows(self.state, self.old, self.index, value)
+
+
 def chunk_output(b: Any, layer: int, values, m: SsmShape, where):
     """y [H, S, P] of the chunk (from the state it starts from, where the
     program has one); writes the state it ends with."""
     x, B, C, xdt, cum = values
-    position, caches = where
-    s = shape_of(x)[1]
-    column = rlx.ReshapeOp(cum, (m.heads, s, 1)).result
-    row = rlx.ReshapeOp(cum, (m.heads, 1, s)).result
-    causal = constant(np.tril(np.ones((s, s), np.bool_)))
-    diff = rlx.SubOp(column, row).result
-    diff = rlx.WhereOp(causal, diff, constant(np.full(1, MASKED, np.float32))).result
-    scores = rlx.MulOp(
-        rlx.MatmulOp(C, B, transpose_rhs=True).result, rlx.ExpOp(diff).result
-    ).result
-    y = rlx.MatmulOp(scores, xdt).result  # [H, S, P]
+    caches = where[1]
+    decays = Decays(cum, m.heads)
+    scores = rlx.MulOp(rlx.MatmulOp(C, B, transpose_rhs=True).result, decays.pairs)
+    y = rlx.MatmulOp(scores.result, xdt).result  # [H, S, P]
     d = rlx.ReshapeOp(
         b.param(f"{b.base}layers.{layer}.mixer.D", (m.heads,)), (m.heads, 1, 1)
     )
     y = rlx.AddOp(y, rlx.MulOp(x, d.result).result).result
-    state = caches.get(SSM_STATE) if caches else None
-    if state is None:
+    if not caches or SSM_STATE not in caches:
         return y
-    index = b.decoder.cache_layers()[SSM_STATE].index(layer)
-    old = rlx.ReadStateOp(state).result
-    shape = (m.heads, m.head_dim, m.state_size)
-    mine = rlx.ReshapeOp(rlx.NarrowOp(old, 0, index, 1).result, shape).result
-    h0 = started(position, mine, constant(np.zeros(shape, np.float32)))
-    carried = rlx.MatmulOp(C, h0, transpose_rhs=True).result  # [H, S, P]
-    y = rlx.AddOp(y, rlx.MulOp(carried, rlx.ExpOp(column).result).result).result
-    last = rlx.NarrowOp(cum, 1, s - 1, 1).result  # [H, 1]
-    weights = rlx.ExpOp(rlx.SubOp(last, cum).result).result  # [H, S]
-    weighted = rlx.MulOp(xdt, rlx.ReshapeOp(weights, (m.heads, s, 1)).result).result
-    added = rlx.MatmulOp(
-        rlx.TransposeOp(weighted, (0, 2, 1)).result, B
-    ).result  # [H, P, N]
-    decay = rlx.ReshapeOp(rlx.ExpOp(last).result, (m.heads, 1, 1)).result
-    new = rlx.AddOp(rlx.MulOp(h0, decay).result, added).result
-    write_rows(state, old, index, rlx.ReshapeOp(new, (1, *shape)).result)
+    state = ChunkState(b, layer, SSM_STATE, (m.heads, m.head_dim, m.state_size), where)
+    carried = rlx.MatmulOp(C, state.before, transpose_rhs=True).result  # [H, S, P]
+    y = rlx.AddOp(y, rlx.MulOp(carried, decays.grown).result).result
+    state.carry(decays, xdt, B)
     return y
 
 
