@@ -603,3 +603,42 @@ def test_stamped_layer_packages_are_the_packages_a_compile_writes(
     for path in files:
         ours = (tmp_path / "stamped" / path).read_bytes()
         assert ours == (tmp_path / "compiled" / path).read_bytes(), path
+
+
+@pytest.mark.parametrize(
+    "family, fields",
+    [
+        ("lfm2", {"layers": 4}),
+        ("mamba2", {"layers": 2}),
+        ("qwen3_5", {"layers": 4}),
+        ("granitemoehybrid", {"layers": 2, "num_local_experts": 4}),
+        ("gpt_oss", {"layers": 2}),
+    ],
+)
+def test_new_mixers_split_and_compress_like_the_whole_package(tmp_path, family, fields):
+    """The recurrent mixers' states and the mixtures of experts in split
+    packages (one layer each) and under --compress int8: the split package
+    generates the whole one's tokens and logits, the compressed split one
+    the compressed whole one's tokens; each part holds its layers' states."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, family, **fields)
+    common = [str(checkpoint), "--context", "32", "--prefill", "4", "--chunk", "128"]
+    outputs = {}
+    for name, extra in [
+        ("whole.mlpackage", []),
+        ("split", ["--layers-per-package", "1"]),
+        ("whole8.mlpackage", ["--compress", "int8"]),
+        ("split8", ["--compress", "int8", "--layers-per-package", "1"]),
+    ]:
+        out = tmp_path / name
+        assert main(["compile-llm", *common, "-o", str(out), *extra]) == 0
+        outputs[name] = PackageRunner(out).generate(PROMPT + [7, 250, 11], 6)
+    manifest = json.loads((tmp_path / "split" / "manifest.json").read_text())["llm"]
+    for part in manifest["packages"]:
+        if part["layers"]:
+            assert part["states"], part["name"]
+    whole, split = outputs["whole.mlpackage"], outputs["split"]
+    assert split[0] == whole[0]
+    for got, ref in zip(split[1], whole[1]):
+        np.testing.assert_array_equal(got, ref)
+    assert outputs["split8"][0] == outputs["whole8.mlpackage"][0]
