@@ -613,9 +613,8 @@ def test_package_honours_biases_and_activation(tmp_path):
             "--context 300 is beyond the model's max_position_embeddings 256 (",
         ),
         (
-            ["--experts", "routed"],
-            "--experts routed: routed decode (only the experts each token picks) "
-            "is not built yet",
+            ["--context", "16", "--prefill", "4", "--experts", "routed"],
+            "--experts routed: the model has no mixture of experts",
         ),
     ],
 )
@@ -824,6 +823,53 @@ def test_moe_package_generates_transformers_tokens(tmp_path, family):
     assert tokens == reference_generate(checkpoint, prompt, 12)[0]
 
 
+@pytest.mark.parametrize("family", ["qwen3_moe", "granitemoe"])
+def test_routed_experts_decode_reads_only_the_picked(tmp_path, family):
+    """--experts routed: the package cut at each layer with experts, their
+    weights a file beside it; prefill passes every expert, decode the k
+    each token picks. It generates the dense package's tokens and logits
+    bit for bit (and transformers' tokens), and the estimate's weight
+    bytes per decode token are at most 1.5 times the active parameters'
+    (fewer than the dense package's, which reads every expert)."""
+    from xdsl_ane.api.estimation import estimate
+    from xdsl_ane.weights.checkpoint import read_checkpoint
+
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, family)
+    options = dict(context=32, prefill=4, chunk=128)
+    compile_llm(checkpoint, **options, experts="routed").save(tmp_path / "r.mlpackage")
+    compile_llm(checkpoint, **options).save(tmp_path / "d.mlpackage")
+    assert (tmp_path / "r.experts.bin").is_file()
+    prompt = [5, 17, 200, 3, 99, 42, 7]
+    routed = PackageRunner(tmp_path / "r.mlpackage")
+    tokens, logits = routed.generate(prompt, 10)
+    dense_tokens, dense_logits = PackageRunner(tmp_path / "d.mlpackage").generate(
+        prompt, 10
+    )
+    assert tokens == dense_tokens == reference_generate(checkpoint, prompt, 10)[0]
+    for got, ref in zip(logits, dense_logits):
+        np.testing.assert_array_equal(got, ref)
+    record = routed.record["experts"]
+    e, f, h = record["shapes"]["gate"]
+    config = llm_config(read_checkpoint(checkpoint))
+    ck = read_checkpoint(checkpoint)
+    total = sum(int(np.prod(t.shape)) for t in ck.tensors.values())
+    expert_params = 3 * e * f * h * len(record["layers"])
+    active = total - expert_params * (e - record["top_k"]) / e
+
+    def decode_bytes(path, inputs: int) -> int:
+        ops = estimate(path).ops
+        return sum(o.weight_bytes for o in ops if o.function.startswith("decode")) + (
+            inputs
+        )
+
+    picked = 2 * 3 * record["top_k"] * f * h * len(record["layers"])  # fp16 inputs
+    routed_bytes = decode_bytes(tmp_path / "r.mlpackage", picked)
+    assert routed_bytes <= 1.5 * 2 * active
+    assert routed_bytes < decode_bytes(tmp_path / "d.mlpackage", 0)
+    assert config.moe is not None
+
+
 def test_experts_other_than_the_config_are_named(tmp_path):
     """A checkpoint with more experts than config.json says: the router's
     tensor named with both shapes; a layer config.json makes dense where
@@ -844,13 +890,22 @@ def test_experts_other_than_the_config_are_named(tmp_path):
 
 
 def test_moe_refusals(tmp_path):
-    """--experts routed and training are refused for a mixture of experts
+    """What --experts routed does not take (compression, split packages,
+    GPT-OSS's experts, a model without experts) and training are refused
     in one line, naming the option or the field; an unknown --experts value
     from Python names it too."""
     checkpoint = tmp_path / "ckpt"
     write_checkpoint(checkpoint, "mixtral")
-    with pytest.raises(XdslAneError, match=r"^experts='routed': routed decode"):
-        compile_llm(checkpoint, context=16, prefill=4, experts="routed")
+    routed = dict(context=16, prefill=4, experts="routed")
+    for extra in ({"compress": "int8"}, {"layers_per_package": 1}):
+        with pytest.raises(XdslAneError, match=r"^experts='routed': routed experts"):
+            compile_llm(checkpoint, **routed, **extra)
+    write_checkpoint(tmp_path / "oss", "gpt_oss")
+    with pytest.raises(XdslAneError, match=r"^experts='routed': GPT-OSS's experts"):
+        compile_llm(tmp_path / "oss", **routed)
+    write_checkpoint(tmp_path / "dense", "qwen3")
+    with pytest.raises(XdslAneError, match=r"^experts='routed': the model has no"):
+        compile_llm(tmp_path / "dense", **routed)
     with pytest.raises(XdslAneError, match=r"^experts='sparse': expected dense or"):
         compile_llm(checkpoint, context=16, prefill=4, experts="sparse")
     from xdsl_ane.api.train import training_setup

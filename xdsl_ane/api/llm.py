@@ -79,6 +79,9 @@ class LlmPackage:
     weights: dict[str, np.ndarray] = field(repr=False, default_factory=dict)
     text_files: dict[str, bytes] = field(repr=False, default_factory=dict)
     """The checkpoint's tokenizer files (api/text.py), copied on save."""
+    writers: dict[str, Any] = field(repr=False, default_factory=dict)
+    """Files beside the package (OUT.NAME), each written by its function
+    of the path (routed experts' `experts.bin`)."""
 
     def manifest(self, path: str | Path | None = None) -> dict[str, Any]:
         """The manifest; saved at `path`, with the copies of the text files."""
@@ -105,12 +108,17 @@ class LlmPackage:
         copies = {
             path.with_name(f"{path.stem}.{n}"): d for n, d in self.text_files.items()
         }
-        outputs = [path, manifest_path(path, "mlpackage"), *copies]
+        written = {
+            path.with_name(f"{path.stem}.{n}"): w for n, w in self.writers.items()
+        }
+        outputs = [path, manifest_path(path, "mlpackage"), *copies, *written]
         check_outputs(outputs, force, [self.source])
         manifest = json.dumps(self.manifest(path), indent=2) + "\n"
         with ExitStack() as stack:  # every file moved into place, or none
             for copy, data in copies.items():
                 stack.enter_context(atomic_output(copy, force)).write_bytes(data)
+            for target, write in written.items():
+                write(stack.enter_context(atomic_output(target, force)))
             tmp = stack.enter_context(
                 atomic_output(manifest_path(path, "mlpackage"), force)
             )
@@ -261,6 +269,22 @@ def split_record(path: Path) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and "packages" in record else None
 
 
+def routed_experts(path: Path, record: dict[str, Any]) -> Any:
+    """The map of the experts file beside a routed package (None: not
+    routed); a missing or short file is an error naming it."""
+    experts = record.get("experts")
+    if experts is None:
+        return None
+    file = path.with_name(f"{path.stem}.{experts['file']}")
+    e, f, h = experts["shapes"]["gate"]
+    need = 2 * 3 * e * f * h * len(experts["layers"])
+    if not file.is_file() or file.stat().st_size != need:
+        raise XdslAneError(
+            f"{file}: the routed experts' weights are missing or not {need} bytes"
+        )
+    return np.memmap(file, np.uint8, mode="r")
+
+
 class PackageRunner:
     """Runs a compiled LLM's prefill and decode with the interpreter: one
     package, or the packages of a split model chained in the manifest's
@@ -289,9 +313,12 @@ class PackageRunner:
                 raise XdslAneError(
                     f"{path}: no LLM manifest beside it (compile it with compile-llm)"
                 )
-            programs = [(record, program)]
+            programs = [(part, program) for part in record.get("segments", [record])]
             beside = path.parent
         self.record = record
+        self.experts = routed_experts(path, record)
+        """Routed experts' weights (a read-only map of the file beside the
+        package: only the experts a call picks are read), or None."""
         text = record.get("text")
         self.text_files = {
             str(name): beside / str(copy)
@@ -324,6 +351,8 @@ class PackageRunner:
         }
         for part, runtime in self.parts:
             name = part.get("function_names", {}).get(function, function)
+            if part.get("experts_layer") is not None:
+                values |= self.expert_inputs(part["experts_layer"], values, tokens)
             outputs = runtime.call(name, [values[n] for n in part["inputs"]])
             feeds = part.get("feeds", {})
             values.update(zip([feeds.get(o, o) for o in part["outputs"]], outputs))
@@ -335,6 +364,34 @@ class PackageRunner:
             for o, (s, e) in zip(outputs, self.record["head_chunks"])
         ]
         return np.concatenate(logical, 1)[: len(ids)].astype(np.float32)
+
+    def expert_inputs(self, layer: int, values: dict, tokens: int) -> dict:
+        """A segment's expert inputs from the routing before it: every
+        expert in prefill (the routing as it is), the k picked by the one
+        token in decode (their weights), read from the experts file."""
+        from xdsl_ane.passes.layouts import layout_of
+
+        record, experts = self.record["experts"], self.experts
+        count = record["count"]
+        routing = layout_of((1, tokens, count)).to_logical(values["routing"])
+        routing = routing.astype(np.float32)
+        if tokens == 1:  # decode: the k experts the token picked
+            picked = np.sort(
+                np.argsort(-routing[0, 0], kind="stable")[: record["top_k"]]
+            )
+            routing = routing[:, :, picked]
+        else:
+            picked = np.arange(count)
+        arrays = {"experts_weight": routing}
+        for kind in ("gate", "up", "down"):
+            shape = record["shapes"][kind]
+            offset = record["layers"][str(layer)][kind]
+            table = np.ndarray(shape, np.float16, experts, offset)
+            arrays[f"experts_{kind}"] = table[picked][None]
+        dtype = values["routing"].dtype  # the program's precision
+        return {
+            n: layout_of(a.shape).to_ane(a.astype(dtype)) for n, a in arrays.items()
+        }
 
     def tokenizer(self) -> TextTokenizer:
         """The checkpoint's tokenizer, from the copies beside the package."""

@@ -78,7 +78,8 @@ class LlmOptions:
     experts: str = "dense"
     """How a mixture of experts is computed: "dense" (every expert on
     every token, weighted by the routing; `models/moe.py`); "routed"
-    (only the routed experts) is not built yet."""
+    (decode reads only the experts each token picks, from a file beside
+    the package; `models/routed.py`)."""
 
     def check(self) -> None:
         """One line naming the option for a value outside its domain."""
@@ -86,11 +87,13 @@ class LlmOptions:
             raise XdslAneError(
                 f"{option('experts', self.experts)}: expected " + " or ".join(EXPERTS)
             )
-        if self.experts == "routed":
+        if self.experts == "routed" and (
+            self.compress is not None or self.layers_per_package is not None
+        ):
             raise XdslAneError(
-                f"{option('experts', self.experts)}: routed decode (only the "
-                "experts each token picks) is not built yet; dense computes "
-                "every expert"
+                f"{option('experts', self.experts)}: routed experts are not split "
+                "into packages or compressed yet (their weights are a file of "
+                "fp16 beside the package)"
             )
         split, size = self.layers_per_package, self.max_package_size
         if split is not None and split < 1:
@@ -105,7 +108,9 @@ class LlmOptions:
     @property
     def shape(self) -> LlmShape:
         chunk = MAX_DIMENSION if self.chunk is None else self.chunk
-        return LlmShape(self.context, self.prefill, chunk, self.argmax)
+        return LlmShape(
+            self.context, self.prefill, chunk, self.argmax, experts=self.experts
+        )
 
     @property
     def compression(self) -> Compression:
@@ -130,6 +135,12 @@ class LlmCompilation:
         self.eos = eos_token_ids(self.text_files, self.checkpoint.config, checkpoint)
         self.decoder = Decoder(config, options.shape)
         self.decoder.check(str(Path(self.source) / "config.json"))
+        if options.experts == "routed":
+            from xdsl_ane.models.routed import check_routed
+
+            problem = check_routed(config)
+            if problem is not None:
+                raise XdslAneError(f"{option('experts', 'routed')}: {problem}")
         self.plan: Any = None
         self.fp16: dict[str, Any] = {"checked": options.fp16_check}
         self.stamps: dict[str, tuple[Any, list[str], list[Any]]] = {}
@@ -141,6 +152,8 @@ class LlmCompilation:
     def plan_packages(self) -> None:
         """Whether and how the model splits into packages."""
         o, shape = self.options, self.decoder.shape
+        if o.experts == "routed":  # one package; the experts in a file beside
+            return
         self.plan = plan_packages(
             llm_units(self.decoder, o.compression),
             o.max_package_size,
@@ -198,7 +211,43 @@ class LlmCompilation:
             "zeros",
             "eos_token_id": self.eos,
             "fp16": self.fp16,
+        } | self.routed_record()
+
+    def routed_record(self) -> dict[str, Any]:
+        """With routed experts: the segments a call runs in order (their
+        functions, inputs, outputs and feeds, the layer whose experts each
+        takes) and the experts file's layout."""
+        if self.options.experts != "routed":
+            return {}
+        from xdsl_ane.models.routed import (
+            FEEDS,
+            cuts,
+            expert_file_index,
+            segment_inputs,
+            segment_outputs,
+        )
+
+        config, layers = self.config, cuts(self.config)
+        assert config.moe is not None
+        segments = [
+            {
+                "function_names": {
+                    "prefill": f"prefill_{i}",
+                    "decode": f"decode_{i}",
+                },
+                "inputs": segment_inputs(i),
+                "outputs": segment_outputs(config, i, self.decoder.output_names()),
+                "feeds": FEEDS if i < len(layers) else {},
+                "experts_layer": layers[i - 1] if i else None,
+            }
+            for i in range(len(layers) + 1)
+        ]
+        experts = expert_file_index(config) | {
+            "file": "experts.bin",
+            "count": config.moe.experts,
+            "top_k": config.moe.top_k,
         }
+        return {"segments": segments, "experts": experts}
 
     def programs(self) -> dict[str, builtin.ModuleOp]:
         """Every package's program, by package ("": the one package); a
@@ -215,9 +264,27 @@ class LlmCompilation:
                     modules[package] = decoder.part(part=part, layers=layers).build()
         decoder = self.decoder
         check_all_used(
-            self.checkpoint, decoder.config, decoder.shape.chunk, list(modules.values())
+            self.checkpoint,
+            decoder.config,
+            decoder.shape.chunk,
+            list(modules.values()),
+            self.expert_names(),
         )
         return modules
+
+    def expert_names(self) -> set[str]:
+        """The checkpoint tensors the experts file holds (routed experts)."""
+        if self.options.experts != "routed":
+            return set()
+        from xdsl_ane.models.checkpoint_use import row_views
+        from xdsl_ane.models.routed import expert_tensors
+
+        config = self.config
+        views = row_views(config, self.decoder.shape.chunk)
+        return {
+            views[n].base if n in views else n
+            for n, _ in expert_tensors(config, self.checkpoint, views)
+        }
 
     def compile_part(self, modules: dict[str, Any], package: str, written: bool):
         """One package's compiled model and weights (a program of a text
@@ -266,6 +333,14 @@ class LlmCompilation:
         single = LlmPackage(
             compiled, self.record(), self.source, weights, self.text_files
         )
+        if self.options.experts == "routed":
+            from xdsl_ane.models.checkpoint_use import row_views
+            from xdsl_ane.models.routed import write_experts
+
+            views = row_views(self.config, self.decoder.shape.chunk)
+            single.writers["experts.bin"] = partial(
+                write_experts, self.config, self.checkpoint, views
+            )
         if output is not None:
             single.save(output, force)
         return single

@@ -195,6 +195,7 @@ def check_all_used(
     config: LlmConfig,
     chunk: int,
     modules: list[builtin.ModuleOp],
+    also: set[str] = frozenset(),
 ) -> None:
     """Every tensor of the checkpoint is read by one of `modules` (or is
     HARMLESS), so a tensor the config does not account for (a layer past
@@ -202,7 +203,7 @@ def check_all_used(
     not silently dropped. A tied checkpoint may also hold lm_head.weight
     when it equals the embedding table. `chunk`: the most rows of a
     chunk of the embedding and the head (LlmShape.chunk)."""
-    used = read_names(modules, row_views(config, chunk))
+    used = read_names(modules, row_views(config, chunk)) | set(also)
     unused = [
         n for n in checkpoint.tensors if n not in used and not n.endswith(HARMLESS)
     ]

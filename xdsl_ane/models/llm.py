@@ -74,8 +74,10 @@ from xdsl_ane.models.hf_config import (
     EMBED,
     head_name,
 )
+from xdsl_ane.models.kv_cache import cached, ring_cached, ring_positions
 from xdsl_ane.models.moe import experts_mlp
 from xdsl_ane.models.rope import rope_tables
+from xdsl_ane.models.routed import cuts, segment_function, segment_outputs
 from xdsl_ane.models.short_conv import CONV_STATE, short_conv
 from xdsl_ane.models.ssm import SSM_CONV_STATE, SSM_STATE, ssm_mixer
 from xdsl_ane.models.xielu import XIELU, softplus, xielu
@@ -99,6 +101,10 @@ class LlmShape:
     """Also return the largest |hidden state| of the embedding and after
     each layer (`stream_max_i`, f32 [1]): the calibration program of
     `residual_maxima`."""
+    experts: str = "dense"
+    """A mixture of experts "dense" (every expert in the program) or
+    "routed" (the program cut into segments at its layers, the experts'
+    weights inputs: `models/routed.py`)."""
 
 
 @dataclass(frozen=True)
@@ -218,10 +224,29 @@ class Decoder:
     def build(self) -> builtin.ModuleOp:
         """The module with `prefill` (self.shape.prefill tokens) and `decode` (one)."""
         b = LlmBuilder(self.config, self.shape)
+        if self.shape.experts == "routed" and self.shape.part == "all":
+            return builtin.ModuleOp(self.segments(b))
         functions = [b.function("prefill", self.shape.prefill), b.function("decode", 1)]
         for f in functions:  # the names of the record's "outputs"
             ane.record_result_names(f, self.output_names())
         return builtin.ModuleOp(functions)
+
+    def segments(self, b: LlmBuilder) -> list[Any]:
+        """Routed experts' functions: `prefill_{i}` (every expert's weights
+        as inputs) and `decode_{i}` (the k picked) per segment."""
+        moe = self.config.moe
+        assert moe is not None
+        functions = []
+        for i in range(len(cuts(self.config)) + 1):
+            for name, tokens, k in [
+                ("prefill", self.shape.prefill, moe.experts),
+                ("decode", 1, moe.top_k),
+            ]:
+                f = segment_function(b, f"{name}_{i}", tokens, i, k)
+                names = segment_outputs(self.config, i, self.output_names())
+                ane.record_result_names(f, names)
+                functions.append(f)
+        return functions
 
     def output_names(self) -> list[str]:
         if self.shape.part in ("embed", "layers"):
@@ -459,78 +484,6 @@ class LlmBuilder:
         x = rlx.ReshapeOp(x, (1, s, heads, self.c.head_dim)).result
         return rlx.TransposeOp(x, (0, 2, 1, 3)).result
 
-    def cached(self, state, layer: int, new: SSAValue, position: SSAValue) -> SSAValue:
-        """Writes k or v [1, Hkv, S, D] into the cache at [layer, 0, position,
-        0] and returns this layer's whole cache [1, Hkv, context, D]; without
-        a cache (stateless), k or v itself."""
-        if state is None:
-            return new
-        index = self.decoder.cache_layers()["key_cache"].index(layer)
-        old = rlx.ReadStateOp(state).result
-        zero = const(np.zeros(1, np.int32))
-        begin = rlx.ConcatOp(
-            [const(np.array([index], np.int32)), zero, position, zero], 0
-        ).result
-        updated = rlx.SliceUpdateOp(old, new, begin).result
-        rlx.WriteStateOp(state, updated)
-        return rlx.NarrowOp(updated, 0, index, 1).result
-
-    def ring_cached(
-        self, state, layer: int, new: SSAValue, index: SSAValue
-    ) -> SSAValue:
-        """Writes k or v [1, Hkv, S, D] into layer's ring [1, Hkv, W, D] of
-        the local cache (slot of position q: q mod W) and returns the keys
-        it attends over: the ring before the write followed by the new
-        rows, [1, Hkv, W + S, D]. The write is one gather along the slots
-        of that concatenation (`index`, from `ring_positions`)."""
-        row = self.decoder.cache_layers()["local_key_cache"].index(layer)
-        old = rlx.ReadStateOp(state).result
-        keys = rlx.ConcatOp([rlx.NarrowOp(old, 0, row, 1).result, new], 2).result
-        ring = rlx.GatherOp(keys, index, axis=2).result
-        zero = np.zeros(3, np.int32)
-        begin = const(np.concatenate([[row], zero]).astype(np.int32))
-        rlx.WriteStateOp(state, rlx.SliceUpdateOp(old, ring, begin).result)
-        return keys
-
-    def ring_positions(self, position: SSAValue, tokens: int):
-        """The local cache's write index [W] and additive mask [1, 1, S, W +
-        S] for S tokens at position p. The ring holds positions p − W .. p −
-        1, slot j the one at t_j = (j − p) mod W from the oldest, p − W +
-        t_j; query i sees it iff t_j > i (within its window) and p − W + t_j
-        ≥ 0, and new row i' iff i' ≤ i. After the write slot j holds new
-        row t_j where t_j < S, else its old row (index W + t_j or j)."""
-        w = self.decoder.local_window
-        assert w is not None
-        context = self.shape.context
-        first = rlx.GatherOp(
-            const(np.arange(context, dtype=np.int32) % w), position
-        ).result  # p mod W, [1]
-        slots = const(np.arange(w, dtype=np.int32))
-        t = rlx.SubOp(slots, first).result
-        t = rlx.WhereOp(
-            rlx.CompareOp(t, const(np.zeros(1, np.int32)), "lt").result,
-            rlx.AddOp(t, const(np.array([w], np.int32))).result,
-            t,
-        ).result
-        index = rlx.WhereOp(
-            rlx.CompareOp(t, const(np.array([tokens], np.int32)), "lt").result,
-            rlx.AddOp(t, const(np.array([w], np.int32))).result,
-            slots,
-        ).result
-        row = rlx.ReshapeOp(t, (1, w)).result
-        newer = rlx.CompareOp(
-            row, const(np.arange(tokens, dtype=np.int32)[:, None]), "gt"
-        ).result  # [S, W]
-        stored = rlx.CompareOp(
-            rlx.AddOp(row, rlx.ReshapeOp(position, (1, 1)).result).result,
-            const(np.array([[w]], np.int32)),
-            "ge",
-        ).result  # [1, W]
-        old = rlx.WhereOp(newer, stored, const(np.zeros((1, 1), np.bool_))).result
-        causal = const(np.tril(np.ones((tokens, tokens), np.bool_)))
-        visible = rlx.ConcatOp([old, causal], 1).result
-        return index, self.additive(visible, tokens)
-
     def layer(self, x, layer: int, cos, sin, mask, position, caches):
         """One decoder layer: pre-norm attention and MLP with their residual
         adds, the MLP after attention or, with parallel_residual, beside it."""
@@ -540,16 +493,9 @@ class LlmBuilder:
             if c.family.post_norms
             else self.rms_norm(x, p + "input_layernorm", 2 * layer)
         )
-        if layer in c.ssm_layers:
-            a = ssm_mixer(self, h, layer, position, caches)
-            if not c.family.mlp:  # the mixer alone
-                return self.residual(x, a)
-        elif layer in c.conv_layers:
-            a = short_conv(self, h, layer, position, caches)
-        elif layer in c.delta_layers:
-            a = delta_net(self, h, layer, position, caches)
-        else:
-            a = self.attention(h, layer, cos, sin, mask, position, caches)
+        a = self.mixed(h, layer, cos, sin, mask, position, caches)
+        if layer in c.ssm_layers and not c.family.mlp:  # the mixer alone
+            return self.residual(x, a)
         if c.family.sandwich_norms or c.family.post_norms:
             a = self.rms_norm(a, p + "post_attention_layernorm", branch=True)
         if c.parallel_residual:
@@ -573,6 +519,26 @@ class LlmBuilder:
         if c.family.sandwich_norms or c.family.post_norms:
             m = self.rms_norm(m, p + "post_feedforward_layernorm", branch=True)
         return self.residual(x, m)
+
+    def mixed(self, h, layer: int, cos, sin, mask, position, caches) -> SSAValue:
+        """The layer's mixer over its normed input h: attention, or the
+        state-space mixer, short convolution or delta-net of its kind."""
+        c = self.c
+        if layer in c.ssm_layers:
+            return ssm_mixer(self, h, layer, position, caches)
+        if layer in c.conv_layers:
+            return short_conv(self, h, layer, position, caches)
+        if layer in c.delta_layers:
+            return delta_net(self, h, layer, position, caches)
+        return self.attention(h, layer, cos, sin, mask, position, caches)
+
+    def front(self, x, layer: int, cos, sin, mask, position, caches):
+        """A pre-norm layer up to its MLP: (x + mixer(norm(x)), the MLP's
+        normed input), for a routed mixture of experts to finish."""
+        p = f"{self.base}layers.{layer}."
+        h = self.rms_norm(x, p + "input_layernorm", 2 * layer)
+        x = self.residual(x, self.mixed(h, layer, cos, sin, mask, position, caches))
+        return x, self.rms_norm(x, p + "post_attention_layernorm", 2 * layer + 1)
 
     def residual(self, x: SSAValue, branch: SSAValue) -> SSAValue:
         """x + branch (times residual_multiplier where set)."""
@@ -661,11 +627,11 @@ class LlmBuilder:
             keys, values = k, v
         elif layer in self.decoder.cache_layers().get("local_key_cache", ()):
             index, mask = self.ring
-            keys = self.ring_cached(caches["local_key_cache"], layer, k, index)
-            values = self.ring_cached(caches["local_value_cache"], layer, v, index)
+            keys = ring_cached(self, caches["local_key_cache"], layer, k, index)
+            values = ring_cached(self, caches["local_value_cache"], layer, v, index)
         else:
-            keys = self.cached(caches["key_cache"], layer, k, position)
-            values = self.cached(caches["value_cache"], layer, v, position)
+            keys = cached(self, caches["key_cache"], layer, k, position)
+            values = cached(self, caches["value_cache"], layer, v, position)
         scale = c.attention_scale
         if c.scale_by_layer:
             scale = (c.head_dim**-0.5 if scale is None else scale) / (layer + 1)
@@ -893,7 +859,7 @@ class LlmBuilder:
         first, end = self.shape.layers or (0, self.c.num_layers)
         tables, masks = self.positions(position, shape_of(x)[1])
         if caches and "local_key_cache" in caches:
-            self.ring = self.ring_positions(position, shape_of(x)[1])
+            self.ring = ring_positions(self, position, shape_of(x)[1])
         if not self.c.family.rope and not self.c.ssm_layers and first == 0:
             x = rlx.AddOp(x, self.learned_positions(position, shape_of(x)[1])).result
         if self.c.stream_scale is not None and not self.c.family.rope and first == 0:
@@ -902,14 +868,19 @@ class LlmBuilder:
         if self.shape.probe:
             self.maxima.append(largest_magnitude(x))
         for layer in range(first, end):
-            sliding = layer in self.c.sliding_layers
-            mask = masks["sliding" if sliding and "sliding" in masks else "full"]
-            kind = "sliding" if sliding and "sliding" in tables else "full"
-            cos, sin = tables.get(kind, (None, None))
+            cos, sin, mask = self.layer_positions(layer, tables, masks)
             x = self.layer(x, layer, cos, sin, mask, position, caches)
             if self.shape.probe:
                 self.maxima.append(largest_magnitude(x))
         return x
+
+    def layer_positions(self, layer: int, tables, masks):
+        """cos, sin and mask of layer `layer` (its kind's: sliding or full)."""
+        sliding = layer in self.c.sliding_layers
+        mask = masks["sliding" if sliding and "sliding" in masks else "full"]
+        kind = "sliding" if sliding and "sliding" in tables else "full"
+        cos, sin = tables.get(kind, (None, None))
+        return cos, sin, mask
 
     def final(self, x: SSAValue) -> list[SSAValue]:
         """The final norm and the head over x [1, S, hidden]."""
@@ -920,6 +891,28 @@ class LlmBuilder:
     def final_norm(self, x: SSAValue) -> SSAValue:
         return self.rms_norm(x, self.base + "norm", 2 * self.c.num_layers)
 
+    def state_types(self) -> dict[str, Attribute]:
+        """The program's states by name (`Decoder.cache_shapes`)."""
+        return {
+            name: rlx.StateType(tensor(shape, f32))
+            for name, shape in self.decoder.cache_shapes().items()
+        }
+
+    def embedded(self, ids: SSAValue) -> SSAValue:
+        """The embedding of the token ids [S], [1, S, hidden], with the
+        family's scale and multiplier (and stream_scale, with RoPE)."""
+        c = self.c
+        tokens = shape_of(ids)[0]
+        x = rlx.ReshapeOp(self.embed(ids), (1, tokens, c.hidden_size)).result
+        if c.family.scaled_embedding:  # √hidden rounded to float32, as Gemma's
+            scale = np.full((1, 1, 1), np.sqrt(c.hidden_size), np.float32)
+            x = rlx.MulOp(x, const(scale)).result
+        if c.embedding_multiplier is not None:
+            x = scaled(x, c.embedding_multiplier)
+        if c.stream_scale is not None and c.family.rope:  # (else after positions)
+            x = scaled(x, c.stream_scale)
+        return x
+
     def function(self, name: str, tokens: int):
         """`name` over `tokens` tokens computing shape.part: "all" takes
         input_ids, position and the caches and gives the head's outputs;
@@ -927,24 +920,10 @@ class LlmBuilder:
         slice of the caches, "head" hidden_states; the parts between give
         hidden_states [1, S, hidden]."""
         c, shape = self.c, self.shape
-        caches = {
-            name: rlx.StateType(tensor(shape_, f32))
-            for name, shape_ in self.decoder.cache_shapes().items()
-        }
+        caches = self.state_types()
         ids, position = tensor((tokens,), i32), tensor((1,), i32)
         hidden = tensor((1, tokens, c.hidden_size), f32)
-
-        def embedded(ids):
-            x = rlx.ReshapeOp(self.embed(ids), (1, tokens, c.hidden_size)).result
-            if c.family.scaled_embedding:  # √hidden rounded to float32, as Gemma's
-                scale = np.full((1, 1, 1), np.sqrt(c.hidden_size), np.float32)
-                x = rlx.MulOp(x, const(scale)).result
-            if c.embedding_multiplier is not None:
-                x = scaled(x, c.embedding_multiplier)
-            if c.stream_scale is not None and c.family.rope:  # (else after positions)
-                x = scaled(x, c.stream_scale)
-            return x
-
+        embedded = self.embedded
         names = list(caches)
         if shape.part == "embed":
             return build_function(name, [ids], lambda i: [embedded(i)], ["input_ids"])

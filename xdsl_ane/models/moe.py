@@ -47,12 +47,7 @@ def experts_mlp(b: ExpertsBuilder, h: SSAValue, layer: int) -> SSAValue:
     c, moe = b.c, b.c.moe
     assert moe is not None
     width, hidden = moe.ffn_size, c.hidden_size
-    gate_name = f"{b.base}layers.{layer}.mlp.gate."
-    router = b.param(gate_name + "weight", (moe.experts, hidden))
-    logits = rlx.MatmulOp(h, router, transpose_rhs=True).result
-    if c.family.router_bias:
-        logits = rlx.AddOp(logits, b.param(gate_name + "bias", (moe.experts,))).result
-    weights = routing_weights(logits, moe)
+    weights = routing_weights(router_logits(b, h, layer), moe)
     total = None
     for expert in range(moe.experts):
         if moe.swiglu is not None:
@@ -74,6 +69,18 @@ def experts_mlp(b: ExpertsBuilder, h: SSAValue, layer: int) -> SSAValue:
         total = y if total is None else rlx.AddOp(total, y).result
     assert total is not None
     return total
+
+
+def router_logits(b: ExpertsBuilder, h: SSAValue, layer: int) -> SSAValue:
+    """The router's logits h · Gᵀ (+ its bias) [1, S, E]."""
+    c, moe = b.c, b.c.moe
+    assert moe is not None
+    gate_name = f"{b.base}layers.{layer}.mlp.gate."
+    router = b.param(gate_name + "weight", (moe.experts, c.hidden_size))
+    logits = rlx.MatmulOp(h, router, transpose_rhs=True).result
+    if c.family.router_bias:
+        logits = rlx.AddOp(logits, b.param(gate_name + "bias", (moe.experts,))).result
+    return logits
 
 
 def gpt_oss_expert_mlp(b: ExpertsBuilder, h: SSAValue, layer: int, expert: int):

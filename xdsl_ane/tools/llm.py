@@ -121,7 +121,9 @@ def add_compile_llm_command(commands: Any) -> None:
         default="dense",
         help="a mixture-of-experts model: dense computes every expert on every "
         "token, weighted by the routing (zero for the experts not picked); "
-        "routed (only the picked experts) is not built yet (default: %(default)s)",
+        "routed cuts the program at each layer with experts and writes their "
+        "weights beside it (OUT.experts.bin): decode reads only the experts "
+        "each token picks (default: %(default)s)",
     )
     add_compress_arguments(compile_llm_)
     add_chip_argument(compile_llm_, "the chip of the summary's estimate")
