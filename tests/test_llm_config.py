@@ -912,3 +912,27 @@ def test_moe_refusals(tmp_path):
 
     with pytest.raises(XdslAneError, match="config.json: num_experts: mixtral models"):
         training_setup(checkpoint, 8)
+
+
+def test_routed_experts_in_several_inputs(tmp_path, monkeypatch):
+    """Where E experts' channels would pass the ANE's dimension limit, an
+    input holds as many as fit (here one, the limit lowered to 64): the
+    prefill takes its experts in E inputs per kind and still generates
+    the dense package's tokens and logits."""
+    import xdsl_ane.models.routed as routed
+
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "qwen3_moe")
+    options = dict(context=32, prefill=4, chunk=128)
+    compile_llm(checkpoint, **options).save(tmp_path / "d.mlpackage")
+    monkeypatch.setattr(routed, "MAX_DIMENSION", 64)
+    compile_llm(checkpoint, **options, experts="routed").save(tmp_path / "r.mlpackage")
+    runner = PackageRunner(tmp_path / "r.mlpackage")
+    assert runner.record["experts"]["per_input"] == 1
+    assert "experts_gate_3" in runner.record["segments"][1]["inputs"]["prefill"]
+    prompt = [5, 17, 200, 3, 99, 42, 7]
+    tokens, logits = runner.generate(prompt, 6)
+    dense = PackageRunner(tmp_path / "d.mlpackage").generate(prompt, 6)
+    assert tokens == dense[0]
+    for got, ref in zip(logits, dense[1]):
+        np.testing.assert_array_equal(got, ref)

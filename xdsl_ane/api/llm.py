@@ -353,7 +353,10 @@ class PackageRunner:
             name = part.get("function_names", {}).get(function, function)
             if part.get("experts_layer") is not None:
                 values |= self.expert_inputs(part["experts_layer"], values, tokens)
-            outputs = runtime.call(name, [values[n] for n in part["inputs"]])
+            inputs = part["inputs"]
+            if isinstance(inputs, dict):  # routed segments: per function
+                inputs = inputs[function]
+            outputs = runtime.call(name, [values[n] for n in inputs])
             feeds = part.get("feeds", {})
             values.update(zip([feeds.get(o, o) for o in part["outputs"]], outputs))
         outputs = [values[n] for n in self.record["outputs"]]
@@ -383,11 +386,14 @@ class PackageRunner:
         else:
             picked = np.arange(count)
         arrays = {"experts_weight": routing}
+        per = record.get("per_input", count)
         for kind in ("gate", "up", "down"):
             shape = record["shapes"][kind]
             offset = record["layers"][str(layer)][kind]
             table = np.ndarray(shape, np.float16, experts, offset)
-            arrays[f"experts_{kind}"] = table[picked][None]
+            for i, start in enumerate(range(0, len(picked), per)):
+                chosen = picked[start : start + per]
+                arrays[f"experts_{kind}_{i}"] = table[chosen][None]
         dtype = values["routing"].dtype  # the program's precision
         return {
             n: layout_of(a.shape).to_ane(a.astype(dtype)) for n, a in arrays.items()

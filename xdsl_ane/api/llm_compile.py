@@ -222,6 +222,7 @@ class LlmCompilation:
         from xdsl_ane.models.routed import (
             FEEDS,
             cuts,
+            expert_chunks,
             expert_file_index,
             segment_inputs,
             segment_outputs,
@@ -235,7 +236,10 @@ class LlmCompilation:
                     "prefill": f"prefill_{i}",
                     "decode": f"decode_{i}",
                 },
-                "inputs": segment_inputs(i),
+                "inputs": {
+                    "prefill": segment_inputs(config, i, config.moe.experts),
+                    "decode": segment_inputs(config, i, config.moe.top_k),
+                },
                 "outputs": segment_outputs(config, i, self.decoder.output_names()),
                 "feeds": FEEDS if i < len(layers) else {},
                 "experts_layer": layers[i - 1] if i else None,
@@ -246,6 +250,7 @@ class LlmCompilation:
             "file": "experts.bin",
             "count": config.moe.experts,
             "top_k": config.moe.top_k,
+            "per_input": expert_chunks(config, config.moe.experts)[0][1],
         }
         return {"segments": segments, "experts": experts}
 

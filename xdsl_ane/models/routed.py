@@ -27,6 +27,7 @@ from typing import Any
 from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import SSAValue
 
+from xdsl_ane.ane.limits import MAX_DIMENSION
 from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
@@ -41,7 +42,25 @@ FEEDS = {"residual_out": "residual", "mlp_input_out": "mlp_input"}
 """The next segment's inputs they feed (Core ML's inputs and outputs of
 one function share a namespace)."""
 
-EXPERT_INPUTS = ["experts_weight", "experts_gate", "experts_up", "experts_down"]
+EXPERT_KINDS = ("gate", "up", "down")
+
+
+def expert_chunks(config: LlmConfig, count: int) -> list[tuple[int, int]]:
+    """[start, size) of the groups of `count` experts one input holds: as
+    many as keep an input's channels, experts × max(F, hidden), within the
+    ANE's 16384 (the prefill's E experts in several inputs)."""
+    assert config.moe is not None
+    per = max(1, MAX_DIMENSION // max(config.moe.ffn_size, config.hidden_size))
+    return [(s, min(per, count - s)) for s in range(0, count, per)]
+
+
+def expert_inputs(config: LlmConfig, count: int) -> list[str]:
+    """The expert inputs of a segment taking `count` experts."""
+    return ["experts_weight"] + [
+        f"experts_{kind}_{i}"
+        for i in range(len(expert_chunks(config, count)))
+        for kind in EXPERT_KINDS
+    ]
 
 
 def cuts(config: LlmConfig) -> list[int]:
@@ -50,11 +69,11 @@ def cuts(config: LlmConfig) -> list[int]:
     return sorted(config.moe.layers)
 
 
-def segment_inputs(index: int) -> list[str]:
-    """The non-state inputs of segment `index`."""
+def segment_inputs(config: LlmConfig, index: int, count: int) -> list[str]:
+    """The non-state inputs of segment `index` taking `count` experts."""
     if index == 0:
         return ["input_ids", "position"]
-    return ["residual", "mlp_input", *EXPERT_INPUTS, "position"]
+    return ["residual", "mlp_input", *expert_inputs(config, count), "position"]
 
 
 def segment_function(b: Any, name: str, tokens: int, index: int, experts: int):
@@ -71,15 +90,10 @@ def segment_function(b: Any, name: str, tokens: int, index: int, experts: int):
     else:
         assert c.moe is not None
         f, h = c.moe.ffn_size, c.hidden_size
-        args = [
-            hidden,
-            hidden,
-            tensor((1, tokens, experts), f32),
-            tensor((1, experts, f, h), f32),
-            tensor((1, experts, f, h), f32),
-            tensor((1, experts, h, f), f32),
-            position,
-        ]
+        args = [hidden, hidden, tensor((1, tokens, experts), f32)]
+        for _, n in expert_chunks(c, experts):
+            args += [tensor((1, n, f, h), f32)] * 2 + [tensor((1, n, h, f), f32)]
+        args.append(position)
 
     def body(*values: SSAValue) -> list[SSAValue]:
         given, caches = values[: len(args)], dict(zip(names, values[len(args) :]))
@@ -91,7 +105,7 @@ def segment_function(b: Any, name: str, tokens: int, index: int, experts: int):
             x, first = b.embedded(given[0]), 0
         else:
             layer = layers[index - 1]
-            m = routed_mlp(b, given[1], given[2:6], layer)
+            m = routed_mlp(b, given[1], given[2:-1], layer)
             x, first = b.residual(given[0], m), layer + 1
         end = layers[index] if index < len(layers) else c.num_layers
         for layer in range(first, end):
@@ -104,7 +118,7 @@ def segment_function(b: Any, name: str, tokens: int, index: int, experts: int):
         assert c.moe is not None
         return [x, h, routing_weights(router_logits(b, h, end), c.moe)]
 
-    arg_names = [*segment_inputs(index), *names]
+    arg_names = [*segment_inputs(c, index, experts), *names]
     return build_function(name, [*args, *states.values()], body, arg_names)
 
 
@@ -112,9 +126,24 @@ def routed_mlp(b: Any, h: SSAValue, inputs, layer: int) -> SSAValue:
     """Σ_j w_j · down_j(act(gate_j(h)) · up_j(h)) over the K experts given
     (their weights [1, S, K] and matrices), plus the shared MLP where the
     family has one."""
-    weights, gate, up, down = inputs
+    weights, chunks = inputs[0], inputs[1:]
+    total, expert = None, 0
+    for c in range(0, len(chunks), 3):
+        total, expert = chunk_mlp(
+            b, h, weights, chunks[c : c + 3], (total, expert), layer
+        )
+    assert total is not None
+    if b.c.family.shared_mlp:
+        total = rlx.AddOp(total, b.dense_mlp(h, layer)).result
+    return total
+
+
+def chunk_mlp(b: Any, h, weights, chunk, so_far, layer: int):
+    """The experts of one input group added to the running sum: (the sum,
+    the index after them)."""
+    gate, up, down = chunk
+    total, expert = so_far
     _, k, f, hidden = shape_of(gate)
-    total = None
     for j in range(k):
         g, u = (
             rlx.ReshapeOp(rlx.NarrowOp(w, 1, j, 1).result, (f, hidden)).result
@@ -124,12 +153,9 @@ def routed_mlp(b: Any, h: SSAValue, inputs, layer: int) -> SSAValue:
         gated = b.activate(rlx.MatmulOp(h, g, transpose_rhs=True).result, layer)
         inner = rlx.MulOp(gated, rlx.MatmulOp(h, u, transpose_rhs=True).result)
         y = rlx.MatmulOp(inner.result, d, transpose_rhs=True).result
-        y = rlx.MulOp(y, rlx.NarrowOp(weights, 2, j, 1).result).result
+        y = rlx.MulOp(y, rlx.NarrowOp(weights, 2, expert + j, 1).result).result
         total = y if total is None else rlx.AddOp(total, y).result
-    assert total is not None
-    if b.c.family.shared_mlp:
-        total = rlx.AddOp(total, b.dense_mlp(h, layer)).result
-    return total
+    return total, expert + k
 
 
 def segment_outputs(config: LlmConfig, index: int, final: list[str]) -> list[str]:
@@ -152,9 +178,6 @@ def check_routed(config: LlmConfig) -> str | None:
     ):
         return f"a {family.name} layer is not a pre-norm layer with a gated MLP"
     return None
-
-
-EXPERT_KINDS = ("gate", "up", "down")
 
 
 def expert_file_index(config: LlmConfig) -> dict[str, Any]:
