@@ -125,6 +125,8 @@ def measure_all(
     results["llm"] = runner.section("llm")
     # compile-train and a training step of two checkpoints vs PyTorch's step
     results["train"] = runner.section("train")
+    # the new decoders at real size: OLMoE (routed), LFM2, Qwen3.5, dense 3B
+    results["decoders"] = runner.section("decoders")
     # weight compression vs coremltools', and the k-means alone
     results["compression"] = runner.section("compression")
     results["kmeans"] = runner.section("kmeans")
