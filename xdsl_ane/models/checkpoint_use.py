@@ -44,6 +44,11 @@ class RowView:
     def name(self) -> str:
         return chunk_name(self.base, self.start, self.end)
 
+    def read(self, checkpoint: Checkpoint):
+        """Its rows of the checkpoint's tensor, unread (a CheckpointTensor)."""
+        table = checkpoint.lazy(self.base, self.shape).matrix()
+        return table.rows(self.start, self.end)
+
 
 def row_views(config: LlmConfig, chunk: int) -> dict[str, RowView]:
     """The views the builder reads, by param name, of the checkpoint's

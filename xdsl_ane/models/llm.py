@@ -279,7 +279,6 @@ class Decoder:
                 self.config, self.shape.context, local=kind == "sliding"
             )
             weights |= {f"{prefix}.cos": cos, f"{prefix}.sin": sin}
-        tables: dict[str, Any] = {}
         views = row_views(self.config, self.shape.chunk)
         for op in module.walk():
             if not isinstance(op, rlx.ParamOp) or op.param_name.data in weights:
@@ -287,9 +286,7 @@ class Decoder:
             name = op.param_name.data
             view = views.get(name)
             if view is not None:
-                if view.base not in tables:
-                    tables[view.base] = checkpoint.lazy(view.base, view.shape).matrix()
-                weights[name] = tables[view.base].rows(view.start, view.end)
+                weights[name] = view.read(checkpoint)
             else:
                 weights[name] = checkpoint.lazy(name, shape_of(op.result))
         used = {

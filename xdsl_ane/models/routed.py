@@ -209,11 +209,7 @@ def expert_tensors(config: LlmConfig, checkpoint: Any, views: dict[str, Any]):
             for expert in range(moe.experts):
                 name = config.weight_name(expert_weights(config, layer, expert)[k])
                 view = views.get(name)
-                if view is not None:
-                    tensor = checkpoint.lazy(view.base, view.shape).matrix()
-                    tensor = tensor.rows(view.start, view.end)
-                else:
-                    tensor = checkpoint.lazy(name)
+                tensor = view.read(checkpoint) if view else checkpoint.lazy(name)
                 if config.stream_scale and name in scaled:
                     tensor = tensor.scaled(config.stream_scale)
                 yield name, tensor

@@ -33,6 +33,7 @@ from xdsl_ane.dialects import rlx
 from xdsl_ane.dialects.typing import shape_of
 from xdsl_ane.models.configs import SsmShape
 from xdsl_ane.models.short_conv import causal_conv, constant, started, write_rows
+from xdsl_ane.models.xielu import softplus
 
 SSM_STATE = "ssm_state"
 SSM_CONV_STATE = "ssm_conv_state"
@@ -97,9 +98,7 @@ def time_steps(
     """softplus(dt + the param `bias`) [1, S, H], clamped to `limit`
     (time_step_limit), as [H, S]."""
     s = shape_of(dt)[1]
-    dt = rlx.AddOp(dt, b.param(bias, (heads,))).result
-    one = constant(np.ones(1, np.float32))
-    dt = rlx.LogOp(rlx.AddOp(rlx.ExpOp(dt).result, one).result).result
+    dt = softplus(rlx.AddOp(dt, b.param(bias, (heads,))).result)
     low, high = limit
     if low > 0:
         dt = rlx.MaxOp(dt, constant(np.full(1, low, np.float32))).result
