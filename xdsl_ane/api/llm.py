@@ -352,7 +352,8 @@ class PackageRunner:
         for part, runtime in self.parts:
             name = part.get("function_names", {}).get(function, function)
             if part.get("experts_layer") is not None:
-                values |= self.expert_inputs(part["experts_layer"], values, tokens)
+                layer = part["experts_layer"]
+                values |= self.expert_inputs(layer, values, function, tokens)
             inputs = part["inputs"]
             if isinstance(inputs, dict):  # routed segments: per function
                 inputs = inputs[function]
@@ -368,7 +369,9 @@ class PackageRunner:
         ]
         return np.concatenate(logical, 1)[: len(ids)].astype(np.float32)
 
-    def expert_inputs(self, layer: int, values: dict, tokens: int) -> dict:
+    def expert_inputs(
+        self, layer: int, values: dict, function: str, tokens: int
+    ) -> dict:
         """A segment's expert inputs from the routing before it: every
         expert in prefill (the routing as it is), the k picked by the one
         token in decode (their weights), read from the experts file."""
@@ -378,7 +381,7 @@ class PackageRunner:
         count = record["count"]
         routing = layout_of((1, tokens, count)).to_logical(values["routing"])
         routing = routing.astype(np.float32)
-        if tokens == 1:  # decode: the k experts the token picked
+        if function == "decode":  # the k experts the token picked
             picked = np.sort(
                 np.argsort(-routing[0, 0], kind="stable")[: record["top_k"]]
             )
@@ -386,14 +389,16 @@ class PackageRunner:
         else:
             picked = np.arange(count)
         arrays = {"experts_weight": routing}
-        per = record.get("per_input", count)
+        per = record["per_input"][function]
         for kind in ("gate", "up", "down"):
             shape = record["shapes"][kind]
             offset = record["layers"][str(layer)][kind]
             table = np.ndarray(shape, np.float16, experts, offset)
             for i, start in enumerate(range(0, len(picked), per)):
                 chosen = picked[start : start + per]
-                arrays[f"experts_{kind}_{i}"] = table[chosen][None]
+                arrays[f"experts_{kind}_{i}"] = (
+                    table[chosen[0]] if per == 1 else table[chosen][None]
+                )
         dtype = values["routing"].dtype  # the program's precision
         return {
             n: layout_of(a.shape).to_ane(a.astype(dtype)) for n, a in arrays.items()

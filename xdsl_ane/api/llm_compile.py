@@ -222,8 +222,8 @@ class LlmCompilation:
         from xdsl_ane.models.routed import (
             FEEDS,
             cuts,
-            expert_chunks,
             expert_file_index,
+            experts_per_input,
             segment_inputs,
             segment_outputs,
         )
@@ -250,7 +250,10 @@ class LlmCompilation:
             "file": "experts.bin",
             "count": config.moe.experts,
             "top_k": config.moe.top_k,
-            "per_input": expert_chunks(config, config.moe.experts)[0][1],
+            "per_input": {
+                "prefill": experts_per_input(config, config.moe.experts),
+                "decode": experts_per_input(config, config.moe.top_k),
+            },
         }
         return {"segments": segments, "experts": experts}
 

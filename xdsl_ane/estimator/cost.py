@@ -6,7 +6,8 @@ unregistered) is counted by its name in `OTHER_OPS`, any other op one per
 result element. Bytes are inputs + outputs + weights at their declared
 element sizes: an operand made by a const or a constexpr op is a weight,
 counted at its storage (a constexpr op's own const operands, so 4-bit
-weights move 4 bits), a state operand at its tensor's size.
+weights move 4 bits), a state operand at its tensor's size; a reshape
+that keeps the innermost axis is a view and moves nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from xdsl_ane.ane.cost import input_elements, output_elements, pooling_flops
-from xdsl_ane.ane.rules import op_name
+from xdsl_ane.ane.rules import op_name, shape_of
 from xdsl_ane.dialects.mil.base import MilOp
 from xdsl_ane.dialects.state_type import StateTypeBase
 from xdsl_ane.passes.ane_lint import tensor_bytes
@@ -68,8 +69,21 @@ def is_weight(value: SSAValue) -> bool:
     return isinstance(owner, Operation) and is_const(op_name(owner))
 
 
+def is_view(op: Operation) -> bool:
+    """A reshape that keeps the innermost axis: the ANE pads that axis's
+    rows to 64 bytes and lays the outer axes out densely over them, so
+    regrouping the outer axes moves nothing (`[1, C, 1, S]` to `[C, S]`)."""
+    if op_name(op) != "mil.reshape":
+        return False
+    source, result = (shape_of(v.type) for v in (op.operands[0], op.results[0]))
+    return bool(source and result and source[-1] == result[-1])
+
+
 def traffic(op: Operation) -> tuple[int, int]:
-    """(bytes moved: inputs + outputs + weights, of which weights)."""
+    """(bytes moved: inputs + outputs + weights, of which weights); none
+    for a reshape that is a view."""
+    if is_view(op):
+        return 0, 0
     weights = sum(weight_bytes(o) for o in op.operands if is_weight(o))
     inputs = sum(value_bytes(o.type) for o in op.operands if not is_weight(o))
     outputs = sum(value_bytes(r.type) for r in op.results)

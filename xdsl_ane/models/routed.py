@@ -45,12 +45,21 @@ one function share a namespace)."""
 EXPERT_KINDS = ("gate", "up", "down")
 
 
-def expert_chunks(config: LlmConfig, count: int) -> list[tuple[int, int]]:
-    """[start, size) of the groups of `count` experts one input holds: as
-    many as keep an input's channels, experts × max(F, hidden), within the
-    ANE's 16384 (the prefill's E experts in several inputs)."""
+def experts_per_input(config: LlmConfig, count: int) -> int:
+    """How many of a segment's `count` experts one input holds. Decode's k
+    (fewer than all) take an input each: a slice of an input moves the
+    whole input, so k experts grouped would move k times their bytes. The
+    prefill's E experts are grouped, as many to an input as keep its
+    channels, experts × max(F, hidden), within the ANE's 16384."""
     assert config.moe is not None
-    per = max(1, MAX_DIMENSION // max(config.moe.ffn_size, config.hidden_size))
+    if count < config.moe.experts:
+        return 1
+    return max(1, MAX_DIMENSION // max(config.moe.ffn_size, config.hidden_size))
+
+
+def expert_chunks(config: LlmConfig, count: int) -> list[tuple[int, int]]:
+    """[start, size) of the groups of `count` experts one input holds."""
+    per = experts_per_input(config, count)
     return [(s, min(per, count - s)) for s in range(0, count, per)]
 
 
@@ -61,6 +70,13 @@ def expert_inputs(config: LlmConfig, count: int) -> list[str]:
         for i in range(len(expert_chunks(config, count)))
         for kind in EXPERT_KINDS
     ]
+
+
+def expert_shape(count: int, matrix: tuple[int, int]) -> tuple[int, ...]:
+    """The shape of an input holding `count` experts' `matrix`-shaped
+    weights: [1, count, rows, columns], or the matrix itself for one
+    expert (no reshape to reach it)."""
+    return matrix if count == 1 else (1, count, *matrix)
 
 
 def cuts(config: LlmConfig) -> list[int]:
@@ -92,7 +108,8 @@ def segment_function(b: Any, name: str, tokens: int, index: int, experts: int):
         f, h = c.moe.ffn_size, c.hidden_size
         args = [hidden, hidden, tensor((1, tokens, experts), f32)]
         for _, n in expert_chunks(c, experts):
-            args += [tensor((1, n, f, h), f32)] * 2 + [tensor((1, n, h, f), f32)]
+            args += [tensor(expert_shape(n, (f, h)), f32)] * 2
+            args.append(tensor(expert_shape(n, (h, f)), f32))
         args.append(position)
 
     def body(*values: SSAValue) -> list[SSAValue]:
@@ -143,13 +160,18 @@ def chunk_mlp(b: Any, h, weights, chunk, so_far, layer: int):
     the index after them)."""
     gate, up, down = chunk
     total, expert = so_far
-    _, k, f, hidden = shape_of(gate)
+    k, f, hidden = (
+        (1, *shape_of(gate)) if len(shape_of(gate)) == 2 else shape_of(gate)[1:]
+    )
+
+    def matrix(w: SSAValue, j: int, shape: tuple[int, int]) -> SSAValue:
+        if k == 1:
+            return w
+        return rlx.ReshapeOp(rlx.NarrowOp(w, 1, j, 1).result, shape).result
+
     for j in range(k):
-        g, u = (
-            rlx.ReshapeOp(rlx.NarrowOp(w, 1, j, 1).result, (f, hidden)).result
-            for w in (gate, up)
-        )
-        d = rlx.ReshapeOp(rlx.NarrowOp(down, 1, j, 1).result, (hidden, f)).result
+        g, u = (matrix(w, j, (f, hidden)) for w in (gate, up))
+        d = matrix(down, j, (hidden, f))
         gated = b.activate(rlx.MatmulOp(h, g, transpose_rhs=True).result, layer)
         inner = rlx.MulOp(gated, rlx.MatmulOp(h, u, transpose_rhs=True).result)
         y = rlx.MatmulOp(inner.result, d, transpose_rhs=True).result
