@@ -823,12 +823,14 @@ def test_moe_package_generates_transformers_tokens(tmp_path, family):
     assert tokens == reference_generate(checkpoint, prompt, 12)[0]
 
 
-@pytest.mark.parametrize("family", ["qwen3_moe", "granitemoe"])
+@pytest.mark.parametrize("family", ["qwen3_moe", "granitemoe", "gpt_oss"])
 def test_routed_experts_decode_reads_only_the_picked(tmp_path, family):
     """--experts routed: the package cut at each layer with experts, their
     weights a file beside it; prefill passes every expert, decode the k
     each token picks. It generates the dense package's tokens and logits
-    bit for bit (and transformers' tokens), and the estimate's weight
+    (and transformers' tokens): bit for bit, but for GPT-OSS, whose
+    dense package folds each expert's biases into its convolutions (one
+    fp16 rounding where the routed add has two: 2 ulp), and the estimate's weight
     bytes per decode token are at most 1.5 times the active parameters'
     (fewer than the dense package's, which reads every expert)."""
     from xdsl_ane.api.estimation import estimate
@@ -847,21 +849,25 @@ def test_routed_experts_decode_reads_only_the_picked(tmp_path, family):
         prompt, 10
     )
     assert tokens == dense_tokens == reference_generate(checkpoint, prompt, 10)[0]
+    tolerance = 1e-3 if family == "gpt_oss" else 0
     for got, ref in zip(logits, dense_logits):
-        np.testing.assert_array_equal(got, ref)
+        np.testing.assert_allclose(got, ref, rtol=0, atol=tolerance)
     record = routed.record["experts"]
-    e, f, h = record["shapes"]["gate"]
+    e = record["count"]
     ck = read_checkpoint(checkpoint)
     total = sum(int(np.prod(t.shape)) for t in ck.tensors.values())
-    expert_params = 3 * e * f * h * len(record["layers"])
-    active = total - expert_params * (e - record["top_k"]) / e
+    # one expert's parameters in every layer with experts
+    expert_params = len(record["layers"]) * sum(
+        int(np.prod(shape[1:])) for shape in record["shapes"].values()
+    )
+    active = total - expert_params * (e - record["top_k"])
 
     def decode(path) -> tuple[int, int]:
         """(bytes, weight bytes) a decode call's ops move."""
         ops = [o for o in estimate(path).ops if o.function.startswith("decode")]
         return sum(o.bytes for o in ops), sum(o.weight_bytes for o in ops)
 
-    expert_bytes = 2 * f * h * 3 * len(record["layers"])  # fp16, one expert a layer
+    expert_bytes = 2 * expert_params  # fp16
     (routed, weights), (dense, _) = (
         decode(tmp_path / "r.mlpackage"),
         decode(tmp_path / "d.mlpackage"),
@@ -894,7 +900,7 @@ def test_experts_other_than_the_config_are_named(tmp_path):
 
 def test_moe_refusals(tmp_path):
     """What --experts routed does not take (compression, split packages,
-    GPT-OSS's experts, a model without experts) and training are refused
+    a model without experts) and training are refused
     in one line, naming the option or the field; an unknown --experts value
     from Python names it too."""
     checkpoint = tmp_path / "ckpt"
@@ -903,9 +909,6 @@ def test_moe_refusals(tmp_path):
     for extra in ({"compress": "int8"}, {"layers_per_package": 1}):
         with pytest.raises(XdslAneError, match=r"^experts='routed': routed experts"):
             compile_llm(checkpoint, **routed, **extra)
-    write_checkpoint(tmp_path / "oss", "gpt_oss")
-    with pytest.raises(XdslAneError, match=r"^experts='routed': GPT-OSS's experts"):
-        compile_llm(tmp_path / "oss", **routed)
     write_checkpoint(tmp_path / "dense", "qwen3")
     with pytest.raises(XdslAneError, match=r"^experts='routed': the model has no"):
         compile_llm(tmp_path / "dense", **routed)

@@ -276,8 +276,8 @@ def routed_experts(path: Path, record: dict[str, Any]) -> Any:
     if experts is None:
         return None
     file = path.with_name(f"{path.stem}.{experts['file']}")
-    e, f, h = experts["shapes"]["gate"]
-    need = 2 * 3 * e * f * h * len(experts["layers"])
+    layer = sum(2 * int(np.prod(shape)) for shape in experts["shapes"].values())
+    need = layer * len(experts["layers"])
     if not file.is_file() or file.stat().st_size != need:
         raise XdslAneError(
             f"{file}: the routed experts' weights are missing or not {need} bytes"
@@ -390,7 +390,7 @@ class PackageRunner:
             picked = np.arange(count)
         arrays = {"experts_weight": routing}
         per = record["per_input"][function]
-        for kind in ("gate", "up", "down"):
+        for kind in record["shapes"]:
             shape = record["shapes"][kind]
             offset = record["layers"][str(layer)][kind]
             table = np.ndarray(shape, np.float16, experts, offset)

@@ -87,14 +87,19 @@ def gpt_oss_expert_mlp(b: ExpertsBuilder, h: SSAValue, layer: int, expert: int):
     """GPT-OSS's expert `expert`: gate_up = h · W + b [1, S, 2F] (gate and
     up interleaved), then down((up + 1) · glu) + its bias, glu the clamped
     gate times sigmoid(α · gate), gate ≤ limit and up in ±limit."""
-    c, moe = b.c, b.c.moe
+    matrices = [
+        b.param(view.name, (view.end - view.start, view.shape[-1]))
+        for view in gpt_oss_expert(b.c, layer, expert, b.base)
+    ]
+    return gpt_oss_expert_math(h, *matrices, b.c.moe)
+
+
+def gpt_oss_expert_math(h, gate_up, gate_up_bias, down, down_bias, moe):
+    """GPT-OSS's expert on h from its gate_up [H, 2F] and bias [1, 2F],
+    down [F, H] and bias [1, H] (params or a routed segment's inputs)."""
     assert moe is not None and moe.swiglu is not None
     alpha, limit = moe.swiglu
     f, s = moe.ffn_size, shape_of(h)[1]
-    gate_up, gate_up_bias, down, down_bias = (
-        b.param(view.name, (view.end - view.start, view.shape[-1]))
-        for view in gpt_oss_expert(c, layer, expert, b.base)
-    )
     both = rlx.AddOp(rlx.MatmulOp(h, gate_up).result, gate_up_bias).result
     both = rlx.ReshapeOp(both, (1, s, f, 2)).result
     gate, up = (

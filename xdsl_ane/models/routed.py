@@ -22,6 +22,7 @@ them once, fp16, per layer gate [E, F, H], up [E, F, H], down [E, H, F].
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from xdsl.dialects.builtin import f32, i32
@@ -33,7 +34,7 @@ from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.kv_cache import ring_positions
-from xdsl_ane.models.moe import router_logits, routing_weights
+from xdsl_ane.models.moe import gpt_oss_expert_math, router_logits, routing_weights
 
 CUT_OUTPUTS = ["residual_out", "mlp_input_out", "routing"]
 """What a segment that ends at a cut returns."""
@@ -42,7 +43,18 @@ FEEDS = {"residual_out": "residual", "mlp_input_out": "mlp_input"}
 """The next segment's inputs they feed (Core ML's inputs and outputs of
 one function share a namespace)."""
 
-EXPERT_KINDS = ("gate", "up", "down")
+
+def expert_matrices(config: LlmConfig) -> dict[str, tuple[int, int]]:
+    """Each kind of an expert's weights and its shape, in the experts
+    file's order: gate and up [F, H] and down [H, F] (out by in), or
+    GPT-OSS's gate_up [H, 2F] and its bias [1, 2F], down [F, H] and its
+    bias [1, H] (in by out, as the checkpoint stacks them)."""
+    assert config.moe is not None
+    f, h = config.moe.ffn_size, config.hidden_size
+    if config.family.expert_layout == "gpt_oss":
+        shapes = [(h, 2 * f), (1, 2 * f), (f, h), (1, h)]
+        return dict(zip(("gate_up", "gate_up_bias", "down", "down_bias"), shapes))
+    return {"gate": (f, h), "up": (f, h), "down": (h, f)}
 
 
 def experts_per_input(config: LlmConfig, count: int) -> int:
@@ -50,11 +62,12 @@ def experts_per_input(config: LlmConfig, count: int) -> int:
     (fewer than all) take an input each: a slice of an input moves the
     whole input, so k experts grouped would move k times their bytes. The
     prefill's E experts are grouped, as many to an input as keep its
-    channels, experts × max(F, hidden), within the ANE's 16384."""
+    channels, experts × a matrix's columns, within the ANE's 16384."""
     assert config.moe is not None
     if count < config.moe.experts:
         return 1
-    return max(1, MAX_DIMENSION // max(config.moe.ffn_size, config.hidden_size))
+    columns = max(shape[1] for shape in expert_matrices(config).values())
+    return max(1, MAX_DIMENSION // columns)
 
 
 def expert_chunks(config: LlmConfig, count: int) -> list[tuple[int, int]]:
@@ -68,7 +81,7 @@ def expert_inputs(config: LlmConfig, count: int) -> list[str]:
     return ["experts_weight"] + [
         f"experts_{kind}_{i}"
         for i in range(len(expert_chunks(config, count)))
-        for kind in EXPERT_KINDS
+        for kind in expert_matrices(config)
     ]
 
 
@@ -105,11 +118,11 @@ def segment_function(b: Any, name: str, tokens: int, index: int, experts: int):
         args = [tensor((tokens,), i32), position]
     else:
         assert c.moe is not None
-        f, h = c.moe.ffn_size, c.hidden_size
         args = [hidden, hidden, tensor((1, tokens, experts), f32)]
         for _, n in expert_chunks(c, experts):
-            args += [tensor(expert_shape(n, (f, h)), f32)] * 2
-            args.append(tensor(expert_shape(n, (h, f)), f32))
+            args += [
+                tensor(expert_shape(n, m), f32) for m in expert_matrices(c).values()
+            ]
         args.append(position)
 
     def body(*values: SSAValue) -> list[SSAValue]:
@@ -140,44 +153,43 @@ def segment_function(b: Any, name: str, tokens: int, index: int, experts: int):
 
 
 def routed_mlp(b: Any, h: SSAValue, inputs, layer: int) -> SSAValue:
-    """Σ_j w_j · down_j(act(gate_j(h)) · up_j(h)) over the K experts given
-    (their weights [1, S, K] and matrices), plus the shared MLP where the
-    family has one."""
-    weights, chunks = inputs[0], inputs[1:]
+    """Σ_j w_j · expert_j(h) over the K experts given (their weights
+    [1, S, K] and matrices, grouped in inputs), plus the shared MLP where
+    the family has one."""
+    weights, groups = inputs[0], inputs[1:]
+    kinds = len(expert_matrices(b.c))
     total, expert = None, 0
-    for c in range(0, len(chunks), 3):
-        total, expert = chunk_mlp(
-            b, h, weights, chunks[c : c + 3], (total, expert), layer
-        )
+    for g in range(0, len(groups), kinds):
+        group = groups[g : g + kinds]
+        shape = shape_of(group[0])
+        count = 1 if len(shape) == 2 else shape[1]
+        for j in range(count):
+            matrices = [expert_matrix(w, count, j) for w in group]
+            y = expert_mlp(b, h, matrices, layer)
+            y = rlx.MulOp(y, rlx.NarrowOp(weights, 2, expert + j, 1).result).result
+            total = y if total is None else rlx.AddOp(total, y).result
+        expert += count
     assert total is not None
     if b.c.family.shared_mlp:
         total = rlx.AddOp(total, b.dense_mlp(h, layer)).result
     return total
 
 
-def chunk_mlp(b: Any, h, weights, chunk, so_far, layer: int):
-    """The experts of one input group added to the running sum: (the sum,
-    the index after them)."""
-    gate, up, down = chunk
-    total, expert = so_far
-    k, f, hidden = (
-        (1, *shape_of(gate)) if len(shape_of(gate)) == 2 else shape_of(gate)[1:]
-    )
+def expert_matrix(w: SSAValue, count: int, j: int) -> SSAValue:
+    """Expert `j`'s matrix of an input holding `count` experts."""
+    if count == 1:
+        return w
+    return rlx.ReshapeOp(rlx.NarrowOp(w, 1, j, 1).result, shape_of(w)[2:]).result
 
-    def matrix(w: SSAValue, j: int, shape: tuple[int, int]) -> SSAValue:
-        if k == 1:
-            return w
-        return rlx.ReshapeOp(rlx.NarrowOp(w, 1, j, 1).result, shape).result
 
-    for j in range(k):
-        g, u = (matrix(w, j, (f, hidden)) for w in (gate, up))
-        d = matrix(down, j, (hidden, f))
-        gated = b.activate(rlx.MatmulOp(h, g, transpose_rhs=True).result, layer)
-        inner = rlx.MulOp(gated, rlx.MatmulOp(h, u, transpose_rhs=True).result)
-        y = rlx.MatmulOp(inner.result, d, transpose_rhs=True).result
-        y = rlx.MulOp(y, rlx.NarrowOp(weights, 2, expert + j, 1).result).result
-        total = y if total is None else rlx.AddOp(total, y).result
-    return total, expert + k
+def expert_mlp(b: Any, h: SSAValue, matrices: list[SSAValue], layer: int):
+    """One expert on h from its matrices (`expert_matrices`' kinds)."""
+    if b.c.family.expert_layout == "gpt_oss":
+        return gpt_oss_expert_math(h, *matrices, b.c.moe)
+    gate, up, down = matrices
+    gated = b.activate(rlx.MatmulOp(h, gate, transpose_rhs=True).result, layer)
+    inner = rlx.MulOp(gated, rlx.MatmulOp(h, up, transpose_rhs=True).result)
+    return rlx.MatmulOp(inner.result, down, transpose_rhs=True).result
 
 
 def segment_outputs(config: LlmConfig, index: int, final: list[str]) -> list[str]:
@@ -190,8 +202,6 @@ def check_routed(config: LlmConfig) -> str | None:
     family = config.family
     if config.moe is None:
         return "the model has no mixture of experts"
-    if family.expert_layout == "gpt_oss":
-        return "GPT-OSS's experts (biases, interleaved gate and up) are not routed yet"
     if (
         config.parallel_residual
         or family.post_norms
@@ -203,15 +213,16 @@ def check_routed(config: LlmConfig) -> str | None:
 
 
 def expert_file_index(config: LlmConfig) -> dict[str, Any]:
-    """The experts file's layout: per cut layer the byte offset of its gate
-    [E, F, H], up [E, F, H] and down [E, H, F] arrays (fp16, C order)."""
+    """The experts file's layout: per cut layer the byte offset of each
+    kind's [E, rows, columns] array (`expert_matrices`; fp16, C order)."""
     moe = config.moe
     assert moe is not None
-    e, f, h = moe.experts, moe.ffn_size, config.hidden_size
-    shapes = {"gate": [e, f, h], "up": [e, f, h], "down": [e, h, f]}
-    size = 2 * e * f * h
+    shapes = {k: [moe.experts, *m] for k, m in expert_matrices(config).items()}
+    sizes = [2 * math.prod(shape) for shape in shapes.values()]
     layers = {
-        str(layer): {kind: (3 * n + k) * size for k, kind in enumerate(EXPERT_KINDS)}
+        str(layer): {
+            kind: n * sum(sizes) + sum(sizes[:k]) for k, kind in enumerate(shapes)
+        }
         for n, layer in enumerate(cuts(config))
     }
     return {"dtype": "fp16", "shapes": shapes, "layers": layers}
@@ -221,20 +232,30 @@ def expert_tensors(config: LlmConfig, checkpoint: Any, views: dict[str, Any]):
     """The experts' weights in the file's order, each a checkpoint tensor
     (or an expert's rows of a stacked one) read where it is written, the
     down projections scaled with the residual stream where it is."""
-    from xdsl_ane.models.checkpoint_use import expert_weights, scaled_weights
+    from xdsl_ane.models.checkpoint_use import scaled_weights
 
     moe = config.moe
     assert moe is not None
     scaled = scaled_weights(config)
     for layer in cuts(config):
-        for k in range(3):
+        for k in range(len(expert_matrices(config))):
             for expert in range(moe.experts):
-                name = config.weight_name(expert_weights(config, layer, expert)[k])
+                name = expert_names(config, layer, expert)[k]
                 view = views.get(name)
                 tensor = view.read(checkpoint) if view else checkpoint.lazy(name)
                 if config.stream_scale and name in scaled:
                     tensor = tensor.scaled(config.stream_scale)
                 yield name, tensor
+
+
+def expert_names(config: LlmConfig, layer: int, expert: int) -> list[str]:
+    """The params (checkpoint tensors or row views) of an expert's
+    matrices, in `expert_matrices`' order."""
+    from xdsl_ane.models.checkpoint_use import expert_weights, gpt_oss_expert
+
+    if config.family.expert_layout == "gpt_oss":
+        return [view.name for view in gpt_oss_expert(config, layer, expert)]
+    return [config.weight_name(n) for n in expert_weights(config, layer, expert)]
 
 
 def write_experts(config: LlmConfig, checkpoint: Any, views, path) -> None:
