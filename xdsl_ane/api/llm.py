@@ -394,14 +394,15 @@ class PackageRunner:
             shape = record["shapes"][kind]
             offset = record["layers"][str(layer)][kind]
             table = np.ndarray(shape, np.float16, experts, offset)
+            rows, columns = shape[1:]
             for i, start in enumerate(range(0, len(picked), per)):
-                chosen = picked[start : start + per]
-                arrays[f"experts_{kind}_{i}"] = (
-                    table[chosen[0]] if per == 1 else table[chosen][None]
-                )
+                first, n = int(picked[start]), len(picked[start : start + per])
+                run = table[first : first + n]  # a view of the file
+                arrays[f"experts_{kind}_{i}"] = run.reshape(1, n * rows, 1, columns)
         dtype = values["routing"].dtype  # the program's precision
         return {
-            n: layout_of(a.shape).to_ane(a.astype(dtype)) for n, a in arrays.items()
+            n: layout_of(a.shape).to_ane(a.astype(dtype, copy=False))
+            for n, a in arrays.items()
         }
 
     def tokenizer(self) -> TextTokenizer:

@@ -6,8 +6,8 @@ unregistered) is counted by its name in `OTHER_OPS`, any other op one per
 result element. Bytes are inputs + outputs + weights at their declared
 element sizes: an operand made by a const or a constexpr op is a weight,
 counted at its storage (a constexpr op's own const operands, so 4-bit
-weights move 4 bits), a state operand at its tensor's size; a reshape
-that keeps the innermost axis is a view and moves nothing.
+weights move 4 bits), a state operand at its tensor's size; the views,
+slices and in-place state updates of `traffic` less.
 """
 
 from __future__ import annotations
@@ -79,11 +79,41 @@ def is_view(op: Operation) -> bool:
     return bool(source and result and source[-1] == result[-1])
 
 
+SLICES = ("mil.slice_by_size", "mil.slice_by_index")
+
+
+def owner_name(value: SSAValue) -> str:
+    owner = value.owner
+    return op_name(owner) if isinstance(owner, Operation) else ""
+
+
+def in_place(op: Operation) -> bool:
+    """A slice_update of a state's tensor as read_state gives it, or the
+    coreml_update_state storing such an update: Core ML updates a state's
+    buffer in place."""
+    name = op_name(op)
+    if name == "mil.coreml_update_state":
+        value = op.operands[1].owner
+        return isinstance(value, Operation) and in_place(value)
+    return name == "mil.slice_update" and owner_name(op.operands[0]) == (
+        "mil.read_state"
+    )
+
+
 def traffic(op: Operation) -> tuple[int, int]:
-    """(bytes moved: inputs + outputs + weights, of which weights); none
-    for a reshape that is a view."""
-    if is_view(op):
+    """(bytes moved: inputs + outputs + weights, of which weights). A
+    reshape that is a view moves none; a state is read where its readers
+    read it (read_state none, a slice of it what it takes), and updated
+    in place (slice_update the update's bytes, coreml_update_state none);
+    a slice reads and writes only what it takes."""
+    name = op_name(op)
+    if is_view(op) or name == "mil.read_state":
         return 0, 0
+    if in_place(op):
+        update = op.operands[1] if name == "mil.slice_update" else None
+        return (2 * value_bytes(update.type) if update is not None else 0), 0
+    if name in SLICES:
+        return 2 * sum(value_bytes(r.type) for r in op.results), 0
     weights = sum(weight_bytes(o) for o in op.operands if is_weight(o))
     inputs = sum(value_bytes(o.type) for o in op.operands if not is_weight(o))
     outputs = sum(value_bytes(r.type) for r in op.results)

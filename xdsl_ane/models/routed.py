@@ -59,15 +59,15 @@ def expert_matrices(config: LlmConfig) -> dict[str, tuple[int, int]]:
 
 def experts_per_input(config: LlmConfig, count: int) -> int:
     """How many of a segment's `count` experts one input holds. Decode's k
-    (fewer than all) take an input each: a slice of an input moves the
-    whole input, so k experts grouped would move k times their bytes. The
-    prefill's E experts are grouped, as many to an input as keep its
-    channels, experts × a matrix's columns, within the ANE's 16384."""
+    (fewer than all, not in a run of the file) take an input each, a view
+    of the file; the prefill's E experts are grouped, as many to an input
+    as keep its channels, experts × a matrix's rows, within the ANE's
+    16384."""
     assert config.moe is not None
     if count < config.moe.experts:
         return 1
-    columns = max(shape[1] for shape in expert_matrices(config).values())
-    return max(1, MAX_DIMENSION // columns)
+    rows = max(shape[0] for shape in expert_matrices(config).values())
+    return max(1, MAX_DIMENSION // rows)
 
 
 def expert_chunks(config: LlmConfig, count: int) -> list[tuple[int, int]]:
@@ -85,11 +85,13 @@ def expert_inputs(config: LlmConfig, count: int) -> list[str]:
     ]
 
 
-def expert_shape(count: int, matrix: tuple[int, int]) -> tuple[int, ...]:
+def expert_shape(count: int, matrix: tuple[int, int]) -> tuple[int, int, int, int]:
     """The shape of an input holding `count` experts' `matrix`-shaped
-    weights: [1, count, rows, columns], or the matrix itself for one
-    expert (no reshape to reach it)."""
-    return matrix if count == 1 else (1, count, *matrix)
+    weights: [1, count · rows, 1, columns], the ANE's own layout, in
+    which the experts file's rows are already laid out; so the runtime
+    passes a run of experts as a view of the file, no copy."""
+    rows, columns = matrix
+    return (1, count * rows, 1, columns)
 
 
 def cuts(config: LlmConfig) -> list[int]:
@@ -161,10 +163,10 @@ def routed_mlp(b: Any, h: SSAValue, inputs, layer: int) -> SSAValue:
     total, expert = None, 0
     for g in range(0, len(groups), kinds):
         group = groups[g : g + kinds]
-        shape = shape_of(group[0])
-        count = 1 if len(shape) == 2 else shape[1]
+        rows = [m[0] for m in expert_matrices(b.c).values()]
+        count = shape_of(group[0])[1] // rows[0]
         for j in range(count):
-            matrices = [expert_matrix(w, count, j) for w in group]
+            matrices = [expert_matrix(w, r, j) for w, r in zip(group, rows)]
             y = expert_mlp(b, h, matrices, layer)
             y = rlx.MulOp(y, rlx.NarrowOp(weights, 2, expert + j, 1).result).result
             total = y if total is None else rlx.AddOp(total, y).result
@@ -175,11 +177,13 @@ def routed_mlp(b: Any, h: SSAValue, inputs, layer: int) -> SSAValue:
     return total
 
 
-def expert_matrix(w: SSAValue, count: int, j: int) -> SSAValue:
-    """Expert `j`'s matrix of an input holding `count` experts."""
-    if count == 1:
-        return w
-    return rlx.ReshapeOp(rlx.NarrowOp(w, 1, j, 1).result, shape_of(w)[2:]).result
+def expert_matrix(w: SSAValue, rows: int, j: int) -> SSAValue:
+    """Expert `j`'s [rows, columns] matrix of an input of experts
+    (`expert_shape`): its rows, then a reshape that keeps the last axis (a
+    view)."""
+    if shape_of(w)[1] > rows:
+        w = rlx.NarrowOp(w, 1, j * rows, rows).result
+    return rlx.ReshapeOp(w, (rows, shape_of(w)[3])).result
 
 
 def expert_mlp(b: Any, h: SSAValue, matrices: list[SSAValue], layer: int):
