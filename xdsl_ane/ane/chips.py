@@ -46,12 +46,21 @@ class Chip:
     """Whether sin and cos run on the ANE (from A15)."""
     mixed_state_shapes: bool
     """Whether one model may hold states of different shapes."""
+    tops_int8: float | None = None
+    """Peak int8 × int8 throughput, where the chip computes int8 faster
+    than fp16 (None: at its fp16 peak)."""
     dispatch_s: float = DISPATCH_S
     knee: float = KNEE_FLOP_PER_BYTE
 
     @property
     def peak_flops(self) -> float:
         return self.tops_fp16 * 1e12
+
+    def peak(self, precision: str) -> float:
+        """FLOP/s at `precision` ("int8": int8 activations and weights)."""
+        if precision == "int8" and self.tops_int8 is not None:
+            return self.tops_int8 * 1e12
+        return self.peak_flops
 
     @property
     def bandwidth(self) -> float:
@@ -68,6 +77,9 @@ class Chip:
 # SRAM: ~16 MB (M1), ~24 MB (M2), ~24–32 MB (M4), spills start near 32 MB
 # (maderix/ANE ANE_INTERNALS.md); A14 shares M1's ANE generation, A15 M2's;
 # A16, A17, A18 and M3 have no figure and take M2's 24 MB.
+# int8: Apple's int8 figures (A17 Pro 35, A18 35); M4 the measured W8A8
+# 35.1 TOPS (maderix/ANE README: 1.88x its fp16); chips before A17/M4 run
+# int8 at their fp16 rate ("int8 figures from A17/M4 on").
 # sin/cos: "sin/cos from A15". States: "M1/A14 cannot compile states of
 # different shapes in one model".
 CHIPS: dict[str, Chip] = {
@@ -112,6 +124,7 @@ CHIPS: dict[str, Chip] = {
             sram_bytes=24 * MB,
             sin_cos=True,
             mixed_state_shapes=True,
+            tops_int8=35.0,
         ),
         Chip(
             name="a18",
@@ -122,6 +135,7 @@ CHIPS: dict[str, Chip] = {
             sram_bytes=24 * MB,
             sin_cos=True,
             mixed_state_shapes=True,
+            tops_int8=35.0,
         ),
         Chip(
             name="m1",
@@ -162,6 +176,7 @@ CHIPS: dict[str, Chip] = {
             sram_bytes=32 * MB,
             sin_cos=True,
             mixed_state_shapes=True,
+            tops_int8=35.1,
         ),
     )
 }

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from xdsl.dialects.builtin import f32, i8
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from xdsl_ane.ane.cost import input_elements, output_elements, pooling_flops
@@ -100,14 +101,58 @@ def in_place(op: Operation) -> bool:
     )
 
 
+INT8_COMPUTE = ("mil.conv", "mil.linear", "mil.matmul")
+"""The ops the ANE computes in int8 when their operands are int8."""
+
+
+def int8_data(value: SSAValue) -> bool:
+    """Whether `value` is held in int8: an activation dequantized from
+    int8 (the ANE fuses the dequantize into its reader), or a weight whose
+    constexpr op expands int8 data."""
+    owner = value.owner
+    if not isinstance(owner, Operation):
+        return False
+    name = op_name(owner)
+    if name == "mil.dequantize" or (
+        name.startswith("mil.constexpr_") and "lut" not in name
+    ):
+        data = owner.operands[0].type
+        return getattr(data, "element_type", None) == i8
+    return False
+
+
+def precision(op: Operation) -> str:
+    """ "int8" for a convolution, linear or matmul whose tensor operands
+    (but biases) are all int8 (W8A8), else its result's float width."""
+    if op_name(op) in INT8_COMPUTE:
+        operands = [o for o in op.operands[:2] if shape_of(o.type)]
+        if operands and all(int8_data(o) for o in operands):
+            return "int8"
+    element = getattr(op.results[0].type, "element_type", None) if op.results else None
+    return "fp32" if element == f32 else "fp16"
+
+
+def stored_bytes(value: SSAValue) -> int:
+    """What the ANE moves of an activation: a dequantized int8 tensor at
+    its int8 width, a result that only quantize reads at the quantized
+    width (the quantize fused into its producer), else its own."""
+    if isinstance(value.owner, Operation) and op_name(value.owner) == "mil.dequantize":
+        return value_bytes(value.owner.operands[0].type)
+    uses = [u.operation for u in value.uses]
+    if uses and all(op_name(u) == "mil.quantize" for u in uses):
+        return value_bytes(uses[0].results[0].type)
+    return value_bytes(value.type)
+
+
 def traffic(op: Operation) -> tuple[int, int]:
     """(bytes moved: inputs + outputs + weights, of which weights). A
     reshape that is a view moves none; a state is read where its readers
     read it (read_state none, a slice of it what it takes), and updated
     in place (slice_update the update's bytes, coreml_update_state none);
-    a slice reads and writes only what it takes."""
+    a slice reads and writes only what it takes; quantize and dequantize
+    are fused into their neighbours, which move int8 (`stored_bytes`)."""
     name = op_name(op)
-    if is_view(op) or name == "mil.read_state":
+    if is_view(op) or name in ("mil.read_state", "mil.quantize", "mil.dequantize"):
         return 0, 0
     if in_place(op):
         update = op.operands[1] if name == "mil.slice_update" else None
@@ -115,6 +160,6 @@ def traffic(op: Operation) -> tuple[int, int]:
     if name in SLICES:
         return 2 * sum(value_bytes(r.type) for r in op.results), 0
     weights = sum(weight_bytes(o) for o in op.operands if is_weight(o))
-    inputs = sum(value_bytes(o.type) for o in op.operands if not is_weight(o))
-    outputs = sum(value_bytes(r.type) for r in op.results)
+    inputs = sum(stored_bytes(o) for o in op.operands if not is_weight(o))
+    outputs = sum(stored_bytes(r) for r in op.results)
     return inputs + outputs + weights, weights

@@ -8,7 +8,8 @@ between units is a transfer.
 
 Latency, every part in µs and the total their sum:
 - an op on the ANE: max(FLOPs / peak, bytes / bandwidth), bytes being
-  inputs + outputs + weights; when that working set exceeds the chip's
+  inputs + outputs + weights (`cost.traffic`), the peak the chip's int8
+  one for int8 compute (`cost.precision`); when that working set exceeds the chip's
   SRAM, the excess is written out and read back: 2 · (bytes − SRAM) more
   bytes at the bandwidth;
 - an op on the GPU or the CPU: the same roofline at `OTHER_UNIT_SHARE` of
@@ -33,6 +34,7 @@ from xdsl_ane.ane.chips import DEFAULT_CHIP, Chip, get_chip
 from xdsl_ane.ane.rules import Unit, op_name
 from xdsl_ane.estimator.cost import (
     flops,
+    precision,
     traffic,
     value_bytes,
     weight_bytes,
@@ -72,6 +74,9 @@ class OpEstimate:
     us: float
     layer: str = ""
     spill_bytes: int = 0
+    precision: str = "fp16"
+    """What it computes in: "fp16", "fp32", or "int8" (int8 activations
+    and weights, at the chip's int8 peak where it has one)."""
 
     def row(self) -> dict:
         return {
@@ -82,6 +87,7 @@ class OpEstimate:
             "flops": self.flops,
             "bytes": self.bytes,
             "us": self.us,
+            "precision": self.precision,
             "function": self.function,
             "layer": self.layer,
         }
@@ -203,13 +209,14 @@ class Estimate:
 
 
 def op_time_us(
-    unit: Unit, op_flops: int, op_bytes: int, chip: Chip
+    unit: Unit, op_flops: int, op_bytes: int, chip: Chip, precision: str = "fp16"
 ) -> tuple[float, int]:
-    """(µs, spilled bytes) of one op on `unit`: the roofline, plus the SRAM
-    spill on the ANE."""
+    """(µs, spilled bytes) of one op on `unit`: the roofline (the ANE's
+    int8 peak for int8 compute), plus the SRAM spill on the ANE."""
     if unit == "ane":
         spill = 2 * max(0, op_bytes - chip.sram_bytes)
-        seconds = max(op_flops / chip.peak_flops, (op_bytes + spill) / chip.bandwidth)
+        peak = chip.peak(precision)
+        seconds = max(op_flops / peak, (op_bytes + spill) / chip.bandwidth)
         return seconds * 1e6, spill
     peak = chip.peak_flops * OTHER_UNIT_SHARE[unit]
     return max(op_flops / peak, op_bytes / chip.bandwidth) * 1e6, 0
@@ -290,7 +297,8 @@ def _estimate_function(result: Estimate, label: str, function: func.FuncOp) -> N
         unit = placement.unit
         op_flops = flops(op)
         op_bytes, weights = traffic(op)
-        us, spill = op_time_us(unit, op_flops, op_bytes, chip)
+        computed = precision(op)
+        us, spill = op_time_us(unit, op_flops, op_bytes, chip, computed)
         layer = layer_key(op) or layer
         shown = ", ".join("%" + names.get(r, "?") for r in op.results) or name
         result.ops.append(
@@ -307,6 +315,7 @@ def _estimate_function(result: Estimate, label: str, function: func.FuncOp) -> N
                 us,
                 layer,
                 spill,
+                computed,
             )
         )
         bound = 0
