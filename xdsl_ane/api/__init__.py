@@ -68,6 +68,9 @@ class CompiledModel:
     """Where the steps of `save` report (the command line's progress)."""
     compression: Any = None
     """What `mil-compress-weights` did (`CompressionReport`), if it ran."""
+    activations: Any = None
+    """What `--compress w8a8` made int8 of the activations
+    (`passes.quantize_activations.ActivationReport`), if it ran."""
     uncompressed: builtin.ModuleOp | None = field(default=None, repr=False)
     """The module as it was before `mil-compress-weights`, for the output
     error of the compression."""
@@ -308,6 +311,8 @@ class CompiledModel:
         lines.append(f"  weights: {self.weight_bytes():,} bytes in the blob")
         if self.compression is not None:
             lines.append("  " + self.compression.summary())
+            if self.activations is not None:
+                lines.append("  " + self.activations.summary())
             lines.append("  " + self.compression_output_error())
         if self.unused_weights:
             names = ", ".join(self.unused_weights[:5])
@@ -478,6 +483,7 @@ def compile(
     compress: str | None = None,
     compress_head: str = "same",
     compress_embedding: str = "none",
+    calibration: Mapping[str, np.ndarray] | str | Path | None = None,
 ) -> CompiledModel:
     """Compiles an rlx (or mil) program with `pipeline` (an `xdsl-opt` pass
     pipeline; default `ane-pipeline`) into a `CompiledModel`. The input
@@ -485,7 +491,9 @@ def compile(
     "lut4", "int4:per-block:32") appends `mil-compress-weights` to the
     pipeline, the LM head compressed as `compress_head` (a mode, "same" or
     "none") and the embedding as `compress_embedding`; the pass may also be
-    named in `pipeline` itself. A `torch.export.ExportedProgram`, an
+    named in `pipeline` itself. `compress="w8a8"` makes the weights int8
+    and the activations they multiply too, with scales from `calibration`
+    (`api/w8a8.py`). A `torch.export.ExportedProgram`, an
     `nn.Module` (exported on `example_args`) or a `.pt2` file is imported
     with `xdsl_ane.from_torch` first. An `ane-lint` of the pipeline
     (`ane-pipeline` has one unless `lint=false`) fails the compile on an
@@ -508,6 +516,7 @@ def compile(
                 compress=compress,
                 compress_head=compress_head,
                 compress_embedding=compress_embedding,
+                calibration=calibration,
             )
         except XdslAneError as e:  # named by the program, not "<module>"
             message = str(e).replace("<module>", imported.source, 1)
@@ -526,6 +535,7 @@ def compile(
             compress,
             compress_head,
             compress_embedding,
+            calibration,
         )
 
 
@@ -539,10 +549,16 @@ def _compile_module(
     compress: str | None,
     compress_head: str,
     compress_embedding: str,
+    calibration: Any = None,
 ) -> CompiledModel:
     """`compile` of a module or file (not a torch input), with the garbage
     collector paused by the caller."""
+    from xdsl_ane.api import w8a8
     from xdsl_ane.passes.compile_pipeline import run_pipeline
+
+    w8a8.check_calibration(compress, calibration)
+    activations = w8a8.is_w8a8(compress)
+    compress = w8a8.weight_mode(compress)
 
     where = (
         "<module>"
@@ -568,6 +584,9 @@ def _compile_module(
                 module, spec, source, allow_lint_errors, progress, all_weights
             )
             check_fp16_weights(module, all_weights, source)
+            report = (
+                w8a8.quantize(module, all_weights, calibration) if activations else None
+            )
         except BaseException:
             if prefetch is not None:
                 prefetch.release()
@@ -581,6 +600,7 @@ def _compile_module(
         unused_weights=unused,
         progress=progress,
         compression=run.compression,
+        activations=report,
         uncompressed=run.uncompressed,
         prefetch=prefetch,
     )

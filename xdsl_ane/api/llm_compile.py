@@ -87,6 +87,11 @@ class LlmOptions:
             raise XdslAneError(
                 f"{option('experts', self.experts)}: expected " + " or ".join(EXPERTS)
             )
+        if self.compress == "w8a8":
+            raise XdslAneError(
+                f"{option('compress', 'w8a8')}: int8 activations are not calibrated "
+                "for compile-llm yet (int8 weights: --compress int8)"
+            )
         if self.experts == "routed" and (
             self.compress is not None or self.layers_per_package is not None
         ):

@@ -68,11 +68,13 @@ def run_function(
     inputs: Sequence[np.ndarray],
     weights: Mapping[str, np.ndarray] | None = None,
     function: str | None = None,
+    listeners: tuple[Interpreter.Listener, ...] = (),
 ) -> list[np.ndarray]:
     """Interprets one function of `module` on numpy inputs and returns its
     results. Inputs must match the argument types exactly; a state
     argument takes a `StateBuffer`, which the call reads and updates
-    (`StatefulRuntime` below keeps them across calls). Raises
+    (`StatefulRuntime` below keeps them across calls); `listeners` see
+    each op interpreted (calibration's ranges). Raises
     `XdslAneError` (an `InterpretationError`, naming the op, when the
     program fails)."""
     f = find_function(module, function)
@@ -91,7 +93,7 @@ def run_function(
     from xdsl.interpreters.func import FuncFunctions
 
     store = WeightStore(weights)
-    interpreter = Interpreter(module)
+    interpreter = Interpreter(module, listeners=listeners)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(RlxFunctions(store))
     interpreter.register_implementations(MilFunctions(store))

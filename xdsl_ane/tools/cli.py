@@ -109,6 +109,13 @@ def add_compile_command(commands: Any) -> None:
     )
     add_chip_argument(compile_, "the chip of the summary's estimate")
     add_compress_arguments(compile_)
+    compile_.add_argument(
+        "--calibration",
+        metavar="FILE.npz",
+        help="with --compress w8a8: the activations' calibration samples, one "
+        "array per program input stacked along a new first axis (default: 8 "
+        "random samples)",
+    )
     compile_.set_defaults(handler=command_compile)
 
 
@@ -298,6 +305,7 @@ def command_compile(args: argparse.Namespace) -> int:
         target=args.target,
         allow_lint_errors=args.allow_lint_errors,
         progress=progress,
+        calibration=args.calibration,
         **compress_options(args),
     )
     if args.validate:

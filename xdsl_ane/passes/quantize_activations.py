@@ -1,0 +1,145 @@
+"""W8A8 (`--compress w8a8`): int8 activations into the convolutions,
+linears and matmuls whose weights `mil-compress-weights` made int8.
+
+Each such op's activation (its first operand) is calibrated: the program
+runs in the interpreter on the calibration samples and the largest |x|
+that op reads sets a per-tensor symmetric scale, s = max|x| / 127. The
+activation then goes through MIL's `quantize` (int8, zero point 0) and
+`dequantize` with that scale before the op reads it, the pair the ANE
+fuses into an int8 × int8 op on the chips that compute int8 faster
+(`estimator/cost.precision`). Several readers of one activation share one
+pair. What stays fp16 is counted for the summary: softmax, the norms, and
+matmuls of two activations (attention's scores and their product with the
+values), whose range a per-tensor scale serves badly.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import builtin
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Operation, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from xdsl_ane.dialects import mil
+from xdsl_ane.dialects.dense import dense_from_numpy
+from xdsl_ane.interpreter.core import run_function
+
+COMPUTE = ("mil.conv", "mil.linear", "mil.matmul")
+KEPT_FP16 = ("mil.softmax", "mil.layer_norm", "mil.batch_norm", "mil.rsqrt")
+"""The ops the summary names as kept in fp16 (with two-activation matmuls)."""
+INT8_MAX = 127
+
+
+def int8_weight(value: SSAValue) -> bool:
+    """Whether `value` is a weight its constexpr op expands from int8."""
+    owner = value.owner
+    if not isinstance(owner, Operation) or not owner.name.startswith("mil.constexpr_"):
+        return False
+    return getattr(owner.operands[0].type, "element_type", None) == builtin.i8
+
+
+def targets(module: builtin.ModuleOp) -> list[Operation]:
+    """The ops whose activation becomes int8: a conv, linear or matmul whose
+    weight operand (the second) is int8 and whose first is not a weight."""
+    return [
+        op
+        for op in module.walk()
+        if op.name in COMPUTE
+        and len(op.operands) > 1
+        and int8_weight(op.operands[1])
+        and not int8_weight(op.operands[0])
+    ]
+
+
+@dataclass
+class ActivationReport:
+    """What `quantize_activations` did, for the compile summary."""
+
+    activations: int
+    ops: int
+    samples: int
+    kept: Counter = field(default_factory=Counter)
+
+    def summary(self) -> str:
+        kept = ", ".join(f"{n} {kind}" for kind, n in sorted(self.kept.items()))
+        return (
+            f"w8a8: {self.activations} activations int8 (per-tensor scales from "
+            f"{self.samples} calibration samples) into {self.ops} convs, linears "
+            f"and matmuls; kept fp16: {kept or 'nothing'}"
+        )
+
+
+class _Ranges(Interpreter.Listener):
+    """The largest |x| each target op reads as its activation."""
+
+    def __init__(self, ops: Sequence[Operation]):
+        self.largest: dict[Operation, float] = dict.fromkeys(ops, 0.0)
+
+    def will_interpret_op(self, op: Operation, args) -> None:
+        if op in self.largest:
+            x = np.asarray(args[0], np.float32)
+            self.largest[op] = max(self.largest[op], float(np.max(np.abs(x))))
+
+
+def calibrate(
+    module: builtin.ModuleOp,
+    weights: Mapping[str, np.ndarray],
+    samples: Mapping[str, Sequence[Sequence[np.ndarray]]],
+    ops: Sequence[Operation],
+) -> dict[Operation, float]:
+    """Each target op's largest activation over every function's samples
+    (its arguments in the function's own layout)."""
+    ranges = _Ranges(ops)
+    for name, inputs in samples.items():
+        for sample in inputs:
+            run_function(module, sample, weights, name, listeners=(ranges,))
+    return ranges.largest
+
+
+def quantize_activations(
+    module: builtin.ModuleOp,
+    weights: Mapping[str, np.ndarray],
+    samples: Mapping[str, Sequence[Sequence[np.ndarray]]],
+) -> ActivationReport:
+    """Puts quantize / dequantize before each target op's activation, with
+    scales from running `samples` (by function name) through the
+    interpreter; returns the report."""
+    ops = targets(module)
+    largest = calibrate(module, weights, samples, ops)
+    pairs: dict[tuple[SSAValue, float], SSAValue] = {}
+    for op in ops:
+        x = op.operands[0]
+        scale = max(largest[op], 1e-6) / INT8_MAX
+        key = (x, scale)
+        if key not in pairs:
+            pairs[key] = quantized(x, scale)
+        op.operands[0] = pairs[key]
+    kept = Counter(
+        op.name.removeprefix("mil.")
+        for op in module.walk()
+        if op.name in KEPT_FP16
+        or (op.name == "mil.matmul" and not int8_weight(op.operands[1]))
+    )
+    count = sum(len(s) for s in samples.values())
+    return ActivationReport(len(pairs), len(ops), count, kept)
+
+
+def quantized(x: SSAValue, scale: float) -> SSAValue:
+    """dequantize(quantize(x)) with `scale`, built right after x is made."""
+    element = x.type.element_type  # type: ignore[attr-defined]
+    s = mil.ConstOp(dense_from_numpy(np.asarray(scale, np.float32), element))
+    q = mil.QuantizeOp(x, s.result)
+    d = mil.DequantizeOp(q.result, s.result)
+    owner = x.owner
+    point = (
+        InsertPoint.after(owner)
+        if isinstance(owner, Operation)
+        else InsertPoint.at_start(owner)  # a block argument: its block
+    )
+    Rewriter.insert_op([s, q, d], point)
+    return d.result
