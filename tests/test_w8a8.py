@@ -209,10 +209,38 @@ def coremltools_w8a8(model, x, samples, tmp_path, monkeypatch):
     return out
 
 
-def test_w8a8_error_beside_coremltools(cnn, tmp_path, monkeypatch) -> None:
+class Vit(torch.nn.Module):
+    """A tiny ViT encoder (transformers' ViTModel), its hidden states."""
+
+    def __init__(self) -> None:
+        import transformers
+
+        super().__init__()
+        config = transformers.ViTConfig(
+            image_size=32,
+            patch_size=8,
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=128,
+        )
+        self.vit = transformers.ViTModel(config, add_pooling_layer=False).eval()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.vit(pixel_values=x).last_hidden_state
+
+
+@pytest.mark.parametrize("name", ["cnn", "vit"])
+def test_w8a8_error_beside_coremltools(name, cnn, tmp_path, monkeypatch) -> None:
     """On the same program and calibration samples, our W8A8's error
-    against torch fp32 is at most 1.25x that of coremltools' own."""
-    model, x = cnn
+    against torch fp32 is at most 1.25x that of coremltools' own: the
+    small CNN, and a ViT (its attention's matmuls, softmax and norms kept
+    fp16)."""
+    if name == "cnn":
+        model, x = cnn
+    else:
+        torch.manual_seed(0)
+        model, x = Vit().eval(), torch.randn(1, 3, 32, 32)
     rng = np.random.default_rng(1)
     samples = rng.standard_normal((8, *x.shape)).astype(np.float32)
     theirs = coremltools_w8a8(model, x, list(samples), tmp_path, monkeypatch)
