@@ -256,3 +256,14 @@ def test_w8a8_error_beside_coremltools(name, cnn, tmp_path, monkeypatch) -> None
         return float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
 
     assert error(ours) <= 1.25 * error(theirs), (error(ours), error(theirs))
+
+
+def test_compile_model_takes_w8a8(tmp_path, capsys) -> None:
+    """compile-model's forward decoder layer: its projections read int8
+    activations (attention's matmuls, softmax and norms kept fp16)."""
+    out = tmp_path / "layer.mlpackage"
+    command = ["compile-model", "qwen3-0.6b", "--layers", "1", "--seq-len", "16"]
+    assert main([*command, "-o", str(out), "--compress", "w8a8"]) == 0
+    printed = capsys.readouterr().out
+    assert "w8a8: 4 activations int8" in printed
+    assert "into 7 convs, linears and matmuls; kept fp16: " in printed

@@ -137,6 +137,8 @@ def decoder_model(
     compiled = compile(module, weights=weights, progress=progress, **compression)
     if compiled.compression is not None:
         notes.append(compiled.compression.summary())
+        if compiled.activations is not None:
+            notes.append(compiled.activations.summary())
         notes.append(compiled.compression_output_error())
     # The model itself is written, with the fp16 copies of its weights
     # made while the passes ran: its first save uses and then frees them.
