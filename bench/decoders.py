@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 import tempfile
 import time
@@ -178,13 +180,40 @@ def compiled(args: argparse.Namespace) -> dict[str, Any]:
         "largest_blob_mb": round(max(f.stat().st_size for f in packages) / 2**20, 1),
     }
     path = getattr(package, "written", None) or out
-    functions = estimate(path).function_ms()
+    result |= decode_estimate(estimate(path), args.checkpoint)
+    return result
+
+
+def active_bytes(checkpoint: str) -> int:
+    """The fp16 bytes of the parameters one token uses: all of them but
+    the experts a token does not pick."""
+    from xdsl_ane.models.hf_config import llm_config
+    from xdsl_ane.weights.checkpoint import read_checkpoint
+
+    ck = read_checkpoint(checkpoint)
+    total = sum(math.prod(t.shape) for t in ck.tensors.values())
+    moe = llm_config(ck).moe
+    if moe is not None:
+        unpicked = moe.experts - moe.top_k
+        total -= (
+            len(moe.layers) * 3 * moe.ffn_size * ck.config["hidden_size"] * unpicked
+        )
+    return 2 * total
+
+
+def decode_estimate(estimated: Any, checkpoint: str) -> dict[str, Any]:
+    """The decode functions' estimated ms and tokens/s on the M4, and the
+    bytes their ops move over the active parameters' fp16 bytes."""
+    functions = estimated.function_ms()
     decode = sum(ms for name, ms in functions.items() if "decode" in name)
     if not decode:
         raise SystemExit(f"no decode function among {sorted(functions)}")
-    result["decode_ms_m4"] = round(decode, 3)
-    result["decode_tokens_per_s_m4"] = round(1000 / decode, 1)
-    return result
+    moved = sum(o.bytes for o in estimated.ops if "decode" in o.function)
+    return {
+        "decode_ms_m4": round(decode, 3),
+        "decode_tokens_per_s_m4": round(1000 / decode, 1),
+        "decode_bytes_over_active": round(moved / active_bytes(checkpoint), 3),
+    }
 
 
 def row(name: str, scratch: Path) -> dict[str, Any]:
@@ -208,6 +237,7 @@ def row(name: str, scratch: Path) -> dict[str, Any]:
         "decoders", [*arguments, "--options", json.dumps(options)], scratch, name
     )
     result |= {
+        "load_average": round(os.getloadavg()[0], 2),  # the machine's, 1 min
         "model": label,
         "fp16_weights_mb": round(fp16_mb, 1),
         "written_over_fp16_weights": round(result["written_mb"] / fp16_mb, 4),

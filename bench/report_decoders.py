@@ -18,11 +18,16 @@ def decoders_table(section: dict[str, Any]) -> str:
         "packages; the mixture of experts with `--experts routed`, its "
         "experts in OUT.experts.bin) in a process of their own. Decode: the "
         "estimate of the decode functions on the M4, one token per call "
-        "(routed: the k picked experts' weights only).",
+        "(routed: the k picked experts' weights only); the bytes its ops "
+        "move (weights, activations, the KV cache) over the fp16 bytes of the "
+        "parameters a token uses. Load: the machine's one-minute load average "
+        "after the row (other processes share its 2 cores; the compile time "
+        "grows with it).",
         "",
         "| model | compile+save s | peak RSS MB | written MB | over the fp16 "
-        "weights | largest blob MB | est. decode ms (m4) | est. tokens/s (m4) |",
-        "|---|---|---|---|---|---|---|---|",
+        "weights | largest blob MB | est. decode ms (m4) | est. tokens/s (m4) "
+        "| decode bytes / active fp16 | load |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in ORDER:
         row = section.get(name)
@@ -32,6 +37,14 @@ def decoders_table(section: dict[str, Any]) -> str:
             f"| {row['model']} | {row['compile_and_write_s']:.1f} | "
             f"{row['peak_rss_mb']:.0f} | {row['written_mb']:.0f} | "
             f"{row['written_over_fp16_weights']:.3f} | {row['largest_blob_mb']:.0f} | "
-            f"{row['decode_ms_m4']:.1f} | {row['decode_tokens_per_s_m4']:.1f} |"
+            f"{row['decode_ms_m4']:.1f} | {row['decode_tokens_per_s_m4']:.1f} | "
+            f"{row.get('decode_bytes_over_active', float('nan')):.2f} | "
+            f"{load_text(row)} |"
         )
     return "\n".join(lines)
+
+
+def load_text(row: dict[str, Any]) -> str:
+    """The row's load average, or "–" where it was not recorded."""
+    load = row.get("load_average")
+    return "–" if load is None else f"{load:.1f}"
