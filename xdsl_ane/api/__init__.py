@@ -553,12 +553,15 @@ def _compile_module(
 ) -> CompiledModel:
     """`compile` of a module or file (not a torch input), with the garbage
     collector paused by the caller."""
-    from xdsl_ane.api import w8a8
+    from xdsl_ane.api import auto_bits, w8a8
     from xdsl_ane.passes.compile_pipeline import run_pipeline
 
     w8a8.check_calibration(compress, calibration)
     activations = w8a8.is_w8a8(compress)
-    compress = w8a8.weight_mode(compress)
+    auto = compress if auto_bits.is_auto(compress) else None
+    if auto is not None:
+        auto_bits.budget(auto)  # a bad BITS fails before any work
+    compress = None if auto is not None else w8a8.weight_mode(compress)
 
     where = (
         "<module>"
@@ -587,6 +590,11 @@ def _compile_module(
             report = (
                 w8a8.quantize(module, all_weights, calibration) if activations else None
             )
+            if auto is not None:
+                run.uncompressed = module.clone()
+                run.compression = auto_bits.compress(
+                    module, all_weights, calibration, auto, compress_head
+                )
         except BaseException:
             if prefetch is not None:
                 prefetch.release()

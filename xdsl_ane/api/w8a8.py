@@ -33,9 +33,11 @@ def weight_mode(compress: str | None) -> str | None:
 
 
 def check_calibration(compress: str | None, calibration: Any) -> None:
-    if calibration is not None and not is_w8a8(compress):
+    auto = compress is not None and compress.startswith("auto:")
+    if calibration is not None and not (is_w8a8(compress) or auto):
         raise XdslAneError(
-            f"{option('calibration')}: applies only with {option('compress', W8A8)}"
+            f"{option('calibration')}: applies only with {option('compress', W8A8)} "
+            "or auto:BITS"
         )
 
 

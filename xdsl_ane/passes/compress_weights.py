@@ -9,7 +9,7 @@ constexpr ops, which Core ML decompresses at load time:
   output channel (`per-channel`, the default for int8) or per block of
   `group` input channels of each output channel (`per-block`, group 32 by
   default for int4);
-- `lut4`, `lut6`, `lut8`: `constexpr_lut_to_dense(indices, lut)`, w ≈
+- `lut2`, `lut3`, `lut4`, `lut6`, `lut8`: `constexpr_lut_to_dense(indices, lut)`, w ≈
   lut[index] with a k-means lookup table of 2^n values (`compression.kmeans`)
   per tensor or per group of `group` output channels
   (`per-grouped-channel`, group 16 by default; `per-channel` is group 1).
@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from xdsl.context import Context
@@ -63,8 +64,17 @@ from xdsl_ane.passes.compression import palettize, quantize_linear
 from xdsl_ane.weights.store import WeightStore
 
 PASS = "mil-compress-weights"
-MODES = {"int8": 8, "int4": 4, "lut4": 4, "lut6": 6, "lut8": 8}
-"""Each mode's bits per weight."""
+MODES = {
+    "int8": 8,
+    "int4": 4,
+    "lut2": 2,
+    "lut3": 3,
+    "lut4": 4,
+    "lut6": 6,
+    "lut8": 8,
+}
+"""Each mode's bits per weight (MIL's LUT indices are uint1 to uint4,
+uint6 or uint8: no lut5 or lut7)."""
 GRANULARITIES = ("per-tensor", "per-channel", "per-grouped-channel", "per-block")
 MODE_GRANULARITIES = {
     "int": ("per-tensor", "per-channel", "per-block"),
@@ -73,9 +83,7 @@ MODE_GRANULARITIES = {
 DEFAULT_GRANULARITY = {
     "int8": "per-channel",
     "int4": "per-block",
-    "lut4": "per-grouped-channel",
-    "lut6": "per-grouped-channel",
-    "lut8": "per-grouped-channel",
+    **{f"lut{n}": "per-grouped-channel" for n in (2, 3, 4, 6, 8)},
 }
 DEFAULT_GROUP = {"per-grouped-channel": 16, "per-block": 32}
 DEFAULT_MIN_SIZE = 2048
@@ -169,6 +177,10 @@ class CompressionPlan:
     head: CompressionSetting | None
     embedding: CompressionSetting | None
     min_size: int = DEFAULT_MIN_SIZE
+    per_weight: Mapping[str, CompressionSetting | None] | None = None
+    """Where given (`--compress auto:BITS`), each linear weight's own
+    setting by name (absent or None: left as is), in place of `linear`
+    and `head`."""
 
 
 @dataclass
@@ -189,6 +201,8 @@ class CompressionReport:
     """The compressed weights of a module, in program order."""
 
     weights: list[WeightCompression] = field(default_factory=list)
+    auto: Any = None
+    """`--compress auto:BITS`'s plan (`api.auto_bits.AutoReport`)."""
 
     def summary(self) -> str:
         """One line: how many weights, their size before and after, and
@@ -200,11 +214,12 @@ class CompressionReport:
         settings = sorted({w.setting.text() for w in self.weights})
         worst = max(self.weights, key=lambda w: w.relative_error)
         mean = float(np.mean([w.relative_error for w in self.weights]))
-        return (
+        line = (
             f"compression: {len(self.weights)} weights ({'; '.join(settings)}), "
             f"{before:,} -> {after:,} bytes; relative error mean {mean:.4f}, "
             f"max {worst.relative_error:.4f} ('{worst.name}')"
         )
+        return line if self.auto is None else line + "\n  " + self.auto.summary()
 
 
 # --- which weights, along which axes ---------------------------------------------
@@ -458,6 +473,8 @@ def choose_setting(
 ) -> CompressionSetting | None:
     if use.kind == "embedding":
         return plan.embedding
+    if plan.per_weight is not None:
+        return plan.per_weight.get(name)
     if is_head_name(name):
         return plan.head
     return plan.linear

@@ -48,8 +48,8 @@ def add_compress_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--compress",
         metavar="MODE[:GRANULARITY[:GROUP]]",
-        help="compress the weights of matmuls and convs: int8, int4, lut4, lut6 "
-        "or lut8, per-tensor, per-channel, per-grouped-channel (lut) or per-block "
+        help="compress the weights of matmuls and convs: int8, int4, lut2, lut3, "
+        "lut4, lut6 or lut8, per-tensor, per-channel, per-grouped-channel (lut) or per-block "
         "(int) (iOS18); or w8a8: int8 weights and the activations they multiply "
         "int8 too (not compile-llm yet)",
     )
