@@ -129,6 +129,8 @@ def test_compile_llm_refuses_w8a8_in_one_line(tmp_path) -> None:
 
     with pytest.raises(XdslAneError, match=r"^compress='w8a8': int8 activations"):
         compile_llm(tmp_path, compress="w8a8")
+    with pytest.raises(XdslAneError, match=r"^compress='auto:4.5': a mode per"):
+        compile_llm(tmp_path, compress="auto:4.5")
 
 
 class _Recorded:

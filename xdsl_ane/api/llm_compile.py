@@ -92,6 +92,11 @@ class LlmOptions:
                 f"{option('compress', 'w8a8')}: int8 activations are not calibrated "
                 "for compile-llm yet (int8 weights: --compress int8)"
             )
+        if self.compress is not None and self.compress.startswith("auto:"):
+            raise XdslAneError(
+                f"{option('compress', self.compress)}: a mode per weight is not "
+                "measured for compile-llm yet (one mode: --compress lut4, ...)"
+            )
         if self.experts == "routed" and (
             self.compress is not None or self.layers_per_package is not None
         ):
