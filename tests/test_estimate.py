@@ -785,3 +785,16 @@ def test_an_op_that_only_quantize_reads_writes_int8() -> None:
     first, _, _, second = estimate_module(module, "m4").ops
     n = 64 * 256
     assert (first.bytes, second.bytes) == (2 * n + n, n + 2 * n)
+
+
+def test_long_attention_softmax_reads_its_scores_three_times() -> None:
+    """Scores beyond the SRAM (16 heads of 2048 x 2048, 128 MiB on M4's 32)
+    are read three times (maximum, sum, normalization) and written once;
+    scores that fit are read once."""
+    m4 = get_chip("m4")
+    for s, reads in [(2048, 3), (256, 1)]:
+        t = f"tensor<1x16x{s}x{s}xf16>"
+        op = only(program(f"%x: {t}", f"%r = mil.softmax %x {{axis = -1 : i64}} : {t}"))
+        scores = 2 * 16 * s * s
+        assert op.bytes + op.spill_bytes == (reads + 1) * scores
+        assert op.us == pytest.approx((reads + 1) * scores / m4.bandwidth * 1e6)

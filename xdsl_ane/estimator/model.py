@@ -11,7 +11,9 @@ Latency, every part in µs and the total their sum:
   inputs + outputs + weights (`cost.traffic`), the peak the chip's int8
   one for int8 compute (`cost.precision`); when that working set exceeds the chip's
   SRAM, the excess is written out and read back: 2 · (bytes − SRAM) more
-  bytes at the bandwidth;
+  bytes at the bandwidth; a softmax beyond the SRAM (long-sequence
+  attention's scores) instead reads its input in three passes (maximum,
+  sum of exponentials, normalization);
 - an op on the GPU or the CPU: the same roofline at `OTHER_UNIT_SHARE` of
   the ANE's peak and the same (unified) memory bandwidth — an assumption:
   ANE_FACTS gives no CPU or GPU throughput;
@@ -208,13 +210,27 @@ class Estimate:
         }
 
 
+SOFTMAX_PASSES = 3
+"""A softmax reads its input three times when it does not fit the SRAM:
+for the maximum, for the sum of exponentials, and to normalize."""
+
+
 def op_time_us(
-    unit: Unit, op_flops: int, op_bytes: int, chip: Chip, precision: str = "fp16"
+    unit: Unit,
+    op_flops: int,
+    op_bytes: int,
+    chip: Chip,
+    precision: str = "fp16",
+    passes: int = 1,
 ) -> tuple[float, int]:
     """(µs, spilled bytes) of one op on `unit`: the roofline (the ANE's
-    int8 peak for int8 compute), plus the SRAM spill on the ANE."""
+    int8 peak for int8 compute), plus the SRAM spill on the ANE. With
+    `passes` > 1 (a softmax), a working set beyond the SRAM is read that
+    many times instead of spilled once."""
     if unit == "ane":
         spill = 2 * max(0, op_bytes - chip.sram_bytes)
+        if passes > 1 and spill:
+            spill = (passes - 1) * op_bytes // 2  # its input, again
         peak = chip.peak(precision)
         seconds = max(op_flops / peak, (op_bytes + spill) / chip.bandwidth)
         return seconds * 1e6, spill
@@ -298,7 +314,8 @@ def _estimate_function(result: Estimate, label: str, function: func.FuncOp) -> N
         op_flops = flops(op)
         op_bytes, weights = traffic(op)
         computed = precision(op)
-        us, spill = op_time_us(unit, op_flops, op_bytes, chip, computed)
+        passes = SOFTMAX_PASSES if name == "mil.softmax" else 1
+        us, spill = op_time_us(unit, op_flops, op_bytes, chip, computed, passes)
         layer = layer_key(op) or layer
         shown = ", ".join("%" + names.get(r, "?") for r in op.results) or name
         result.ops.append(
