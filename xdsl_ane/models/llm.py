@@ -61,18 +61,15 @@ from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.errors import XdslAneError, option
 from xdsl_ane.models.checkpoint_use import (
-    chunk_name,
     chunks,
     row_views,
     scaled_weights,
 )
 from xdsl_ane.models.configs import LlmConfig
-from xdsl_ane.models.constants import const
+from xdsl_ane.models.constants import const, scaled, softcapped
 from xdsl_ane.models.delta_net import DELTA_CONV_STATE, DELTA_STATE, delta_net
 from xdsl_ane.models.hf_config import (
     ACTIVATIONS,
-    EMBED,
-    head_name,
 )
 from xdsl_ane.models.kv_cache import cached, ring_cached, ring_positions
 from xdsl_ane.models.moe import experts_mlp
@@ -80,6 +77,7 @@ from xdsl_ane.models.rope import rope_tables
 from xdsl_ane.models.routed import cuts, segment_function, segment_outputs
 from xdsl_ane.models.short_conv import CONV_STATE, short_conv
 from xdsl_ane.models.ssm import SSM_CONV_STATE, SSM_STATE, ssm_mixer
+from xdsl_ane.models.vocab_tables import embedded_rows, head_logits
 from xdsl_ane.models.xielu import XIELU, softplus, xielu
 from xdsl_ane.weights.checkpoint import Checkpoint
 
@@ -324,19 +322,6 @@ def largest_magnitude(x: SSAValue) -> SSAValue:
     return rlx.ReshapeOp(largest, (1,)).result
 
 
-def scaled(x: SSAValue, factor: float) -> SSAValue:
-    """x · factor (a float32 constant), in x's rank."""
-    return rlx.MulOp(
-        x, const(np.full((1,) * len(shape_of(x)), factor, np.float32))
-    ).result
-
-
-def softcapped(x: SSAValue, cap: float) -> SSAValue:
-    """cap · tanh(x / cap), in x's rank."""
-    c = const(np.full((1,) * len(shape_of(x)), cap, np.float32))
-    return rlx.MulOp(rlx.TanhOp(rlx.DivOp(x, c).result).result, c).result
-
-
 ROPE_TABLES = {"full": "rope", "sliding": "rope.local"}
 """The RoPE tables' weight names (`rope.cos`, `rope.local.sin`) by the
 layers that read them; `rope.local` only where config.local_rope is set."""
@@ -439,42 +424,8 @@ class LlmBuilder:
         return rlx.RmsNormOp(x, gamma, eps).result
 
     def embed(self, ids: SSAValue) -> SSAValue:
-        """Rows of the table by id, gathered from chunks of ≤ chunk rows:
-        Σ_chunks where(start ≤ id < end, table_chunk[clamp(id − start)], 0)."""
-        c, s = self.c, shape_of(ids)[0]
-        parts = chunks(c.vocab_size, self.shape.chunk)
-        if len(parts) == 1:
-            return rlx.GatherOp(
-                self.param(EMBED, (c.vocab_size, c.hidden_size)), ids
-            ).result
-        total = None
-        zero = const(np.zeros((1, 1), np.float32))
-        for start, end in parts:
-            table = self.param(
-                chunk_name(EMBED, start, end), (end - start, c.hidden_size)
-            )
-            local = rlx.SubOp(ids, const(np.array([start], np.int32))).result
-            clamped = rlx.MinOp(
-                rlx.MaxOp(local, const(np.array([0], np.int32))).result,
-                const(np.array([end - start - 1], np.int32)),
-            ).result
-            rows = rlx.GatherOp(table, clamped).result
-            inside = rlx.CompareOp(
-                rlx.ReshapeOp(local, (s, 1)).result,
-                const(np.array([[end - start]], np.int32)),
-                "lt",
-            ).result
-            above = rlx.CompareOp(
-                rlx.ReshapeOp(local, (s, 1)).result,
-                const(np.array([[0]], np.int32)),
-                "ge",
-            ).result
-            rows = rlx.WhereOp(
-                inside, rlx.WhereOp(above, rows, zero).result, zero
-            ).result
-            total = rows if total is None else rlx.AddOp(total, rows).result
-        assert total is not None
-        return total
+        """Rows of the embedding by id (`vocab_tables.embedded_rows`)."""
+        return embedded_rows(self, ids)
 
     def split_heads(self, x: SSAValue, heads: int) -> SSAValue:
         s = shape_of(x)[1]
@@ -736,47 +687,6 @@ class LlmBuilder:
         out = rlx.MatmulOp(weights, values).result
         return rlx.ReshapeOp(out, (1, c.num_heads, s, c.head_dim)).result
 
-    def head(self, h: SSAValue) -> list[SSAValue]:
-        c = self.c
-        name = head_name(c)
-        parts = chunks(c.vocab_size, self.shape.chunk)
-        logits = []
-        for start, end in parts:
-            w_name = name if len(parts) == 1 else chunk_name(name, start, end)
-            w = self.param(w_name, (end - start, c.hidden_size))
-            y = rlx.MatmulOp(h, w, transpose_rhs=True).result
-            if c.logits_divisor is not None:
-                y = scaled(y, 1 / c.logits_divisor)
-            if c.final_softcap is not None:
-                y = softcapped(y, c.final_softcap)
-            logits.append(y)
-        if not self.shape.argmax:
-            return logits
-        return [self.next_token(logits, parts)]
-
-    def next_token(self, logits: list[SSAValue], parts) -> SSAValue:
-        """argmax over the chunks: each chunk's best (value, index + start),
-        then the chunk whose best is largest (the first on ties)."""
-        s = shape_of(logits[0])[0]
-        best = [rlx.ReduceMaxOp(x, [1], keep_dims=True).result for x in logits]
-        index = [
-            rlx.AddOp(
-                rlx.ReshapeOp(rlx.ArgmaxOp(x, axis=1).result, (s, 1)).result,
-                const(np.array([[start]], np.int32)),
-            ).result
-            for x, (start, _) in zip(logits, parts)
-        ]
-        if len(logits) == 1:
-            return rlx.ReshapeOp(index[0], (s,)).result
-        values = rlx.ConcatOp(best, 1).result
-        indices = rlx.ConcatOp(index, 1).result
-        winner = rlx.ReshapeOp(rlx.ArgmaxOp(values, axis=1).result, (s, 1)).result
-        picked = rlx.CompareOp(
-            winner, const(np.arange(len(logits), dtype=np.int32)[None, :]), "eq"
-        ).result
-        chosen = rlx.WhereOp(picked, indices, const(np.zeros((1, 1), np.int32))).result
-        return rlx.ReduceSumOp(chosen, [1]).result
-
     def positions(self, position: SSAValue, tokens: int):
         """cos, sin [S, D/2] at positions position + i, and the additive
         masks [1, 1, S, context]: causal (0 where key j ≤ position + i) and,
@@ -883,7 +793,7 @@ class LlmBuilder:
         """The final norm and the head over x [1, S, hidden]."""
         tokens = shape_of(x)[1]
         h = self.final_norm(x)
-        return self.head(rlx.ReshapeOp(h, (tokens, self.c.hidden_size)).result)
+        return head_logits(self, rlx.ReshapeOp(h, (tokens, self.c.hidden_size)).result)
 
     def final_norm(self, x: SSAValue) -> SSAValue:
         return self.rms_norm(x, self.base + "norm", 2 * self.c.num_layers)
