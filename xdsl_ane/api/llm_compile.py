@@ -563,11 +563,7 @@ def llm_part(
     model, of its package's compiled model and weights."""
     name, part, layers, package = plan_part
     part_decoder = decoder.part(part=part, layers=layers)
-    inputs = {
-        "embed": ["input_ids"],
-        "layers": ["hidden_states", "position"],
-        "head": ["hidden_states"],
-    }[part]
+    inputs = part_decoder.input_names()
     states = cache_states(part_decoder) if layers else {}
     functions = ENDS_FUNCTIONS if package == ENDS and part == "embed" else {}
     # Core ML's names: a layers package takes and returns hidden_states,

@@ -19,6 +19,7 @@ from xdsl_ane.models.configs import (
     MoeConfig,
     SsmShape,
 )
+from xdsl_ane.models.layer_fields import layer_fields
 from xdsl_ane.models.xielu import XIELU
 from xdsl_ane.weights.checkpoint import Checkpoint
 
@@ -42,7 +43,7 @@ the same function; any other name but XIELU (Apertus's, with learned
 parameters: models/xielu.py) is refused."""
 
 
-ROPE_TYPES = ("default", "linear", "llama3", "yarn", "longrope")
+ROPE_TYPES = ("default", "linear", "llama3", "yarn", "longrope", "proportional")
 
 
 IGNORED_FIELDS = {
@@ -223,6 +224,12 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     biases = config_biases(read, family)
     rotary_dim = rotary_dim_of(read, family, head_dim)
     window = sliding_window(read, family, num_layers)
+    vocab = read.integer("vocab_size")
+    per_layer = (
+        layer_fields(read, heads, kv_heads, head_dim, vocab, window)
+        if family.layer_fields
+        else {}
+    )
     parallel = family.parallel_residual and c.get("use_parallel_residual", True)
     if not isinstance(parallel, bool):
         raise read.error(
@@ -236,7 +243,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         num_kv_heads=kv_heads,
         head_dim=head_dim,
         ffn_size=ffn_size_of(read, family, hidden),
-        vocab_size=read.integer("vocab_size"),
+        vocab_size=vocab,
         rms_eps=(
             read.number("layer_norm_eps", 1e-5, positive=True)
             if family.layer_norm
@@ -265,6 +272,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         local_rope=local_rope,
         moe=moe_config(read, family, num_layers),
         **window,
+        **per_layer,
     )
 
 
@@ -288,10 +296,12 @@ def refuse_unsupported(read: ConfigReader) -> None:
         raise read.error(
             "add_cross_attention", "is true: cross-attention layers are not supported"
         )
-    if read.flag("use_bidirectional_attention"):
+    # "vision": image tokens see each other both ways; text stays causal
+    bidirectional = read.c.get("use_bidirectional_attention")
+    if bidirectional not in (None, False, "vision"):
         raise read.error(
             "use_bidirectional_attention",
-            "is true: only causal (decoder) attention is supported",
+            f"is {bidirectional!r}: only causal (decoder) attention is supported",
         )
     if read.c.get("quantization_config"):
         raise read.error(
@@ -317,16 +327,18 @@ def moe_config(read: ConfigReader, family: Family, num_layers: int) -> MoeConfig
     expert's width, the routing, and which layers are MoE."""
     if not family.experts:
         return None
+    if family.experts_switch and not read.flag(family.experts_switch):
+        return None
     name = (
         "num_experts" if read.c.get("num_experts") is not None else "num_local_experts"
     )
     experts = read.integer(
         name, minimum=0 if family.sparse_layers or family.shared_mlp else 1
     )
-    top_k = read.integer("num_experts_per_tok")
+    top_k = read.integer(family.topk_field)
     if experts and top_k > experts:
         raise read.error(
-            "num_experts_per_tok", f"is {top_k}; more than the {experts} experts"
+            family.topk_field, f"is {top_k}; more than the {experts} experts"
         )
     layers = set(range(num_layers)) if experts else set()
     if family.sparse_layers:
@@ -362,6 +374,8 @@ def attention_scale_of(
 ) -> float | None:
     """Attention's scale where it is not head_dim^−½ (None)."""
     scale = None
+    if family.unscaled_scores:
+        return 1.0
     if family.query_scale:
         scale = read.number("query_pre_attn_scalar", head_dim, positive=True) ** -0.5
     if read.c.get("scale_attn_weights") is False:  # GPT-2's: unscaled scores
@@ -661,7 +675,9 @@ def rope_partial(read: ConfigReader) -> float:
     """partial_rotary_factor: top-level or in rope_parameters (default 1)."""
     partial = read.number("partial_rotary_factor", 1.0)
     for field in ("rope_parameters", "rope_scaling"):
-        if isinstance(read.c.get(field), dict):
+        rope = read.c.get(field)
+        # proportional RoPE's factor zeroes angles of the whole head instead
+        if isinstance(rope, dict) and rope.get("rope_type") != "proportional":
             partial = read.number("partial_rotary_factor", partial, field)
     if not 0 < partial <= 1:
         raise read.error("partial_rotary_factor", f"is {partial}; expected (0, 1]")
@@ -704,12 +720,21 @@ def rope_config(
         ],
         "yarn": ["original_max_position_embeddings"],
         "longrope": ["original_max_position_embeddings"],
+        "proportional": [],
     }[rope_type]
     scaling: dict[str, Any] = {"rope_type": rope_type}
     for key in keys:
         if rope.get(key) is None:
             raise read.error(f"{field}.{key}", f"is missing (rope type {rope_type})")
         scaling[key] = read.number(key, 0.0, field, positive=True)
+    if rope_type == "proportional":  # the rotated share of each head's angles
+        scaling["factor"] = read.number("factor", 1.0, field, positive=True)
+        partial = read.number("partial_rotary_factor", 1.0, field)
+        if not 0 <= partial <= 1:
+            raise read.error(
+                f"{field}.partial_rotary_factor", f"is {partial}; expected [0, 1]"
+            )
+        scaling["partial_rotary_factor"] = partial
     if rope_type in ("yarn", "longrope"):
         # transformers' defaults: factor from the two lengths, the rest None
         old = scaling["original_max_position_embeddings"]
@@ -756,18 +781,20 @@ def sliding_window(read: ConfigReader, family: Family, num_layers: int) -> dict:
                 "layer_types", f"has {unknown}; supported: " + ", ".join(LAYER_TYPES)
             )
     none: dict[str, Any] = {"sliding_window": None, "sliding_layers": frozenset()}
-    if c.get("sliding_window") is None:
+    if c.get("sliding_window") is None and family.default_window is None:
         return none
     if (family.layer_types and family.window_switch) or family.sliding_switch:
         if not read.flag("use_sliding_window"):
             return none
-    window = read.integer("sliding_window")
+    window = read.integer("sliding_window", family.default_window)
     if not family.layer_types:
         layers = set(range(num_layers))
     elif types is None:
         layers = default_sliding_layers(read, family, num_layers)
     else:
         layers = {i for i, t in enumerate(types) if t == "sliding_attention"}
+    if family.layer_fields:  # Gemma 4's config class makes the last layer full
+        layers.discard(num_layers - 1)
     if not layers:
         return none
     return {"sliding_window": window, "sliding_layers": frozenset(layers)}
