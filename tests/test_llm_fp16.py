@@ -162,6 +162,29 @@ def test_calibrating_a_part_at_a_time_matches_the_whole_program(tmp_path, family
     assert whole[0] > 0
 
 
+def test_a_layer_scalar_below_1_counts_the_stream_inside_its_layer(tmp_path):
+    """Gemma 4's layer_scalar shrinks a layer's output, not the stream its
+    second norm and branch ends see: the check takes each layer's largest
+    |x| after the scalar divided by it."""
+    from xdsl_ane.models.calibration import part_maxima
+
+    scaled_checkpoint(tmp_path, "gemma4_text", ("layer_scalar",), 1e-3)
+    checkpoint = read_checkpoint(tmp_path)
+    config = llm_config(checkpoint)
+    decoder = Decoder(config, LlmShape(context=16, prefill=4))
+    prompts = calibration_prompts(decoder)
+    after = part_maxima(checkpoint, config, decoder.shape, prompts)
+    inside = residual_maxima(checkpoint, decoder, prompts)
+    scalars = [
+        float(checkpoint.tensor(f"model.layers.{i}.layer_scalar")[0])
+        for i in range(config.num_layers)
+    ]
+    assert all(0 < s < 1e-2 for s in scalars)
+    np.testing.assert_allclose(
+        inside, [after[0]] + [m / s for m, s in zip(after[1:], scalars)], rtol=1e-6
+    )
+
+
 def test_a_post_norm_family_past_the_range_names_the_layer(tmp_path, capsys):
     """OLMo 2 reads the stream without a norm: no rescaling keeps its
     outputs, so compile-llm refuses in one line and writes nothing."""

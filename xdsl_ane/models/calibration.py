@@ -38,7 +38,8 @@ def residual_maxima(
     checkpoint: Checkpoint, decoder: Decoder, prompts: list[list[int]]
 ) -> list[float]:
     """The largest |hidden state| over `prompts` of the embedding and after
-    each layer (num_layers + 1 values), from the fp32 program
+    each layer (num_layers + 1 values; inside it where a layer scalar
+    shrinks its output: `before_scalars`), from the fp32 program
     (shape.probe) in the interpreter, prefill calls as the package makes
     them. With RoPE (the stream is the embedding's output) the program
     runs a part at a time, the embedding and then each layer over every
@@ -46,8 +47,28 @@ def residual_maxima(
     a time rather than all of them."""
     config, shape = decoder.config, decoder.shape
     if config.family.rope:
-        return part_maxima(checkpoint, config, shape, prompts)
-    return probe_maxima(checkpoint, config, shape, prompts)
+        maxima = part_maxima(checkpoint, config, shape, prompts)
+    else:
+        maxima = probe_maxima(checkpoint, config, shape, prompts)
+    return before_scalars(checkpoint, config, maxima)
+
+
+def before_scalars(
+    checkpoint: Checkpoint, config: LlmConfig, maxima: list[float]
+) -> list[float]:
+    """`maxima` with each layer's own larger where the stream inside it,
+    before its `layer_scalar` s (Family.layer_scalar), is: the largest
+    |x| after it divided by |s|, exactly (its second norm and the
+    branches' ends read the stream before s)."""
+    if not config.family.layer_scalar:
+        return maxima
+    inside = list(maxima)
+    for layer in range(config.num_layers):
+        name = config.weight_name(f"model.layers.{layer}.layer_scalar")
+        scalar = abs(float(np.asarray(checkpoint.tensor(name)).reshape(-1)[0]))
+        if 0 < scalar < 1:
+            inside[layer + 1] = maxima[layer + 1] / scalar
+    return inside
 
 
 def probe_maxima(
