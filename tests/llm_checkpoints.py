@@ -22,7 +22,26 @@ SMALL = dict(
 def family_config(family: str, tied: bool = False, layers: int = 2, **overrides):
     """transformers' config of `family` at the SMALL size; `overrides` are
     config fields set on top (attention_bias=True, hidden_act="gelu")."""
+    import transformers
 
+    if family == "gemma4":  # Gemma 4 text with a tiny vision encoder beside
+        vision = transformers.Gemma4VisionConfig(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            head_dim=16,
+            position_embedding_size=64,
+        )
+        text = family_config("gemma4_text", tied, layers, **overrides)
+        return transformers.Gemma4Config(  # token 3 is the image's placeholder
+            text_config=text,
+            vision_config=vision,
+            audio_config=None,
+            image_token_id=3,
+            tie_word_embeddings=tied,
+        )
     fields = dict(SMALL, tie_word_embeddings=tied, num_hidden_layers=layers)
     if family == "qwen3":
         fields.update(head_dim=16, rms_norm_eps=1e-6)

@@ -62,6 +62,7 @@ CASES = [
     ("granitemoe", False, None, "float32"),
     ("gpt_oss", True, None, "float32"),
     ("gemma4_text", True, None, "float32"),
+    ("gemma4", True, "100KB", "float32"),
 ]
 
 

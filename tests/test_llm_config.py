@@ -1105,3 +1105,27 @@ def test_gemma4_default_configs_are_read():
         shapes = Decoder(config, LlmShape(context=4096, prefill=64)).cache_shapes()
         assert shapes["key_cache"] == (5, *full_heads[:1], 4096, 512)
         assert shapes["local_key_cache"] == (25, 4, 512, 256)
+
+
+def test_gemma4_multimodal_checkpoint_is_read_for_its_text(tmp_path, capsys):
+    """A Gemma4ForConditionalGeneration checkpoint (Google's form: the
+    decoder's fields in text_config, its tensors under
+    model.language_model., a vision encoder beside) compiles to its text
+    decoder, the image placeholder embedded as padding as the multimodal
+    model does without an image; the fp16 package gives transformers'
+    12 greedy tokens for a prompt holding the placeholder (3)."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "gemma4", tied=True)
+    out = tmp_path / "llm.mlpackage"
+    compile_llm(checkpoint, context=32, prefill=4, chunk=128).save(out)
+    assert PackageRunner(out).record["family"] == "gemma4"
+    capsys.readouterr()
+    command = ["generate", str(out), "--prompt-ids", "5,3,17,200,3,99,42"]
+    assert (
+        main([*command, "--max-new-tokens", "12", "--reference", str(checkpoint)]) == 0
+    )
+    assert capsys.readouterr().out.splitlines()[-1] == "same tokens"
+    path = checkpoint / "config.json"
+    path.write_text(json.dumps(json.loads(path.read_text()) | {"text_config": None}))
+    with pytest.raises(XdslAneError, match="field 'text_config' is None"):
+        llm_config(read_checkpoint(checkpoint))

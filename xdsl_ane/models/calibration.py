@@ -189,28 +189,35 @@ def embedding_rows(
     program (a gather, then the family's scales), without widening a
     vocabulary's rows to float32 for a few hundred ids; the per-layer
     embedding's rows alike, with the rest of its program's weights."""
-    used = sorted({0, *(int(t) for _, _, ids in calls for t in ids)})
+
+    def own(t: int) -> int:  # placeholders read the pad's rows (padded_ids)
+        return config.pad_id if t in config.padded_ids else t
+
+    used = sorted({own(0), *(own(int(t)) for _, _, ids in calls for t in ids)})
     index = {t: i for i, t in enumerate(used)}
-    rows = replace(config, vocab_size=len(used), per_layer_vocab=len(used))
+    rows = replace(
+        config, vocab_size=len(used), per_layer_vocab=len(used), padded_ids=()
+    )
     whole = max(shape.chunk, len(used))  # the tables unchunked
     module = Decoder(rows, replace(shape, part="embed", layers=None, chunk=whole))
     module = module.build()
     tables = {config.weight_name(EMBED): config.hidden_size}  # gpt_neox.embed_in
+    per_layer = config.weight_name(PER_LAYER_TABLE)
     if config.per_layer_width:
-        tables[PER_LAYER_TABLE] = config.num_layers * config.per_layer_width
+        tables[per_layer] = config.num_layers * config.per_layer_width
     weights: dict[str, Any] = {
         op.param_name.data: checkpoint.lazy(op.param_name.data, shape_of(op.result))
         for op in module.walk()
         if isinstance(op, rlx.ParamOp) and op.param_name.data not in tables
     }
     for name, width in tables.items():
-        height = config.per_layer_vocab if name == PER_LAYER_TABLE else None
+        height = config.per_layer_vocab if name == per_layer else None
         table = checkpoint.lazy(name, (height or config.vocab_size, width))
         weights[name] = np.concatenate([table.read_rows(t, t + 1) for t in used])
     renumbered = []
     for _, _, ids in calls:
         padded = np.zeros(shape.prefill, np.int32)
-        padded[: len(ids)] = [index[int(t)] for t in ids]
+        padded[: len(ids)] = [index[own(int(t))] for t in ids]
         renumbered.append(padded)
     return module, weights, renumbered
 

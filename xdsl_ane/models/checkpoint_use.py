@@ -67,7 +67,8 @@ def row_views(config: LlmConfig, chunk: int) -> dict[str, RowView]:
     if config.per_layer_width:  # in chunks too, or its first vocab_size rows
         rows = (config.per_layer_vocab, config.num_layers * config.per_layer_width)
         if len(parts) > 1 or rows[0] != config.vocab_size:
-            views += [RowView(PER_LAYER_TABLE, s, e, rows) for s, e in parts]
+            name = config.weight_name(PER_LAYER_TABLE)
+            views += [RowView(name, s, e, rows) for s, e in parts]
     moe = config.moe
     if moe is not None and config.family.expert_layout == "gpt_oss":
         views += gpt_oss_views(config)
@@ -209,14 +210,17 @@ def check_all_used(
     also: set[str] = frozenset(),
 ) -> None:
     """Every tensor of the checkpoint is read by one of `modules` (or is
-    HARMLESS), so a tensor the config does not account for (a layer past
+    HARMLESS, or of another modality's encoder: Family.other_towers), so a tensor the config does not account for (a layer past
     num_hidden_layers, a bias the config turns off) is an error naming it,
     not silently dropped. A tied checkpoint may also hold lm_head.weight
     when it equals the embedding table. `chunk`: the most rows of a
     chunk of the embedding and the head (LlmShape.chunk)."""
     used = read_names(modules, row_views(config, chunk)) | set(also)
+    towers = config.family.other_towers  # a multimodal checkpoint's encoders
     unused = [
-        n for n in checkpoint.tensors if n not in used and not n.endswith(HARMLESS)
+        n
+        for n in checkpoint.tensors
+        if n not in used and not n.endswith(HARMLESS) and not n.startswith(towers)
     ]
     head, embed = config.weight_name("lm_head.weight"), config.weight_name(EMBED)
     if config.tied and head in unused:

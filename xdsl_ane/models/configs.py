@@ -214,6 +214,14 @@ class Family:
     layer_scalar: bool = False
     """Each layer's output, the whole stream, times its `layer_scalar`
     (Gemma 4)."""
+    text_config: bool = False
+    """A multimodal checkpoint read for its text decoder: the fields are
+    config.json's `text_config`, the image, video and audio placeholders
+    are embedded as padding (as the multimodal model embeds them without
+    their media) and the tensors of `other_towers` are not read."""
+    other_towers: tuple[str, ...] = ()
+    """Name prefixes of the checkpoint's tensors of the other modalities'
+    encoders (Family.text_config)."""
     layer_fields: bool = False
     """Gemma 4's per-layer fields (`models/layer_fields.py`): the full
     layers' own head size and KV heads (`global_head_dim`,
@@ -551,12 +559,30 @@ FAMILIES = {
         expert_width="moe_intermediate_size",
         fused_experts=True,
         normed_experts=True,
+        defaults=(("tie_word_embeddings", True),),
         renames=(
             ("mlp.experts.gate_up_proj.weight", "experts.gate_up_proj"),
             ("mlp.experts.down_proj.weight", "experts.down_proj"),
         ),
     ),
 }
+FAMILIES["Gemma4ForConditionalGeneration"] = replace(
+    FAMILIES["Gemma4ForCausalLM"],
+    name="gemma4",
+    text_config=True,
+    renames=(
+        *FAMILIES["Gemma4ForCausalLM"].renames,
+        ("model.", "model.language_model."),
+    ),
+    other_towers=(
+        "model.vision_tower.",
+        "model.audio_tower.",
+        "model.embed_vision.",
+        "model.embed_audio.",
+    ),
+)
+"""Gemma 4's multimodal checkpoints (as Google publishes them), read for
+their text decoder."""
 
 
 @dataclass(frozen=True)
@@ -725,6 +751,10 @@ class LlmConfig:
     none."""
     per_layer_vocab: int = 0
     """The per-layer embedding's rows (vocab_size_per_layer_input)."""
+    padded_ids: tuple[int, ...] = ()
+    """Token ids embedded as `pad_id` (the image, video and audio
+    placeholders of a multimodal checkpoint read for its text)."""
+    pad_id: int = 0
 
     ssm: SsmShape | None = None
     """A Mamba2 mixer's sizes (Family.ssm_mixers; `models/ssm.py`)."""

@@ -89,6 +89,13 @@ IGNORED_FIELDS = {
     "load-balancing loss",
     "router_jitter_noise": "training only: Mixtral scales the router's input by "
     "noise in training alone",
+    "vision_config": "the image encoder of a multimodal checkpoint, not run for "
+    "text (its tensors: Family.other_towers)",
+    "audio_config": "the audio encoder of a multimodal checkpoint, not run for text",
+    "boi_token_id": "a token of the text vocabulary, embedded as any other",
+    "eoi_token_id": "a token of the text vocabulary, embedded as any other",
+    "boa_token_id": "a token of the text vocabulary, embedded as any other",
+    "eoa_token_index": "a token of the text vocabulary, embedded as any other",
 }
 """Fields of the supported families' configs (transformers 5.23) that do not
 change what the model computes; every other field of theirs is read by
@@ -118,8 +125,11 @@ class ConfigReader:
         where: str,
         aliases: dict[str, str] | None = None,
         defaults: dict[str, bool] | None = None,
+        prefix: str = "",
     ):
-        self.c, self.where = config, where
+        self.c, self.where, self.prefix = config, where, prefix
+        """`prefix` names the object of config.json that holds the fields
+        (`text_config.`), in errors."""
         self.defaults = defaults or {}
         """Flags whose default is true in the family's config class."""
         self.aliases = aliases or {}
@@ -128,7 +138,7 @@ class ConfigReader:
 
     def error(self, name: str, message: str) -> XdslAneError:
         name = self.aliases.get(name, name)
-        return XdslAneError(f"{self.where}: field '{name}' {message}")
+        return XdslAneError(f"{self.where}: field '{self.prefix}{name}' {message}")
 
     def integer(self, name: str, default: int | None = None, minimum: int = 1) -> int:
         value = self.c.get(self.aliases.get(name, name))
@@ -182,10 +192,8 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     computes is honoured, or refused in one line naming it (an unsupported
     architecture lists the supported ones); IGNORED_FIELDS says which do
     not."""
-    c = checkpoint.config
-    where = str(checkpoint.directory / "config.json")
-    family = config_family(c, where)
-    read = ConfigReader(c, where, dict(family.aliases), dict(family.defaults))
+    family, read = config_reader(checkpoint)
+    c = read.c
     refuse_unsupported(read)
     hidden = read.integer("hidden_size")
     heads = read.integer("num_attention_heads")
@@ -273,7 +281,55 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         moe=moe_config(read, family, num_layers),
         **window,
         **per_layer,
+        **placeholders(read, family),
     )
+
+
+def config_reader(checkpoint: Checkpoint) -> tuple[Family, ConfigReader]:
+    """The family of config.json and the reader of its decoder's fields:
+    its own, or a multimodal checkpoint's `text_config` (Family.text_config)."""
+    where = str(checkpoint.directory / "config.json")
+    family = config_family(checkpoint.config, where)
+    read = ConfigReader(
+        decoder_fields(checkpoint.config, family, where),
+        where,
+        dict(family.aliases),
+        dict(family.defaults),
+        "text_config." if family.text_config else "",
+    )
+    return family, read
+
+
+def decoder_fields(
+    c: dict[str, Any], family: Family, where: str = "config.json"
+) -> dict[str, Any]:
+    """config.json's fields of the decoder: the whole of it, or of a
+    multimodal checkpoint (Family.text_config) its `text_config` with the
+    placeholders of the other modalities (the multimodal model embeds
+    them as padding) and the tying of the head (the multimodal model's
+    own, which transformers reads)."""
+    if not family.text_config:
+        return c
+    text = c.get("text_config")
+    if not isinstance(text, dict):
+        raise XdslAneError(
+            f"{where}: field 'text_config' is {text!r}; expected an object"
+        )
+    shared = {n: c[n] for n in (*PLACEHOLDERS, "tie_word_embeddings") if n in c}
+    return text | shared | {"architectures": c.get("architectures")}
+
+
+PLACEHOLDERS = ("image_token_id", "video_token_id", "audio_token_id")
+"""A multimodal checkpoint's tokens that stand for an image, video or
+audio, embedded as padding without their media."""
+
+
+def placeholders(read: ConfigReader, family: Family) -> dict[str, Any]:
+    """padded_ids and pad_id of a multimodal checkpoint read for its text."""
+    if not family.text_config:
+        return {}
+    ids = tuple(read.integer(n, minimum=0) for n in PLACEHOLDERS if n in read.c)
+    return {"padded_ids": ids, "pad_id": read.integer("pad_token_id", minimum=0)}
 
 
 def config_family(c: dict[str, Any], where: str) -> Family:

@@ -92,7 +92,11 @@ from xdsl_ane.models.rope import rope_tables
 from xdsl_ane.models.routed import cuts, segment_function, segment_outputs
 from xdsl_ane.models.short_conv import short_conv
 from xdsl_ane.models.ssm import ssm_mixer
-from xdsl_ane.models.vocab_tables import embedded_rows, head_logits
+from xdsl_ane.models.vocab_tables import (
+    embedded_rows,
+    head_logits,
+    padded_placeholders,
+)
 from xdsl_ane.models.xielu import XIELU, softplus, xielu
 from xdsl_ane.weights.checkpoint import Checkpoint
 
@@ -848,6 +852,7 @@ class LlmBuilder:
         per-layer inputs beside it (`per_layer`) where the model has them."""
         c = self.c
         tokens = shape_of(ids)[0]
+        ids = padded_placeholders(self, ids)
         x = rlx.ReshapeOp(self.embed(ids), (1, tokens, c.hidden_size)).result
         if c.family.scaled_embedding:  # √hidden rounded to float32, as Gemma's
             scale = np.full((1, 1, 1), np.sqrt(c.hidden_size), np.float32)

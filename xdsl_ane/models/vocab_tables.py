@@ -59,6 +59,18 @@ def embedded_rows(
     return total
 
 
+def padded_placeholders(b: Any, ids: SSAValue) -> SSAValue:
+    """The ids with config.padded_ids (a multimodal checkpoint's image,
+    video and audio placeholders) replaced by pad_id, as its model does
+    before either embedding where no media comes with them."""
+    c = b.c
+    for placeholder in c.padded_ids:
+        found = rlx.CompareOp(ids, const(np.array([placeholder], np.int32)), "eq")
+        pad = const(np.array([c.pad_id], np.int32))
+        ids = rlx.WhereOp(found.result, pad, ids).result
+    return ids
+
+
 def head_logits(b: Any, h: SSAValue) -> list[SSAValue]:
     """The logits [S, rows] of each chunk of the head's rows, with the
     family's divisor and soft-cap; with argmax, the next token [S]."""
