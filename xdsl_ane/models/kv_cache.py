@@ -160,7 +160,8 @@ def layer_kv(b: Any, layer: int, k, v, mask, position, caches):
         keys = ring_cached(b, caches["local_key_cache"], layer, k, index)
         values = ring_cached(b, caches["local_value_cache"], layer, v, index)
     else:
-        name = next(n for n, ls in b.decoder.cache_layers().items() if layer in ls)
+        held = b.decoder.cache_layers()
+        name = next(n for n in KEY_STATES if layer in held.get(n, ()))
         keys = cached(b, caches[name], layer, k, position, name)
         values = cached(b, caches[KEY_STATES[name]], layer, v, position, name)
     b.shared_kv[layer if source is None else source] = (keys, values)

@@ -635,8 +635,8 @@ class LlmBuilder:
         one), else the dense MLP (and Gemma 4's experts beside it after:
         `layer`)."""
         c = self.c
-        experts = c.moe is not None and layer in c.moe.layers
-        if experts and not c.family.normed_experts:
+        mixture = c.moe is not None and layer in c.moe.layers
+        if mixture and not c.family.normed_experts:
             experts = experts_mlp(self, h, layer)
             if not c.family.shared_mlp:
                 return experts
