@@ -22,7 +22,26 @@ SMALL = dict(
 def family_config(family: str, tied: bool = False, layers: int = 2, **overrides):
     """transformers' config of `family` at the SMALL size; `overrides` are
     config fields set on top (attention_bias=True, hidden_act="gelu")."""
+    import transformers
 
+    if family == "gemma4":  # Gemma 4 text with a tiny vision encoder beside
+        vision = transformers.Gemma4VisionConfig(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            head_dim=16,
+            position_embedding_size=64,
+        )
+        text = family_config("gemma4_text", tied, layers, **overrides)
+        return transformers.Gemma4Config(  # token 3 is the image's placeholder
+            text_config=text,
+            vision_config=vision,
+            audio_config=None,
+            image_token_id=3,
+            tie_word_embeddings=tied,
+        )
     fields = dict(SMALL, tie_word_embeddings=tied, num_hidden_layers=layers)
     if family == "qwen3":
         fields.update(head_dim=16, rms_norm_eps=1e-6)
@@ -49,6 +68,30 @@ def family_config(family: str, tied: bool = False, layers: int = 2, **overrides)
             layer_types=["sliding_attention", "full_attention"],
             sliding_window=6,
             query_pre_attn_scalar=24,
+            final_logit_softcapping=5.0,
+        )
+    elif family == "gemma4_text":
+        # sliding and full layers in turn, the full ones with heads of
+        # their own (one KV head of 32, its keys its values); the last two
+        # layers read the first two's keys and values, with MLPs twice as
+        # wide; per-layer inputs of 8; 4 experts (top 2) beside each MLP
+        layers = max(layers, 4)
+        fields.update(
+            num_hidden_layers=layers,
+            head_dim=16,
+            global_head_dim=32,
+            num_global_key_value_heads=1,
+            attention_k_eq_v=True,
+            layer_types=["sliding_attention", "full_attention"] * (layers // 2),
+            sliding_window=6,
+            num_kv_shared_layers=2,
+            use_double_wide_mlp=True,
+            hidden_size_per_layer_input=8,
+            vocab_size_per_layer_input=300,
+            enable_moe_block=True,
+            num_experts=4,
+            top_k_experts=2,
+            moe_intermediate_size=32,
             final_logit_softcapping=5.0,
         )
     elif family == "gpt_neox":  # every head its own key and value
@@ -234,8 +277,20 @@ def write_checkpoint(
     model_class = model_class_of(family)
     model = model_class(config).eval()
     with torch.no_grad():  # norms away from 1, biases from 0, xIELU's per layer
+        for name, p in model.named_buffers():  # Gemma 4's, saved
+            if name.endswith(".layer_scalar"):
+                p.copy_(0.5 + torch.rand_like(p))
         for name, p in model.named_parameters():
-            per_layer = (".act_fn.", ".A_log", ".D", "dt_bias", "_proj_bias", ".sinks")
+            per_layer = (
+                ".act_fn.",
+                ".A_log",
+                ".D",
+                "dt_bias",
+                "_proj_bias",
+                ".sinks",
+                ".router.scale",
+                ".per_expert_scale",
+            )
             if (
                 "norm" in name
                 or name.endswith(".bias")
@@ -247,6 +302,7 @@ def write_checkpoint(
             routers = (
                 ".mlp.gate.weight",
                 ".router.weight",
+                ".router.proj.weight",
                 ".router.layer.weight",
                 ".mlp.router.bias",
             )

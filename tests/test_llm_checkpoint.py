@@ -61,6 +61,8 @@ CASES = [
     ("olmoe", True, None, "float32"),
     ("granitemoe", False, None, "float32"),
     ("gpt_oss", True, None, "float32"),
+    ("gemma4_text", True, None, "float32"),
+    ("gemma4", True, "100KB", "float32"),
 ]
 
 

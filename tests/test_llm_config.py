@@ -138,6 +138,16 @@ def honoured(directory, family: str, **fields) -> None:
             {"mlp_only_layers": [], "decoder_sparse_step": 2, "norm_topk_prob": False},
         ),
         ("olmoe", {"norm_topk_prob": True, "num_experts_per_tok": 3}),
+        # Gemma 4 with each of its features off in turn, biases on, a
+        # per-layer table of more rows than the vocabulary, the full
+        # layers' heads 2 of 32 with values of their own
+        ("gemma4_text", {"enable_moe_block": False}),
+        # (transformers fails on shared layers without per-layer inputs)
+        ("gemma4_text", {"hidden_size_per_layer_input": 0, "num_kv_shared_layers": 0}),
+        ("gemma4_text", {"num_kv_shared_layers": 0}),
+        ("gemma4_text", {"use_double_wide_mlp": False, "attention_bias": True}),
+        ("gemma4_text", {"vocab_size_per_layer_input": 320}),
+        ("gemma4_text", {"attention_k_eq_v": False}),
     ],
     ids=lambda v: v if isinstance(v, str) else ",".join(v),
 )
@@ -318,6 +328,42 @@ LLAMA3 = {
             "field 'residual_multiplier' is 0.0; expected a number > 0",
         ),
         ("mistral", {"sliding_window": 0}, "field 'sliding_window' is 0; expected an"),
+        (
+            "gemma4_text",
+            {"use_bidirectional_attention": "all"},
+            "field 'use_bidirectional_attention' is 'all': only causal",
+        ),
+        (
+            "gemma4_text",
+            {"vocab_size_per_layer_input": 200},
+            "field 'vocab_size_per_layer_input' is 200, below vocab_size 300",
+        ),
+        (
+            "gemma4_text",
+            {"num_kv_shared_layers": 3},
+            "field 'num_kv_shared_layers' is 3: layer 1's kind has no earlier",
+        ),
+        (
+            "gemma4_text",
+            {"per_layer_config": {"0": {"head_dim": 32}}},
+            "field 'per_layer_config' changes a sliding layer's heads",
+        ),
+        (
+            "gemma4_text",
+            {"per_layer_config": {"1": {"intermediate_size": 32}}},
+            "field 'per_layer_config' must map layer indices to head_dim and "
+            "num_key_value_heads alone",
+        ),
+        (
+            "gemma4_text",
+            {"per_layer_config": {"1": {"head_dim": 32}, "3": {"head_dim": 64}}},
+            "field 'per_layer_config' gives the full layers different heads",
+        ),
+        (
+            "gemma4_text",
+            {"top_k_experts": 5},
+            "field 'top_k_experts' is 5; more than the 4 experts",
+        ),
         ("llama", {"vocab_size": 0}, "field 'vocab_size' is 0; expected an integer"),
         (
             "olmoe",
@@ -375,8 +421,9 @@ def test_every_field_of_the_families_is_read_or_ignored():
     one or the other."""
     import xdsl_ane.models.configs as configs
     import xdsl_ane.models.hf_config as hf_config
+    import xdsl_ane.models.layer_fields as layer_fields
 
-    source = inspect.getsource(hf_config) + inspect.getsource(configs)
+    source = "".join(inspect.getsource(m) for m in (hf_config, configs, layer_fields))
     classes = {
         family.name: getattr(transformers, arch).config_class
         for arch, family in FAMILIES.items()
@@ -483,6 +530,21 @@ def test_sliding_layers_follow_the_config(tmp_path):
                 "layer_types": None,
             },
             {1},
+        ),
+        # Gemma 4: every 6th full, and the last always (here of 4)
+        (
+            "gemma4_text",
+            {"layer_types": None, "num_kv_shared_layers": 0, "per_layer_config": None},
+            {0, 1, 2},
+        ),
+        (
+            "gemma4_text",
+            {
+                "layer_types": ["sliding_attention"] * 4,
+                "num_kv_shared_layers": 0,
+                "per_layer_config": None,
+            },
+            {0, 1, 2},
         ),
     ]
     for i, (family, fields, layers) in enumerate(cases):
@@ -942,3 +1004,136 @@ def test_routed_experts_in_several_inputs(tmp_path, monkeypatch):
     assert tokens == dense[0]
     for got, ref in zip(logits, dense[1]):
         np.testing.assert_array_equal(got, ref)
+
+
+def test_gemma4_package_generates_transformers_tokens(tmp_path, capsys):
+    """Gemma 4 text (full layers with heads of their own, keys as values,
+    value norms, proportional RoPE, per-layer inputs, two layers sharing
+    the first two's keys and values, experts beside each MLP, layer
+    scalars) through the fp16 package, as `generate --reference` checks
+    it: transformers' 12 greedy tokens after a prompt of two prefill
+    chunks, the sliding layers in a ring of their own shape; the estimate
+    places every op; training is refused naming architectures."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "gemma4_text", tied=True, dtype="bfloat16")
+    out = tmp_path / "llm.mlpackage"
+    package = compile_llm(checkpoint, context=32, prefill=4, chunk=128)
+    package.save(out)
+    states = {k: v["shape"] for k, v in package.manifest_record["states"].items()}
+    assert states == {  # layers 2 and 3 read layers 0 and 1's
+        "key_cache": [1, 1, 32, 32],
+        "value_cache": [1, 1, 32, 32],
+        "local_key_cache": [1, 2, 6, 16],
+        "local_value_cache": [1, 2, 6, 16],
+    }
+    from xdsl_ane.api.estimation import estimate
+
+    report = estimate(package, "m4")
+    products = [o for o in report.ops if o.op in ("conv", "matmul", "softmax")]
+    assert products and all(o.unit == "ane" for o in products)
+    assert report.total_ms > 0
+    capsys.readouterr()
+    prompt = "5,17,200,3,99,42,7"
+    command = ["generate", str(out), "--prompt-ids", prompt, "--max-new-tokens"]
+    assert main([*command, "12", "--reference", str(checkpoint)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == "same tokens", lines
+    from xdsl_ane.api.train import training_setup
+
+    with pytest.raises(XdslAneError, match="architectures: gemma4_text models"):
+        training_setup(checkpoint, 8)
+
+
+def test_gemma4_config_of_the_hub_form(tmp_path):
+    """A config.json as Google's checkpoints write it: global_head_dim and
+    num_global_key_value_heads rather than per_layer_config, and no
+    sliding_window (512: beyond the context, yet the sliding layers keep
+    their heads apart from the full ones'): the fp32 program gives
+    transformers' logits and tokens."""
+    checkpoint = edited(
+        tmp_path,
+        "gemma4_text",
+        per_layer_config=None,
+        global_head_dim=32,
+        num_global_key_value_heads=1,
+        sliding_window=None,
+    )
+    config = llm_config(read_checkpoint(checkpoint))
+    assert config.sliding_window == 512 and config.global_heads == (1, 32)
+    assert config.kv_sources == ((2, 0), (3, 1))
+    model = transformers.Gemma4ForCausalLM.from_pretrained(checkpoint).eval()
+    shape = LlmShape(context=16, prefill=8)
+    assert_same_greedy(
+        program_greedy(checkpoint, PROMPT, STEPS, shape),
+        reference_greedy(model, PROMPT, STEPS),
+    )
+
+
+def test_gemma4_default_configs_are_read():
+    """Gemma4TextConfig's defaults (per-layer inputs of 256 over 262144
+    rows, every 6th layer full with heads of 512, proportional RoPE of a
+    quarter of them) and a mixture-of-experts one as the 26B-A4B's (128
+    experts, top 8, 2 KV heads of the full layers, keys as values): the
+    config reads and the caches take each kind's heads."""
+    from pathlib import Path
+
+    from xdsl_ane.models.llm import Decoder
+    from xdsl_ane.weights.checkpoint import Checkpoint
+
+    experts = dict(
+        enable_moe_block=True,
+        num_experts=128,
+        top_k_experts=8,
+        moe_intermediate_size=704,
+        attention_k_eq_v=True,
+        num_global_key_value_heads=2,
+        hidden_size_per_layer_input=0,
+    )
+    for fields, full_heads in [({}, (4, 512)), (experts, (2, 512))]:
+        saved = transformers.Gemma4TextConfig(**fields).to_dict()
+        saved["architectures"] = ["Gemma4ForCausalLM"]
+        config = llm_config(Checkpoint(Path("ckpt"), saved))
+        assert config.global_heads == full_heads
+        assert (config.num_kv_heads, config.head_dim) == (4, 256)
+        full = set(range(config.num_layers)) - config.sliding_layers
+        assert full == {5, 11, 17, 23, 29} and config.sliding_window == 512
+        assert config.rope_scaling == {
+            "rope_type": "proportional",
+            "factor": 1.0,
+            "partial_rotary_factor": 0.25,
+        }
+        assert config.local_rope == (10000.0, None)
+        assert config.keys_as_values == bool(fields)
+        if fields:
+            assert config.moe is not None and config.per_layer_width is None
+            assert (config.moe.experts, config.moe.top_k) == (128, 8)
+        else:
+            assert config.moe is None
+            assert (config.per_layer_width, config.per_layer_vocab) == (256, 262144)
+        shapes = Decoder(config, LlmShape(context=4096, prefill=64)).cache_shapes()
+        assert shapes["key_cache"] == (5, *full_heads[:1], 4096, 512)
+        assert shapes["local_key_cache"] == (25, 4, 512, 256)
+
+
+def test_gemma4_multimodal_checkpoint_is_read_for_its_text(tmp_path, capsys):
+    """A Gemma4ForConditionalGeneration checkpoint (Google's form: the
+    decoder's fields in text_config, its tensors under
+    model.language_model., a vision encoder beside) compiles to its text
+    decoder, the image placeholder embedded as padding as the multimodal
+    model does without an image; the fp16 package gives transformers'
+    12 greedy tokens for a prompt holding the placeholder (3)."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(checkpoint, "gemma4", tied=True)
+    out = tmp_path / "llm.mlpackage"
+    compile_llm(checkpoint, context=32, prefill=4, chunk=128).save(out)
+    assert PackageRunner(out).record["family"] == "gemma4"
+    capsys.readouterr()
+    command = ["generate", str(out), "--prompt-ids", "5,3,17,200,3,99,42"]
+    assert (
+        main([*command, "--max-new-tokens", "12", "--reference", str(checkpoint)]) == 0
+    )
+    assert capsys.readouterr().out.splitlines()[-1] == "same tokens"
+    path = checkpoint / "config.json"
+    path.write_text(json.dumps(json.loads(path.read_text()) | {"text_config": None}))
+    with pytest.raises(XdslAneError, match="field 'text_config' is None"):
+        llm_config(read_checkpoint(checkpoint))

@@ -35,9 +35,16 @@ pytestmark = pytest.mark.slow
 PROMPT = [5, 17, 200, 3, 99]
 
 
-def scaled_checkpoint(directory, family: str, names: tuple[str, ...], factor: float):
+def scaled_checkpoint(
+    directory,
+    family: str,
+    names: tuple[str, ...],
+    factor: float,
+    divided: tuple[str, ...] = (),
+):
     """A tiny checkpoint with the tensors whose names contain one of `names`
-    multiplied by `factor` (then read back by transformers as its reference)."""
+    multiplied by `factor` and those of `divided` divided by it (then read
+    back by transformers as its reference)."""
     from safetensors.torch import load_file, save_file
 
     write_checkpoint(directory, family)
@@ -46,6 +53,8 @@ def scaled_checkpoint(directory, family: str, names: tuple[str, ...], factor: fl
     for name in tensors:
         if any(n in name for n in names):
             tensors[name] = tensors[name] * factor
+        if any(n in name for n in divided):
+            tensors[name] = tensors[name] / factor
     save_file(tensors, path, metadata={"format": "pt"})
     return directory
 
@@ -102,12 +111,18 @@ def test_norm_inputs_are_divided_before_the_stream_overflows(tmp_path):
         # of the stacked experts
         ("mixtral", ("o_proj", "w2"), 1.5e6),
         ("granitemoe", ("o_proj", "output_linear"), 1.5e6),
+        # Gemma 4's stream passes into its router's norm and, without a
+        # norm, into the gate of its per-layer inputs (divided: the gate's
+        # activation sees values near 0, where it is not linear)
+        ("gemma4_text", ("post_feedforward_layernorm.", "post_per_layer_input"), 3e4),
     ],
 )
 def test_rescaling_leaves_the_fp32_program_unchanged(tmp_path, family, names, factor):
     """The rescaled program in fp32 gives the original's logits (the
     scales are powers of two; eps moves with them)."""
-    checkpoint = read_checkpoint(scaled_checkpoint(tmp_path, family, names, factor))
+    divided = ("per_layer_input_gate",) if family == "gemma4_text" else ()
+    checkpoint = scaled_checkpoint(tmp_path, family, names, factor, divided)
+    checkpoint = read_checkpoint(checkpoint)
     config = llm_config(checkpoint)
     shape = LlmShape(context=16, prefill=4)
     decoder = Decoder(config, shape)
@@ -126,12 +141,13 @@ def test_rescaling_leaves_the_fp32_program_unchanged(tmp_path, family, names, fa
     np.testing.assert_allclose(outputs[1], outputs[0], rtol=1e-5, atol=1e-5 * scale)
 
 
-@pytest.mark.parametrize("family", ["llama", "gemma3_text", "gpt_neox"])
+@pytest.mark.parametrize("family", ["llama", "gemma3_text", "gpt_neox", "gemma4_text"])
 def test_calibrating_a_part_at_a_time_matches_the_whole_program(tmp_path, family):
     """part_maxima (the embedding over the rows the prompts read, then a
     layer at a time) finds the maxima the whole fp32 probe program finds,
     a chunked table, Gemma's scaled embedding and GPT-NeoX's own tensor
-    names included."""
+    names included; Gemma 4's per-layer inputs and shared keys and values
+    passed from part to part."""
     from xdsl_ane.models.calibration import part_maxima, probe_maxima
 
     write_checkpoint(tmp_path, family)
@@ -144,6 +160,29 @@ def test_calibrating_a_part_at_a_time_matches_the_whole_program(tmp_path, family
     assert len(whole) == config.num_layers + 1
     np.testing.assert_allclose(parts, whole, rtol=1e-5)
     assert whole[0] > 0
+
+
+def test_a_layer_scalar_below_1_counts_the_stream_inside_its_layer(tmp_path):
+    """Gemma 4's layer_scalar shrinks a layer's output, not the stream its
+    second norm and branch ends see: the check takes each layer's largest
+    |x| after the scalar divided by it."""
+    from xdsl_ane.models.calibration import part_maxima
+
+    scaled_checkpoint(tmp_path, "gemma4_text", ("layer_scalar",), 1e-3)
+    checkpoint = read_checkpoint(tmp_path)
+    config = llm_config(checkpoint)
+    decoder = Decoder(config, LlmShape(context=16, prefill=4))
+    prompts = calibration_prompts(decoder)
+    after = part_maxima(checkpoint, config, decoder.shape, prompts)
+    inside = residual_maxima(checkpoint, decoder, prompts)
+    scalars = [
+        float(checkpoint.tensor(f"model.layers.{i}.layer_scalar")[0])
+        for i in range(config.num_layers)
+    ]
+    assert all(0 < s < 1e-2 for s in scalars)
+    np.testing.assert_allclose(
+        inside, [after[0]] + [m / s for m, s in zip(after[1:], scalars)], rtol=1e-6
+    )
 
 
 def test_a_post_norm_family_past_the_range_names_the_layer(tmp_path, capsys):

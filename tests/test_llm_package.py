@@ -613,6 +613,7 @@ def test_stamped_layer_packages_are_the_packages_a_compile_writes(
         ("qwen3_5", {"layers": 4}),
         ("granitemoehybrid", {"layers": 2, "num_local_experts": 4}),
         ("gpt_oss", {"layers": 2}),
+        ("gemma4_text", {"layers": 4}),
     ],
 )
 def test_new_mixers_split_and_compress_like_the_whole_package(tmp_path, family, fields):

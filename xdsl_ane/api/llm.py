@@ -500,40 +500,43 @@ class PackageRunner:
 def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:
     """Fails unless `checkpoint` is a checkpoint directory that compile-llm
     reads (with its messages: a missing directory or file, a truncated
-    shard, an unsupported field) holding a model of the package's shape,
-    so that `--reference` fails before anything runs rather than inside
-    transformers after the tokens."""
+    shard, an unsupported field) holding a model of the package's shape
+    (family, vocabulary, and the states of each package: layers, heads and
+    head sizes), so that `--reference` fails before anything runs rather
+    than inside transformers after the tokens."""
     from xdsl_ane.models.hf_config import llm_config
+    from xdsl_ane.models.llm import Decoder, LlmShape
     from xdsl_ane.weights.checkpoint import read_checkpoint
 
     config = llm_config(read_checkpoint(checkpoint))
-    parts = record.get("packages", [record])
-    caches = [
-        state["shape"]
-        for p in parts
-        for name, state in (p.get("states") or {}).items()
-        if name.endswith("key_cache")
-    ]
-    package = {
-        "family": record["family"],
-        "vocab_size": record["vocab_size"],
-        "num_hidden_layers": sum(shape[0] for shape in caches),
-        "num_key_value_heads": caches[0][1],
-        "head_dim": caches[0][3],
-    }
-    reference = {
-        "family": config.family.name,
-        "vocab_size": config.vocab_size,
-        "num_hidden_layers": config.num_layers,
-        "num_key_value_heads": config.num_kv_heads,
-        "head_dim": config.head_dim,
-    }
+    flag = option("checkpoint", checkpoint, flag="--reference")
+    package = {"family": record["family"], "vocab_size": record["vocab_size"]}
+    reference = {"family": config.family.name, "vocab_size": config.vocab_size}
     for key, value in package.items():
         if reference[key] != value:
             raise XdslAneError(
-                f"{option('checkpoint', checkpoint, flag='--reference')}: {key} is "
-                f"{reference[key]}, the "
-                f"package's is {value} (not the checkpoint it was compiled from)"
+                f"{flag}: {key} is {reference[key]}, the package's is {value} (not "
+                "the checkpoint it was compiled from)"
+            )
+    split = "packages" in record
+    for part in record.get("packages", [record]):
+        layers = part.get("layers")
+        kind = "layers" if layers else "embed" if split else "all"
+        shape = LlmShape(
+            record["context"],
+            record["prefill"],
+            part=kind,
+            layers=tuple(layers) if layers else None,
+        )
+        theirs = {
+            name: list(dims)
+            for name, dims in Decoder(config, shape).cache_shapes().items()
+        }
+        ours = {name: s["shape"] for name, s in (part.get("states") or {}).items()}
+        if theirs != ours:
+            raise XdslAneError(
+                f"{flag}: its states are {theirs}, the package's {ours} (not the "
+                "checkpoint it was compiled from)"
             )
 
 

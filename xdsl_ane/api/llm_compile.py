@@ -133,7 +133,11 @@ class LlmCompilation:
     package) and the manifest's `llm` record, built step by step."""
 
     def __init__(self, checkpoint: str | Path, options: LlmOptions):
-        from xdsl_ane.models.hf_config import check_table_shapes, llm_config
+        from xdsl_ane.models.hf_config import (
+            check_table_shapes,
+            decoder_fields,
+            llm_config,
+        )
         from xdsl_ane.weights.checkpoint import read_checkpoint
 
         self.options = options
@@ -142,7 +146,8 @@ class LlmCompilation:
         config = llm_config(self.checkpoint)
         check_table_shapes(self.checkpoint, config)
         self.text_files = read_text_files(checkpoint)
-        self.eos = eos_token_ids(self.text_files, self.checkpoint.config, checkpoint)
+        fields = decoder_fields(self.checkpoint.config, config.family)
+        self.eos = eos_token_ids(self.text_files, fields, checkpoint)
         self.decoder = Decoder(config, options.shape)
         self.decoder.check(str(Path(self.source) / "config.json"))
         if options.experts == "routed":
@@ -576,11 +581,7 @@ def llm_part(
     model, of its package's compiled model and weights."""
     name, part, layers, package = plan_part
     part_decoder = decoder.part(part=part, layers=layers)
-    inputs = {
-        "embed": ["input_ids"],
-        "layers": ["hidden_states", "position"],
-        "head": ["hidden_states"],
-    }[part]
+    inputs = part_decoder.input_names()
     states = cache_states(part_decoder) if layers else {}
     functions = ENDS_FUNCTIONS if package == ENDS and part == "embed" else {}
     # Core ML's names: a layers package takes and returns hidden_states,

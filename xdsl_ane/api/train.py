@@ -52,8 +52,16 @@ def check_trainable(config: Any, where: str) -> None:
     """Refuses, in one line naming the config field, a feature of `config`
     the training kernels do not compute: every family of the architecture
     table trains, with GPT-2's `scale_attn_by_inverse_layer_idx`, an
-    activation without a backward (xIELU has its own: models/xielu.py) and a
-    mixture of experts refused."""
+    activation without a backward (xIELU has its own: models/xielu.py), a
+    mixture of experts, recurrent mixers and Gemma 4's per-layer fields
+    refused."""
+    if config.family.layer_fields:
+        raise XdslAneError(
+            f"{where}: architectures: {config.family.name} models (per-layer "
+            "inputs, shared keys and values, heads of two sizes, value norms, "
+            "layer scalars) cannot be trained yet (the training kernels have "
+            "one attention shape and no per-layer inputs)"
+        )
     if config.moe is not None:
         raise XdslAneError(
             f"{where}: num_experts: {config.family.name} models with a mixture of "

@@ -12,10 +12,13 @@ from typing import Any
 import numpy as np
 from xdsl.dialects import builtin
 
+from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects.typing import shape_of
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import EMBED
 from xdsl_ane.models.llm import Decoder, LlmShape
+from xdsl_ane.models.per_layer_inputs import PER_LAYER_TABLE
 from xdsl_ane.weights.checkpoint import Checkpoint
 from xdsl_ane.weights.lazy import LazyWeight
 
@@ -35,7 +38,8 @@ def residual_maxima(
     checkpoint: Checkpoint, decoder: Decoder, prompts: list[list[int]]
 ) -> list[float]:
     """The largest |hidden state| over `prompts` of the embedding and after
-    each layer (num_layers + 1 values), from the fp32 program
+    each layer (num_layers + 1 values; inside it where a layer scalar
+    shrinks its output: `before_scalars`), from the fp32 program
     (shape.probe) in the interpreter, prefill calls as the package makes
     them. With RoPE (the stream is the embedding's output) the program
     runs a part at a time, the embedding and then each layer over every
@@ -43,8 +47,28 @@ def residual_maxima(
     a time rather than all of them."""
     config, shape = decoder.config, decoder.shape
     if config.family.rope:
-        return part_maxima(checkpoint, config, shape, prompts)
-    return probe_maxima(checkpoint, config, shape, prompts)
+        maxima = part_maxima(checkpoint, config, shape, prompts)
+    else:
+        maxima = probe_maxima(checkpoint, config, shape, prompts)
+    return before_scalars(checkpoint, config, maxima)
+
+
+def before_scalars(
+    checkpoint: Checkpoint, config: LlmConfig, maxima: list[float]
+) -> list[float]:
+    """`maxima` with each layer's own larger where the stream inside it,
+    before its `layer_scalar` s (Family.layer_scalar), is: the largest
+    |x| after it divided by |s|, exactly (its second norm and the
+    branches' ends read the stream before s)."""
+    if not config.family.layer_scalar:
+        return maxima
+    inside = list(maxima)
+    for layer in range(config.num_layers):
+        name = config.weight_name(f"model.layers.{layer}.layer_scalar")
+        scalar = abs(float(np.asarray(checkpoint.tensor(name)).reshape(-1)[0]))
+        if 0 < scalar < 1:
+            inside[layer + 1] = maxima[layer + 1] / scalar
+    return inside
 
 
 def probe_maxima(
@@ -86,7 +110,9 @@ def part_maxima(
     """`residual_maxima` a part at a time: the embedding's program over
     every prompt's prefill calls, then each layer's over the hidden states
     the one before gave (a fresh cache per prompt), the largest |x| of each
-    part's output kept."""
+    part's hidden states kept. A part's other outputs (per-layer inputs, a
+    source layer's keys and values) feed the later parts' inputs of their
+    names, as in a split package."""
     from xdsl_ane.interpreter.core import StatefulRuntime
 
     base = replace(shape, probe=False, argmax=False)
@@ -97,7 +123,7 @@ def part_maxima(
     ]
     parts = [("embed", None)]
     parts += [("layers", (i, i + 1)) for i in range(config.num_layers)]
-    hidden: list[np.ndarray] = []
+    values: list[dict[str, np.ndarray]] = [{} for _ in calls]
     maxima = []
     spare: dict[tuple[Any, ...], list[np.ndarray]] = {}
     for part, layers in parts:
@@ -113,17 +139,18 @@ def part_maxima(
             )
         runtimes: dict[int, StatefulRuntime] = {}
         largest = 0.0
+        named = Decoder(config, part_shape)  # its inputs' and outputs' names
         for i, (p, start, _) in enumerate(calls):
             runtime = runtimes.setdefault(p, StatefulRuntime(module, weights))
-            if part == "embed":
-                (out,) = runtime.call("prefill", [renumbered[i]])
-                hidden.append(out)
-            else:
-                position = np.array([start], np.int32)
-                (out,) = runtime.call("prefill", [hidden[i], position])
-                hidden[i] = out
+            given = values[i] | {
+                "input_ids": renumbered[i] if part == "embed" else None,
+                "position": np.array([start], np.int32),
+            }
+            out = runtime.call("prefill", [given[n] for n in named.input_names()])
+            values[i].update(zip(named.output_names(), out))
             # np.max, not max(): a NaN must carry on to the check
-            largest = float(np.max([largest, np.abs(out).max()]))
+            found = np.abs(values[i]["hidden_states"]).max()
+            largest = float(np.max([largest, found]))
         if not np.isfinite(largest):
             check_finite_weights(weights, len(maxima))
         maxima.append(largest)
@@ -160,18 +187,37 @@ def embedding_rows(
     rows the calls read (the prefill's padding id 0 among them), and each
     call's ids renumbered into it: the same values as the whole table's
     program (a gather, then the family's scales), without widening a
-    vocabulary's rows to float32 for a few hundred ids."""
-    used = sorted({0, *(int(t) for _, _, ids in calls for t in ids)})
+    vocabulary's rows to float32 for a few hundred ids; the per-layer
+    embedding's rows alike, with the rest of its program's weights."""
+
+    def own(t: int) -> int:  # placeholders read the pad's rows (padded_ids)
+        return config.pad_id if t in config.padded_ids else t
+
+    used = sorted({own(0), *(own(int(t)) for _, _, ids in calls for t in ids)})
     index = {t: i for i, t in enumerate(used)}
-    rows = replace(config, vocab_size=len(used))
-    module = Decoder(rows, replace(shape, part="embed", layers=None)).build()
-    name = config.weight_name(EMBED)  # the family's own (gpt_neox.embed_in)
-    table = checkpoint.lazy(name, (config.vocab_size, config.hidden_size))
-    weights = {name: np.concatenate([table.read_rows(t, t + 1) for t in used])}
+    rows = replace(
+        config, vocab_size=len(used), per_layer_vocab=len(used), padded_ids=()
+    )
+    whole = max(shape.chunk, len(used))  # the tables unchunked
+    module = Decoder(rows, replace(shape, part="embed", layers=None, chunk=whole))
+    module = module.build()
+    tables = {config.weight_name(EMBED): config.hidden_size}  # gpt_neox.embed_in
+    per_layer = config.weight_name(PER_LAYER_TABLE)
+    if config.per_layer_width:
+        tables[per_layer] = config.num_layers * config.per_layer_width
+    weights: dict[str, Any] = {
+        op.param_name.data: checkpoint.lazy(op.param_name.data, shape_of(op.result))
+        for op in module.walk()
+        if isinstance(op, rlx.ParamOp) and op.param_name.data not in tables
+    }
+    for name, width in tables.items():
+        height = config.per_layer_vocab if name == per_layer else None
+        table = checkpoint.lazy(name, (height or config.vocab_size, width))
+        weights[name] = np.concatenate([table.read_rows(t, t + 1) for t in used])
     renumbered = []
     for _, _, ids in calls:
         padded = np.zeros(shape.prefill, np.int32)
-        padded[: len(ids)] = [index[int(t)] for t in ids]
+        padded[: len(ids)] = [index[own(int(t))] for t in ids]
         renumbered.append(padded)
     return module, weights, renumbered
 

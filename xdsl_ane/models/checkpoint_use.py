@@ -17,6 +17,7 @@ from xdsl_ane.dialects import rlx
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import EMBED, MLP, OUT, QKV, head_name
+from xdsl_ane.models.per_layer_inputs import PER_LAYER_TABLE
 from xdsl_ane.weights.checkpoint import Checkpoint
 
 
@@ -53,8 +54,9 @@ class RowView:
 def row_views(config: LlmConfig, chunk: int) -> dict[str, RowView]:
     """The views the builder reads, by param name, of the checkpoint's
     tensors (by its names: GPT-2's `transformer.wte.weight`): chunks of the
-    embedding and the head where the vocabulary is more than one chunk,
-    and each expert's rows of stacked experts (Family.fused_experts)."""
+    embedding and the head where the vocabulary is more than one chunk (of
+    the per-layer embedding too, or its vocabulary's rows where it has
+    more), and each expert's rows of stacked experts (Family.fused_experts)."""
     parts = chunks(config.vocab_size, chunk)
     table = (config.vocab_size, config.hidden_size)
     views = [
@@ -62,6 +64,11 @@ def row_views(config: LlmConfig, chunk: int) -> dict[str, RowView]:
         for base in dict.fromkeys([EMBED, head_name(config)])
         for start, end in (parts if len(parts) > 1 else [])
     ]
+    if config.per_layer_width:  # in chunks too, or its first vocab_size rows
+        rows = (config.per_layer_vocab, config.num_layers * config.per_layer_width)
+        if len(parts) > 1 or rows[0] != config.vocab_size:
+            name = config.weight_name(PER_LAYER_TABLE)
+            views += [RowView(name, s, e, rows) for s, e in parts]
     moe = config.moe
     if moe is not None and config.family.expert_layout == "gpt_oss":
         views += gpt_oss_views(config)
@@ -203,14 +210,17 @@ def check_all_used(
     also: set[str] = frozenset(),
 ) -> None:
     """Every tensor of the checkpoint is read by one of `modules` (or is
-    HARMLESS), so a tensor the config does not account for (a layer past
+    HARMLESS, or of another modality's encoder: Family.other_towers), so a tensor the config does not account for (a layer past
     num_hidden_layers, a bias the config turns off) is an error naming it,
     not silently dropped. A tied checkpoint may also hold lm_head.weight
     when it equals the embedding table. `chunk`: the most rows of a
     chunk of the embedding and the head (LlmShape.chunk)."""
     used = read_names(modules, row_views(config, chunk)) | set(also)
+    towers = config.family.other_towers  # a multimodal checkpoint's encoders
     unused = [
-        n for n in checkpoint.tensors if n not in used and not n.endswith(HARMLESS)
+        n
+        for n in checkpoint.tensors
+        if n not in used and not n.endswith(HARMLESS) and not n.startswith(towers)
     ]
     head, embed = config.weight_name("lm_head.weight"), config.weight_name(EMBED)
     if config.tied and head in unused:

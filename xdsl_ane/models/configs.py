@@ -113,6 +113,9 @@ class Family:
     """Queries at position p are scaled by 1 + β·log(1 + ⌊p / P⌋), β
     `rope_parameters.llama_4_scaling_beta`, P its
     `original_max_position_embeddings` (Ministral 3): 1 below P."""
+    default_window: int | None = None
+    """The config class's `sliding_window` where config.json leaves it out
+    (None: no window; Gemma 4's 512)."""
     window_pattern: int | None = None
     """Where `layer_types` is absent: every window_pattern-th layer is full
     and the others slide (`sliding_window_pattern` where the config sets
@@ -189,6 +192,44 @@ class Family:
     [E, 2·width, hidden] ([gate; up] per expert) and
     `mlp.experts.down_proj` [E, hidden, width] (Granite-MoE's
     `input_linear` and `output_linear`), read an expert at a time."""
+    experts_switch: str | None = None
+    """A field (default false) that turns the mixture of experts on
+    (Gemma 4's `enable_moe_block`)."""
+    topk_field: str = "num_experts_per_tok"
+    """The config field of the experts a token picks (Gemma 4's
+    `top_k_experts`)."""
+    normed_experts: bool = False
+    """Gemma 4's mixture beside the dense MLP (`models/moe.py`,
+    `normed_experts`): the router reads the residual stream RMS-normed
+    without a weight, times `router.scale` · hidden^−½, and scales each
+    picked weight by `router.per_expert_scale`; the experts read
+    `pre_feedforward_layernorm_2` of the stream; the dense MLP's and the
+    experts' outputs are normed (`post_feedforward_layernorm_1`, `_2`)
+    before their sum."""
+    unscaled_scores: bool = False
+    """Attention's scores are not scaled (scale 1: the QK-norms set their
+    size; Gemma 4)."""
+    value_norm: bool = False
+    """v is RMS-normed over each head without a weight (Gemma 4)."""
+    layer_scalar: bool = False
+    """Each layer's output, the whole stream, times its `layer_scalar`
+    (Gemma 4)."""
+    text_config: bool = False
+    """A multimodal checkpoint read for its text decoder: the fields are
+    config.json's `text_config`, the image, video and audio placeholders
+    are embedded as padding (as the multimodal model embeds them without
+    their media) and the tensors of `other_towers` are not read."""
+    other_towers: tuple[str, ...] = ()
+    """Name prefixes of the checkpoint's tensors of the other modalities'
+    encoders (Family.text_config)."""
+    layer_fields: bool = False
+    """Gemma 4's per-layer fields (`models/layer_fields.py`): the full
+    layers' own head size and KV heads (`global_head_dim`,
+    `num_global_key_value_heads` or `per_layer_config`), keys that are the
+    values there too (`attention_k_eq_v`), the last layers reading an
+    earlier layer's keys and values (`num_kv_shared_layers`) with MLPs
+    twice as wide (`use_double_wide_mlp`), per-layer inputs
+    (`hidden_size_per_layer_input`); the last layer always full."""
 
 
 FAMILIES = {
@@ -497,7 +538,51 @@ FAMILIES = {
         query_scale=True,
         activation_field="hidden_activation",
     ),
+    "Gemma4ForCausalLM": Family(
+        "gemma4_text",
+        window_pattern=6,
+        default_window=512,
+        qk_norm=True,
+        attention_bias=True,
+        layer_types=True,
+        window_switch=False,
+        scaled_embedding=True,
+        sandwich_norms=True,
+        activation_field="hidden_activation",
+        unscaled_scores=True,
+        value_norm=True,
+        layer_scalar=True,
+        layer_fields=True,
+        experts=True,
+        experts_switch="enable_moe_block",
+        topk_field="top_k_experts",
+        expert_width="moe_intermediate_size",
+        fused_experts=True,
+        normed_experts=True,
+        defaults=(("tie_word_embeddings", True),),
+        renames=(
+            ("mlp.experts.gate_up_proj.weight", "experts.gate_up_proj"),
+            ("mlp.experts.down_proj.weight", "experts.down_proj"),
+        ),
+    ),
 }
+FAMILIES["Gemma4ForConditionalGeneration"] = replace(
+    FAMILIES["Gemma4ForCausalLM"],
+    name="gemma4",
+    text_config=True,
+    renames=(
+        *FAMILIES["Gemma4ForCausalLM"].renames,
+        ("model.", "model.language_model."),
+    ),
+    other_towers=(
+        "model.vision_tower.",
+        "model.audio_tower.",
+        "model.embed_vision.",
+        "model.embed_audio.",
+    ),
+)
+"""Gemma 4's multimodal checkpoints (as Google publishes them), read for
+their text decoder."""
 
 
 @dataclass(frozen=True)
@@ -648,6 +733,28 @@ class LlmConfig:
     i − window < j ≤ i, transformers' sliding_window_overlay)."""
     moe: MoeConfig | None = None
     """The mixture-of-experts MLP of the layers it lists (None: none)."""
+    global_heads: tuple[int, int] | None = None
+    """(KV heads, head dim) of the layers that do not slide, where they
+    differ from num_kv_heads and head_dim (Gemma 4's full layers)."""
+    keys_as_values: bool = False
+    """The layers of global_heads have no v_proj: their values are the
+    keys' projection, before k's norm (attention_k_eq_v)."""
+    kv_sources: tuple[tuple[int, int], ...] = ()
+    """(layer, source) pairs: the layer has no keys and values of its own
+    and attends over those of the earlier layer `source`, of its kind
+    (num_kv_shared_layers)."""
+    wide_layers: frozenset[int] = frozenset()
+    """The layers whose MLP is twice ffn_size wide (use_double_wide_mlp)."""
+    per_layer_width: int | None = None
+    """P, the width of each layer's input from the per-layer embedding
+    (hidden_size_per_layer_input; `models/per_layer_inputs.py`); None:
+    none."""
+    per_layer_vocab: int = 0
+    """The per-layer embedding's rows (vocab_size_per_layer_input)."""
+    padded_ids: tuple[int, ...] = ()
+    """Token ids embedded as `pad_id` (the image, video and audio
+    placeholders of a multimodal checkpoint read for its text)."""
+    pad_id: int = 0
 
     ssm: SsmShape | None = None
     """A Mamba2 mixer's sizes (Family.ssm_mixers; `models/ssm.py`)."""
@@ -711,6 +818,34 @@ class LlmConfig:
     @property
     def kv_dim(self) -> int:
         return self.num_kv_heads * self.head_dim
+
+    def heads_of(self, layer: int) -> tuple[int, int]:
+        """(KV heads, head dim) of layer `layer`'s attention."""
+        if self.global_heads is not None and layer not in self.sliding_layers:
+            return self.global_heads
+        return self.num_kv_heads, self.head_dim
+
+    def kv_source(self, layer: int) -> int | None:
+        """The earlier layer whose keys and values layer `layer` reads
+        (None: its own)."""
+        return dict(self.kv_sources).get(layer)
+
+    def ffn_of(self, layer: int) -> int:
+        """The width of layer `layer`'s dense MLP."""
+        return 2 * self.ffn_size if layer in self.wide_layers else self.ffn_size
+
+    def rotated_of(self, local: bool) -> int:
+        """The dims of each head RoPE rotates in the sliding layers
+        (`local`) or the others."""
+        if self.global_heads is not None and not local:
+            return self.global_heads[1]
+        return self.rotated
+
+    @property
+    def own_local_rope(self) -> bool:
+        """Whether the sliding layers read RoPE tables of their own: another
+        RoPE, or heads of another size."""
+        return self.local_rope is not None or self.global_heads is not None
 
     def with_(self, **changes: Any) -> LlmConfig:
         """A copy with `changes`, the family's flags among them."""

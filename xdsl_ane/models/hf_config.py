@@ -19,6 +19,7 @@ from xdsl_ane.models.configs import (
     MoeConfig,
     SsmShape,
 )
+from xdsl_ane.models.layer_fields import layer_fields
 from xdsl_ane.models.xielu import XIELU
 from xdsl_ane.weights.checkpoint import Checkpoint
 
@@ -42,7 +43,7 @@ the same function; any other name but XIELU (Apertus's, with learned
 parameters: models/xielu.py) is refused."""
 
 
-ROPE_TYPES = ("default", "linear", "llama3", "yarn", "longrope")
+ROPE_TYPES = ("default", "linear", "llama3", "yarn", "longrope", "proportional")
 
 
 IGNORED_FIELDS = {
@@ -88,6 +89,13 @@ IGNORED_FIELDS = {
     "load-balancing loss",
     "router_jitter_noise": "training only: Mixtral scales the router's input by "
     "noise in training alone",
+    "vision_config": "the image encoder of a multimodal checkpoint, not run for "
+    "text (its tensors: Family.other_towers)",
+    "audio_config": "the audio encoder of a multimodal checkpoint, not run for text",
+    "boi_token_id": "a token of the text vocabulary, embedded as any other",
+    "eoi_token_id": "a token of the text vocabulary, embedded as any other",
+    "boa_token_id": "a token of the text vocabulary, embedded as any other",
+    "eoa_token_index": "a token of the text vocabulary, embedded as any other",
 }
 """Fields of the supported families' configs (transformers 5.23) that do not
 change what the model computes; every other field of theirs is read by
@@ -117,8 +125,11 @@ class ConfigReader:
         where: str,
         aliases: dict[str, str] | None = None,
         defaults: dict[str, bool] | None = None,
+        prefix: str = "",
     ):
-        self.c, self.where = config, where
+        self.c, self.where, self.prefix = config, where, prefix
+        """`prefix` names the object of config.json that holds the fields
+        (`text_config.`), in errors."""
         self.defaults = defaults or {}
         """Flags whose default is true in the family's config class."""
         self.aliases = aliases or {}
@@ -127,7 +138,7 @@ class ConfigReader:
 
     def error(self, name: str, message: str) -> XdslAneError:
         name = self.aliases.get(name, name)
-        return XdslAneError(f"{self.where}: field '{name}' {message}")
+        return XdslAneError(f"{self.where}: field '{self.prefix}{name}' {message}")
 
     def integer(self, name: str, default: int | None = None, minimum: int = 1) -> int:
         value = self.c.get(self.aliases.get(name, name))
@@ -181,10 +192,8 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     computes is honoured, or refused in one line naming it (an unsupported
     architecture lists the supported ones); IGNORED_FIELDS says which do
     not."""
-    c = checkpoint.config
-    where = str(checkpoint.directory / "config.json")
-    family = config_family(c, where)
-    read = ConfigReader(c, where, dict(family.aliases), dict(family.defaults))
+    family, read = config_reader(checkpoint)
+    c = read.c
     refuse_unsupported(read)
     hidden = read.integer("hidden_size")
     heads = read.integer("num_attention_heads")
@@ -223,6 +232,12 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
     biases = config_biases(read, family)
     rotary_dim = rotary_dim_of(read, family, head_dim)
     window = sliding_window(read, family, num_layers)
+    vocab = read.integer("vocab_size")
+    per_layer = (
+        layer_fields(read, heads, kv_heads, head_dim, vocab, window)
+        if family.layer_fields
+        else {}
+    )
     parallel = family.parallel_residual and c.get("use_parallel_residual", True)
     if not isinstance(parallel, bool):
         raise read.error(
@@ -236,7 +251,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         num_kv_heads=kv_heads,
         head_dim=head_dim,
         ffn_size=ffn_size_of(read, family, hidden),
-        vocab_size=read.integer("vocab_size"),
+        vocab_size=vocab,
         rms_eps=(
             read.number("layer_norm_eps", 1e-5, positive=True)
             if family.layer_norm
@@ -265,7 +280,56 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         local_rope=local_rope,
         moe=moe_config(read, family, num_layers),
         **window,
+        **per_layer,
+        **placeholders(read, family),
     )
+
+
+def config_reader(checkpoint: Checkpoint) -> tuple[Family, ConfigReader]:
+    """The family of config.json and the reader of its decoder's fields:
+    its own, or a multimodal checkpoint's `text_config` (Family.text_config)."""
+    where = str(checkpoint.directory / "config.json")
+    family = config_family(checkpoint.config, where)
+    read = ConfigReader(
+        decoder_fields(checkpoint.config, family, where),
+        where,
+        dict(family.aliases),
+        dict(family.defaults),
+        "text_config." if family.text_config else "",
+    )
+    return family, read
+
+
+def decoder_fields(
+    c: dict[str, Any], family: Family, where: str = "config.json"
+) -> dict[str, Any]:
+    """config.json's fields of the decoder: the whole of it, or of a
+    multimodal checkpoint (Family.text_config) its `text_config` with the
+    placeholders of the other modalities (the multimodal model embeds
+    them as padding) and the tying of the head (the multimodal model's
+    own, which transformers reads)."""
+    if not family.text_config:
+        return c
+    text = c.get("text_config")
+    if not isinstance(text, dict):
+        raise XdslAneError(
+            f"{where}: field 'text_config' is {text!r}; expected an object"
+        )
+    shared = {n: c[n] for n in (*PLACEHOLDERS, "tie_word_embeddings") if n in c}
+    return text | shared | {"architectures": c.get("architectures")}
+
+
+PLACEHOLDERS = ("image_token_id", "video_token_id", "audio_token_id")
+"""A multimodal checkpoint's tokens that stand for an image, video or
+audio, embedded as padding without their media."""
+
+
+def placeholders(read: ConfigReader, family: Family) -> dict[str, Any]:
+    """padded_ids and pad_id of a multimodal checkpoint read for its text."""
+    if not family.text_config:
+        return {}
+    ids = tuple(read.integer(n, minimum=0) for n in PLACEHOLDERS if n in read.c)
+    return {"padded_ids": ids, "pad_id": read.integer("pad_token_id", minimum=0)}
 
 
 def config_family(c: dict[str, Any], where: str) -> Family:
@@ -288,10 +352,12 @@ def refuse_unsupported(read: ConfigReader) -> None:
         raise read.error(
             "add_cross_attention", "is true: cross-attention layers are not supported"
         )
-    if read.flag("use_bidirectional_attention"):
+    # "vision": image tokens see each other both ways; text stays causal
+    bidirectional = read.c.get("use_bidirectional_attention")
+    if bidirectional not in (None, False, "vision"):
         raise read.error(
             "use_bidirectional_attention",
-            "is true: only causal (decoder) attention is supported",
+            f"is {bidirectional!r}: only causal (decoder) attention is supported",
         )
     if read.c.get("quantization_config"):
         raise read.error(
@@ -317,16 +383,18 @@ def moe_config(read: ConfigReader, family: Family, num_layers: int) -> MoeConfig
     expert's width, the routing, and which layers are MoE."""
     if not family.experts:
         return None
+    if family.experts_switch and not read.flag(family.experts_switch):
+        return None
     name = (
         "num_experts" if read.c.get("num_experts") is not None else "num_local_experts"
     )
     experts = read.integer(
         name, minimum=0 if family.sparse_layers or family.shared_mlp else 1
     )
-    top_k = read.integer("num_experts_per_tok")
+    top_k = read.integer(family.topk_field)
     if experts and top_k > experts:
         raise read.error(
-            "num_experts_per_tok", f"is {top_k}; more than the {experts} experts"
+            family.topk_field, f"is {top_k}; more than the {experts} experts"
         )
     layers = set(range(num_layers)) if experts else set()
     if family.sparse_layers:
@@ -362,6 +430,8 @@ def attention_scale_of(
 ) -> float | None:
     """Attention's scale where it is not head_dim^−½ (None)."""
     scale = None
+    if family.unscaled_scores:
+        return 1.0
     if family.query_scale:
         scale = read.number("query_pre_attn_scalar", head_dim, positive=True) ** -0.5
     if read.c.get("scale_attn_weights") is False:  # GPT-2's: unscaled scores
@@ -661,7 +731,9 @@ def rope_partial(read: ConfigReader) -> float:
     """partial_rotary_factor: top-level or in rope_parameters (default 1)."""
     partial = read.number("partial_rotary_factor", 1.0)
     for field in ("rope_parameters", "rope_scaling"):
-        if isinstance(read.c.get(field), dict):
+        rope = read.c.get(field)
+        # proportional RoPE's factor zeroes angles of the whole head instead
+        if isinstance(rope, dict) and rope.get("rope_type") != "proportional":
             partial = read.number("partial_rotary_factor", partial, field)
     if not 0 < partial <= 1:
         raise read.error("partial_rotary_factor", f"is {partial}; expected (0, 1]")
@@ -704,12 +776,21 @@ def rope_config(
         ],
         "yarn": ["original_max_position_embeddings"],
         "longrope": ["original_max_position_embeddings"],
+        "proportional": [],
     }[rope_type]
     scaling: dict[str, Any] = {"rope_type": rope_type}
     for key in keys:
         if rope.get(key) is None:
             raise read.error(f"{field}.{key}", f"is missing (rope type {rope_type})")
         scaling[key] = read.number(key, 0.0, field, positive=True)
+    if rope_type == "proportional":  # the rotated share of each head's angles
+        scaling["factor"] = read.number("factor", 1.0, field, positive=True)
+        partial = read.number("partial_rotary_factor", 1.0, field)
+        if not 0 <= partial <= 1:
+            raise read.error(
+                f"{field}.partial_rotary_factor", f"is {partial}; expected [0, 1]"
+            )
+        scaling["partial_rotary_factor"] = partial
     if rope_type in ("yarn", "longrope"):
         # transformers' defaults: factor from the two lengths, the rest None
         old = scaling["original_max_position_embeddings"]
@@ -756,18 +837,20 @@ def sliding_window(read: ConfigReader, family: Family, num_layers: int) -> dict:
                 "layer_types", f"has {unknown}; supported: " + ", ".join(LAYER_TYPES)
             )
     none: dict[str, Any] = {"sliding_window": None, "sliding_layers": frozenset()}
-    if c.get("sliding_window") is None:
+    if c.get("sliding_window") is None and family.default_window is None:
         return none
     if (family.layer_types and family.window_switch) or family.sliding_switch:
         if not read.flag("use_sliding_window"):
             return none
-    window = read.integer("sliding_window")
+    window = read.integer("sliding_window", family.default_window)
     if not family.layer_types:
         layers = set(range(num_layers))
     elif types is None:
         layers = default_sliding_layers(read, family, num_layers)
     else:
         layers = {i for i, t in enumerate(types) if t == "sliding_attention"}
+    if family.layer_fields:  # Gemma 4's config class makes the last layer full
+        layers.discard(num_layers - 1)
     if not layers:
         return none
     return {"sliding_window": window, "sliding_layers": frozenset(layers)}

@@ -1,7 +1,19 @@
-"""The KV caches of a decoder's attention layers as Core ML state: the
-full cache written at the runtime position (`cached`), and the sliding
-layers' ring of their window (`ring_cached`, `ring_positions`). Functions
-of the decoder's builder `b` (`llm.LlmBuilder`), which calls them."""
+"""The KV caches of a decoder's attention layers as Core ML state: which
+layers each state holds and its shape (`cache_layers`, `cache_shapes`),
+the full cache written at the runtime position (`cached`), and the
+sliding layers' ring of their window (`ring_cached`, `ring_positions`);
+the keys and values a layer attends over (`layer_kv`), its own or, where
+it shares them (Gemma 4's `num_kv_shared_layers`), an earlier layer's.
+Functions of the decoder's builder `b` (`llm.LlmBuilder`), which calls
+them, and of its `Decoder`.
+
+A layer that shares keys and values reads its source layer's in the same
+program. In a package of layers that does not hold the source (a split
+model), the source's package returns the new rows it writes
+(`shared_keys_{source}`, `shared_values_{source}`, [1, Hkv, S, D], after
+norm and RoPE) and the first sharing layer of the package writes them
+into a cache of its own, which the others read: the same keys and values
+as the source's cache, for a copy of it."""
 
 from __future__ import annotations
 
@@ -12,15 +24,165 @@ from xdsl.ir import SSAValue
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.models.constants import const
+from xdsl_ane.models.delta_net import DELTA_CONV_STATE, DELTA_STATE
+from xdsl_ane.models.short_conv import CONV_STATE
+from xdsl_ane.models.ssm import SSM_CONV_STATE, SSM_STATE
+
+KEY_STATES = {
+    "key_cache": "value_cache",
+    "local_key_cache": "local_value_cache",
+    "sliding_key_cache": "sliding_value_cache",
+}
+"""The attention caches, keys' state to values': the full layers' (and
+the sliding ones' where they share its shape and have no ring), the
+sliding layers' ring, and their full-length cache where their heads
+differ from the full layers' (Gemma 4) and there is no ring."""
 
 
-def cached(b: Any, state, layer: int, new: SSAValue, position: SSAValue) -> SSAValue:
+def holds_kv(config: Any, layer: int, first: int) -> bool:
+    """Whether `layer` writes a cache in a program of the layers from
+    `first`: one of its own, or the first of those sharing a source
+    outside the program (before `first`)."""
+    source = config.kv_source(layer)
+    if source is None:
+        return True
+    if source >= first:
+        return False
+    return not any(config.kv_source(i) == source for i in range(first, layer))
+
+
+def cache_layers(decoder: Any) -> dict[str, list[int]]:
+    """The layers of decoder.shape.layers in each cache state, in order:
+    sliding layers in `local_*` when they have a ring (local_window), in
+    `sliding_*` when their heads differ from the full layers' and they
+    have none, the others in `key_cache` / `value_cache`; the recurrent
+    mixers' states; a state without layers is absent."""
+    c = decoder.config
+    first, end = decoder.shape.layers or (0, c.num_layers)
+    layers = [i for i in range(first, end) if holds_kv(c, i, first)]
+    ring = decoder.local_window is not None
+    sliding = [i for i in layers if i in c.sliding_layers]
+    local = sliding if ring else []
+    apart = sliding if not ring and c.global_heads is not None else []
+    conv = [i for i in layers if i in c.conv_layers]
+    ssm = [i for i in layers if i in c.ssm_layers]
+    delta = [i for i in layers if i in c.delta_layers]
+    mixers = local + apart + conv + ssm + delta
+    full = [i for i in layers if i not in mixers]
+    by_state = {
+        "key_cache": full,
+        "value_cache": full,
+        "local_key_cache": local,
+        "local_value_cache": local,
+        "sliding_key_cache": apart,
+        "sliding_value_cache": apart,
+        CONV_STATE: conv,
+        SSM_STATE: ssm,
+        SSM_CONV_STATE: ssm,
+        DELTA_STATE: delta,
+        DELTA_CONV_STATE: delta,
+    }
+    return {name: layers for name, layers in by_state.items() if layers}
+
+
+def cache_shapes(decoder: Any) -> dict[str, tuple[int, ...]]:
+    """The cache states' shapes by name: [layers, Hkv, positions, D] of
+    the attention caches (the context's positions, or the window's in the
+    ring), the recurrent mixers' states."""
+    if decoder.shape.part not in ("all", "layers"):
+        return {}
+    window, c = decoder.local_window, decoder.config
+    shapes = {}
+    for name, layers in cache_layers(decoder).items():
+        n = len(layers)
+        if name == CONV_STATE:
+            shapes[name] = (n, 1, c.conv_taps - 1, c.hidden_size)
+        elif name == SSM_STATE:
+            assert c.ssm is not None
+            shapes[name] = (n, c.ssm.heads, c.ssm.head_dim, c.ssm.state_size)
+        elif name == SSM_CONV_STATE:
+            assert c.ssm is not None
+            shapes[name] = (n, 1, c.ssm.conv_taps - 1, c.ssm.conv_width)
+        elif name == DELTA_STATE:
+            assert c.delta is not None
+            d = c.delta
+            shapes[name] = (n, d.v_heads, d.k_dim, d.v_dim)
+        elif name == DELTA_CONV_STATE:
+            assert c.delta is not None
+            shapes[name] = (n, 1, c.delta.conv_taps - 1, c.delta.conv_width)
+        else:
+            positions = window if name.startswith("local") else decoder.shape.context
+            kv_heads, head_dim = c.heads_of(layers[0])
+            shapes[name] = (n, kv_heads, positions, head_dim)
+    return shapes
+
+
+def shared_inputs(decoder: Any) -> list[int]:
+    """The source layers before decoder.shape.layers whose keys and values
+    layers in it share: their new rows are inputs."""
+    c = decoder.config
+    first, end = decoder.shape.layers or (0, c.num_layers)
+    sources = {c.kv_source(i) for i in range(first, end)}
+    return sorted(s for s in sources if s is not None and s < first)
+
+
+def shared_outputs(decoder: Any) -> list[int]:
+    """The source layers in decoder.shape.layers whose keys and values
+    layers after it share: their new rows are outputs."""
+    c = decoder.config
+    first, end = decoder.shape.layers or (0, c.num_layers)
+    return sorted({s for layer, s in c.kv_sources if first <= s < end <= layer})
+
+
+def shared_names(source: int) -> list[str]:
+    """The inputs or outputs of `source`'s new keys and values."""
+    return [f"shared_keys_{source}", f"shared_values_{source}"]
+
+
+def layer_kv(b: Any, layer: int, k, v, mask, position, caches):
+    """The keys, values and mask layer `layer` attends over: its cache after
+    writing k and v (or k and v themselves, stateless), a ring's with the
+    ring's mask; a layer that shares an earlier layer's reads that one's,
+    or writes the rows of `b.kv_inputs` (its source's, from another
+    package) into its own. Each source's new rows are kept in
+    `b.kv_rows`, for a package's outputs."""
+    source = b.c.kv_source(layer)
+    if source is not None and source in b.shared_kv:
+        keys, values = b.shared_kv[source]
+        return keys, values, b.ring[1] if in_ring(b, layer) else mask
+    if source is not None:
+        k, v = b.kv_inputs[source]
+    b.kv_rows[layer] = (k, v)
+    if caches is None:  # stateless
+        keys, values = k, v
+    elif in_ring(b, layer):
+        index, mask = b.ring
+        keys = ring_cached(b, caches["local_key_cache"], layer, k, index)
+        values = ring_cached(b, caches["local_value_cache"], layer, v, index)
+    else:
+        held = b.decoder.cache_layers()
+        name = next(n for n in KEY_STATES if layer in held.get(n, ()))
+        keys = cached(b, caches[name], layer, k, position, name)
+        values = cached(b, caches[KEY_STATES[name]], layer, v, position, name)
+    b.shared_kv[layer if source is None else source] = (keys, values)
+    return keys, values, mask
+
+
+def in_ring(b: Any, layer: int) -> bool:
+    """Whether `layer`'s keys are in the ring (or its source's are)."""
+    return b.decoder.local_window is not None and layer in b.c.sliding_layers
+
+
+def cached(
+    b: Any, state, layer: int, new: SSAValue, position: SSAValue, name: str
+) -> SSAValue:
     """Writes k or v [1, Hkv, S, D] into the cache at [layer, 0, position,
     0] and returns this layer's whole cache [1, Hkv, context, D]; without
-    a cache (stateless), k or v itself."""
+    a cache (stateless), k or v itself. `name`: the keys' state, which
+    lists the layers."""
     if state is None:
         return new
-    index = b.decoder.cache_layers()["key_cache"].index(layer)
+    index = b.decoder.cache_layers()[name].index(layer)
     old = rlx.ReadStateOp(state).result
     zero = const(np.zeros(1, np.int32))
     begin = rlx.ConcatOp(

@@ -32,7 +32,11 @@ interleaved RoPE, logit_scale), Gemma ((1 + w) RMSNorm, the
 embedding times √hidden), Gemma 2 (also sandwich norms, a
 query_pre_attn_scalar scale, soft-capped attention scores and logits),
 Gemma 3 text (Gemma 2's without the score cap, with QK-norm and its own
-RoPE for the sliding layers), and with a mixture of experts (`moe.py`)
+RoPE for the sliding layers), Gemma 4 text (plain-weight norms, full
+layers with heads of their own, keys as values, value norms, unscaled
+scores, proportional RoPE, per-layer inputs, layers sharing an earlier
+layer's keys and values, layer scalars, experts beside the MLP), and with
+a mixture of experts (`moe.py`)
 Qwen3-MoE, Mixtral, OLMoE and Granite-MoE; tied or separate
 embeddings; the MLP's activation from `hidden_act` (ACTIVATIONS); RoPE
 default, linear, Llama 3, YaRN or LongRoPE scaled (at the static context); sliding-window layers (a ring cache of
@@ -61,25 +65,38 @@ from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.errors import XdslAneError, option
 from xdsl_ane.models.checkpoint_use import (
-    chunk_name,
     chunks,
     row_views,
     scaled_weights,
 )
 from xdsl_ane.models.configs import LlmConfig
-from xdsl_ane.models.constants import const
-from xdsl_ane.models.delta_net import DELTA_CONV_STATE, DELTA_STATE, delta_net
-from xdsl_ane.models.hf_config import (
-    ACTIVATIONS,
-    EMBED,
-    head_name,
+from xdsl_ane.models.constants import const, scaled, softcapped
+from xdsl_ane.models.delta_net import delta_net
+from xdsl_ane.models.hf_config import ACTIVATIONS, EMBED
+from xdsl_ane.models.kv_cache import (
+    cache_layers,
+    cache_shapes,
+    layer_kv,
+    ring_positions,
+    shared_inputs,
+    shared_names,
+    shared_outputs,
 )
-from xdsl_ane.models.kv_cache import cached, ring_cached, ring_positions
-from xdsl_ane.models.moe import experts_mlp
+from xdsl_ane.models.moe import experts_mlp, normed_experts
+from xdsl_ane.models.per_layer_inputs import (
+    PER_LAYER_INPUTS,
+    per_layer_branch,
+    per_layer_inputs,
+)
 from xdsl_ane.models.rope import rope_tables
 from xdsl_ane.models.routed import cuts, segment_function, segment_outputs
-from xdsl_ane.models.short_conv import CONV_STATE, short_conv
-from xdsl_ane.models.ssm import SSM_CONV_STATE, SSM_STATE, ssm_mixer
+from xdsl_ane.models.short_conv import short_conv
+from xdsl_ane.models.ssm import ssm_mixer
+from xdsl_ane.models.vocab_tables import (
+    embedded_rows,
+    head_logits,
+    padded_placeholders,
+)
 from xdsl_ane.models.xielu import XIELU, softplus, xielu
 from xdsl_ane.weights.checkpoint import Checkpoint
 
@@ -165,61 +182,13 @@ class Decoder:
         return window if self.shape.prefill <= window else None
 
     def cache_layers(self) -> dict[str, list[int]]:
-        """The layers of self.shape.layers in each cache state, in order: sliding
-        layers in `local_*` when they have a ring (local_window), the others in
-        `key_cache` / `value_cache`; a state without layers is absent."""
-        first, end = self.shape.layers or (0, self.config.num_layers)
-        ring = self.local_window is not None
-        local = [
-            i for i in range(first, end) if ring and i in self.config.sliding_layers
-        ]
-        conv = [i for i in range(first, end) if i in self.config.conv_layers]
-        ssm = [i for i in range(first, end) if i in self.config.ssm_layers]
-        delta = [i for i in range(first, end) if i in self.config.delta_layers]
-        mixers = local + conv + ssm + delta
-        full = [i for i in range(first, end) if i not in mixers]
-        by_state = {
-            "key_cache": full,
-            "value_cache": full,
-            "local_key_cache": local,
-            "local_value_cache": local,
-            CONV_STATE: conv,
-            SSM_STATE: ssm,
-            SSM_CONV_STATE: ssm,
-            DELTA_STATE: delta,
-            DELTA_CONV_STATE: delta,
-        }
-        return {name: layers for name, layers in by_state.items() if layers}
+        """The layers of self.shape.layers in each cache state
+        (`kv_cache.cache_layers`)."""
+        return cache_layers(self)
 
     def cache_shapes(self) -> dict[str, tuple[int, ...]]:
-        """The cache states' shapes [layers, Hkv, positions, D] by name: the
-        context's positions, or the window's in the ring; the short
-        convolutions' [layers, 1, taps − 1, hidden]."""
-        if self.shape.part not in ("all", "layers"):
-            return {}
-        window, c = self.local_window, self.config
-        shapes = {}
-        for name, layers in self.cache_layers().items():
-            n = len(layers)
-            if name == CONV_STATE:
-                shapes[name] = (n, 1, c.conv_taps - 1, c.hidden_size)
-            elif name == SSM_STATE:
-                assert c.ssm is not None
-                shapes[name] = (n, c.ssm.heads, c.ssm.head_dim, c.ssm.state_size)
-            elif name == SSM_CONV_STATE:
-                assert c.ssm is not None
-                shapes[name] = (n, 1, c.ssm.conv_taps - 1, c.ssm.conv_width)
-            elif name == DELTA_STATE:
-                assert c.delta is not None
-                d = c.delta
-                shapes[name] = (n, d.v_heads, d.k_dim, d.v_dim)
-            elif name == DELTA_CONV_STATE:
-                assert c.delta is not None
-                shapes[name] = (n, 1, c.delta.conv_taps - 1, c.delta.conv_width)
-            else:
-                positions = window if name.startswith("local") else self.shape.context
-                shapes[name] = (n, c.num_kv_heads, positions, c.head_dim)
-        return shapes
+        """The cache states' shapes by name (`kv_cache.cache_shapes`)."""
+        return cache_shapes(self)
 
     def build(self) -> builtin.ModuleOp:
         """The module with `prefill` (self.shape.prefill tokens) and `decode` (one)."""
@@ -248,9 +217,25 @@ class Decoder:
                 functions.append(f)
         return functions
 
-    def output_names(self) -> list[str]:
-        if self.shape.part in ("embed", "layers"):
+    def input_names(self) -> list[str]:
+        """The non-state inputs of shape.part's functions."""
+        per_layer = [PER_LAYER_INPUTS] if self.config.per_layer_width else []
+        if self.shape.part == "embed":
+            return ["input_ids"]
+        if self.shape.part == "head":
             return ["hidden_states"]
+        if self.shape.part == "layers":
+            shared = [n for s in shared_inputs(self) for n in shared_names(s)]
+            return ["hidden_states", *per_layer, "position", *shared]
+        return ["input_ids", "position"]
+
+    def output_names(self) -> list[str]:
+        if self.shape.part == "embed":
+            per_layer = [PER_LAYER_INPUTS] if self.config.per_layer_width else []
+            return ["hidden_states", *per_layer]
+        if self.shape.part == "layers":
+            shared = [n for s in shared_outputs(self) for n in shared_names(s)]
+            return ["hidden_states", *shared]
         # stream_max_0: the embedding's; stream_max_i: after layer i − 1
         count = self.config.num_layers + 1
         probes = [f"stream_max_{i}" for i in range(count)] if self.shape.probe else []
@@ -324,22 +309,10 @@ def largest_magnitude(x: SSAValue) -> SSAValue:
     return rlx.ReshapeOp(largest, (1,)).result
 
 
-def scaled(x: SSAValue, factor: float) -> SSAValue:
-    """x · factor (a float32 constant), in x's rank."""
-    return rlx.MulOp(
-        x, const(np.full((1,) * len(shape_of(x)), factor, np.float32))
-    ).result
-
-
-def softcapped(x: SSAValue, cap: float) -> SSAValue:
-    """cap · tanh(x / cap), in x's rank."""
-    c = const(np.full((1,) * len(shape_of(x)), cap, np.float32))
-    return rlx.MulOp(rlx.TanhOp(rlx.DivOp(x, c).result).result, c).result
-
-
 ROPE_TABLES = {"full": "rope", "sliding": "rope.local"}
 """The RoPE tables' weight names (`rope.cos`, `rope.local.sin`) by the
-layers that read them; `rope.local` only where config.local_rope is set."""
+layers that read them; `rope.local` only where the sliding layers have
+their own (config.own_local_rope)."""
 
 
 def additive_mask(visible: np.ndarray) -> np.ndarray:
@@ -377,6 +350,16 @@ class LlmBuilder:
         self.gates: dict[int, SSAValue] = {}
         """The attention output gates [1, S, q_dim] of the layers' queries
         (Family.attention_gate), by layer, until their attention uses them."""
+        self.per_layer: SSAValue | None = None
+        """The per-layer inputs [1, S, L·P] of the function being built."""
+        self.shared_kv: dict[int, tuple[SSAValue, SSAValue]] = {}
+        """The keys and values each source layer of the last `stack`
+        attended over, for the layers that share them (`kv_cache.layer_kv`)."""
+        self.kv_rows: dict[int, tuple[SSAValue, SSAValue]] = {}
+        """The new keys and values of each layer of the last `stack`."""
+        self.kv_inputs: dict[int, tuple[SSAValue, SSAValue]] = {}
+        """The new keys and values of source layers before the program's
+        (inputs of a package of layers), by source."""
 
     def param(self, name: str, shape: tuple[int, ...]) -> SSAValue:
         """The weight the builder calls `name`, by its checkpoint name."""
@@ -399,15 +382,16 @@ class LlmBuilder:
     def rms_norm(
         self,
         x: SSAValue,
-        name: str,
+        name: str | None,
         stream: int | None = None,
         branch: bool = False,
     ) -> SSAValue:
         """The family's norm over the last axis: RMSNorm (its weight + 1
-        with unit_offset_norms) or LayerNorm with bias. Under stream_scale
-        α, a norm that reads the residual `stream` has its eps times α², and
-        one that ends a `branch` (sandwich and post norms) its scale times α.
-        `stream` is its index in norm_input_scales."""
+        with unit_offset_norms; no weight where `name` is None) or
+        LayerNorm with bias. Under stream_scale α, a norm that reads the
+        residual `stream` has its eps times α², and one that ends a
+        `branch` (sandwich and post norms) its scale times α. `stream` is
+        its index in norm_input_scales."""
         eps = self.c.rms_eps
         if stream is not None and self.c.stream_scale is not None:
             eps *= self.c.stream_scale**2
@@ -420,6 +404,9 @@ class LlmBuilder:
         ):
             x = scaled(x, 1 / scales[stream])
             eps /= scales[stream] ** 2
+        if name is None:
+            ones = const(np.ones(shape_of(x)[-1], np.float32))
+            return rlx.RmsNormOp(x, ones, eps).result
         gamma = self.param(name + ".weight", (shape_of(x)[-1],))
         if self.c.family.layer_norm:
             width = shape_of(x)[-1]
@@ -438,47 +425,17 @@ class LlmBuilder:
             gamma = scaled(gamma, self.c.stream_scale)
         return rlx.RmsNormOp(x, gamma, eps).result
 
-    def embed(self, ids: SSAValue) -> SSAValue:
-        """Rows of the table by id, gathered from chunks of ≤ chunk rows:
-        Σ_chunks where(start ≤ id < end, table_chunk[clamp(id − start)], 0)."""
-        c, s = self.c, shape_of(ids)[0]
-        parts = chunks(c.vocab_size, self.shape.chunk)
-        if len(parts) == 1:
-            return rlx.GatherOp(
-                self.param(EMBED, (c.vocab_size, c.hidden_size)), ids
-            ).result
-        total = None
-        zero = const(np.zeros((1, 1), np.float32))
-        for start, end in parts:
-            table = self.param(
-                chunk_name(EMBED, start, end), (end - start, c.hidden_size)
-            )
-            local = rlx.SubOp(ids, const(np.array([start], np.int32))).result
-            clamped = rlx.MinOp(
-                rlx.MaxOp(local, const(np.array([0], np.int32))).result,
-                const(np.array([end - start - 1], np.int32)),
-            ).result
-            rows = rlx.GatherOp(table, clamped).result
-            inside = rlx.CompareOp(
-                rlx.ReshapeOp(local, (s, 1)).result,
-                const(np.array([[end - start]], np.int32)),
-                "lt",
-            ).result
-            above = rlx.CompareOp(
-                rlx.ReshapeOp(local, (s, 1)).result,
-                const(np.array([[0]], np.int32)),
-                "ge",
-            ).result
-            rows = rlx.WhereOp(
-                inside, rlx.WhereOp(above, rows, zero).result, zero
-            ).result
-            total = rows if total is None else rlx.AddOp(total, rows).result
-        assert total is not None
-        return total
+    def embed(
+        self, ids: SSAValue, name: str = EMBED, width: int | None = None
+    ) -> SSAValue:
+        """Rows by id of the embedding, or of the per-layer table `name` of
+        `width` (`vocab_tables.embedded_rows`)."""
+        return embedded_rows(self, ids, name, width)
 
     def split_heads(self, x: SSAValue, heads: int) -> SSAValue:
-        s = shape_of(x)[1]
-        x = rlx.ReshapeOp(x, (1, s, heads, self.c.head_dim)).result
+        """[1, S, heads · D] as [1, heads, S, D]."""
+        s, d = shape_of(x)[1], shape_of(x)[2] // heads
+        x = rlx.ReshapeOp(x, (1, s, heads, d)).result
         return rlx.TransposeOp(x, (0, 2, 1, 3)).result
 
     def layer(self, x, layer: int, cos, sin, mask, position, caches):
@@ -513,9 +470,22 @@ class LlmBuilder:
                 else "post_attention_layernorm"
             )
             m = self.mlp(self.rms_norm(x, p + second, 2 * layer + 1), layer)
+        if c.family.normed_experts and c.moe is not None and layer in c.moe.layers:
+            m = normed_experts(self, x, m, layer)
         if c.family.sandwich_norms or c.family.post_norms:
             m = self.rms_norm(m, p + "post_feedforward_layernorm", branch=True)
-        return self.residual(x, m)
+        return self.layer_end(self.residual(x, m), layer)
+
+    def layer_end(self, x: SSAValue, layer: int) -> SSAValue:
+        """What follows the MLP's residual add (Gemma 4): the branch of the
+        layer's per-layer input, then the whole stream times the layer's
+        `layer_scalar`."""
+        if self.c.per_layer_width:
+            x = per_layer_branch(self, x, layer)
+        if self.c.family.layer_scalar:
+            scalar = self.param(f"{self.base}layers.{layer}.layer_scalar", (1,))
+            x = rlx.MulOp(x, scalar).result
+        return x
 
     def mixed(self, h, layer: int, cos, sin, mask, position, caches) -> SSAValue:
         """The layer's mixer over its normed input h: attention, or the
@@ -546,9 +516,12 @@ class LlmBuilder:
     def projections(self, h: SSAValue, layer: int, qk_norm: str | None = None):
         """q, k, v [1, heads, S, D] of the normed input h [1, S, hidden];
         with `qk_norm` (the layer's prefix), q and k RMS-normed over their
-        whole projection before the head split (OLMo 2)."""
+        whole projection before the head split (OLMo 2). A layer that
+        shares an earlier layer's keys and values has no k and v (None);
+        one whose keys are its values (keys_as_values) has k's as v."""
         c = self.c
         s = shape_of(h)[1]
+        kv_heads, d = c.heads_of(layer)
         if c.family.fused and c.family.qkv_per_head:  # rows [q_h; k_h; v_h] per head
             qkv = self.linear(h, layer, "self_attn.qkv_proj", 3 * c.q_dim)
             qkv = rlx.ReshapeOp(qkv, (1, s, c.num_heads, 3 * c.head_dim)).result
@@ -571,15 +544,20 @@ class LlmBuilder:
             )
         else:
             q = self.query(h, layer)
-            k = self.linear(h, layer, "self_attn.k_proj", c.kv_dim)
-            v = self.linear(h, layer, "self_attn.v_proj", c.kv_dim)
+            if c.kv_source(layer) is not None:
+                return self.split_heads(q, c.num_heads), None, None
+            k = self.linear(h, layer, "self_attn.k_proj", kv_heads * d)
+            if c.keys_as_values and layer not in c.sliding_layers:
+                v = k
+            else:
+                v = self.linear(h, layer, "self_attn.v_proj", kv_heads * d)
         if qk_norm is not None:
             q = self.rms_norm(q, qk_norm + "self_attn.q_norm")
             k = self.rms_norm(k, qk_norm + "self_attn.k_norm")
         return (
             self.split_heads(q, c.num_heads),
-            self.split_heads(k, c.num_kv_heads),
-            self.split_heads(v, c.num_kv_heads),
+            self.split_heads(k, kv_heads),
+            self.split_heads(v, kv_heads),
         )
 
     def query(self, h: SSAValue, layer: int) -> SSAValue:
@@ -588,7 +566,8 @@ class LlmBuilder:
         `gates` for the layer's attention output."""
         c = self.c
         if not c.family.attention_gate:
-            return self.linear(h, layer, "self_attn.q_proj", c.q_dim)
+            q_dim = c.num_heads * c.heads_of(layer)[1]
+            return self.linear(h, layer, "self_attn.q_proj", q_dim)
         s = shape_of(h)[1]
         both = self.linear(h, layer, "self_attn.q_proj", 2 * c.q_dim)
         both = rlx.ReshapeOp(both, (1, s, c.num_heads, 2 * c.head_dim)).result
@@ -603,8 +582,9 @@ class LlmBuilder:
         return q
 
     def rope(self, x: SSAValue, cos: SSAValue, sin: SSAValue) -> SSAValue:
-        """RoPE ("half") over the first config.rotated dims of each head."""
-        d, r = self.c.head_dim, self.c.rotated
+        """RoPE ("half") over the first dims of each head the tables cover
+        (config.rotated_of its layer's kind)."""
+        d, r = shape_of(x)[3], 2 * shape_of(cos)[-1]
         style = self.c.family.rope_style
         if r == d:
             return rlx.RopeOp(x, cos, sin, style).result
@@ -612,23 +592,23 @@ class LlmBuilder:
         return rlx.ConcatOp([rotated, rlx.NarrowOp(x, 3, r, d - r).result], 3).result
 
     def attention(self, h, layer: int, cos, sin, mask, position, caches):
-        """o_proj(attention(rope(q), rope(k), v)) over the cache, [1, S, hidden]."""
+        """o_proj(attention(rope(q), rope(k), v)) over the cache (or the
+        keys and values the layer shares), [1, S, hidden]."""
         c, p = self.c, f"{self.base}layers.{layer}."
         q, k, v = self.projections(h, layer, p if c.family.projection_qk_norm else None)
+        rotated = c.family.rope and layer not in c.nope_layers
         if c.family.qk_norm:
             q = self.rms_norm(q, p + "self_attn.q_norm")
-            k = self.rms_norm(k, p + "self_attn.k_norm")
-        if c.family.rope and layer not in c.nope_layers:
-            q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
-        if caches is None:  # stateless
-            keys, values = k, v
-        elif layer in self.decoder.cache_layers().get("local_key_cache", ()):
-            index, mask = self.ring
-            keys = ring_cached(self, caches["local_key_cache"], layer, k, index)
-            values = ring_cached(self, caches["local_value_cache"], layer, v, index)
-        else:
-            keys = cached(self, caches["key_cache"], layer, k, position)
-            values = cached(self, caches["value_cache"], layer, v, position)
+        if rotated:
+            q = self.rope(q, cos, sin)
+        if k is not None and v is not None:
+            if c.family.qk_norm:
+                k = self.rms_norm(k, p + "self_attn.k_norm")
+            if c.family.value_norm:
+                v = self.rms_norm(v, None)
+            if rotated:
+                k = self.rope(k, cos, sin)
+        keys, values, mask = layer_kv(self, layer, k, v, mask, position, caches)
         scale = c.attention_scale
         if c.scale_by_layer:
             scale = (c.head_dim**-0.5 if scale is None else scale) / (layer + 1)
@@ -641,7 +621,8 @@ class LlmBuilder:
             a = self.written_attention(q, keys, values, mask, layer)
         s = shape_of(h)[1]
         a = rlx.ReshapeOp(
-            rlx.TransposeOp(a, (0, 2, 1, 3)).result, (1, s, c.q_dim)
+            rlx.TransposeOp(a, (0, 2, 1, 3)).result,
+            (1, s, c.num_heads * c.heads_of(layer)[1]),
         ).result
         gate = self.gates.pop(layer, None)
         if gate is not None:
@@ -651,9 +632,11 @@ class LlmBuilder:
     def mlp(self, h: SSAValue, layer: int) -> SSAValue:
         """The layer's MLP: the mixture of experts in its layers
         (`moe.experts_mlp`; plus the dense MLP where the family has a shared
-        one), else the dense MLP."""
+        one), else the dense MLP (and Gemma 4's experts beside it after:
+        `layer`)."""
         c = self.c
-        if c.moe is not None and layer in c.moe.layers:
+        mixture = c.moe is not None and layer in c.moe.layers
+        if mixture and not c.family.normed_experts:
             experts = experts_mlp(self, h, layer)
             if not c.family.shared_mlp:
                 return experts
@@ -662,19 +645,19 @@ class LlmBuilder:
 
     def dense_mlp(self, h: SSAValue, layer: int) -> SSAValue:
         """down(act(gate(h)) · up(h)), or down(act(up(h))) when not gated."""
-        c = self.c
+        c, width = self.c, self.c.ffn_of(layer)
         if not c.family.gated_mlp:
-            up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
+            up = self.linear(h, layer, "mlp.up_proj", width)
             return self.linear(
                 self.activate(up, layer), layer, "mlp.down_proj", c.hidden_size
             )
         if c.family.gate_up:
-            both = self.linear(h, layer, "mlp.gate_up_proj", 2 * c.ffn_size)
-            gate = rlx.NarrowOp(both, 2, 0, c.ffn_size).result
-            up = rlx.NarrowOp(both, 2, c.ffn_size, c.ffn_size).result
+            both = self.linear(h, layer, "mlp.gate_up_proj", 2 * width)
+            gate = rlx.NarrowOp(both, 2, 0, width).result
+            up = rlx.NarrowOp(both, 2, width, width).result
         else:
-            gate = self.linear(h, layer, "mlp.gate_proj", c.ffn_size)
-            up = self.linear(h, layer, "mlp.up_proj", c.ffn_size)
+            gate = self.linear(h, layer, "mlp.gate_proj", width)
+            up = self.linear(h, layer, "mlp.up_proj", width)
         gate = self.activate(gate, layer)
         return self.linear(
             rlx.MulOp(gate, up).result, layer, "mlp.down_proj", c.hidden_size
@@ -705,11 +688,12 @@ class LlmBuilder:
         G query heads in one matmul."""
         c = self.c
         s, context = shape_of(q)[2], shape_of(keys)[2]
+        kv_heads, d = c.heads_of(layer)
         if mask is None:  # stateless: causal
             mask = const(additive_mask(np.tril(np.ones((s, s), np.bool_))))
-        groups = c.num_heads // c.num_kv_heads
-        scale = c.attention_scale or c.head_dim**-0.5
-        grouped = rlx.ReshapeOp(q, (1, c.num_kv_heads, groups * s, c.head_dim)).result
+        groups = c.num_heads // kv_heads
+        scale = c.attention_scale or d**-0.5
+        grouped = rlx.ReshapeOp(q, (1, kv_heads, groups * s, d)).result
         scores = rlx.MatmulOp(grouped, keys, transpose_rhs=True).result
         scores = rlx.MulOp(
             scores, const(np.full((1, 1, 1, 1), scale, np.float32))
@@ -730,52 +714,9 @@ class LlmBuilder:
         weights = rlx.SoftmaxOp(scores, -1).result
         if c.family.attention_sinks:
             weights = rlx.NarrowOp(weights, 3, 0, context).result
-        weights = rlx.ReshapeOp(
-            weights, (1, c.num_kv_heads, groups * s, context)
-        ).result
+        weights = rlx.ReshapeOp(weights, (1, kv_heads, groups * s, context)).result
         out = rlx.MatmulOp(weights, values).result
-        return rlx.ReshapeOp(out, (1, c.num_heads, s, c.head_dim)).result
-
-    def head(self, h: SSAValue) -> list[SSAValue]:
-        c = self.c
-        name = head_name(c)
-        parts = chunks(c.vocab_size, self.shape.chunk)
-        logits = []
-        for start, end in parts:
-            w_name = name if len(parts) == 1 else chunk_name(name, start, end)
-            w = self.param(w_name, (end - start, c.hidden_size))
-            y = rlx.MatmulOp(h, w, transpose_rhs=True).result
-            if c.logits_divisor is not None:
-                y = scaled(y, 1 / c.logits_divisor)
-            if c.final_softcap is not None:
-                y = softcapped(y, c.final_softcap)
-            logits.append(y)
-        if not self.shape.argmax:
-            return logits
-        return [self.next_token(logits, parts)]
-
-    def next_token(self, logits: list[SSAValue], parts) -> SSAValue:
-        """argmax over the chunks: each chunk's best (value, index + start),
-        then the chunk whose best is largest (the first on ties)."""
-        s = shape_of(logits[0])[0]
-        best = [rlx.ReduceMaxOp(x, [1], keep_dims=True).result for x in logits]
-        index = [
-            rlx.AddOp(
-                rlx.ReshapeOp(rlx.ArgmaxOp(x, axis=1).result, (s, 1)).result,
-                const(np.array([[start]], np.int32)),
-            ).result
-            for x, (start, _) in zip(logits, parts)
-        ]
-        if len(logits) == 1:
-            return rlx.ReshapeOp(index[0], (s,)).result
-        values = rlx.ConcatOp(best, 1).result
-        indices = rlx.ConcatOp(index, 1).result
-        winner = rlx.ReshapeOp(rlx.ArgmaxOp(values, axis=1).result, (s, 1)).result
-        picked = rlx.CompareOp(
-            winner, const(np.arange(len(logits), dtype=np.int32)[None, :]), "eq"
-        ).result
-        chosen = rlx.WhereOp(picked, indices, const(np.zeros((1, 1), np.int32))).result
-        return rlx.ReduceSumOp(chosen, [1]).result
+        return rlx.ReshapeOp(out, (1, c.num_heads, s, d)).result
 
     def positions(self, position: SSAValue, tokens: int):
         """cos, sin [S, D/2] at positions position + i, and the additive
@@ -786,15 +727,18 @@ class LlmBuilder:
         one None (rlx.attention's own)."""
         if position is None:
             return self.stateless_positions(tokens)
-        context, half = self.shape.context, (self.shape.context, self.c.rotated // 2)
+        context = self.shape.context
         positions = rlx.AddOp(position, const(np.arange(tokens, dtype=np.int32))).result
         tables = {
             kind: tuple(
-                rlx.GatherOp(self.param(f"{prefix}.{f}", half), positions).result
+                rlx.GatherOp(
+                    self.param(f"{prefix}.{f}", self.table_shape(context, kind)),
+                    positions,
+                ).result
                 for f in ("cos", "sin")
             )
             for kind, prefix in ROPE_TABLES.items()
-            if self.c.family.rope and (kind == "full" or self.c.local_rope is not None)
+            if self.c.family.rope and (kind == "full" or self.c.own_local_rope)
         }
         keys = const(np.arange(context, dtype=np.int32)[None, :])
         queries = rlx.ReshapeOp(positions, (tokens, 1)).result
@@ -811,13 +755,19 @@ class LlmBuilder:
             masks["sliding"] = self.additive(inside, tokens)
         return tables, masks
 
+    def table_shape(self, rows: int, kind: str) -> tuple[int, int]:
+        """A RoPE table's shape [rows, D/2] for the layers of `kind`."""
+        return rows, self.c.rotated_of(kind == "sliding") // 2
+
     def stateless_positions(self, tokens: int):
         """`positions` of tokens 0..S−1 in a stateless program."""
-        half = (tokens, self.c.rotated // 2)
         tables = {
-            kind: tuple(self.param(f"{prefix}.{f}", half) for f in ("cos", "sin"))
+            kind: tuple(
+                self.param(f"{prefix}.{f}", self.table_shape(tokens, kind))
+                for f in ("cos", "sin")
+            )
             for kind, prefix in ROPE_TABLES.items()
-            if self.c.family.rope and (kind == "full" or self.c.local_rope is not None)
+            if self.c.family.rope and (kind == "full" or self.c.own_local_rope)
         }
         masks: dict[str, SSAValue | None] = {"full": None}
         window = self.c.sliding_window
@@ -855,6 +805,7 @@ class LlmBuilder:
         without position and caches."""
         first, end = self.shape.layers or (0, self.c.num_layers)
         tables, masks = self.positions(position, shape_of(x)[1])
+        self.shared_kv, self.kv_rows = {}, {}
         if caches and "local_key_cache" in caches:
             self.ring = ring_positions(self, position, shape_of(x)[1])
         if not self.c.family.rope and not self.c.ssm_layers and first == 0:
@@ -883,7 +834,7 @@ class LlmBuilder:
         """The final norm and the head over x [1, S, hidden]."""
         tokens = shape_of(x)[1]
         h = self.final_norm(x)
-        return self.head(rlx.ReshapeOp(h, (tokens, self.c.hidden_size)).result)
+        return head_logits(self, rlx.ReshapeOp(h, (tokens, self.c.hidden_size)).result)
 
     def final_norm(self, x: SSAValue) -> SSAValue:
         return self.rms_norm(x, self.base + "norm", 2 * self.c.num_layers)
@@ -897,13 +848,17 @@ class LlmBuilder:
 
     def embedded(self, ids: SSAValue) -> SSAValue:
         """The embedding of the token ids [S], [1, S, hidden], with the
-        family's scale and multiplier (and stream_scale, with RoPE)."""
+        family's scale and multiplier (and stream_scale, with RoPE); the
+        per-layer inputs beside it (`per_layer`) where the model has them."""
         c = self.c
         tokens = shape_of(ids)[0]
+        ids = padded_placeholders(self, ids)
         x = rlx.ReshapeOp(self.embed(ids), (1, tokens, c.hidden_size)).result
         if c.family.scaled_embedding:  # √hidden rounded to float32, as Gemma's
             scale = np.full((1, 1, 1), np.sqrt(c.hidden_size), np.float32)
             x = rlx.MulOp(x, const(scale)).result
+        if c.per_layer_width:
+            self.per_layer = per_layer_inputs(self, ids, x)
         if c.embedding_multiplier is not None:
             x = scaled(x, c.embedding_multiplier)
         if c.stream_scale is not None and c.family.rope:  # (else after positions)
@@ -915,7 +870,8 @@ class LlmBuilder:
         input_ids, position and the caches and gives the head's outputs;
         "embed" takes input_ids, "layers" hidden_states, position and its
         slice of the caches, "head" hidden_states; the parts between give
-        hidden_states [1, S, hidden]."""
+        hidden_states [1, S, hidden] (and what `Decoder.input_names` and
+        `output_names` add: per-layer inputs, shared keys and values)."""
         c, shape = self.c, self.shape
         caches = self.state_types()
         ids, position = tensor((tokens,), i32), tensor((1,), i32)
@@ -923,14 +879,14 @@ class LlmBuilder:
         embedded = self.embedded
         names = list(caches)
         if shape.part == "embed":
-            return build_function(name, [ids], lambda i: [embedded(i)], ["input_ids"])
+
+            def embed_part(i: SSAValue) -> list[SSAValue]:
+                x = embedded(i)
+                return [x] if self.per_layer is None else [x, self.per_layer]
+
+            return build_function(name, [ids], embed_part, ["input_ids"])
         if shape.part == "layers":
-            return build_function(
-                name,
-                [hidden, position, *caches.values()],
-                lambda x, p, *s: [self.stack(x, p, dict(zip(names, s)))],
-                ["hidden_states", "position", *names],
-            )
+            return self.layers_function(name, tokens)
         if shape.part == "head":
             return build_function(name, [hidden], self.final, ["hidden_states"])
         return build_function(
@@ -942,6 +898,40 @@ class LlmBuilder:
             ),
             ["input_ids", "position", *names],
         )
+
+    def layers_function(self, name: str, tokens: int):
+        """`function` of a package of layers: hidden_states, the per-layer
+        inputs, position and the new keys and values of the sources before
+        it that its layers share; hidden_states and the new keys and values
+        of its sources that later layers share."""
+        c, decoder = self.c, self.decoder
+        caches = self.state_types()
+        inputs = decoder.input_names()
+        types = {
+            "hidden_states": tensor((1, tokens, c.hidden_size), f32),
+            "position": tensor((1,), i32),
+            PER_LAYER_INPUTS: tensor(
+                (1, tokens, c.num_layers * (c.per_layer_width or 0)), f32
+            ),
+        }
+        for source in shared_inputs(decoder):
+            kv_heads, d = c.heads_of(source)
+            for n in shared_names(source):
+                types[n] = tensor((1, kv_heads, tokens, d), f32)
+
+        def body(*values: SSAValue) -> list[SSAValue]:
+            given = dict(zip([*inputs, *caches], values))
+            self.per_layer = given.get(PER_LAYER_INPUTS)
+            self.kv_inputs = {
+                s: (given[shared_names(s)[0]], given[shared_names(s)[1]])
+                for s in shared_inputs(decoder)
+            }
+            states = {n: given[n] for n in caches}
+            x = self.stack(given["hidden_states"], given["position"], states)
+            return [x, *(v for s in shared_outputs(decoder) for v in self.kv_rows[s])]
+
+        arguments = [types[n] for n in inputs] + list(caches.values())
+        return build_function(name, arguments, body, [*inputs, *caches])
 
 
 def prompt_calls(

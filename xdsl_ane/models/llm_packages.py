@@ -155,10 +155,12 @@ class Unit:
 def unit_weights(
     module: builtin.ModuleOp, part: str, compression: Compression
 ) -> dict[tuple[str, str], int]:
-    """The blob bytes of each weight the module's params read."""
+    """The blob bytes of each weight the module's params read; in the
+    embedding's part, as mil-compress-weights tells them apart, a table
+    gathered from (the embedding, Gemma 4's per-layer one) as the
+    embedding and any other (a projection) as the linear weights."""
     from xdsl_ane.dialects import rlx
     from xdsl_ane.dialects.typing import shape_of
-    from xdsl_ane.models.hf_config import EMBED
 
     linear, head, embedding = compression.settings()
     sizes: dict[tuple[str, str], int] = {}
@@ -170,7 +172,12 @@ def unit_weights(
         setting = None
         if len(shape) == 2 and math.prod(shape) >= min_size:
             if part == "embed":
-                setting = embedding if name.startswith(EMBED) else None
+                gathered = any(
+                    isinstance(use.operation, rlx.GatherOp)
+                    and use.operation.operands[0] is op.result
+                    for use in op.result.uses
+                )
+                setting = embedding if gathered else linear
             elif part == "head":
                 setting = head
             elif not name.startswith("rope"):

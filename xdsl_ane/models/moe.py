@@ -39,15 +39,26 @@ class ExpertsBuilder(Protocol):
 
     def activate(self, x: SSAValue, layer: int) -> SSAValue: ...
 
+    def rms_norm(
+        self,
+        x: SSAValue,
+        name: str | None,
+        stream: int | None = None,
+        branch: bool = False,
+    ) -> SSAValue: ...
 
-def experts_mlp(b: ExpertsBuilder, h: SSAValue, layer: int) -> SSAValue:
+
+def experts_mlp(
+    b: ExpertsBuilder, h: SSAValue, layer: int, weights: SSAValue | None = None
+) -> SSAValue:
     """Σ_e w_e · down_e(act(gate_e(h)) · up_e(h)) of the normed hidden
     states h [1, S, hidden], w [1, S, E] the routing weights of
-    `routing_weights` on the router's logits h · Gᵀ."""
+    `routing_weights` on the router's logits h · Gᵀ (or `weights`)."""
     c, moe = b.c, b.c.moe
     assert moe is not None
     width, hidden = moe.ffn_size, c.hidden_size
-    weights = routing_weights(router_logits(b, h, layer), moe)
+    if weights is None:
+        weights = routing_weights(router_logits(b, h, layer), moe)
     total = None
     for expert in range(moe.experts):
         if moe.swiglu is not None:
@@ -69,6 +80,36 @@ def experts_mlp(b: ExpertsBuilder, h: SSAValue, layer: int) -> SSAValue:
         total = y if total is None else rlx.AddOp(total, y).result
     assert total is not None
     return total
+
+
+def normed_experts(
+    b: ExpertsBuilder, x: SSAValue, dense: SSAValue, layer: int
+) -> SSAValue:
+    """Gemma 4's mixture beside the dense MLP (Family.normed_experts), of
+    the residual stream x [1, S, hidden] and the dense MLP's output:
+    post_1(dense) + post_2(Σ_e w_e · expert_e(pre_2(x))), the router's
+    logits of RMSNorm(x) (no weight) · scale · hidden^−½, the picked
+    weights (renormalized) times per_expert_scale. The norms that read the
+    stream are the layer's second norm's kind under the fp16 scales."""
+    c, moe, p = b.c, b.c.moe, f"{b.base}layers.{layer}."
+    assert moe is not None
+    stream = 2 * layer + 1
+    routed = b.rms_norm(x, None, stream)
+    scale = b.param(p + "router.scale", (c.hidden_size,))
+    scale = rlx.MulOp(scale, const(np.full(1, c.hidden_size**-0.5, np.float32))).result
+    router = b.param(p + "router.proj.weight", (moe.experts, c.hidden_size))
+    logits = rlx.MatmulOp(
+        rlx.MulOp(routed, scale).result, router, transpose_rhs=True
+    ).result
+    weights = routing_weights(logits, moe)
+    per_expert = b.param(p + "router.per_expert_scale", (moe.experts,))
+    weights = rlx.MulOp(weights, per_expert).result
+    h = b.rms_norm(x, p + "pre_feedforward_layernorm_2", stream)
+    experts = experts_mlp(b, h, layer, weights)
+    return rlx.AddOp(
+        b.rms_norm(dense, p + "post_feedforward_layernorm_1"),
+        b.rms_norm(experts, p + "post_feedforward_layernorm_2"),
+    ).result
 
 
 def router_logits(b: ExpertsBuilder, h: SSAValue, layer: int) -> SSAValue:

@@ -1,5 +1,5 @@
 """RoPE's frequencies and tables for a decoder's config: default, linear,
-Llama 3, YaRN and LongRoPE scaling, the sliding layers' own RoPE, computed
+Llama 3, YaRN, LongRoPE and proportional scaling, the sliding layers' own RoPE, computed
 in float32 as Hugging Face does."""
 
 from __future__ import annotations
@@ -21,12 +21,18 @@ def inverse_frequencies(
     ones kept, a smooth blend between), yarn blends interpolated and
     extrapolated frequencies over a ramp of dims, longrope divides by its
     long factors where the `context` passes the original length, else by
-    its short ones (transformers' rule for a sequence of that length)."""
-    d = config.rotated
+    its short ones (transformers' rule for a sequence of that length),
+    proportional keeps the first `partial_rotary_factor` of the
+    frequencies (of the whole head's exponents) and sets the rest to 0,
+    so those dims pass unrotated, all divided by `factor`."""
+    d = config.rotated_of(local)
     theta, s = rope_of(config, local)
     inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
     if s is None:
         return inv
+    if s["rope_type"] == "proportional":
+        angles = int(s["partial_rotary_factor"] * d // 2)
+        return np.where(np.arange(d // 2) < angles, inv, 0.0) / s["factor"]
     if s["rope_type"] == "linear":
         return inv / s["factor"]
     if s["rope_type"] == "yarn":

@@ -107,8 +107,8 @@ from xdsl_ane.dialects.dense import dense_from_numpy
 from xdsl_ane.dialects.functions import build_function
 from xdsl_ane.dialects.typing import shape_of, tensor
 from xdsl_ane.models.configs import LlmConfig
+from xdsl_ane.models.constants import softcapped
 from xdsl_ane.models.hf_config import ACTIVATIONS
-from xdsl_ane.models.llm import softcapped
 from xdsl_ane.models.rope import rope_tables
 from xdsl_ane.models.train_weights import trainer_config
 from xdsl_ane.models.transformer import stateless_builder
