@@ -133,81 +133,26 @@ def test_compile_llm_refuses_w8a8_in_one_line(tmp_path) -> None:
         compile_llm(tmp_path, compress="auto:4.5")
 
 
-class _Recorded:
-    """Every named op result of an interpreted program (an interpreter
-    listener)."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, np.ndarray] = {}
-
-    def will_interpret_op(self, op, args) -> None:
-        pass
-
-    def did_interpret_op(self, op, results) -> None:
-        for r, v in zip(op.results, results):
-            if r.name_hint:
-                self.values[r.name_hint] = np.asarray(v)
-
-
-def coremltools_w8a8(model, x, samples, tmp_path, monkeypatch):
+def coremltools_w8a8(model, x, samples, tmp_path) -> np.ndarray:
     """coremltools' own W8A8 of `model` (jit-traced, ct.convert fp16,
-    `linear_quantize_activations` on `samples`, `linear_quantize_weights`
-    int8), with its calibration's predictions (macOS only) made by our
-    interpreter on its own package, by its own range rule."""
+    `linear_quantize_activations` on `samples` with its calibration's
+    predictions made by the interpreter, `linear_quantize_weights` int8):
+    its outputs on x, by the interpreter."""
     import coremltools as ct
-    import coremltools.optimize as cto
-    import coremltools.optimize.coreml._post_training_quantization as ptq
-    from coremltools.optimize.coreml.experimental import (
-        _post_training_quantization as experimental,
-    )
 
-    from xdsl_ane.frontend.milproto import read_compiled
-    from xdsl_ane.interpreter.core import run_function
+    from bench.w8a8 import coremltools_w8a8 as quantize
+    from bench.w8a8 import run_coremltools
 
-    traced = torch.jit.trace(model, (x,))
     fp = ct.convert(
-        traced,
+        torch.jit.trace(model, (x,)),
         inputs=[ct.TensorType(name="x", shape=x.shape)],
         minimum_deployment_target=ct.target.iOS18,
         convert_to="mlprogram",
     )
-    fp.save(tmp_path / "ct_fp.mlpackage")
-    program = read_compiled(tmp_path / "ct_fp.mlpackage")
-
-    def stats(fpmodel, sample_data, calibration_op_group_size=-1):
-        from collections import defaultdict
-
-        ranges: dict = defaultdict(dict)
-        for data in sample_data:
-            recorded = _Recorded()
-            run_function(
-                program.module,
-                [data["x"].astype(np.float16)],
-                program.weights,
-                listeners=(recorded,),
-            )
-            for name, value in {**data, **recorded.values}.items():
-                experimental._update_tensor_range(name, value, ranges)
-        return ranges
-
-    monkeypatch.setattr(ptq, "_get_activation_calibration_stats", stats)
-    symmetric = cto.coreml.OptimizationConfig(
-        global_config=cto.coreml.experimental.OpActivationLinearQuantizerConfig(
-            mode="linear_symmetric"
-        )
-    )
-    a8 = cto.coreml.experimental.linear_quantize_activations(
-        fp, symmetric, [{"x": s} for s in samples]
-    )
-    weights = cto.coreml.OptimizationConfig(
-        global_config=cto.coreml.OpLinearQuantizerConfig(mode="linear_symmetric")
-    )
-    cto.coreml.linear_quantize_weights(a8, weights).save(tmp_path / "ct.mlpackage")
-    quantized = read_compiled(tmp_path / "ct.mlpackage")
-    assert any(op.name == "mil.quantize" for op in quantized.module.walk())
-    (out,) = run_function(
-        quantized.module, [x.numpy().astype(np.float16)], quantized.weights
-    )
+    fp.save(str(tmp_path / "ct_fp.mlpackage"))
+    feeds = [{"x": s} for s in samples]
+    quantize(fp, tmp_path / "ct_fp.mlpackage", feeds, tmp_path / "ct.mlpackage")
+    (out,) = run_coremltools(tmp_path / "ct.mlpackage", [x.numpy()])
     return out
 
 
@@ -233,7 +178,7 @@ class Vit(torch.nn.Module):
 
 
 @pytest.mark.parametrize("name", ["cnn", "vit"])
-def test_w8a8_error_beside_coremltools(name, cnn, tmp_path, monkeypatch) -> None:
+def test_w8a8_error_beside_coremltools(name, cnn, tmp_path) -> None:
     """On the same program and calibration samples, our W8A8's error
     against torch fp32 is at most 1.25x that of coremltools' own: the
     small CNN, and a ViT (its attention's matmuls, softmax and norms kept
@@ -245,7 +190,7 @@ def test_w8a8_error_beside_coremltools(name, cnn, tmp_path, monkeypatch) -> None
         model, x = Vit().eval(), torch.randn(1, 3, 32, 32)
     rng = np.random.default_rng(1)
     samples = rng.standard_normal((8, *x.shape)).astype(np.float32)
-    theirs = coremltools_w8a8(model, x, list(samples), tmp_path, monkeypatch)
+    theirs = coremltools_w8a8(model, x, list(samples), tmp_path)
     compiled = xdsl_ane.compile(
         model, example_args=(x,), compress="w8a8", calibration={"x": samples}
     )
