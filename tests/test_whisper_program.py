@@ -23,6 +23,9 @@ from xdsl_ane.models.whisper import (
 )
 from xdsl_ane.weights.checkpoint import read_checkpoint
 
+# Runs Whisper checkpoints against transformers: -m "not slow" skips them.
+pytestmark = pytest.mark.slow
+
 
 def arrays(weights):
     return {name: np.asarray(w) for name, w in weights.items()}

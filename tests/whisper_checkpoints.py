@@ -53,7 +53,9 @@ def generation_config(multilingual: bool = True) -> dict:
         "is_multilingual": multilingual,
         "max_length": 448,
         "begin_suppress_tokens": [TEXT_TOKENS - 1, ids["<|endoftext|>"]],
-        "suppress_tokens": [1, 2, 7, 11, ids["<|startoflm|>"]],
+        "suppress_tokens": [1, 2, 7, 11]
+        + [ids[t] for t in ("<|translate|>", "<|transcribe|>", "<|startoflm|>")]
+        + [ids[t] for t in ("<|startofprev|>", "<|nospeech|>")],
     }
     if multilingual:
         config |= {
@@ -76,10 +78,11 @@ def write_whisper(
     decoder_layers: int = 2,
     seed: int = 0,
     dtype: str = "float32",
+    tied: bool = False,
     **overrides,
 ):
     """save_pretrained of a random tiny Whisper (2 encoder layers, its own
-    decoder layer count) with generation_config.json and
+    decoder layer count; the head `proj_out` its own unless `tied`) with generation_config.json and
     preprocessor_config.json; returns transformers' model read back."""
     import torch
     import transformers
@@ -102,15 +105,27 @@ def write_whisper(
         pad_token_id=ids["<|endoftext|>"],
         eos_token_id=ids["<|endoftext|>"],
         bos_token_id=ids["<|endoftext|>"],
+        tie_word_embeddings=tied,
     )
     config = transformers.WhisperConfig(**(fields | overrides))
     model = transformers.WhisperForConditionalGeneration(config).eval()
-    with torch.no_grad():  # norms away from 1, biases away from 0
+    # norms away from 1, biases away from 0; at init the sinusoidal
+    # positions drown the convolutions' output and the cross-attention is
+    # too weak for the audio to change the tokens: larger conv weights and
+    # cross-attention values, and embeddings whose logits differ
+    with torch.no_grad():
         for name, p in model.named_parameters():
             if "norm" in name or name.endswith(".bias"):
                 p.add_(0.1 * torch.randn_like(p))
-            elif name.endswith("embed_tokens.weight"):
-                p.normal_(0.0, 0.5)  # logits that differ from token to token
+            elif ".conv" in name:
+                p.normal_(0.0, 0.3)
+            elif name.endswith(("embed_tokens.weight", "proj_out.weight")):
+                p.normal_(0.0, 0.1)
+            elif "encoder_attn.v_proj" in name or "encoder_attn.out_proj" in name:
+                p.mul_(8**0.5)
+        # timestamps (most of the vocabulary) less likely than text
+        head = model.get_output_embeddings().weight
+        head[ids["<|notimestamps|>"] + 1 :] *= 0.3
     model.to(getattr(torch, dtype)).save_pretrained(directory)
     (Path(directory) / "generation_config.json").write_text(
         json.dumps(generation_config(multilingual), indent=2)
@@ -128,3 +143,33 @@ def tone(seconds: float, pitch: float = 440.0, rate: int = 16000, seed: int = 0)
     t = np.arange(int(seconds * rate)) / rate
     wave = 0.4 * np.sin(2 * np.pi * pitch * t) * (1 + 0.5 * np.sin(2 * np.pi * 1.3 * t))
     return (wave + 0.02 * rng.standard_normal(len(t))).astype(np.float32)
+
+
+WORDS = (
+    "the a cat dog sat ran on in under over mat rug red blue green small big "
+    "old new one two three four five and but then now here there is was saw "
+    "met quick slow bird fish tree house"
+).split()
+"""The text tokens' words: ids 0 .. 39."""
+
+
+def write_tokenizer(directory: Path, multilingual: bool = True) -> None:
+    """tokenizer.json (a WordLevel tokenizer: every text id a word, the
+    special tokens and timestamps added as special) and
+    tokenizer_config.json, built with the tokenizers package."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    assert len(WORDS) == TEXT_TOKENS
+    tokenizer = Tokenizer(
+        models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="the")
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer.decoder = decoders.WordPiece(prefix="##")  # words joined by spaces
+    stamps = [f"<|{i * 0.02:.2f}|>" for i in range(TIMESTAMPS)]
+    tokenizer.add_special_tokens(
+        [AddedToken(t, special=True) for t in [*special_tokens(multilingual), *stamps]]
+    )
+    tokenizer.save(str(Path(directory) / "tokenizer.json"))
+    (Path(directory) / "tokenizer_config.json").write_text(
+        json.dumps({"eos_token": "<|endoftext|>", "bos_token": "<|endoftext|>"})
+    )
