@@ -165,3 +165,45 @@ def test_bad_options_are_one_line(tiny_whisper, tmp_path):
     assert (
         "holds" in result.stderr and "over --max-package-size 100 KB" in result.stderr
     )
+
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def readme_example() -> tuple[str, list[tuple[str, list[str]]]]:
+    """The README's speech example: the compile-asr command named before it
+    and each `$ xdsl-ane transcribe` line of its block with what it prints."""
+    import re
+
+    text = README.read_text()
+    (compile_command,) = re.findall(
+        r"`(xdsl-ane compile-asr whisper-tiny [^`]*)`", text
+    )
+    block = text.split("```text\n$ xdsl-ane transcribe asr", 1)[1]
+    block = "$ xdsl-ane transcribe asr" + block.split("```", 1)[0]
+    runs: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            runs.append((line[2:], []))
+        elif line:
+            runs[-1][1].append(line)
+    return compile_command, runs
+
+
+def test_readme_speech_example(tmp_path):
+    """The README's example prints what it shows."""
+    import shlex
+
+    compile_command, runs = readme_example()
+    assert len(runs) == 2
+    write_whisper(tmp_path / "whisper-tiny", decoder_layers=3)
+    write_tokenizer(tmp_path / "whisper-tiny")
+    speech = tone(4.0, rate=22050)
+    write_wav(tmp_path / "speech.wav", np.stack([speech, 0.5 * speech], 1), 22050)
+    write_wav(tmp_path / "noise.wav", noise(6.0))
+    result = cli(*shlex.split(compile_command)[1:], cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    for command, expected in runs:
+        result = cli(*shlex.split(command)[1:], cwd=str(tmp_path))
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.splitlines() == expected, command
