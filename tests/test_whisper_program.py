@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from whisper_checkpoints import tone, write_whisper
 
+from xdsl_ane.dialects import rlx
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.interpreter.core import StatefulRuntime, run_function
 from xdsl_ane.models.audio import log_mel
@@ -31,17 +32,25 @@ def arrays(weights):
     return {name: np.asarray(w) for name, w in weights.items()}
 
 
-@pytest.mark.parametrize("mels,decoder_layers", [(80, 3), (128, 1)])
-def test_fp32_programs_match_transformers(tmp_path, mels, decoder_layers):
+@pytest.mark.parametrize("mels,decoder_layers,tied", [(80, 3, False), (128, 1, True)])
+def test_fp32_programs_match_transformers(tmp_path, mels, decoder_layers, tied):
+    """The embedding and the head in 3 chunks: a tied table's chunks are
+    the same params at both ends."""
     import torch
 
-    model = write_whisper(tmp_path, mels=mels, decoder_layers=decoder_layers)
+    model = write_whisper(tmp_path, mels=mels, decoder_layers=decoder_layers, tied=tied)
     checkpoint = read_checkpoint(tmp_path)
     config = whisper_config(checkpoint)
     assert (config.encoder_layers, config.decoder_layers) == (2, decoder_layers)
     builder = WhisperBuilder(config, WhisperShape(context=16, prefill=4, chunk=700))
     encoder, decoder = builder.encoder_module(), builder.decoder_module()
     check_all_read(checkpoint, [encoder, decoder])
+    tables = {
+        op.param_name.data
+        for op in decoder.walk()
+        if isinstance(op, rlx.ParamOp) and "[" in op.param_name.data
+    }
+    assert len(tables) == (3 if tied else 6)
     features = log_mel(tone(2.0), mels)[None]
     weights = arrays(whisper_weights(config, checkpoint, encoder))
     (hidden,) = run_function(encoder, [features], weights, "encode")

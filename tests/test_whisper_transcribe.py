@@ -69,6 +69,9 @@ def test_compile_asr_writes_two_packages_and_a_manifest(tiny_whisper):
         "cross_key_cache": [3, 4, 1504, 8],
         "cross_value_cache": [3, 4, 1504, 8],
     }
+    again = ["compile-asr", str(tiny_whisper.checkpoint), "-o", str(package)]
+    assert "already exists" in cli(*again, "--context", "32").stderr
+    assert cli(*again, "--context", "32", "--force").returncode == 0
     printed = tiny_whisper.printed
     assert "encoder: " in printed and "decoder: " in printed
     assert "(@prefill " in printed and "@decode " in printed  # the estimate
@@ -113,7 +116,8 @@ def test_language_other_audio_and_the_long_form(tiny_whisper):
 def test_128_mel_bins_english_only_tied(tmp_path):
     checkpoint = tmp_path / "ckpt"
     write_whisper(checkpoint, mels=128, multilingual=False, decoder_layers=1, tied=True)
-    compile_asr(checkpoint, context=16, output=tmp_path / "asr")
+    # a prefill of 1: the second token of the forced prompt is decoded
+    compile_asr(checkpoint, context=16, prefill=1, output=tmp_path / "asr")
     runner = AsrRunner(tmp_path / "asr")
     samples = noise(6.0, seed=3)
     tokens = runner.transcribe(samples, None, 6)

@@ -294,25 +294,32 @@ class AsrRunner:
         return interface.logical_results(outputs)[0]
 
     def logits(self, tokens: list[int], position: int, encoded: Any) -> np.ndarray:
-        """Logits [len(tokens), V]: prefill (tokens padded) with the encoder
-        output, or decode of one token (encoded None)."""
+        """Logits [len(tokens), V]: prefill with the encoder output (a
+        prompt longer than the prefill has its last tokens decoded one by
+        one), or decode of one token (encoded None)."""
+        if encoded is None:
+            return self.call("decode", tokens, position)
+        count = self.record["decoder"]["functions"]["prefill"]
+        rows = [self.call("prefill", tokens[:count], position, encoded)]
+        for i, token in enumerate(tokens[count:]):
+            rows.append(self.call("decode", [token], position + count + i))
+        return np.concatenate(rows)
+
+    def call(
+        self, function: str, tokens: list[int], position: int, encoded: Any = None
+    ) -> np.ndarray:
+        """One call of the decoder's `function` (the tokens padded to its
+        length): logits [len(tokens), V] over the head chunks."""
         from xdsl_ane.passes.layouts import layout_of
 
         decoder = self.record["decoder"]
-        function = "decode" if encoded is None else "prefill"
         count = decoder["functions"][function]
-        if len(tokens) > count:
-            raise XdslAneError(
-                f"a forced prompt of {len(tokens)} tokens is longer than the "
-                f"package's prefill of {count}"
-            )
         ids = np.zeros(count, np.int32)
         ids[: len(tokens)] = tokens
         logical = [ids, np.array([position], np.int32)]
         if encoded is not None:
             logical.append(encoded)
-        layouts = [layout_of(np.shape(x)) for x in logical]
-        inputs = [layout.to_ane(x) for layout, x in zip(layouts, logical)]
+        inputs = [layout_of(np.shape(x)).to_ane(x) for x in logical]
         outputs = self.states.call(function, inputs)
         rows = [
             layout_of((count, e - s)).to_logical(out)

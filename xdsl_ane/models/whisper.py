@@ -169,11 +169,6 @@ class WhisperShape:
                 f"{option('context', self.context)} is beyond the checkpoint's "
                 f"max_target_positions {config.target_positions}"
             )
-        if self.context % self.prefill:
-            raise XdslAneError(
-                f"{option('prefill', self.prefill)} must divide "
-                f"{option('context', self.context)}"
-            )
 
 
 def head_chunks(config: WhisperConfig, shape: WhisperShape) -> list[tuple[int, int]]:
@@ -298,7 +293,7 @@ class WhisperBuilder:
     def embedded(self, ids: SSAValue, position: SSAValue) -> SSAValue:
         """embed(ids) (· √d with scale_embedding) + positions[position + i]."""
         c, s = self.c, shape_of(ids)[0]
-        x = rlx.GatherOp(self.param(EMBED, (c.vocab_size, c.d_model)), ids).result
+        x = self.embed(ids)
         if c.scale_embedding:
             x = rlx.MulOp(
                 x, const(np.full((1, 1), np.sqrt(c.d_model), np.float32))
@@ -309,6 +304,37 @@ class WhisperBuilder:
         at = rlx.AddOp(position, const(np.arange(s, dtype=np.int32))).result
         x = rlx.AddOp(x, rlx.GatherOp(table, at).result).result
         return rlx.ReshapeOp(x, (1, s, c.d_model)).result
+
+    def table(self, name: str, start: int, end: int) -> SSAValue:
+        """Rows [start, end) of the token table `name` (a chunk of the
+        head's: a tied table is stored once, read by both ends)."""
+        if (start, end) != (0, self.c.vocab_size):
+            name = chunk_name(name, start, end)
+        return self.param(name, (end - start, self.c.d_model))
+
+    def embed(self, ids: SSAValue) -> SSAValue:
+        """Rows of the embedding by id, [S, d]: with more rows than a chunk,
+        Σ_chunks where(start ≤ id < end, chunk[clamp(id − start)], 0)."""
+        c, s = self.c, shape_of(ids)[0]
+        parts = head_chunks(c, self.shape)
+        if len(parts) == 1:
+            return rlx.GatherOp(self.table(EMBED, 0, c.vocab_size), ids).result
+        total, zero = None, const(np.zeros((1, 1), np.float32))
+        column = rlx.ReshapeOp(ids, (s, 1)).result
+        for start, end in parts:
+            local = rlx.SubOp(ids, const(np.array([start], np.int32))).result
+            clamped = rlx.MinOp(
+                rlx.MaxOp(local, const(np.array([0], np.int32))).result,
+                const(np.array([end - start - 1], np.int32)),
+            ).result
+            rows = rlx.GatherOp(self.table(EMBED, start, end), clamped).result
+            low = rlx.CompareOp(column, const(np.array([[start]], np.int32)), "ge")
+            high = rlx.CompareOp(column, const(np.array([[end]], np.int32)), "lt")
+            inside = rlx.WhereOp(high.result, rows, zero).result
+            rows = rlx.WhereOp(low.result, inside, zero).result
+            total = rows if total is None else rlx.AddOp(total, rows).result
+        assert total is not None
+        return total
 
     def causal_mask(self, position: SSAValue, tokens: int) -> SSAValue:
         """[1, 1, S, context]: 0 where key j ≤ position + i, MASKED elsewhere."""
@@ -374,12 +400,10 @@ class WhisperBuilder:
         """The logits of x [1, S, d] in row chunks of the head, [S, rows] each."""
         c, s = self.c, shape_of(x)[1]
         h = rlx.ReshapeOp(x, (s, c.d_model)).result
-        name = EMBED if c.tied else HEAD
-        parts = head_chunks(c, self.shape)
         logits = []
-        for start, end in parts:
-            w_name = name if len(parts) == 1 else chunk_name(name, start, end)
-            w = self.param(w_name, (end - start, c.d_model))
+        name = EMBED if c.tied else HEAD
+        for start, end in head_chunks(c, self.shape):
+            w = self.table(name, start, end)
             logits.append(rlx.MatmulOp(h, w, transpose_rhs=True).result)
         return logits
 
