@@ -28,6 +28,7 @@ from bench.common import (
     with_section,
     write_atomically,
 )
+from bench.report_asr import asr_table
 from bench.report_decoders import decoders_table
 
 BEGIN = (
@@ -942,6 +943,11 @@ def markdown(r: dict[str, Any]) -> str:
         sections.append(
             "### New decoders: mixture of experts and hybrid mixers at real size\n\n"
             + decoders_table(r["decoders"])
+        )
+    if "asr" in r:
+        sections.append(
+            "### Whisper: compile-asr beside coremltools' encoder\n\n"
+            + asr_table(r["asr"])
         )
     if "startup" in r:
         sections.append(

@@ -127,6 +127,8 @@ def measure_all(
     results["train"] = runner.section("train")
     # the new decoders at real size: OLMoE (routed), LFM2, Qwen3.5, dense 3B
     results["decoders"] = runner.section("decoders")
+    # Whisper base and small: compile-asr, the estimates, coremltools' encoder
+    results["asr"] = runner.section("asr")
     # weight compression vs coremltools', and the k-means alone
     results["compression"] = runner.section("compression")
     results["kmeans"] = runner.section("kmeans")

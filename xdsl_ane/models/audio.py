@@ -8,8 +8,8 @@ window spans 1e-10 (the floor before log10) to ~4e4, below fp16's
 smallest subnormal (6e-8) at one end and near its largest value (65504)
 at the other, so an fp16 STFT cannot give the extractor's features; its
 400-sample frames are also far past the ANE's conv kernel width of 13.
-In numpy it costs a few tens of milliseconds per window
-(`bench/asr.py` measures it) against the encoder's hundreds.
+In numpy it runs on the CPU while the ANE is free, once per window
+(`bench/asr.py` times it beside the encoder's estimate).
 
 The features: frames of 400 samples every 160 (reflect-padded by 200 at
 both ends, as torch.stft(center=True)), a periodic Hann window, |rFFT|²,
