@@ -1,8 +1,9 @@
 """compile-asr and transcribe: a tiny random Whisper compiled to its fp16
 encoder and decoder packages transcribes WAV files into transformers'
 greedy tokens through the interpreter (language detected and given, one
-window and the long form, 80 and 128 mel bins, multilingual and
-English-only), other audio gives other tokens, and bad input is one line."""
+window and the long form), other audio gives other tokens, --reference
+names the first token that differs, and bad input is one line
+(test_whisper_examples.py: more checkpoints, the README's example)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 from cli_helpers import cli
-from whisper_checkpoints import tone, write_tokenizer, write_whisper
+from whisper_checkpoints import noise, tone, write_tokenizer, write_whisper
 
-from xdsl_ane.api.asr import AsrRunner, compile_asr, reference_transcribe
+from xdsl_ane.api.asr import AsrRunner, reference_transcribe
 from xdsl_ane.models.audio import write_wav
 
 # Compiles and runs Whisper checkpoints against transformers: -m "not slow" skips them.
@@ -40,11 +41,6 @@ def tiny_whisper(tmp_path_factory) -> TinyWhisper:
     result = cli("compile-asr", str(checkpoint), "-o", str(package), "--context", "32")
     assert result.returncode == 0, result.stderr
     return TinyWhisper(checkpoint, package, result.stdout)
-
-
-def noise(seconds: float, seed: int = 1) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return (0.3 * rng.standard_normal(int(16000 * seconds))).astype(np.float32)
 
 
 def test_compile_asr_writes_two_packages_and_a_manifest(tiny_whisper):
@@ -113,18 +109,6 @@ def test_language_other_audio_and_the_long_form(tiny_whisper):
     assert found[2][0] >= begin  # the long form starts each window at a timestamp
 
 
-def test_128_mel_bins_english_only_tied(tmp_path):
-    checkpoint = tmp_path / "ckpt"
-    write_whisper(checkpoint, mels=128, multilingual=False, decoder_layers=1, tied=True)
-    # a prefill of 1: the second token of the forced prompt is decoded
-    compile_asr(checkpoint, context=16, prefill=1, output=tmp_path / "asr")
-    runner = AsrRunner(tmp_path / "asr")
-    samples = noise(6.0, seed=3)
-    tokens = runner.transcribe(samples, None, 6)
-    assert tokens == reference_transcribe(checkpoint, samples, None, 6)
-    assert runner.tokens.prompt(None, False, lambda: 0) == [41, 47]  # sot, notimestamps
-
-
 @pytest.mark.parametrize(
     "content,message",
     [
@@ -171,43 +155,18 @@ def test_bad_options_are_one_line(tiny_whisper, tmp_path):
     )
 
 
-README = Path(__file__).resolve().parent.parent / "README.md"
-
-
-def readme_example() -> tuple[str, list[tuple[str, list[str]]]]:
-    """The README's speech example: the compile-asr command named before it
-    and each `$ xdsl-ane transcribe` line of its block with what it prints."""
-    import re
-
-    text = README.read_text()
-    (compile_command,) = re.findall(
-        r"`(xdsl-ane compile-asr whisper-tiny [^`]*)`", text
-    )
-    block = text.split("```text\n$ xdsl-ane transcribe asr", 1)[1]
-    block = "$ xdsl-ane transcribe asr" + block.split("```", 1)[0]
-    runs: list[tuple[str, list[str]]] = []
-    for line in block.splitlines():
-        if line.startswith("$ "):
-            runs.append((line[2:], []))
-        elif line:
-            runs[-1][1].append(line)
-    return compile_command, runs
-
-
-def test_readme_speech_example(tmp_path):
-    """The README's example prints what it shows."""
-    import shlex
-
-    compile_command, runs = readme_example()
-    assert len(runs) == 2
-    write_whisper(tmp_path / "whisper-tiny", decoder_layers=3)
-    write_tokenizer(tmp_path / "whisper-tiny")
-    speech = tone(4.0, rate=22050)
-    write_wav(tmp_path / "speech.wav", np.stack([speech, 0.5 * speech], 1), 22050)
-    write_wav(tmp_path / "noise.wav", noise(6.0))
-    result = cli(*shlex.split(compile_command)[1:], cwd=str(tmp_path))
-    assert result.returncode == 0, result.stderr
-    for command, expected in runs:
-        result = cli(*shlex.split(command)[1:], cwd=str(tmp_path))
-        assert result.returncode == 0, result.stderr
-        assert result.stdout.splitlines() == expected, command
+def test_reference_of_another_checkpoint(tiny_whisper, tmp_path):
+    """--reference fails naming the first token that differs, or, for a
+    checkpoint of another shape, before anything runs."""
+    write_wav(tmp_path / "in.wav", tone(3.0))
+    other = tmp_path / "other"
+    write_whisper(other, decoder_layers=3, seed=5)
+    args = ["transcribe", str(tiny_whisper.package), str(tmp_path / "in.wav")]
+    result = cli(*args, "--max-new-tokens", "6", "--reference", str(other))
+    assert result.returncode == 1, result.stdout
+    assert "differs from the reference: " in result.stderr
+    assert result.stdout.splitlines()[-1].startswith("reference: ")
+    write_whisper(tmp_path / "shallow", decoder_layers=1)
+    result = cli(*args, "--reference", str(tmp_path / "shallow"))
+    assert result.returncode == 1 and result.stdout == ""
+    assert "decoder_layers is 1, the package's is 3" in result.stderr

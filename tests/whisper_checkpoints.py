@@ -52,6 +52,7 @@ def generation_config(multilingual: bool = True) -> dict:
         "prev_sot_token_id": ids["<|startofprev|>"],
         "is_multilingual": multilingual,
         "max_length": 448,
+        "max_initial_timestamp_index": 50,
         "begin_suppress_tokens": [TEXT_TOKENS - 1, ids["<|endoftext|>"]],
         "suppress_tokens": [1, 2, 7, 11]
         + [ids[t] for t in ("<|translate|>", "<|transcribe|>", "<|startoflm|>")]
@@ -143,6 +144,12 @@ def tone(seconds: float, pitch: float = 440.0, rate: int = 16000, seed: int = 0)
     t = np.arange(int(seconds * rate)) / rate
     wave = 0.4 * np.sin(2 * np.pi * pitch * t) * (1 + 0.5 * np.sin(2 * np.pi * 1.3 * t))
     return (wave + 0.02 * rng.standard_normal(len(t))).astype(np.float32)
+
+
+def noise(seconds: float, seed: int = 1, rate: int = 16000):
+    """Gaussian noise, [N] float32."""
+    rng = np.random.default_rng(seed)
+    return (0.3 * rng.standard_normal(int(seconds * rate))).astype(np.float32)
 
 
 WORDS = (

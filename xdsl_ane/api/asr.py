@@ -51,7 +51,10 @@ class AsrOptions:
     prefill: int = 4
     compress: str | None = None
     compress_head: str = "same"
-    compress_embedding: str = "none"
+    compress_embedding: str = "same"
+    """Whisper's token table is the embedding and the head: compressed as
+    the head, so that it is stored once (with "none", once in fp16 for the
+    embedding's gather and once compressed for the head)."""
     max_package_size: int | None = DEFAULT_MAX_PACKAGE_SIZE
     validate: bool = False
 
@@ -266,6 +269,8 @@ class AsrRunner:
         self.states = StatefulRuntime(self.decoder.module, self.decoder.weights)
         generation = self.json_file("generation_config.json")
         self.tokens = WhisperTokens.of(generation, {})
+        self.prompt: list[int] = []
+        """The forced prompt of the last `transcribe`."""
 
     def json_file(self, name: str) -> dict[str, Any]:
         from xdsl_ane.api.text import parse_text_file
@@ -342,7 +347,9 @@ class AsrRunner:
         transcriber = Transcriber(
             self.tokens, self.encode, self.logits, self.record["context"]
         )
-        return transcriber.transcribe(features, language, max_new_tokens)
+        tokens = transcriber.transcribe(features, language, max_new_tokens)
+        self.prompt = transcriber.prompt
+        return tokens
 
     def text(self, ids: list[int]) -> str:
         """The ids as text (timestamps and special tokens left out), by the
@@ -357,6 +364,28 @@ class AsrRunner:
         begin = self.tokens.timestamp_begin
         kept = [t for t in ids if begin is None or t < begin]
         return TextTokenizer(files, self.path).decode(kept)
+
+
+def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:
+    """Fails unless `checkpoint` is a Whisper checkpoint of the package's
+    shape (read as compile-asr reads it), before anything runs."""
+    from xdsl_ane.models.whisper import whisper_config
+    from xdsl_ane.weights.checkpoint import read_checkpoint
+
+    config = whisper_config(read_checkpoint(checkpoint))
+    for key, value in (
+        ("mels", config.mels),
+        ("d_model", config.d_model),
+        ("vocab_size", config.vocab_size),
+        ("encoder_layers", config.encoder_layers),
+        ("decoder_layers", config.decoder_layers),
+    ):
+        if record[key] != value:
+            raise XdslAneError(
+                f"{option('reference', checkpoint, flag='--reference')}: {key} is "
+                f"{value}, the package's is {record[key]} (not the checkpoint it "
+                "was compiled from)"
+            )
 
 
 def reference_transcribe(

@@ -229,6 +229,8 @@ class Transcriber:
     logits: Callable[[list[int], int, Any], np.ndarray]
     context: int
     window_frames: int = 3000
+    prompt: list[int] = field(default_factory=list)
+    """The forced prompt of every window of the last `transcribe`."""
 
     def transcribe(
         self,
@@ -250,17 +252,17 @@ class Transcriber:
                 "audio over 30 s needs timestamps: the checkpoint's "
                 "generation_config.json has no no_timestamps_token_id"
             )
-        seek, kept, prompt = 0, [], None
+        seek, kept = 0, []
+        self.prompt = []
         while seek < frames:
             count = min(self.window_frames, frames - seek)
             window = np.zeros((features.shape[0], self.window_frames), np.float32)
             window[:, :count] = features[:, seek : seek + count]
             encoded = self.encode(window)
-            if prompt is None:  # the language detected on the first window
-                prompt = self.tokens.prompt(
-                    language, long, partial(self.detect, encoded)
-                )
-            new = self.greedy(prompt, encoded, max_new_tokens, long)
+            if not self.prompt:  # the language detected on the first window
+                detect = partial(self.detect, encoded)
+                self.prompt = self.tokens.prompt(language, long, detect)
+            new = self.greedy(self.prompt, encoded, max_new_tokens, long)
             if new and new[-1] == self.tokens.eos:
                 new = new[:-1]
             if begin is None:

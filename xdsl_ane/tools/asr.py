@@ -56,6 +56,8 @@ def add_asr_commands(commands: Any) -> None:
         "--validate", action="store_true", help="reload with coremltools' MIL loader"
     )
     add_compress_arguments(compile_asr)
+    # the token table is the embedding and the head: stored once, compressed
+    compile_asr.set_defaults(compress_embedding="same")
     add_chip_argument(compile_asr, "the chip of the summary's estimate")
     compile_asr.set_defaults(handler=command_compile_asr)
 
@@ -118,6 +120,8 @@ def command_compile_asr(args: Any) -> int:
         if args.max_package_size.strip().lower() == "none"
         else parse_size(args.max_package_size)
     )
+    if args.compress is None and args.compress_embedding == "same":
+        args.compress_embedding = "none"  # (this command's default)
     package = compile_asr(
         args.checkpoint,
         context=args.context,
@@ -147,7 +151,7 @@ def command_compile_asr(args: Any) -> int:
 
 
 def command_transcribe(args: Any) -> int:
-    from xdsl_ane.api.asr import AsrRunner, reference_transcribe
+    from xdsl_ane.api.asr import AsrRunner, check_reference, reference_transcribe
     from xdsl_ane.models.audio import read_wav
     from xdsl_ane.tools.llm import ids_text
 
@@ -155,6 +159,8 @@ def command_transcribe(args: Any) -> int:
     samples = read_wav(args.audio)
     if args.language is not None:
         runner.tokens.language_id(args.language)  # checked before the work
+    if args.reference:
+        check_reference(args.reference, runner.record)
     tokens = runner.transcribe(samples, args.language, args.max_new_tokens)
     has_tokenizer = (Path(args.package) / "tokenizer.json").is_file()
     if has_tokenizer:
@@ -163,9 +169,10 @@ def command_transcribe(args: Any) -> int:
         print(f"tokens: {ids_text(tokens)}", flush=True)
     if not args.reference:
         return 0
-    expected = reference_transcribe(
-        args.reference, samples, args.language, args.max_new_tokens
-    )
+    # (without --max-new-tokens, as many as the package's context holds,
+    # which transformers bounds by max_target_positions instead)
+    limit = args.max_new_tokens or runner.record["context"] - len(runner.prompt)
+    expected = reference_transcribe(args.reference, samples, args.language, limit)
     print(f"reference: {ids_text(expected)}")
     differ = [i for i, (a, b) in enumerate(zip(tokens, expected)) if a != b]
     if not differ and len(tokens) == len(expected):
