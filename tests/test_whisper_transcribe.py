@@ -72,6 +72,9 @@ def test_compile_asr_writes_two_packages_and_a_manifest(tiny_whisper):
     assert "encoder: " in printed and "decoder: " in printed
     assert "(@prefill " in printed and "@decode " in printed  # the estimate
     assert "3 decoder layers" in printed
+    estimate = cli("estimate", str(package), "--chip", "m2").stdout.splitlines()[-1]
+    for function in ("@encoder/encode", "@decoder/prefill", "@decoder/decode"):
+        assert function in estimate
 
 
 def test_transcribe_gives_transformers_tokens(tiny_whisper, tmp_path):
