@@ -96,3 +96,32 @@ def test_bad_wav_files_are_one_line(tmp_path, content, message):
     assert message in str(e.value) and "\n" not in str(e.value)
     with pytest.raises(XdslAneError, match="no such file"):
         read_wav(tmp_path / "missing.wav")
+
+
+def extensible_wav(
+    subformat: int, bits: int, samples: bytes, channels: int = 2
+) -> bytes:
+    """A WAVE_FORMAT_EXTENSIBLE file at 16 kHz."""
+    block = channels * bits // 8
+    guid = struct.pack("<H", subformat) + bytes.fromhex("000000001000800000aa00389b71")
+    fmt = struct.pack(
+        "<HHIIHHHHI", 0xFFFE, channels, 16000, 16000 * block, block, bits, 22, bits, 3
+    )
+    fmt += guid
+    body = b"WAVEfmt " + struct.pack("<I", len(fmt)) + fmt
+    body += b"data" + struct.pack("<I", len(samples)) + samples
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def test_extensible_wav_files(tmp_path):
+    """WAVE_FORMAT_EXTENSIBLE (which Python 3.11's wave does not read):
+    16-bit PCM is read, float is one line."""
+    left = (1000 * np.arange(100)).astype("<i2")
+    stereo = np.stack([left, left // 2], 1).astype("<i2")
+    path = tmp_path / "ext.wav"
+    path.write_bytes(extensible_wav(1, 16, stereo.tobytes()))
+    expected = (left.astype(np.float32) + (left // 2).astype(np.float32)) / 2 / 32768
+    np.testing.assert_allclose(read_wav(path), expected, atol=1e-6)
+    path.write_bytes(extensible_wav(3, 32, bytes(800)))
+    with pytest.raises(XdslAneError, match="float samples; transcribe reads 16-bit"):
+        read_wav(path)

@@ -32,13 +32,15 @@ class TinyWhisper(NamedTuple):
 @pytest.fixture(scope="module")
 def tiny_whisper(tmp_path_factory) -> TinyWhisper:
     """A multilingual tiny Whisper (80 mel bins, 3 decoder layers over 2
-    encoder layers) with its tokenizer, compiled by the command."""
+    encoder layers) with its tokenizer, compiled by the command and
+    reloaded by coremltools' loader (--validate)."""
     root = tmp_path_factory.mktemp("whisper")
     checkpoint = root / "ckpt"
     write_whisper(checkpoint, decoder_layers=3)
     write_tokenizer(checkpoint)
     package = root / "asr"
-    result = cli("compile-asr", str(checkpoint), "-o", str(package), "--context", "32")
+    args = ["-o", str(package), "--context", "32", "--validate"]
+    result = cli("compile-asr", str(checkpoint), *args)
     assert result.returncode == 0, result.stderr
     return TinyWhisper(checkpoint, package, result.stdout)
 
@@ -72,6 +74,7 @@ def test_compile_asr_writes_two_packages_and_a_manifest(tiny_whisper):
     assert "encoder: " in printed and "decoder: " in printed
     assert "(@prefill " in printed and "@decode " in printed  # the estimate
     assert "3 decoder layers" in printed
+    assert "validated: coremltools' MIL loader rebuilt both packages" in printed
     estimate = cli("estimate", str(package), "--chip", "m2").stdout.splitlines()[-1]
     for function in ("@encoder/encode", "@decoder/prefill", "@decoder/decode"):
         assert function in estimate

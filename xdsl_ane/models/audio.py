@@ -19,6 +19,7 @@ dropped, max(x, max(x) − 8), then (x + 4) / 4.
 
 from __future__ import annotations
 
+import struct
 import wave
 from pathlib import Path
 
@@ -52,9 +53,11 @@ def read_wav(path: str | Path) -> np.ndarray:
     except IsADirectoryError:
         raise XdslAneError(f"{path}: is a directory, not a WAV file") from None
     except (wave.Error, EOFError) as e:
-        raise XdslAneError(
-            f"{path}: not a readable WAV file ({wav_problem(e)})"
-        ) from None
+        if str(e) != f"unknown format: {EXTENSIBLE}":
+            raise XdslAneError(
+                f"{path}: not a readable WAV file ({wav_problem(e)})"
+            ) from None
+        channels, width, rate, frames, data = read_extensible(path)
     if width != 2:
         raise XdslAneError(
             f"{path}: {8 * width}-bit samples; transcribe reads 16-bit PCM WAV"
@@ -69,6 +72,41 @@ def read_wav(path: str | Path) -> np.ndarray:
     samples = np.frombuffer(data, "<i2").reshape(-1, channels).astype(np.float32)
     mono = samples.mean(axis=1) / np.float32(32768)
     return resample(mono, rate, SAMPLE_RATE)
+
+
+EXTENSIBLE = 0xFFFE
+"""WAVE_FORMAT_EXTENSIBLE: the format in the fmt chunk's sub-format GUID
+(Python 3.11's `wave` reads only plain PCM)."""
+
+
+def read_extensible(path: Path) -> tuple[int, int, int, int, bytes]:
+    """(channels, sample width, rate, frames, data) of a
+    WAVE_FORMAT_EXTENSIBLE file whose sub-format is PCM; float or another
+    sub-format is one line."""
+    content = path.read_bytes()
+    chunks, at = {}, 12
+    while at + 8 <= len(content):
+        name, size = (
+            content[at : at + 4],
+            struct.unpack("<I", content[at + 4 : at + 8])[0],
+        )
+        chunks.setdefault(name, content[at + 8 : at + 8 + size])
+        at += 8 + size + (size & 1)
+    fmt, data = chunks.get(b"fmt "), chunks.get(b"data")
+    if fmt is None or len(fmt) < 26 or data is None:
+        raise XdslAneError(f"{path}: not a readable WAV file (no fmt or data chunk)")
+    channels, rate = struct.unpack("<HI", fmt[2:8])
+    (bits,), (subformat,) = (
+        struct.unpack("<H", fmt[14:16]),
+        struct.unpack("<H", fmt[24:26]),
+    )
+    if subformat != 1:
+        kind = "float samples" if subformat == 3 else f"sub-format {subformat}, not PCM"
+        raise XdslAneError(
+            f"{path}: not a readable WAV file ({kind}; transcribe reads 16-bit PCM)"
+        )
+    width = bits // 8
+    return channels, width, rate, len(data) // max(1, channels * width), data
 
 
 def wav_problem(error: Exception) -> str:
