@@ -125,7 +125,6 @@ def compile_asr(
         WhisperBuilder,
         WhisperShape,
         check_all_read,
-        head_chunks,
         whisper_config,
         whisper_weights,
     )
@@ -166,7 +165,22 @@ def compile_asr(
             )
         if o.validate:
             compiled[name].validate().raise_if_failed()
-    record = {
+    record = asr_record(builder)
+    package = AsrPackage(
+        compiled["encoder"], compiled["decoder"], record, source, files
+    )
+    if output is not None:
+        package.save(output, force)
+    return package
+
+
+def asr_record(builder: Any) -> dict[str, Any]:
+    """The manifest's `asr` record of the programs of `builder`
+    (models.whisper.WhisperBuilder): what a runtime needs."""
+    from xdsl_ane.models.whisper import head_chunks
+
+    config, shape = builder.c, builder.shape
+    return {
         "family": "whisper",
         "mels": config.mels,
         "frames": config.frames,
@@ -207,12 +221,6 @@ def compile_asr(
         "prompt (padded) at position 0 with the encoder output, which fills the "
         "cross-attention states; decode one token per call at its position",
     }
-    package = AsrPackage(
-        compiled["encoder"], compiled["decoder"], record, source, files
-    )
-    if output is not None:
-        package.save(output, force)
-    return package
 
 
 def asr_files(directory: str | Path) -> dict[str, bytes]:
