@@ -15,6 +15,7 @@ from xdsl_ane.errors import XdslAneError
 from xdsl_ane.models.audio import log_mel, mel_filters, read_wav, resample, write_wav
 
 
+@pytest.mark.slow  # transformers' feature extractor, through torch
 @pytest.mark.parametrize("mels", [80, 128])
 @pytest.mark.parametrize("seconds", [2.5, 41.3])
 def test_features_are_the_feature_extractors(mels, seconds):

@@ -231,6 +231,9 @@ class Transcriber:
     window_frames: int = 3000
     prompt: list[int] = field(default_factory=list)
     """The forced prompt of every window of the last `transcribe`."""
+    primed: bool = False
+    """Whether this window's language detection left the start token in
+    the cache (and the cross-attention state filled)."""
 
     def transcribe(
         self,
@@ -259,6 +262,7 @@ class Transcriber:
             window = np.zeros((features.shape[0], self.window_frames), np.float32)
             window[:, :count] = features[:, seek : seek + count]
             encoded = self.encode(window)
+            self.primed = False
             if not self.prompt:  # the language detected on the first window
                 detect = partial(self.detect, encoded)
                 self.prompt = self.tokens.prompt(language, long, detect)
@@ -273,8 +277,12 @@ class Transcriber:
         return kept
 
     def detect(self, encoded: Any) -> int:
-        """The language token after the start token alone."""
+        """The language token after the start token alone. That prefill
+        leaves the start token in the cache and the window's cross-attention
+        state filled: the rest of the prompt is decoded after it (`primed`),
+        so that the cross-attention is computed once per window."""
         row = self.logits([self.tokens.start], 0, encoded)[-1]
+        self.primed = True
         return self.tokens.detected(row)
 
     def limit(self, prompt: list[int], max_new_tokens: int | None) -> int:
@@ -300,7 +308,11 @@ class Transcriber:
     ) -> list[int]:
         """Greedy new tokens after `prompt` (the end token kept)."""
         limit = self.limit(prompt, max_new_tokens)
-        row = self.logits(prompt, 0, encoded)[-1]
+        if self.primed and len(prompt) > 1:  # prompt[0] is in the cache
+            for position, token in enumerate(prompt[1:], 1):
+                row = self.logits([token], position, None)[-1]
+        else:
+            row = self.logits(prompt, 0, encoded)[-1]
         sequence = list(prompt)
         while True:
             x = self.tokens.processed(row, sequence, len(prompt), stamps)
