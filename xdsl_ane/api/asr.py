@@ -403,9 +403,9 @@ def reference_transcribe(
     max_new_tokens: int | None,
 ) -> list[int]:
     """transformers' greedy `generate` on the checkpoint (fp32) with its
-    feature extractor's features of the same 16 kHz samples: the new ids
-    after the forced prompt without the end token, or for audio over 30 s
-    the long form's (`return_timestamps=True`)."""
+    feature extractor's features of the same 16 kHz samples: the ids it
+    returns (after the forced prompt, without the end token; for audio
+    over 30 s the long form's, `return_timestamps=True`)."""
     try:
         import torch
         import transformers
@@ -445,24 +445,7 @@ def reference_transcribe(
         transformers.utils.logging.set_verbosity(verbosity)
         if bars:
             transformers.utils.logging.enable_progress_bar()
+    # (transformers 5 returns each window's kept tokens: no forced prompt,
+    # no end token)
     sequence = out["sequences"] if isinstance(out, dict) else out
-    tokens = [int(t) for t in sequence[0]]
-    config = model.generation_config
-    start = config.decoder_start_token_id
-    if tokens and tokens[0] == start:  # the forced prompt, when returned
-        forced = 1
-        while forced < len(tokens) and is_forced(tokens[forced], config):
-            forced += 1
-        tokens = tokens[forced:]
-    eos = config.eos_token_id
-    while tokens and tokens[-1] in (eos, config.pad_token_id):
-        tokens.pop()
-    return tokens
-
-
-def is_forced(token: int, config: Any) -> bool:
-    """Whether `token` is a language, task or no-timestamps token."""
-    forced = set((getattr(config, "lang_to_id", None) or {}).values())
-    forced |= set((getattr(config, "task_to_id", None) or {}).values())
-    forced.add(getattr(config, "no_timestamps_token_id", None))
-    return token in forced
+    return [int(t) for t in sequence[0]]

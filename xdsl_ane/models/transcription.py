@@ -289,6 +289,12 @@ class Transcriber:
         """At most max_new_tokens, within the cache: the prompt and every
         new token but the last are written to it."""
         room = self.context - len(prompt) + 1
+        if room < 2:
+            raise XdslAneError(
+                f"a forced prompt of {len(prompt)} tokens fills the package's "
+                f"context {self.context} (compile it with a larger "
+                f"{option('context')})"
+            )
         if max_new_tokens is None:
             return self.context - len(prompt)
         if max_new_tokens < 1:
