@@ -8,8 +8,10 @@ of self-attention and a GELU MLP, the final LayerNorm.
 
 The decoder's `prefill(input_ids [P], position [1], encoder_hidden_states
 [1, 1500, d])` and `decode(input_ids [1], position [1])` share four
-states: `key_cache` / `value_cache` [L, H, context, D] (self-attention,
-written at the runtime position as compile-llm's caches) and
+states: `key_cache` / `value_cache` [L, H, context, D] (self-attention:
+each layer attends over its rows as they were before the call followed
+by its new rows, and every layer's new rows are written at the runtime
+position at the end, one read and one write per state per call) and
 `cross_key_cache` / `cross_value_cache` [L, H, 1504, D]: the cross-
 attention keys and values of the encoder's 1500 positions, computed by
 `prefill` (once per 30 s window: each window's prompt starts with a
@@ -45,7 +47,6 @@ from xdsl_ane.errors import XdslAneError, option
 from xdsl_ane.models.checkpoint_use import chunk_name, chunks
 from xdsl_ane.models.constants import const
 from xdsl_ane.models.hf_config import ACTIVATIONS
-from xdsl_ane.models.kv_cache import cached
 from xdsl_ane.weights.checkpoint import Checkpoint
 
 ARCHITECTURE = "WhisperForConditionalGeneration"
@@ -181,10 +182,6 @@ class WhisperBuilder:
     def __init__(self, config: WhisperConfig, shape: WhisperShape | None = None):
         self.c = config
         self.shape = shape or WhisperShape(context=config.target_positions)
-        self.decoder = self  # what kv_cache.cached asks for its layer index
-
-    def cache_layers(self) -> dict[str, list[int]]:
-        return {"key_cache": list(range(self.c.decoder_layers))}
 
     def param(self, name: str, shape: tuple[int, ...]) -> SSAValue:
         return rlx.ParamOp(name, tensor(shape, f32)).result
@@ -337,19 +334,43 @@ class WhisperBuilder:
         return total
 
     def causal_mask(self, position: SSAValue, tokens: int) -> SSAValue:
-        """[1, 1, S, context]: 0 where key j ≤ position + i, MASKED elsewhere."""
+        """[1, 1, S, context + S] over the cache as it was before this call
+        followed by the S new rows: cached key j is visible iff j <
+        position (later rows are stale or padding), new key i' to query i
+        iff i' ≤ i."""
         context = self.shape.context
-        at = rlx.AddOp(position, const(np.arange(tokens, dtype=np.int32))).result
         keys = const(np.arange(context, dtype=np.int32)[None, :])
-        visible = rlx.CompareOp(
-            keys, rlx.ReshapeOp(at, (tokens, 1)).result, "le"
-        ).result
+        before = rlx.CompareOp(keys, rlx.ReshapeOp(position, (1, 1)).result, "lt")
+        old = rlx.ExpandOp(before.result, (tokens, context)).result
+        causal = const(np.tril(np.ones((tokens, tokens), np.bool_)))
+        visible = rlx.ConcatOp([old, causal], 1).result
         mask = rlx.WhereOp(
             visible,
             const(np.zeros((1, 1), np.float32)),
             const(np.full((1, 1), MASKED, np.float32)),
         ).result
-        return rlx.ReshapeOp(mask, (1, 1, tokens, context)).result
+        return rlx.ReshapeOp(mask, (1, 1, tokens, context + tokens)).result
+
+    def self_keys(self, layer: int, new: tuple[SSAValue, SSAValue], held):
+        """Layer `layer`'s keys and values: its rows of the caches as they
+        were (`held`, each state read once per call) followed by its new
+        rows, [1, H, context + S, D]."""
+        return tuple(
+            rlx.ConcatOp([rlx.NarrowOp(cache, 0, layer, 1).result, rows], 2).result
+            for cache, rows in zip(held, new)
+        )
+
+    def write_self(self, states, position: SSAValue, rows: list) -> None:
+        """Every layer's new key and value rows [1, H, S, D] into the caches
+        at `position`: one slice_update and one write per state per call."""
+        zero = const(np.zeros(1, np.int32))
+        begin = rlx.ConcatOp([zero, zero, position, zero], 0).result
+        for i, name in enumerate(("key_cache", "value_cache")):
+            stacked = rlx.ConcatOp([pair[i] for pair in rows], 0).result
+            old = rlx.ReadStateOp(states[name]).result
+            rlx.WriteStateOp(
+                states[name], rlx.SliceUpdateOp(old, stacked, begin).result
+            )
 
     def cross_keys(self, states, encoded: SSAValue | None) -> list:
         """Each layer's cross-attention keys and values [1, H, K, D] and
@@ -398,13 +419,14 @@ class WhisperBuilder:
         c, heads = self.c, self.c.decoder_heads
         mask = self.causal_mask(position, shape_of(x)[1])
         cross = self.cross_keys(states, encoded)
+        held = [rlx.ReadStateOp(states[n]).result for n in ("key_cache", "value_cache")]
+        rows = []
         for layer in range(c.decoder_layers):
             p = f"model.decoder.layers.{layer}."
             h = self.norm(x, p + "self_attn_layer_norm")
             q = self.heads(self.linear(h, p + "self_attn.q_proj", c.d_model), heads)
-            k, v = self.keys_values(h, p + "self_attn.", heads)
-            keys = cached(self, states["key_cache"], layer, k, position)
-            values = cached(self, states["value_cache"], layer, v, position)
+            rows.append(self.keys_values(h, p + "self_attn.", heads))
+            keys, values = self.self_keys(layer, rows[-1], held)
             a = self.attend(q, keys, values, mask, p + "self_attn.", heads)
             x = rlx.AddOp(x, a).result
             h = self.norm(x, p + "encoder_attn_layer_norm")
@@ -413,6 +435,7 @@ class WhisperBuilder:
             a = self.attend(q, k, v, cross_mask, p + "encoder_attn.", heads)
             x = rlx.AddOp(x, a).result
             x = self.mlp(x, p, c.decoder_ffn)
+        self.write_self(states, position, rows)
         return self.norm(x, "model.decoder.layer_norm")
 
     def head(self, x: SSAValue) -> list[SSAValue]:
