@@ -7,8 +7,11 @@ sequential long form (30 s windows, each seeking to its last timestamp).
 What it reads is the checkpoint's generation_config.json (`WhisperTokens`).
 A model is driven through two callables: `encode(window)`, the encoder
 output of one window of features [mels, 3000], and `logits(tokens,
-encoded)`, the next-token logits after each token of a prompt (prefill) or
-after one more token (decode); `Transcriber` keeps where it is.
+position, encoded)`, the next-token logits after each of `tokens` written
+at `position` on: a prompt with the window's encoder output (prefill, which
+also fills the cross-attention state), or one more token with None
+(decode); `Transcriber` keeps the forced prompt and whether the language
+detection's prefill is in the cache.
 """
 
 from __future__ import annotations
