@@ -97,3 +97,26 @@ def test_cross_attention_once_per_window(language):
     assert transcriber.transcribe(features, language, 4) == [BEGIN + 20] * 3
     assert prefills == [0, 0, 0]
     assert transcriber.prompt == [41, 43, 46]  # start, <|de|>, <|transcribe|>
+
+
+def test_language_codes_tokens_and_names():
+    from xdsl_ane.errors import XdslAneError
+
+    assert TOKENS.language_id("de") == TOKENS.language_id("German") == 43
+    assert TOKENS.language_id("<|fr|>") == TOKENS.language_id("french") == 44
+    with pytest.raises(
+        XdslAneError, match=r"language='klingon': not one of .*\(en, de, fr\)"
+    ):
+        TOKENS.language_id("klingon")
+    english = WhisperTokens.of(generation_config(multilingual=False), {})
+    with pytest.raises(XdslAneError, match="English-only"):
+        english.language_id("en")
+
+
+@pytest.mark.slow  # transformers
+def test_language_names_are_transformers():
+    from transformers.models.whisper.tokenization_whisper import TO_LANGUAGE_CODE
+
+    from xdsl_ane.models.whisper_languages import LANGUAGE_CODES
+
+    assert LANGUAGE_CODES == TO_LANGUAGE_CODE

@@ -81,13 +81,17 @@ class WhisperTokens:
         return None if self.no_timestamps is None else self.no_timestamps + 1
 
     def language_id(self, language: str) -> int:
-        """--language as a code (`de`) or token (`<|de|>`)."""
+        """--language as a code (`de`), a token (`<|de|>`) or a name
+        (`german`, `castilian`), as transformers' generate takes it."""
+        from xdsl_ane.models.whisper_languages import LANGUAGE_CODES
+
         if not self.lang_to_id or self.multilingual is False:
             raise XdslAneError(
                 f"{option('language', language)}: the checkpoint is English-only "
                 "(its generation_config.json has no lang_to_id)"
             )
         text = language.lower()
+        text = LANGUAGE_CODES.get(text, text)
         token = text if text.startswith("<|") else f"<|{text}|>"
         if token not in self.lang_to_id:
             codes = ", ".join(k.strip("<|>") for k in self.lang_to_id)
