@@ -77,8 +77,9 @@ def ours(args: argparse.Namespace) -> dict[str, Any]:
     compile_asr(args.checkpoint, output=out)
     seconds = time.perf_counter() - start
     written = [f for f in out.rglob("*") if f.is_file()]
-    encode = estimate(out / "encoder.mlpackage", "m2").function_ms()
-    decoder = estimate(out / "decoder.mlpackage", "m2").function_ms()
+    functions = estimate(out, "m2").function_ms()  # (encoder parts, decoder)
+    encode = {k: v for k, v in functions.items() if k.endswith("/encode")}
+    decoder = {k.removeprefix("decoder/"): v for k, v in functions.items()}
     return {
         "compile_and_write_s": round(seconds, 1),
         "peak_rss_mb": round(proc_status_mb("VmHWM"), 1),

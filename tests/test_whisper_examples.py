@@ -1,7 +1,8 @@
 """compile-asr beyond the first checkpoint: the README's speech example
 prints what it shows; an English-only tied checkpoint of 128 mel bins
 with a prefill shorter than its forced prompt gives transformers'
-tokens, plain and with --compress int8 (fewer bytes)."""
+tokens, plain and with --compress int8 (fewer bytes); an encoder split
+into chained packages by the size limit gives them too."""
 
 from __future__ import annotations
 
@@ -47,6 +48,33 @@ def test_128_mel_bins_english_only_tied(tmp_path):
 
 
 README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_split_encoder(tmp_path):
+    """An encoder over --max-package-size becomes chained packages of its
+    layers (the stem's table of positions alone fills the first), which
+    give transformers' tokens; estimate reports each."""
+    checkpoint = tmp_path / "ckpt"
+    write_whisper(checkpoint, decoder_layers=1, tied=True, encoder_layers=4)
+    out = tmp_path / "asr"
+    args = ["-o", str(out), "--context", "16", "--max-package-size", "150KB"]
+    result = cli("compile-asr", str(checkpoint), *args)
+    assert result.returncode == 0, result.stderr
+    assert "2 chained packages of layers 0-0, 1-3" in result.stdout
+    names = sorted(p.name for p in out.glob("*.mlpackage"))
+    assert names == [
+        "decoder.mlpackage",
+        "encoder_0-0.mlpackage",
+        "encoder_1-3.mlpackage",
+    ]
+    samples = noise(5.0, seed=4)
+    tokens = AsrRunner(out).transcribe(samples, "de", 6)
+    assert tokens == reference_transcribe(checkpoint, samples, "de", 6)
+    estimate = cli("estimate", str(out)).stdout.splitlines()[-1]
+    assert "@encoder_0-0/encode" in estimate and "@encoder_1-3/encode" in estimate
+    small = ["-o", str(tmp_path / "small"), "--max-package-size", "100KB"]
+    result = cli("compile-asr", str(checkpoint), *small)
+    assert "the encoder's layer 0 alone holds" in result.stderr
 
 
 def readme_example() -> tuple[str, list[tuple[str, list[str]]]]:

@@ -168,7 +168,9 @@ def own_entries(directory: Path) -> set[str] | None:
         )
     asr = manifest.get("asr")
     if isinstance(asr, dict) and isinstance(asr.get("files"), list):  # compile-asr
-        packages = [asr.get(p) for p in ("encoder", "decoder")]
+        encoder, decoder = asr.get("encoder"), asr.get("decoder")
+        parts = encoder.get("parts", []) if isinstance(encoder, dict) else []
+        packages = [*parts, decoder]
         paths = [str(p.get("path")) for p in packages if isinstance(p, dict)]
         return (
             {"manifest.json"}

@@ -39,7 +39,6 @@ from xdsl_ane.outputs import atomic_output, check_outputs
 
 ASR_FILES = ("preprocessor_config.json",)
 """Copied beside the packages with api/text.py's TEXT_FILES."""
-PACKAGES = ("encoder", "decoder")
 
 
 @dataclass(frozen=True)
@@ -61,19 +60,22 @@ class AsrOptions:
 
 @dataclass
 class AsrPackage:
-    """A compiled Whisper: the encoder's and the decoder's compiled models
-    and the manifest's `asr` record."""
+    """A compiled Whisper: the compiled model of each package by name (the
+    encoder, or its parts `encoder_F-L`, then `decoder`) and the manifest's
+    `asr` record."""
 
-    encoder: Any
-    decoder: Any
+    packages: dict[str, Any]
     record: dict[str, Any]
     source: str
     files: dict[str, bytes] = field(repr=False, default_factory=dict)
 
+    @property
+    def decoder(self) -> Any:
+        return self.packages["decoder"]
+
     def summary(self, chip: str | None = DEFAULT_CHIP) -> str:
         lines = []
-        for name in PACKAGES:
-            compiled = getattr(self, name)
+        for name, compiled in self.packages.items():
             text = compiled.summary(chip=chip).splitlines()
             lines.append(f"{name}: " + text[0])
             lines += text[1:]
@@ -90,8 +92,7 @@ class AsrPackage:
         check_outputs([path], force, [self.source])
         with atomic_output(path, force) as tmp:
             tmp.mkdir()
-            for name in PACKAGES:
-                compiled = getattr(self, name)
+            for name, compiled in self.packages.items():
                 manifest = json.dumps(compiled.manifest(), indent=2) + "\n"
                 (tmp / f"{name}.manifest.json").write_text(manifest)
                 compiled.write_mlpackage(tmp / f"{name}.mlpackage")
@@ -143,7 +144,12 @@ def compile_asr(
             "suppressed tokens and languages are read from it)"
         )
     builder = WhisperBuilder(config, shape)
-    modules = {"encoder": builder.encoder_module(), "decoder": builder.decoder_module()}
+    parts = encoder_parts(builder, o)
+    modules = {
+        encoder_name(layers, len(parts)): builder.encoder_module(layers)
+        for layers in parts
+    }
+    modules["decoder"] = builder.decoder_module()
     check_all_read(read, list(modules.values()))
     compiled = {}
     for name, module in modules.items():
@@ -165,16 +171,14 @@ def compile_asr(
             )
         if o.validate:
             compiled[name].validate().raise_if_failed()
-    record = asr_record(builder)
-    package = AsrPackage(
-        compiled["encoder"], compiled["decoder"], record, source, files
-    )
+    record = asr_record(builder, parts)
+    package = AsrPackage(compiled, record, source, files)
     if output is not None:
         package.save(output, force)
     return package
 
 
-def asr_record(builder: Any) -> dict[str, Any]:
+def asr_record(builder: Any, parts: list[tuple[int, int]]) -> dict[str, Any]:
     """The manifest's `asr` record of the programs of `builder`
     (models.whisper.WhisperBuilder): what a runtime needs."""
     from xdsl_ane.models.whisper import head_chunks
@@ -198,10 +202,16 @@ def asr_record(builder: Any) -> dict[str, Any]:
             "hop": 160,
         },
         "encoder": {
-            "path": "encoder.mlpackage",
             "function": "encode",
-            "inputs": ["input_features"],
-            "outputs": ["encoder_hidden_states"],
+            "parts": [
+                {
+                    "path": f"{encoder_name(layers, len(parts))}.mlpackage",
+                    "layers": list(layers),
+                    "inputs": ["input_features" if layers[0] == 0 else "hidden_states"],
+                    "outputs": ["encoder_hidden_states"],
+                }
+                for layers in parts
+            ],
         },
         "decoder": {
             "path": "decoder.mlpackage",
@@ -234,6 +244,48 @@ def asr_files(directory: str | Path) -> dict[str, bytes]:
             parse_text_file(path, data)
             found[name] = data
     return found
+
+
+def encoder_name(layers: tuple[int, int], count: int) -> str:
+    """`encoder`, or `encoder_F-L` for a part of a split encoder."""
+    return "encoder" if count == 1 else f"encoder_{layers[0]}-{layers[1] - 1}"
+
+
+def encoder_parts(builder: Any, o: AsrOptions) -> list[tuple[int, int]]:
+    """The encoder's packages as [first, end) layer ranges: all of it, or,
+    when its weights (as `--compress` stores them) pass max_package_size,
+    runs of layers that each stay within it (the stem with the first, the
+    final norm with the last; each a chained package); a layer alone over
+    the limit is an error naming it."""
+    from xdsl_ane.models.llm_packages import Compression, unit_weights
+
+    count, limit = builder.c.encoder_layers, o.max_package_size
+    if limit is None:
+        return [(0, count)]
+    compression = Compression(o.compress, o.compress_head, o.compress_embedding)
+    sizes = [
+        unit_weights(builder.encoder_module((i, i + 1)), "layers", compression)
+        for i in range(count)
+    ]
+    if sum(sum(u.values()) for u in sizes) <= limit:
+        return [(0, count)]
+    parts: list[tuple[int, int]] = []
+    for i, unit in enumerate(sizes):
+        if sum(unit.values()) > limit:
+            raise XdslAneError(
+                f"the encoder's layer {i} alone holds {size_text(sum(unit.values()))} "
+                f"of weights, over {size_option(limit)} (raise it, or compress "
+                f"with {option('compress')})"
+            )
+        first = parts[-1][0] if parts else None
+        if (
+            first is not None
+            and sum(sum(u.values()) for u in sizes[first : i + 1]) <= limit
+        ):
+            parts[-1] = (first, i + 1)
+        else:
+            parts.append((i, i + 1))
+    return parts
 
 
 def check_size(name: str, weights: dict[str, Any], o: AsrOptions) -> None:
@@ -272,7 +324,11 @@ class AsrRunner:
                 "an asr record)"
             ) from None
         self.record = record
-        self.encoder = read_compiled(self.path / record["encoder"]["path"])
+        self.encoders = [
+            read_compiled(self.path / part["path"])
+            for part in record["encoder"]["parts"]
+        ]
+        """The encoder's packages, chained in order."""
         self.decoder = read_compiled(self.path / record["decoder"]["path"])
         self.states = StatefulRuntime(self.decoder.module, self.decoder.weights)
         generation = self.json_file("generation_config.json")
@@ -295,16 +351,19 @@ class AsrRunner:
         return FunctionInterface.from_manifest(records[function], function)
 
     def encode(self, window: np.ndarray) -> np.ndarray:
-        """The encoder's output for features [mels, 3000], as the decoder's
-        prefill takes it (its compiled layout)."""
+        """The encoder's output [1, 1500, d] for features [mels, 3000],
+        through its packages in order."""
         from xdsl_ane.interpreter.core import run_function
 
-        interface = self.interface(self.encoder, "encode")
-        f = self.encoder.module.body.block.first_op
-        args = interface.arguments([window[None]], {}, f.function_type.inputs.data)
-        name = f.sym_name.data  # `main` in a package read back
-        outputs = run_function(self.encoder.module, args, self.encoder.weights, name)
-        return interface.logical_results(outputs)[0]
+        x = window[None]
+        for program in self.encoders:
+            interface = self.interface(program, "encode")
+            f = program.module.body.block.first_op
+            args = interface.arguments([x], {}, f.function_type.inputs.data)
+            name = f.sym_name.data  # `main` in a package read back
+            outputs = run_function(program.module, args, program.weights, name)
+            x = interface.logical_results(outputs)[0]
+        return x
 
     def logits(self, tokens: list[int], position: int, encoded: Any) -> np.ndarray:
         """Logits [len(tokens), V]: prefill with the encoder output (a

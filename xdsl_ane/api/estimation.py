@@ -67,12 +67,15 @@ def estimate(
         from xdsl_ane.frontend.milproto import read_compiled
 
         functions = []
-        for name in ("encoder", "decoder"):
-            program = read_compiled(path / asr[name]["path"])
-            for f in _functions(program.module):
-                # (the encoder's one function is `main` once read back)
-                called = asr[name].get("function", f.sym_name.data)
-                functions.append((f"{name}/{called}", f))
+        for part in asr["encoder"]["parts"]:
+            program = read_compiled(path / part["path"])
+            name = part["path"].removesuffix(".mlpackage")
+            # (the encoder's one function is `main` once read back)
+            functions += [(f"{name}/encode", f) for f in _functions(program.module)]
+        program = read_compiled(path / asr["decoder"]["path"])
+        functions += [
+            (f"decoder/{f.sym_name.data}", f) for f in _functions(program.module)
+        ]
         return estimate_functions(functions, chip, str(path))
     listing = path / "kernels.json"
     if path.is_dir() and (path / "plan.json").is_file():  # compile-train's

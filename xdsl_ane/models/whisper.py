@@ -237,8 +237,32 @@ class WhisperBuilder:
 
     # --- the encoder ------------------------------------------------------------------
 
-    def encoder(self, features: SSAValue) -> SSAValue:
-        """encoder_hidden_states [1, 1500, d] of features [1, mels, 3000]."""
+    def encoder(self, x: SSAValue, layers: tuple[int, int] | None = None) -> SSAValue:
+        """encoder_hidden_states [1, 1500, d]: of features [1, mels, 3000]
+        through the stem and `layers` ([first, end), default all), or of
+        the hidden states [1, 1500, d] before layer `first` > 0; the final
+        norm after the last layer."""
+        c, base = self.c, "model.encoder."
+        first, end = layers or (0, c.encoder_layers)
+        if first == 0:
+            x = self.stem(x)
+        for layer in range(first, end):
+            p = f"{base}layers.{layer}."
+            h = self.norm(x, p + "self_attn_layer_norm")
+            q = self.heads(
+                self.linear(h, p + "self_attn.q_proj", c.d_model), c.encoder_heads
+            )
+            k, v = self.keys_values(h, p + "self_attn.", c.encoder_heads)
+            x = rlx.AddOp(
+                x, self.attend(q, k, v, None, p + "self_attn.", c.encoder_heads)
+            ).result
+            x = self.mlp(x, p, c.encoder_ffn)
+        if end < c.encoder_layers:
+            return x
+        return self.norm(x, base + "layer_norm")
+
+    def stem(self, features: SSAValue) -> SSAValue:
+        """conv1, GELU, conv2 (stride 2), GELU and the positions: [1, 1500, d]."""
         c, base = self.c, "model.encoder."
         x = features
         for name, stride in (("conv1", 1), ("conv2", 2)):
@@ -251,25 +275,18 @@ class WhisperBuilder:
         positions = self.param(
             base + "embed_positions.weight", (c.source_positions, c.d_model)
         )
-        x = rlx.AddOp(x, positions).result
-        for layer in range(c.encoder_layers):
-            p = f"{base}layers.{layer}."
-            h = self.norm(x, p + "self_attn_layer_norm")
-            q = self.heads(
-                self.linear(h, p + "self_attn.q_proj", c.d_model), c.encoder_heads
-            )
-            k, v = self.keys_values(h, p + "self_attn.", c.encoder_heads)
-            x = rlx.AddOp(
-                x, self.attend(q, k, v, None, p + "self_attn.", c.encoder_heads)
-            ).result
-            x = self.mlp(x, p, c.encoder_ffn)
-        return self.norm(x, base + "layer_norm")
+        return rlx.AddOp(x, positions).result
 
-    def encode_function(self):
-        features = tensor((1, self.c.mels, self.c.frames), f32)
-        f = build_function(
-            "encode", [features], lambda x: [self.encoder(x)], ["input_features"]
-        )
+    def encode_function(self, layers: tuple[int, int] | None = None):
+        """`encode` of `layers` (`encoder`): input_features in the first
+        part, hidden_states in later ones; encoder_hidden_states out."""
+        c = self.c
+        first = (layers or (0, c.encoder_layers))[0]
+        if first == 0:
+            arg, name = tensor((1, c.mels, c.frames), f32), "input_features"
+        else:
+            arg, name = tensor((1, c.source_positions, c.d_model), f32), "hidden_states"
+        f = build_function("encode", [arg], lambda x: [self.encoder(x, layers)], [name])
         ane.record_result_names(f, ["encoder_hidden_states"])
         return f
 
@@ -479,8 +496,8 @@ class WhisperBuilder:
             else [f"logits_{i}" for i in range(len(parts))]
         )
 
-    def encoder_module(self) -> builtin.ModuleOp:
-        return builtin.ModuleOp([self.encode_function()])
+    def encoder_module(self, layers: tuple[int, int] | None = None) -> builtin.ModuleOp:
+        return builtin.ModuleOp([self.encode_function(layers)])
 
     def decoder_module(self) -> builtin.ModuleOp:
         return builtin.ModuleOp(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from xdsl_ane.errors import XdslAneError
+from xdsl_ane.errors import XdslAneError, option
 from xdsl_ane.tools.options import (
     add_chip_argument,
     add_compress_arguments,
@@ -49,8 +49,9 @@ def add_asr_commands(commands: Any) -> None:
         "--max-package-size",
         default="1GB",
         metavar="SIZE",
-        help="refuse a package whose weights pass SIZE (bytes, or KB, MB, GB; "
-        "none: no limit; default: %(default)s)",
+        help="split an encoder whose weights pass SIZE into chained packages of "
+        "layers of at most SIZE each; a decoder past it is refused (bytes, or KB, "
+        "MB, GB; none: no limit; default: %(default)s)",
     )
     compile_asr.add_argument(
         "--validate", action="store_true", help="reload with coremltools' MIL loader"
@@ -146,7 +147,17 @@ def command_compile_asr(args: Any) -> int:
     print("  front end: log-mel features in numpy in the runtime")
     if args.validate:
         print("  validated: coremltools' MIL loader rebuilt both packages")
-    print(f"  wrote {output}/ (encoder.mlpackage, decoder.mlpackage, manifest.json)")
+    parts = record["encoder"]["parts"]
+    if len(parts) > 1:
+        print(
+            f"  split: the encoder's weights pass {option('max_package_size', args.max_package_size)}: "
+            f"{len(parts)} chained packages of layers "
+            + ", ".join(
+                f"{first}-{end - 1}" for first, end in (p["layers"] for p in parts)
+            )
+        )
+    packages = ", ".join(p["path"] for p in [*parts, record["decoder"]])
+    print(f"  wrote {output}/ ({packages}, manifest.json)")
     return 0
 
 
