@@ -90,15 +90,22 @@ def write_checkpoint(name: str) -> Path:
     1-d parameters 1 where named norms, else small) in transformers' names
     and shapes (its model on the meta device), a shard per layer; made
     once and cached (made again when its config differs)."""
+    _, architecture, fields, _ = MODELS[name]
+    return write_random_checkpoint(CACHE / f"{name}-random-bf16", architecture, fields)
+
+
+def write_random_checkpoint(
+    directory: Path, architecture: str, fields: dict[str, Any]
+) -> Path:
+    """`write_checkpoint` of transformers' class `architecture` with config
+    `fields`, into `directory`."""
     import torch
     import transformers
     from safetensors.torch import save_file
 
-    _, architecture, fields, _ = MODELS[name]
     model_class = getattr(transformers, architecture)
     config = model_class.config_class(**fields)
     config.architectures = [architecture]
-    directory = CACHE / f"{name}-random-bf16"
     text = config.to_json_string()
     if (directory / "config.json").is_file() and (
         directory / "config.json"
@@ -111,6 +118,7 @@ def write_checkpoint(name: str) -> Path:
         }
     if config.tie_word_embeddings:  # the head is the embedding, not saved
         shapes.pop("lm_head.weight", None)
+        shapes.pop("proj_out.weight", None)  # Whisper's
     for tensor in [t for t in shapes if t.endswith("mlp.experts.gate_up_proj")]:
         # save_pretrained writes the experts one by one, as the Hub's files
         e, two_f, h = shapes.pop(tensor)

@@ -28,6 +28,7 @@ from bench.common import (
     with_section,
     write_atomically,
 )
+from bench.report_asr import asr_table
 from bench.report_decoders import decoders_table
 from bench.report_w8a8 import w8a8_table
 
@@ -948,6 +949,11 @@ def markdown(r: dict[str, Any]) -> str:
         sections.append(
             "### int8 activations (W8A8) beside coremltools'\n\n"
             + w8a8_table(r["w8a8"])
+        )
+    if "asr" in r:
+        sections.append(
+            "### Whisper: compile-asr beside coremltools' encoder\n\n"
+            + asr_table(r["asr"])
         )
     if "startup" in r:
         sections.append(

@@ -129,6 +129,8 @@ def measure_all(
     results["decoders"] = runner.section("decoders")
     # W8A8 of ResNet-50 and MobileNetV2 vs coremltools'
     results["w8a8"] = runner.section("w8a8")
+    # Whisper base and small: compile-asr, the estimates, coremltools' encoder
+    results["asr"] = runner.section("asr")
     # weight compression vs coremltools', and the k-means alone
     results["compression"] = runner.section("compression")
     results["kmeans"] = runner.section("kmeans")

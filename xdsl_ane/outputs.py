@@ -166,6 +166,18 @@ def own_entries(directory: Path) -> set[str] | None:
             }
             | ({str(v) for v in text.values()} if isinstance(text, dict) else set())
         )
+    asr = manifest.get("asr")
+    if isinstance(asr, dict) and isinstance(asr.get("files"), list):  # compile-asr
+        encoder, decoder = asr.get("encoder"), asr.get("decoder")
+        parts = encoder.get("parts", []) if isinstance(encoder, dict) else []
+        packages = [*parts, decoder]
+        paths = [str(p.get("path")) for p in packages if isinstance(p, dict)]
+        return (
+            {"manifest.json"}
+            | set(paths)
+            | {path.removesuffix(".mlpackage") + ".manifest.json" for path in paths}
+            | {str(name) for name in asr["files"]}
+        )
     if "functions" in manifest:  # compile --emit mil-text / proto
         return COMPILED_ENTRIES
     names = {p.name for p in directory.iterdir()}

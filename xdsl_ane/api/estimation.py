@@ -62,6 +62,21 @@ def estimate(
                 if f.sym_name.data in (called or {"prefill", "decode"})
             ]
         return estimate_functions(functions, chip, str(path))
+    asr = asr_record(path) if path.is_dir() else None
+    if asr is not None:  # compile-asr's encoder and decoder
+        from xdsl_ane.frontend.milproto import read_compiled
+
+        functions = []
+        for part in asr["encoder"]["parts"]:
+            program = read_compiled(path / part["path"])
+            name = part["path"].removesuffix(".mlpackage")
+            # (the encoder's one function is `main` once read back)
+            functions += [(f"{name}/encode", f) for f in _functions(program.module)]
+        program = read_compiled(path / asr["decoder"]["path"])
+        functions += [
+            (f"decoder/{f.sym_name.data}", f) for f in _functions(program.module)
+        ]
+        return estimate_functions(functions, chip, str(path))
     listing = path / "kernels.json"
     if path.is_dir() and (path / "plan.json").is_file():  # compile-train's
         listing = path / "plan.json"
@@ -124,3 +139,15 @@ def _functions(module):
     from xdsl.dialects import func
 
     return [op for op in module.walk() if isinstance(op, func.FuncOp)]
+
+
+def asr_record(path: Path) -> dict[str, Any] | None:
+    """The `asr` record of a compile-asr directory (None if `path` is not
+    one)."""
+    import json
+
+    try:
+        record = json.loads((path / "manifest.json").read_text()).get("asr")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return record if isinstance(record, dict) and "encoder" in record else None

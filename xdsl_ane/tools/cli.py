@@ -11,6 +11,9 @@
     xdsl-ane compile-llm CHECKPOINT -o OUT ...   (tools/llm.py over api/llm.py)
     xdsl-ane generate PACKAGE --prompt-ids IDS [--max-new-tokens N]
                  [--reference CHECKPOINT]
+    xdsl-ane compile-asr CHECKPOINT -o OUT ...   (tools/asr.py over api/asr.py)
+    xdsl-ane transcribe OUT AUDIO.wav [--language L] [--show-ids]
+                 [--reference CHECKPOINT]
     xdsl-ane estimate COMPILED|IN.mlir|IN.pt2 [--chip m4] [--json] [--plot FILE]
     xdsl-ane --version
 
@@ -58,10 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_import_command(commands)
     add_run_command(commands)
     add_estimate_command(commands)
+    from xdsl_ane.tools.asr import add_asr_commands
     from xdsl_ane.tools.llm import add_llm_commands
     from xdsl_ane.tools.train import add_train_commands
 
     add_llm_commands(commands)
+    add_asr_commands(commands)
     add_train_commands(commands)
     return parser
 
