@@ -81,7 +81,9 @@ class LlmPackage:
     """The checkpoint's tokenizer files (api/text.py), copied on save."""
     writers: dict[str, Any] = field(repr=False, default_factory=dict)
     """Files beside the package (OUT.NAME), each written by its function
-    of the path (routed experts' `experts.bin`)."""
+    of the path (routed experts' `experts.bin`, a vision package)."""
+    vision: Any = field(repr=False, default=None)
+    """A vision-language checkpoint's vision package (api/vlm.py)."""
 
     def manifest(self, path: str | Path | None = None) -> dict[str, Any]:
         """The manifest; saved at `path`, with the copies of the text files."""
@@ -151,6 +153,8 @@ class LlmPackageSet:
     written: Path | None = None
     """The directory compile_llm(output=...) wrote the set into (its
     packages' weights released as each was written), or None."""
+    vision: Any = field(repr=False, default=None)
+    """A vision-language checkpoint's vision package (api/vlm.py)."""
 
     @property
     def reason(self) -> str:
@@ -316,6 +320,8 @@ class PackageRunner:
             programs = [(part, program) for part in record.get("segments", [record])]
             beside = path.parent
         self.record = record
+        self.manifest_dir = beside
+        """Where the manifest's relative paths start (the vision package)."""
         self.experts = routed_experts(path, record)
         """Routed experts' weights (a read-only map of the file beside the
         package: only the experts a call picks are read), or None."""
@@ -338,8 +344,16 @@ class PackageRunner:
             for p, program in programs
         ]
 
-    def call(self, function: str, ids: list[int], position: int) -> np.ndarray:
-        """Logits [len(ids), V] (or next tokens [len(ids)] with argmax)."""
+    def call(
+        self,
+        function: str,
+        ids: list[int],
+        position: int,
+        rows: dict[int, np.ndarray] | None = None,
+    ) -> np.ndarray:
+        """Logits [len(ids), V] (or next tokens [len(ids)] with argmax).
+        `rows`: hidden states [hidden] that replace the embedding's rows
+        (by row of the call: image features, api/vlm.py)."""
         from xdsl_ane.passes.layouts import layout_of
 
         tokens = self.record["functions"][function]
@@ -360,6 +374,9 @@ class PackageRunner:
             outputs = runtime.call(name, [values[n] for n in inputs])
             feeds = part.get("feeds", {})
             values.update(zip([feeds.get(o, o) for o in part["outputs"]], outputs))
+            if rows and part.get("name") == "embed":
+                hidden = values["hidden_states"]
+                values["hidden_states"] = merged_rows(hidden, tokens, rows)
         outputs = [values[n] for n in self.record["outputs"]]
         if self.record["argmax"]:
             return layout_of((tokens,)).to_logical(outputs[0])[: len(ids)]
@@ -459,6 +476,7 @@ class PackageRunner:
         stop: list[int] | tuple[int, ...] = (),
         sampling: Sampling | None = None,
         on_token: Any = None,
+        rows: dict[int, np.ndarray] | None = None,
     ) -> tuple[list[int], list[np.ndarray]]:
         """Generation as transformers' `generate(max_new_tokens=N)`: at
         most N tokens after the prompt (the prefill's token is the first),
@@ -467,7 +485,8 @@ class PackageRunner:
         Greedy, or drawn as `sampling` says. A prompt longer than the
         prefill length runs prefill once per `prefill` tokens (chunked
         prefill, the last chunk padded). `on_token(id)` is called as each
-        token is chosen."""
+        token is chosen. `rows`: hidden states that replace the embedding
+        of the prompt's tokens at their positions (an image's features)."""
         self.check_prompt(prompt, max_new_tokens, sampling=sampling)
         n = self.record["prefill"]
         generator = sampling.generator() if sampling is not None else None
@@ -476,7 +495,12 @@ class PackageRunner:
         window = self.record.get("local_window")
         recurrent = self.record.get("recurrent", False)
         for function, start, count in prompt_calls(len(prompt), n, window, recurrent):
-            out = self.call(function, prompt[start : start + count], start)
+            chunk = {
+                i - start: r
+                for i, r in (rows or {}).items()
+                if start <= i < start + count
+            }
+            out = self.call(function, prompt[start : start + count], start, chunk)
         row = out[-1]
         tokens: list[int] = []
         logits_seen: list[np.ndarray] = []
@@ -494,6 +518,22 @@ class PackageRunner:
             if len(tokens) == max_new_tokens or tokens[-1] in stop:
                 return tokens, logits_seen
             row = self.call("decode", [tokens[-1]], len(prompt) + len(tokens) - 1)[0]
+
+
+def merged_rows(
+    hidden: np.ndarray, tokens: int, rows: dict[int, np.ndarray]
+) -> np.ndarray:
+    """The embedding's hidden states [1, tokens, hidden] (in the ANE's
+    layout) with rows replaced by `rows` (row -> [hidden]), in its
+    precision."""
+    from xdsl_ane.passes.layouts import layout_of
+
+    width = len(next(iter(rows.values())))
+    layout = layout_of((1, tokens, width))
+    logical = layout.to_logical(hidden).copy()
+    for i, row in rows.items():
+        logical[0, i] = row
+    return layout.to_ane(logical).astype(hidden.dtype)
 
 
 def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:

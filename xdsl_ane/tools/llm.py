@@ -171,6 +171,15 @@ def add_generate_command(commands: Any) -> None:
         "add_generation_prompt=True) does",
     )
     generate.add_argument(
+        "--image",
+        metavar="IMAGE",
+        help="an image (PNG, JPEG, ...) for a vision-language package: processed "
+        "as the checkpoint's image processor does and put where the prompt's image "
+        "token is (with --chat: where the chat template puts it; with --prompt "
+        "and no image token: first; with --prompt-ids: the ids hold one image "
+        "token, expanded to the image's feature rows)",
+    )
+    generate.add_argument(
         "--show-ids",
         action="store_true",
         help="with --prompt: also print the prompt's and the new token ids",
@@ -289,6 +298,9 @@ def command_compile_llm(args: Any) -> int:
         print(f"  wrote {output}/ ({files} packages, manifest.json)")
     else:
         print(f"  wrote {output} and {manifest_path(output, 'mlpackage')}")
+    if package.vision is not None:
+        print(f"  {vision_line(package.vision, output if split else output.parent)}")
+        print(f"  vision {package.vision.estimate_line(args.chip)}")
     if package.text_files:
         where = "into it" if split else f"beside it ({output.stem}.NAME)"
         eos = ids_text(record["eos_token_id"]) or "none"
@@ -300,6 +312,17 @@ def command_compile_llm(args: Any) -> int:
         print("  validated: coremltools' MIL loader rebuilt both functions and states")
     print(f"  {fp16_line(record['fp16'])}")
     return 0
+
+
+def vision_line(vision: Any, directory: Path) -> str:
+    """What the vision package of a vision-language checkpoint holds."""
+    r = vision.record
+    height, width = r["image_size"]
+    return (
+        f"vision: wrote {directory / r['path']} ({r['family']}: {height}x{width} "
+        f"pixels -> {r['image_tokens']} image tokens of {r['hidden_size']}, in "
+        f"place of token {r['image_token_id']})"
+    )
 
 
 def fp16_line(fp16: dict[str, Any]) -> str:
@@ -378,15 +401,31 @@ def command_generate(args: Any) -> int:
     sampling = sampling_options(args)
     runner = PackageRunner(args.package)
     tokenizer = None
+    vision = None
+    if args.image is not None:
+        from xdsl_ane.api.vlm import VisionRunner, read_image
+
+        vision = VisionRunner(runner)
+        image = read_image(args.image)
+        if args.reference:
+            raise XdslAneError("--reference: compares text prompts; leave out --image")
     if args.prompt is not None:
         tokenizer = runner.tokenizer()
-        if args.chat:
+        if vision is not None:
+            prompt = vision.text_prompt(tokenizer, args.prompt, args.chat)
+        elif args.chat:
             prompt = tokenizer.encode_chat([{"role": "user", "content": args.prompt}])
         else:
             prompt = tokenizer.encode(args.prompt)
         what = "--prompt"
     else:
         prompt, what = parse_ids(args.prompt_ids), "--prompt-ids"
+        if vision is not None:
+            prompt = vision.expand(prompt)
+    rows = None
+    if vision is not None:
+        runner.check_prompt(prompt, args.max_new_tokens, what, sampling)
+        rows = vision.rows(prompt, vision.features(vision.pixel_values(image)))
     if args.reference:
         check_reference(args.reference, runner.record)
     runner.check_prompt(prompt, args.max_new_tokens, what, sampling)
@@ -407,6 +446,7 @@ def command_generate(args: Any) -> int:
         stop=runner.eos,
         sampling=sampling,
         on_token=on_token,
+        rows=rows,
     )
     if tokenizer is not None:
         print(stream.finish(), flush=True)

@@ -1,0 +1,273 @@
+"""Vision-language generation end to end: a tiny random LLaVA checkpoint
+(CLIP vision tower, projector, Llama decoder) through compile-llm to a
+decoder package and a vision package; the image processor equals
+transformers'; the fp32 programs give transformers' logits with
+pixel_values within 1e-4; the fp16 packages give transformers' greedy
+tokens, another image other tokens; `generate --image` builds the prompt
+as the processor does; bad input is one line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from cli_helpers import cli, error_line
+from vlm_checkpoints import (
+    llava_processor,
+    random_image,
+    reference_generate,
+    write_llava,
+)
+
+from xdsl_ane.api.llm import PackageRunner
+from xdsl_ane.api.llm_compile import compile_llm
+from xdsl_ane.api.vlm import ImageProcessor, VisionRunner
+
+# Compiles a vision-language checkpoint and runs transformers beside it.
+pytestmark = pytest.mark.slow
+
+PROMPT = [1, 299, 5, 6, 7]
+"""<s>, the image token, three words."""
+
+
+@pytest.fixture(scope="module")
+def llava(tmp_path_factory):
+    """The checkpoint, transformers' model of it, and its package
+    (compile-llm --validate: coremltools' loader reads both packages)."""
+    directory = tmp_path_factory.mktemp("llava")
+    checkpoint = directory / "ckpt"
+    model = write_llava(checkpoint)
+    out = directory / "llava.mlpackage"
+    result = cli(
+        "compile-llm",
+        str(checkpoint),
+        "-o",
+        str(out),
+        "--context",
+        "64",
+        "--prefill",
+        "16",
+        "--chunk",
+        "128",
+        "--validate",
+    )
+    assert result.returncode == 0, result.stderr
+    vision = out.with_name("llava.vision.mlpackage")
+    assert f"vision: wrote {vision} (llava: 32x32 pixels -> 16 image tokens" in (
+        result.stdout
+    )
+    return checkpoint, model, out
+
+
+def test_image_processor_is_transformers(tmp_path):
+    """pixel_values equal transformers' LLaVA processor's (PIL backend):
+    non-square, grey and RGBA images, smaller than the crop, padded to a
+    square."""
+    import transformers
+
+    images = [
+        random_image(0),
+        random_image(1, 70, 30, "L"),
+        random_image(2, 20, 24, "RGBA"),
+    ]
+    for pad in (False, True):
+        reference = transformers.LlavaImageProcessorPil(
+            size={"shortest_edge": 32},
+            crop_size={"height": 32, "width": 32},
+            do_pad=pad,
+        )
+        ours = ImageProcessor(reference.to_dict())
+        for image in images:
+            expected = reference(image, return_tensors="np")["pixel_values"]
+            np.testing.assert_allclose(ours(image), expected, rtol=0, atol=1e-6)
+
+
+def test_package_gives_transformers_tokens(llava):
+    checkpoint, model, out = llava
+    runner = PackageRunner(out)
+    vision = VisionRunner(runner)
+    manifest = json.loads(out.with_name("llava.manifest.json").read_text())["llm"]
+    assert manifest["vision"]["image_tokens"] == 16
+    assert [s["name"] for s in manifest["segments"]] == ["embed", "layers", "head"]
+    assert out.with_name("llava.vision.mlpackage").is_dir()
+    seen = []
+    for seed in (0, 1):
+        pixels = vision.pixel_values(random_image(seed))
+        prompt = vision.expand(PROMPT)
+        assert len(prompt) == len(PROMPT) + 15
+        rows = vision.rows(prompt, vision.features(pixels))
+        tokens, logits = runner.generate(prompt, 12, rows=rows)
+        expected, expected_logits = reference_generate(model, prompt, pixels, 12)
+        assert tokens == expected
+        for got, ref in zip(logits, expected_logits):
+            scale = np.abs(ref).max()
+            np.testing.assert_allclose(got, ref, rtol=2e-2, atol=2e-2 * scale)
+        seen.append(tokens)
+    assert seen[0] != seen[1]  # the image counts
+
+
+def test_fp32_programs_give_transformers_logits(llava):
+    """The vision program and the decoder's three steps, in fp32 in the
+    interpreter, the features merged into the embedding's rows: logits
+    within 1e-4 of transformers' with pixel_values."""
+    import torch
+
+    import xdsl_ane
+    from xdsl_ane.interpreter.core import StatefulRuntime, run_function
+    from xdsl_ane.models.hf_config import llm_config
+    from xdsl_ane.models.llm import Decoder, LlmShape
+    from xdsl_ane.models.llm_packages import segments_module
+    from xdsl_ane.models.vision_language import (
+        image_features_module,
+        text_checkpoint,
+        vision_family,
+    )
+    from xdsl_ane.weights.checkpoint import read_checkpoint
+
+    checkpoint, model, _ = llava
+    whole = read_checkpoint(checkpoint)
+    family = vision_family(whole.config)
+    features = image_features_module(whole, family)
+    pixels = llava_processor(32).image_processor(random_image(3), return_tensors="np")
+    pixels = pixels["pixel_values"]
+    imported = xdsl_ane.from_torch(features.module, (torch.from_numpy(pixels),))
+    (rows,) = run_function(imported.module, [pixels], imported.weights)
+    text = text_checkpoint(whole, family)
+    decoder = Decoder(llm_config(text), LlmShape(64, 32, 128))
+    module = segments_module(decoder)
+    runtime = StatefulRuntime(module, decoder.weights(text, module))
+    prompt = [1, *[299] * 16, 5, 6, 7]
+    ids = np.zeros(32, np.int32)
+    ids[: len(prompt)] = prompt
+    (hidden,) = runtime.call("embed_prefill", [ids])
+    hidden = hidden.copy()
+    hidden[0, 1:17] = rows
+    (hidden,) = runtime.call("prefill", [hidden, np.array([0], np.int32)])
+    logits = np.concatenate(runtime.call("head_prefill", [hidden]), 1)
+    with torch.no_grad():
+        expected = model(
+            torch.tensor([prompt]), pixel_values=torch.from_numpy(pixels)
+        ).logits[0]
+    expected = expected.numpy()
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(
+        logits[: len(prompt)], expected, rtol=1e-4, atol=1e-4 * scale
+    )
+
+
+def test_cli_generate_with_an_image(llava, tmp_path):
+    """--chat builds the ids of the processor's apply_chat_template,
+    --prompt those of processor(text=...), --prompt-ids expands the one
+    image token; the tokens are transformers'."""
+    import transformers
+
+    checkpoint, model, out = llava
+    image = tmp_path / "cat.png"
+    random_image(4).save(image)
+    processor = transformers.AutoProcessor.from_pretrained(checkpoint)
+    from PIL import Image
+
+    loaded = Image.open(image)
+    messages = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "image", "image": loaded},
+                {"type": "text", "text": "describe the image"},
+            ],
+        }
+    ]
+    chat = processor.apply_chat_template(
+        messages, add_generation_prompt=True, tokenize=True, return_dict=True
+    )
+    plain = processor(images=loaded, text="<image> what is in this picture ?")
+    cases = [
+        (["--prompt", "describe the image", "--chat"], chat),
+        (["--prompt", "what is in this picture ?"], plain),
+    ]
+    for args, expected in cases:
+        result = cli(
+            "generate",
+            str(out),
+            "--image",
+            str(image),
+            "--show-ids",
+            *args,
+            "--max-new-tokens",
+            "6",
+        )
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        prompt = [int(t) for t in lines[0].removeprefix("prompt: ").split(",")]
+        assert prompt == list(expected["input_ids"][0])
+        pixels = np.asarray(expected["pixel_values"])
+        tokens, _ = reference_generate(model, prompt, pixels, 6)
+        assert lines[-1] == "tokens: " + ",".join(map(str, tokens))
+    ids = ",".join(map(str, PROMPT))
+    result = cli(
+        "generate",
+        str(out),
+        "--image",
+        str(image),
+        "--prompt-ids",
+        ids,
+        "--max-new-tokens",
+        "6",
+    )
+    assert result.returncode == 0, result.stderr
+    first = result.stdout.splitlines()[0]
+    prompt = [int(t) for t in first.removeprefix("prompt: ").split(",")]
+    assert prompt == [1, *[299] * 16, 5, 6, 7]
+
+
+def test_split_packages_give_the_same_tokens(llava, tmp_path):
+    checkpoint, _, out = llava
+    split = tmp_path / "split"
+    compile_llm(
+        checkpoint,
+        context=64,
+        prefill=16,
+        chunk=128,
+        layers_per_package=1,
+        output=split,
+    )
+    assert (split / "vision.mlpackage").is_dir()
+    results = []
+    for path in (out, split):
+        runner = PackageRunner(path)
+        vision = VisionRunner(runner)
+        prompt = vision.expand(PROMPT)
+        rows = vision.rows(
+            prompt, vision.features(vision.pixel_values(random_image(5)))
+        )
+        results.append(runner.generate(prompt, 8, rows=rows)[0])
+    assert results[0] == results[1]
+
+
+def test_bad_images_are_one_line(llava, tiny_llm, tmp_path):
+    _, _, out = llava
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"\x89PNG\r\n\x1a\n not an image")
+    truncated = tmp_path / "truncated.png"
+    random_image(6).save(truncated)
+    truncated.write_bytes(truncated.read_bytes()[:60])
+    image = tmp_path / "fine.png"
+    random_image(7).save(image)
+    cases = [
+        ([str(out), "--image", str(broken), "--prompt-ids", "1,299"], "not an image"),
+        ([str(out), "--image", str(truncated), "--prompt-ids", "1,299"], "--image"),
+        (
+            [str(out), "--image", str(tmp_path / "none.png"), "--prompt-ids", "1,299"],
+            "not found",
+        ),
+        ([str(out), "--image", str(image), "--prompt-ids", "1,5"], "image token"),
+        (
+            [str(tiny_llm.whole), "--image", str(image), "--prompt-ids", "1,5"],
+            "text-only",
+        ),
+    ]
+    for args, words in cases:
+        result = cli("generate", *args)
+        assert result.stdout == ""
+        error_line(result, words)

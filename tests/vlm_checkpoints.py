@@ -1,0 +1,154 @@
+"""Tiny vision-language checkpoints written by the tests: random weights
+of a small LLaVA (a CLIP vision tower of 32x32 pixels in 8x8 patches, a
+Llama decoder) saved with save_pretrained, and its processor (a word-level
+tokenizer trained here, the image processor, a chat template), built
+offline; and transformers' greedy generation with pixel_values."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+IMAGE_TOKEN = "<image>"
+
+WORDS = "user assistant : describe the image . what is in this picture ? a cat on mat"
+
+CHAT_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] + ' : ' }}"
+    "{% for item in message['content'] %}"
+    "{% if item['type'] == 'image' %}{{ '<image> ' }}"
+    "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}"
+    "{% endfor %}{{ ' ' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ 'assistant :' }}{% endif %}"
+)
+"""LLaVA's template's shape: the image where the message puts it."""
+
+
+def write_llava(directory: Path, seed: int = 0, processor: bool = True, **vision):
+    """save_pretrained of a random tiny LLaVA (its image token the last id
+    of a 300-token vocabulary) and, with `processor`, of a LlavaProcessor;
+    returns transformers' model read back in float32."""
+    import torch
+    import transformers
+
+    torch.manual_seed(seed)
+    vision_config = transformers.CLIPVisionConfig(
+        **(
+            dict(
+                hidden_size=32,
+                intermediate_size=64,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                image_size=32,
+                patch_size=8,
+            )
+            | vision
+        )
+    )
+    text_config = transformers.LlamaConfig(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=300,
+        max_position_embeddings=256,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    config = transformers.LlavaConfig(
+        vision_config=vision_config,
+        text_config=text_config,
+        image_token_id=299,
+        vision_feature_layer=-2,
+        vision_feature_select_strategy="default",
+    )
+    model = transformers.LlavaForConditionalGeneration(config).eval()
+    with torch.no_grad():  # norms away from 1, biases from 0; features that count
+        for name, p in model.named_parameters():
+            if "norm" in name or name.endswith(".bias"):
+                p.add_(0.1 * torch.randn_like(p))
+            if "multi_modal_projector" in name and name.endswith("weight"):
+                p.mul_(8.0)
+    model.save_pretrained(directory)
+    if processor:
+        llava_processor(vision_config.image_size).save_pretrained(directory)
+    return transformers.LlavaForConditionalGeneration.from_pretrained(
+        directory, dtype=torch.float32
+    ).eval()
+
+
+def llava_processor(size: int):
+    """A LlavaProcessor: a word-level tokenizer of WORDS whose image token
+    is id 299 (the checkpoint's), LLaVA's image processor at `size`."""
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    special = ["<unk>", "<s>", "</s>"]
+    tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    trainer = trainers.WordLevelTrainer(special_tokens=special, show_progress=False)
+    tokenizer.train_from_iterator([WORDS], trainer)
+    vocabulary = tokenizer.get_vocab_size()
+    tokenizer.add_tokens([f"filler{i}" for i in range(299 - vocabulary)])
+    tokenizer.add_special_tokens([IMAGE_TOKEN])
+    assert tokenizer.token_to_id(IMAGE_TOKEN) == 299
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        extra_special_tokens={"image_token": IMAGE_TOKEN},
+    )
+    fast._tokenizer.post_processor = bos_post_processor()
+    images = transformers.LlavaImageProcessorPil(
+        size={"shortest_edge": size}, crop_size={"height": size, "width": size}
+    )
+    return transformers.LlavaProcessor(
+        image_processor=images,
+        tokenizer=fast,
+        patch_size=8,
+        vision_feature_select_strategy="default",
+        chat_template=CHAT_TEMPLATE,
+        num_additional_image_tokens=1,
+    )
+
+
+def bos_post_processor():
+    """`<s>` before each text, as Llama's tokenizer adds it."""
+    from tokenizers import processors
+
+    return processors.TemplateProcessing(
+        single="<s> $A", pair="<s> $A <s> $B", special_tokens=[("<s>", 1)]
+    )
+
+
+def random_image(seed: int, height: int = 40, width: int = 50, mode: str = "RGB"):
+    """A random image."""
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    channels = {"RGB": 3, "RGBA": 4, "L": 1}[mode]
+    pixels = rng.integers(0, 256, (height, width, channels), dtype=np.uint8)
+    return Image.fromarray(pixels.squeeze(-1) if channels == 1 else pixels, mode)
+
+
+def reference_generate(model, prompt: list[int], pixel_values, steps: int):
+    """transformers' greedy generate with pixel_values: (tokens, logits)."""
+    import torch
+
+    with torch.no_grad():
+        out = model.generate(
+            torch.tensor([prompt]),
+            pixel_values=torch.from_numpy(np.asarray(pixel_values)),
+            attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+            max_new_tokens=steps,
+            do_sample=False,
+            eos_token_id=None,
+            pad_token_id=0,
+            output_logits=True,
+            return_dict_in_generate=True,
+        )
+    tokens = [int(t) for t in out.sequences[0, len(prompt) :]]
+    return tokens, [row[0].numpy() for row in out.logits]

@@ -1,0 +1,442 @@
+"""Images in: the vision package of a vision-language checkpoint (compiled
+beside its decoder by `compile_llm`), the image processor, the prompt with
+its image tokens, and the image features merged into the decoder's
+embedding in generation.
+
+Compiled: transformers' vision tower and projector
+(`models/vision_language.py`) through torch.export and the importer to a
+package `vision.mlpackage` (pixel_values [1, 3, H, W] -> features [N,
+hidden]; H = W = the checkpoint's image size). The decoder is the text
+model's, with its embedding a step of its own: one package, its functions
+run as three segments (`embed_prefill` / `embed_decode`, `prefill` /
+`decode` over the layers, `head_prefill` / `head_decode`), or the split
+model's `embed` package. The runtime replaces the embedding's rows at the
+image placeholder tokens by the features (transformers' `masked_scatter`),
+times the stream scale the fp16 check chose, between the embedding and
+the layers: the ANE runs every step, and the merge is a copy of N rows in
+the runtime, no gather or select in a program. (A prefill taking
+embeddings in place of ids would do the same with one function less,
+but it would be a second prefill function holding the whole stack.)
+
+Generation: the image read (PIL), processed as the checkpoint's image
+processor does (`ImageProcessor`: resize, center crop, rescale,
+normalise, as transformers' PIL backend computes them), the vision
+package run once, the prompt built as the processor's
+`apply_chat_template(tokenize=True)` (with `--chat`) or its `__call__`
+builds it: its image token expanded to one per feature row.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from xdsl_ane.errors import XdslAneError, first_line, option
+
+VISION_PACKAGE = "vision"
+"""The vision package's name: `OUT.vision.mlpackage` beside one package,
+`OUT/vision.mlpackage` in a split model's directory."""
+
+PROCESSOR_FILES = (
+    "processor_config.json",
+    "preprocessor_config.json",
+    "chat_template.json",
+)
+"""A vision-language checkpoint's processor files copied beside the
+package (beside api/text.py's TEXT_FILES)."""
+
+
+def read_processor_files(directory: str | Path) -> dict[str, bytes]:
+    """The checkpoint's PROCESSOR_FILES that exist, each checked (a JSON
+    object)."""
+    from xdsl_ane.api.text import parse_text_file, read_file
+
+    found = {}
+    for name in PROCESSOR_FILES:
+        path = Path(directory) / name
+        if path.exists():
+            found[name] = read_file(path)
+            parse_text_file(path, found[name])
+    return found
+
+
+# --- compiling ---------------------------------------------------------------------
+
+
+@dataclass
+class VisionPackage:
+    """The compiled vision package and its record in the manifest."""
+
+    compiled: Any
+    record: dict[str, Any]
+
+    def estimate_line(self, chip: str) -> str:
+        """The estimate of the vision package on `chip`, in one line."""
+        from xdsl_ane.estimator import estimate
+        from xdsl_ane.estimator.report import summary
+
+        return summary(estimate(self.compiled, chip))
+
+    def writers(self) -> dict[str, Any]:
+        """The files beside one package (`LlmPackage.writers`): the
+        package and its manifest, each written by its function of the
+        path."""
+        manifest = {**self.compiled.manifest(), "vision": self.record}
+        text = json.dumps(manifest, indent=2) + "\n"
+
+        def package(path: Path) -> None:  # (a package's name ends in .mlpackage)
+            staged = path.with_name(path.name + ".mlpackage")
+            self.compiled.write_mlpackage(staged, force=True)
+            staged.rename(path)
+
+        return {
+            f"{VISION_PACKAGE}.mlpackage": package,
+            f"{VISION_PACKAGE}.manifest.json": lambda path: path.write_text(text),
+        }
+
+    def write(self, path: Path) -> None:
+        """NAME.mlpackage and NAME.manifest.json at `path` (NAME.mlpackage)."""
+        from xdsl_ane.api import manifest_path
+
+        self.compiled.write_mlpackage(path, force=True)
+        manifest = {**self.compiled.manifest(), "vision": self.record}
+        manifest_path(path, "mlpackage").write_text(
+            json.dumps(manifest, indent=2) + "\n"
+        )
+
+
+def compile_vision(
+    checkpoint: Any, family: Any, stream_scale: float, validate: bool = False
+) -> VisionPackage:
+    """The vision tower and projector of `checkpoint` (the whole
+    vision-language one) as a package; `stream_scale`: what the
+    decoder's embedding is multiplied by, which the features are too."""
+    import torch
+
+    from xdsl_ane.api import compile as compile_module
+    from xdsl_ane.frontend.torch import from_torch
+    from xdsl_ane.models.vision_language import image_features_module
+
+    features = image_features_module(checkpoint, family)
+    size = features.image_size
+    example = torch.zeros(1, 3, size, size)
+    imported = from_torch(features.module, (example,))
+    compiled = compile_module(imported.module, weights=imported.weights)
+    compiled.source = str(checkpoint.directory)
+    if validate:
+        compiled.validate().raise_if_failed()
+    from xdsl_ane.dialects.dense import numpy_dtype_of
+
+    function = compiled.functions[0].sym_name.data
+    element = compiled.functions[0].function_type.inputs.data[0].element_type
+    record = {
+        "family": family.name,
+        "function": function,
+        "input": imported.input_names[0],
+        "input_dtype": np.dtype(numpy_dtype_of(element)).name,
+        "image_size": [size, size],
+        "image_tokens": features.tokens,
+        "hidden_size": features.hidden_size,
+        "image_token_id": features.image_token_id,
+        "features_scale": stream_scale,
+    }
+    return VisionPackage(compiled, record)
+
+
+# --- the image processor ----------------------------------------------------------
+
+
+PIL_RESAMPLE = {
+    0: "NEAREST",
+    1: "LANCZOS",
+    2: "BILINEAR",
+    3: "BICUBIC",
+    4: "BOX",
+    5: "HAMMING",
+}
+"""transformers' `PILImageResampling` values by number."""
+
+
+def read_image(path: str | Path) -> Any:
+    """The image at `path` as a PIL image, or one line naming the problem."""
+    try:
+        from PIL import Image, UnidentifiedImageError
+    except ImportError:
+        raise XdslAneError(
+            f"{option('image', path)} needs the Pillow package: pip install "
+            "'xdsl-ane[text]'"
+        ) from None
+    try:
+        with Image.open(path) as image:
+            image.load()
+            return image.copy()
+    except FileNotFoundError:
+        raise XdslAneError(f"{option('image', path)}: not found") from None
+    except UnidentifiedImageError:
+        raise XdslAneError(
+            f"{option('image', path)}: not an image Pillow can decode"
+        ) from None
+    except (OSError, ValueError, SyntaxError) as e:
+        raise XdslAneError(
+            f"{option('image', path)}: cannot decode the image: {first_line(e)}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class ImageProcessor:
+    """transformers' CLIP-style image processor (LLaVA's): settings by
+    transformers' names, read from the checkpoint's processor file."""
+
+    settings: dict[str, Any]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = self.settings.get(name)
+        return default if value is None else value
+
+    def __call__(self, image: Any) -> np.ndarray:
+        """pixel_values [1, 3, H, W] (float32) as transformers' PIL
+        backend computes them: RGB, optionally padded to a square of the
+        mean colour, resized (PIL, on uint8), center-cropped, rescaled and
+        normalised."""
+        from PIL import Image
+
+        s = self.get
+        if s("do_convert_rgb", True):
+            image = rgb(image)
+        array = np.asarray(image)
+        if array.ndim == 2:
+            array = array[:, :, None]
+        mean = np.asarray(s("image_mean", [0.48145466, 0.4578275, 0.40821073]))
+        std = np.asarray(s("image_std", [0.26862954, 0.26130258, 0.27577711]))
+        if s("do_pad", False):
+            array = pad_to_square(array, [int(m * 255) for m in mean])
+        if s("do_resize", True):
+            height, width = resized_size(array.shape[:2], s("size", {}))
+            resample = getattr(Image.Resampling, PIL_RESAMPLE[int(s("resample", 3))])
+            array = np.asarray(
+                Image.fromarray(
+                    array.squeeze(-1) if array.shape[2] == 1 else array
+                ).resize((width, height), resample=resample)
+            )
+            if array.ndim == 2:
+                array = array[:, :, None]
+        if s("do_center_crop", True):
+            crop = s("crop_size", {})
+            array = center_crop(array, int(crop["height"]), int(crop["width"]))
+        pixels = array.transpose(2, 0, 1)
+        if s("do_rescale", True):
+            factor = s("rescale_factor", 1 / 255)
+            pixels = (pixels.astype(np.float64) * factor).astype(np.float32)
+        if s("do_normalize", True):
+            pixels = pixels.astype(np.float32)
+            pixels = (pixels - mean.astype(np.float32)[:, None, None]) / std.astype(
+                np.float32
+            )[:, None, None]
+        return pixels.astype(np.float32)[None]
+
+
+def rgb(image: Any) -> Any:
+    """The image in RGB, transparency composited onto white (transformers'
+    `convert_to_rgb`)."""
+    from PIL import Image
+
+    if "A" in image.getbands() or image.info.get("transparency") is not None:
+        image = image.convert("RGBA")
+        white = Image.new("RGBA", image.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, image).convert("RGB")
+    return image.convert("RGB")
+
+
+def pad_to_square(array: np.ndarray, color: list[int]) -> np.ndarray:
+    """The image [H, W, C] centred in a square of `color`."""
+    height, width, channels = array.shape
+    side = max(height, width)
+    out = np.empty((side, side, channels), array.dtype)
+    out[:] = np.asarray(color[:channels], array.dtype)
+    top, left = (side - height) // 2, (side - width) // 2
+    out[top : top + height, left : left + width] = array
+    return out
+
+
+def resized_size(shape: tuple[int, ...], size: dict[str, Any]) -> tuple[int, int]:
+    """(height, width) after the resize `size` asks for: the shortest
+    edge to `shortest_edge`, the other in proportion (rounded down), or
+    `height` and `width`."""
+    height, width = int(shape[0]), int(shape[1])
+    if size.get("shortest_edge"):
+        edge = int(size["shortest_edge"])
+        short, long = min(height, width), max(height, width)
+        other = int(edge * long / short)
+        return (edge, other) if height <= width else (other, edge)
+    return int(size["height"]), int(size["width"])
+
+
+def center_crop(array: np.ndarray, height: int, width: int) -> np.ndarray:
+    """The central [height, width] of the image [H, W, C], padded with
+    zeros where it is smaller (transformers' `center_crop`)."""
+    h, w = array.shape[:2]
+    if h < height or w < width:
+        top, left = max(0, (height - h) // 2), max(0, (width - w) // 2)
+        padded = np.zeros((max(h, height), max(w, width), array.shape[2]), array.dtype)
+        padded[top : top + h, left : left + w] = array
+        array, h, w = padded, padded.shape[0], padded.shape[1]
+    top, left = (h - height) // 2, (w - width) // 2
+    return array[top : top + height, left : left + width]
+
+
+# --- the processor files -----------------------------------------------------------
+
+
+def processor_settings(files: dict[str, Path]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the processor's settings, the image processor's) from
+    `processor_config.json` (the image processor's under
+    `image_processor`) or `preprocessor_config.json`."""
+    from xdsl_ane.api.text import parse_text_file, read_file
+
+    processor: dict[str, Any] = {}
+    image: dict[str, Any] = {}
+    path = files.get("processor_config.json")
+    if path is not None:
+        processor = parse_text_file(path, read_file(path))
+        image = processor.get("image_processor") or {}
+    path = files.get("preprocessor_config.json")
+    if not image and path is not None:
+        image = parse_text_file(path, read_file(path))
+        processor = {**image, **processor}
+    return processor, image
+
+
+# --- generation ---------------------------------------------------------------------
+
+
+class VisionRunner:
+    """The vision package of a compile-llm output, its image processor and
+    the prompt's image tokens."""
+
+    def __init__(self, runner: Any):
+        record = runner.record.get("vision")
+        if record is None:
+            raise XdslAneError(
+                f"{option('image', flag='--image')}: {runner.path} is a text-only "
+                "package (compiled from a checkpoint without a vision model)"
+            )
+        self.runner = runner
+        self.record = record
+        self.path = runner.manifest_dir / record["path"]
+        self.processor, image = processor_settings(runner.text_files)
+        self.image_processor = ImageProcessor(image)
+
+    @property
+    def image_token_id(self) -> int:
+        return int(self.record["image_token_id"])
+
+    @property
+    def tokens(self) -> int:
+        return int(self.record["image_tokens"])
+
+    def pixel_values(self, image: Any) -> np.ndarray:
+        """The image processed; its size checked against the package's."""
+        pixels = self.image_processor(image)
+        want = tuple(self.record["image_size"])
+        if pixels.shape[2:] != want:
+            raise XdslAneError(
+                f"{self.runner.path}: the image processor gives {pixels.shape[2]}x"
+                f"{pixels.shape[3]} pixels, the vision package takes {want[0]}x{want[1]}"
+            )
+        return pixels
+
+    def features(self, pixels: np.ndarray) -> np.ndarray:
+        """The vision package on pixel_values: features [N, hidden],
+        scaled as the decoder's embedding is."""
+        from xdsl_ane.api.run import run_compiled
+
+        _, (out,) = run_compiled(
+            self.path,
+            self.record["function"],
+            "logical",
+            {self.record["input"]: pixels.astype(self.record["input_dtype"])},
+            None,
+            {},
+        )
+        scale = float(self.record.get("features_scale") or 1.0)
+        return out.astype(np.float32) * np.float32(scale)
+
+    def rows(self, prompt: list[int], features: np.ndarray) -> dict[int, np.ndarray]:
+        """The feature row of each image token of the prompt, by position."""
+        return image_rows(prompt, self.image_token_id, features)
+
+    def expand(self, ids: list[int], images: int = 1) -> list[int]:
+        """The prompt with each image token expanded to one per feature
+        row; exactly `images` of them expected."""
+        token = self.image_token_id
+        found = ids.count(token)
+        if found != images:
+            raise XdslAneError(
+                f"the prompt holds {found} image tokens ({token}); one image needs "
+                "exactly one, which is expanded to the image's "
+                f"{self.tokens} feature rows"
+            )
+        out: list[int] = []
+        for t in ids:
+            out += [token] * self.tokens if t == token else [t]
+        return out
+
+    def text_prompt(self, tokenizer: Any, text: str, chat: bool) -> list[int]:
+        """The prompt's ids as the processor builds them: with `chat`, its
+        `apply_chat_template` of a user message [image, text]
+        (tokenized without special tokens where the rendering begins with
+        the bos token, as transformers does); else `processor(text=TEXT,
+        images=...)`, the image token put first where TEXT has none."""
+        token_text = self.processor.get("image_token") or tokenizer.config.get(
+            "image_token"
+        )
+        if chat:
+            messages = [
+                {
+                    "role": "user",
+                    "content": [{"type": "image"}, {"type": "text", "text": text}],
+                }
+            ]
+            if tokenizer.template_path is None and "chat_template.json" in (
+                self.runner.text_files
+            ):
+                tokenizer = with_template(tokenizer, self.runner.text_files)
+            rendered = tokenizer.render_chat(messages)
+            bos = tokenizer.special.get("bos_token")
+            special = not (bos is not None and rendered.startswith(bos))
+            ids = tokenizer.encode(rendered, add_special_tokens=special)
+        else:
+            if token_text is not None and token_text not in text:
+                text = token_text + text
+            ids = tokenizer.encode(text)
+        return self.expand(ids)
+
+
+def with_template(tokenizer: Any, files: dict[str, Path]) -> Any:
+    """The tokenizer with chat_template.json's template (older processors
+    save it there rather than in chat_template.jinja)."""
+    from xdsl_ane.api.text import parse_text_file, read_file
+
+    path = files["chat_template.json"]
+    template = parse_text_file(path, read_file(path)).get("chat_template")
+    if isinstance(template, str):
+        tokenizer.config = {**tokenizer.config, "chat_template": template}
+    return tokenizer
+
+
+def image_rows(
+    prompt: list[int], token: int, features: np.ndarray
+) -> dict[int, np.ndarray]:
+    """The prompt positions of the image tokens and the feature row each
+    takes, in order (transformers' masked_scatter)."""
+    positions = [i for i, t in enumerate(prompt) if t == token]
+    if len(positions) != len(features):
+        raise XdslAneError(
+            f"the prompt holds {len(positions)} image tokens ({token}); the image "
+            f"has {len(features)} feature rows"
+        )
+    return dict(zip(positions, features))

@@ -1,0 +1,216 @@
+"""Vision-language checkpoints: what compile-llm reads of one beside the
+decoder it compiles as for a text model.
+
+A vision-language checkpoint (LLaVA: a CLIP vision tower, a two-layer
+projector and a Llama decoder) is read as two things:
+
+- its language model, as a text checkpoint (`text_checkpoint`): the
+  `text_config` completed by transformers' config class (a real
+  checkpoint's `text_config` holds only what differs from the class'
+  defaults), and the decoder's tensors under the text model's names
+  (`language_model.model.X` or `model.language_model.X` as `model.X`,
+  `language_model.lm_head.weight` as `lm_head.weight`), so that the
+  decoder's builder, weight map and checks run unchanged;
+- its image features (`image_features_module`): the vision tower and the
+  projector, transformers' own modules built on the meta device and given
+  the checkpoint's tensors, behind `get_image_features` — the feature
+  layer, the selection (`default`: the class token dropped) and the
+  projection as transformers computes them — for torch.export and our
+  importer. Built this way every family's connector (pixel shuffle, patch
+  merger) is the family's own code, checked op by op by the importer's
+  tests, not a second copy of it.
+
+The prompt holds one placeholder token per image feature row
+(`image_token_id`); the decoder's embedding of those rows is replaced by
+the features (transformers' `masked_scatter`): `api/vlm.py`.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl_ane.errors import XdslAneError
+from xdsl_ane.weights.checkpoint import Checkpoint
+
+
+@dataclass(frozen=True)
+class VisionFamily:
+    """How a vision-language architecture differs: its text model's
+    tensor prefixes (checkpoint's -> the text model's) and its vision
+    tensors' first name segments."""
+
+    name: str
+    text_prefixes: tuple[tuple[str, str], ...]
+    vision_modules: tuple[str, ...]
+
+
+LLAVA_TEXT = (
+    ("language_model.model.", "model."),
+    ("language_model.lm_head.", "lm_head."),
+    ("model.language_model.", "model."),
+    ("lm_head.", "lm_head."),
+)
+
+VISION_FAMILIES = {
+    "LlavaForConditionalGeneration": VisionFamily(
+        "llava", LLAVA_TEXT, ("vision_tower", "multi_modal_projector")
+    ),
+}
+"""The vision-language architectures compile-llm reads, by config.json's
+`architectures`."""
+
+
+def vision_family(config: dict[str, Any]) -> VisionFamily | None:
+    """The row of VISION_FAMILIES of a config.json (None: a text model)."""
+    architectures = config.get("architectures") or []
+    if not isinstance(architectures, list):
+        architectures = [architectures]
+    return next(
+        (VISION_FAMILIES[a] for a in architectures if str(a) in VISION_FAMILIES),
+        None,
+    )
+
+
+def transformers_config(checkpoint: Checkpoint) -> Any:
+    """transformers' config object of the checkpoint (its class fills
+    what config.json leaves to defaults)."""
+    try:
+        import transformers
+    except ImportError:
+        raise XdslAneError(
+            f"{checkpoint.directory}: a vision-language checkpoint needs torch and "
+            "transformers to build its vision tower: pip install 'xdsl-ane[torch]'"
+        ) from None
+    try:
+        return transformers.AutoConfig.from_pretrained(str(checkpoint.directory))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise XdslAneError(
+            f"{checkpoint.directory / 'config.json'}: transformers cannot read it: "
+            f"{str(e).splitlines()[0] if str(e) else type(e).__name__}"
+        ) from None
+
+
+def text_checkpoint(checkpoint: Checkpoint, family: VisionFamily) -> Checkpoint:
+    """The language model of a vision-language checkpoint as a text
+    checkpoint: its text_config (completed, with the text model's
+    `architectures`) and the decoder's tensors under the text model's
+    names (the vision tensors left out)."""
+    from xdsl_ane.models.hf_config import FAMILIES
+
+    config = transformers_config(checkpoint)
+    text = config.get_text_config().to_dict()
+    model_type = text.get("model_type")
+    arch = next((a for a, f in FAMILIES.items() if f.name == model_type), None)
+    if arch is None:
+        raise XdslAneError(
+            f"{checkpoint.directory / 'config.json'}: text_config's model_type "
+            f"{model_type!r} is not a decoder family compile-llm reads"
+        )
+    text["architectures"] = [arch]
+    tied = checkpoint.config.get("tie_word_embeddings")
+    if isinstance(tied, bool):  # the whole model's, which transformers ties by
+        text["tie_word_embeddings"] = tied
+    tensors = {}
+    for name, entry in checkpoint.tensors.items():
+        for old, new in family.text_prefixes:
+            if name.startswith(old):
+                tensors[new + name[len(old) :]] = entry
+                break
+    return Checkpoint(checkpoint.directory, text, tensors)
+
+
+def vision_tensor_key(name: str) -> str:
+    """A vision tensor's name as the checkpoint may spell it, reduced to
+    one form: `model.` and the vision model's own `vision_model.` level
+    dropped (transformers writes `vision_tower.X` and reads
+    `model.vision_tower.vision_model.X` alike)."""
+    name = name.removeprefix("model.")
+    return name.replace("vision_tower.vision_model.", "vision_tower.")
+
+
+@dataclass
+class ImageFeatures:
+    """The vision package's source: the module (pixel_values [1, 3, H, W]
+    -> features [N, hidden]) and its facts."""
+
+    module: Any
+    image_size: int
+    tokens: int
+    hidden_size: int
+    image_token_id: int
+
+
+def image_features_module(
+    checkpoint: Checkpoint, family: VisionFamily
+) -> ImageFeatures:
+    """transformers' vision tower and projector of the checkpoint behind
+    `get_image_features`, with the checkpoint's tensors, in float32."""
+    import torch
+    import transformers
+
+    config = transformers_config(checkpoint)
+    model_class = getattr(transformers, config.architectures[0])
+    # The vision side built as transformers builds it (its buffers, such as
+    # position ids, computed), beside a language model of one small layer:
+    # the decoder is compiled from the checkpoint apart.
+    shell = copy.deepcopy(config)
+    text = shell.get_text_config()
+    for field, value in (("num_hidden_layers", 1), ("vocab_size", 8)):
+        setattr(text, field, value)
+    if isinstance(getattr(text, "layer_types", None), list):
+        text.layer_types = text.layer_types[:1]
+    torch.manual_seed(0)
+    inner = model_class(shell).model
+    inner.language_model = torch.nn.Module()
+    keep = [(n, m) for n, m in inner.named_children() if n in family.vision_modules]
+    by_key = {
+        vision_tensor_key(name): name
+        for name in checkpoint.tensors
+        if vision_tensor_key(name).split(".")[0] in family.vision_modules
+    }
+    for module_name, module in keep:
+        state = {}
+        for key, value in module.state_dict().items():
+            full = vision_tensor_key(f"{module_name}.{key}")
+            name = by_key.get(full)
+            if name is None:
+                raise XdslAneError(
+                    f"{checkpoint.directory}: tensor '{full}' of the vision "
+                    "model is missing from the checkpoint"
+                )
+            array = checkpoint.tensor(name, tuple(value.shape))
+            state[key] = torch.from_numpy(array).float()
+        module.load_state_dict(state)
+    wrapper = FeaturesOf(inner).eval()
+    vision = config.vision_config
+    size = int(vision.image_size)
+    with torch.no_grad():
+        example = torch.zeros(1, 3, size, size)
+        tokens, hidden = wrapper(example).shape
+    return ImageFeatures(
+        wrapper, size, int(tokens), int(hidden), int(config.image_token_id)
+    )
+
+
+def FeaturesOf(model: Any) -> Any:  # noqa: N802 (a torch module, made here)
+    """pixel_values [1, 3, H, W] -> the image's features [N, hidden] as
+    transformers' `get_image_features` of `model` gives them."""
+    import torch
+
+    class Features(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, pixel_values):
+            out = self.model.get_image_features(
+                pixel_values=pixel_values, return_dict=True
+            )
+            features = out.pooler_output
+            if isinstance(features, list | tuple):
+                features = torch.cat(list(features), 0)
+            return features.reshape(-1, features.shape[-1])
+
+    return Features(model)
