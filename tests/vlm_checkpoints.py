@@ -12,7 +12,15 @@ import numpy as np
 
 IMAGE_TOKEN = "<image>"
 
-WORDS = "user assistant : describe the image . what is in this picture ? a cat on mat"
+WORDS = (
+    "user assistant : describe the image . what is in this picture ? a cat "
+    "dog sat on mat red blue green sky tree house small big and"
+)
+"""The tokenizer's words: ids 3..30 after <unk>, <s>, </s>; the image
+token is 31, the last of a 32-token vocabulary (so that every generated
+id is a word)."""
+IMAGE_ID = 31
+VOCABULARY = 32
 
 CHAT_TEMPLATE = (
     "{% for message in messages %}{{ message['role'] + ' : ' }}"
@@ -26,8 +34,8 @@ CHAT_TEMPLATE = (
 
 
 def write_llava(directory: Path, seed: int = 0, processor: bool = True, **vision):
-    """save_pretrained of a random tiny LLaVA (its image token the last id
-    of a 300-token vocabulary) and, with `processor`, of a LlavaProcessor;
+    """save_pretrained of a random tiny LLaVA (its image token IMAGE_ID,
+    the last of VOCABULARY) and, with `processor`, of a LlavaProcessor;
     returns transformers' model read back in float32."""
     import torch
     import transformers
@@ -52,7 +60,7 @@ def write_llava(directory: Path, seed: int = 0, processor: bool = True, **vision
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        vocab_size=300,
+        vocab_size=VOCABULARY,
         max_position_embeddings=256,
         bos_token_id=1,
         eos_token_id=2,
@@ -60,7 +68,7 @@ def write_llava(directory: Path, seed: int = 0, processor: bool = True, **vision
     config = transformers.LlavaConfig(
         vision_config=vision_config,
         text_config=text_config,
-        image_token_id=299,
+        image_token_id=IMAGE_ID,
         vision_feature_layer=-2,
         vision_feature_select_strategy="default",
     )
@@ -81,7 +89,7 @@ def write_llava(directory: Path, seed: int = 0, processor: bool = True, **vision
 
 def llava_processor(size: int):
     """A LlavaProcessor: a word-level tokenizer of WORDS whose image token
-    is id 299 (the checkpoint's), LLaVA's image processor at `size`."""
+    is IMAGE_ID (the checkpoint's), LLaVA's image processor at `size`."""
     import transformers
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
@@ -90,10 +98,8 @@ def llava_processor(size: int):
     tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     trainer = trainers.WordLevelTrainer(special_tokens=special, show_progress=False)
     tokenizer.train_from_iterator([WORDS], trainer)
-    vocabulary = tokenizer.get_vocab_size()
-    tokenizer.add_tokens([f"filler{i}" for i in range(299 - vocabulary)])
     tokenizer.add_special_tokens([IMAGE_TOKEN])
-    assert tokenizer.token_to_id(IMAGE_TOKEN) == 299
+    assert tokenizer.token_to_id(IMAGE_TOKEN) == IMAGE_ID
     fast = transformers.PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         bos_token="<s>",
@@ -134,8 +140,11 @@ def random_image(seed: int, height: int = 40, width: int = 50, mode: str = "RGB"
     return Image.fromarray(pixels.squeeze(-1) if channels == 1 else pixels, mode)
 
 
-def reference_generate(model, prompt: list[int], pixel_values, steps: int):
-    """transformers' greedy generate with pixel_values: (tokens, logits)."""
+def reference_generate(
+    model, prompt: list[int], pixel_values, steps: int, stop: tuple[int, ...] = ()
+):
+    """transformers' greedy generate with pixel_values, stopping at the
+    tokens `stop` alone: (tokens, logits)."""
     import torch
 
     with torch.no_grad():
@@ -145,10 +154,34 @@ def reference_generate(model, prompt: list[int], pixel_values, steps: int):
             attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
             max_new_tokens=steps,
             do_sample=False,
-            eos_token_id=None,
+            eos_token_id=list(stop) or None,
             pad_token_id=0,
             output_logits=True,
             return_dict_in_generate=True,
         )
     tokens = [int(t) for t in out.sequences[0, len(prompt) :]]
     return tokens, [row[0].numpy() for row in out.logits]
+
+
+NEAR_TIE = 1e-2
+"""How close, relative to the step's largest |logit|, transformers' logit
+of the fp16 package's token may lie below its best for a difference to
+count as a near tie (fp16 rounding chooses between nearly equal logits)."""
+
+
+def assert_same_greedy(tokens, expected, expected_logits) -> int:
+    """The fp16 package's greedy tokens against transformers': the same,
+    or the same up to a step where transformers' two candidates are a
+    near tie (after it the two continue from different tokens and are not
+    compared). Returns how many tokens were compared."""
+    for i, (got, want) in enumerate(zip(tokens, expected)):
+        if got == want:
+            continue
+        row = np.asarray(expected_logits[i], np.float64)
+        gap = row[want] - row[got]
+        assert gap <= NEAR_TIE * np.abs(row).max(), (
+            f"new token {i + 1}: {got}, transformers {want} (logit gap {gap:.3g})"
+        )
+        return i + 1
+    assert len(tokens) == len(expected), (tokens, expected)
+    return len(tokens)
