@@ -1,6 +1,7 @@
-"""Vision-language generation end to end: a tiny random LLaVA checkpoint
-(CLIP vision tower, projector, Llama decoder) through compile-llm to a
-decoder package and a vision package; the image processor equals
+"""Vision-language generation end to end: tiny random LLaVA (CLIP vision
+tower, projector, Llama decoder) and Idefics3 (SmolVLM's: tiles, pixel
+shuffle) checkpoints through compile-llm to a decoder package and a
+vision package; the image processor equals
 transformers'; the fp32 programs give transformers' logits with
 pixel_values within 1e-4; the fp16 packages give transformers' greedy
 tokens, another image other tokens; `generate --image` builds the prompt
@@ -19,12 +20,13 @@ from vlm_checkpoints import (
     llava_processor,
     random_image,
     reference_generate,
+    write_idefics3,
     write_llava,
 )
 
 from xdsl_ane.api.llm import PackageRunner
 from xdsl_ane.api.llm_compile import compile_llm
-from xdsl_ane.api.vlm import ImageProcessor, VisionRunner
+from xdsl_ane.api.vlm import ImageProcessor, TilingImageProcessor, VisionRunner
 
 # Compiles a vision-language checkpoint and runs transformers beside it.
 pytestmark = pytest.mark.slow
@@ -313,3 +315,95 @@ def test_readme_image_example(tmp_path):
         result = cli(*shlex.split(command)[1:], cwd=str(tmp_path))
         assert result.returncode == 0, result.stderr
         assert result.stdout.splitlines() == expected, command
+
+
+@pytest.fixture(scope="module")
+def idefics3(tmp_path_factory):
+    """A tiny Idefics3 checkpoint, transformers' model and processor of it,
+    and its package."""
+    import transformers
+
+    directory = tmp_path_factory.mktemp("idefics3")
+    checkpoint = directory / "ckpt"
+    model = write_idefics3(checkpoint)
+    out = directory / "smol.mlpackage"
+    compile_llm(checkpoint, context=128, prefill=16, chunk=128, output=out)
+    processor = transformers.AutoProcessor.from_pretrained(checkpoint)
+    return checkpoint, model, processor, out
+
+
+def test_tiling_image_processor_is_transformers():
+    """Idefics3's tiles equal transformers' (PIL backend): wide, tall and
+    small images, split into tiles or not."""
+    import transformers
+
+    images = [
+        random_image(0),
+        random_image(1, 90, 30, "L"),
+        random_image(2, 20, 24, "RGBA"),
+        random_image(3, 33, 100),
+    ]
+    for splitting in (True, False):
+        reference = transformers.Idefics3ImageProcessorPil(
+            size={"longest_edge": 64},
+            max_image_size={"longest_edge": 32},
+            do_image_splitting=splitting,
+        )
+        ours = TilingImageProcessor(reference.to_dict())
+        for image in images:
+            expected = reference(image, return_tensors="np", return_row_col_info=True)
+            tiled = ours(image)
+            assert (tiled.rows, tiled.cols) == (
+                expected["rows"][0][0],
+                expected["cols"][0][0],
+            )
+            pixels = expected["pixel_values"][0]
+            assert len(tiled.tiles) == len(pixels)
+            for got, want in zip(tiled.tiles, pixels):
+                np.testing.assert_allclose(got[0], want, rtol=0, atol=1e-6)
+
+
+def test_idefics3_gives_transformers_tokens(idefics3, tmp_path):
+    """The prompt of the processor's apply_chat_template (tiles, their row
+    and column tokens, the whole image) and transformers' greedy tokens;
+    another image gives other tokens; --prompt-ids expands the image token
+    into the same tokens with the tokenizer beside the package."""
+    checkpoint, model, processor, out = idefics3
+    seen = []
+    for seed in (0, 1):
+        image = tmp_path / f"image{seed}.png"
+        random_image(seed).save(image)
+        messages = [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "image": str(image)},
+                    {"type": "text", "text": "describe the image"},
+                ],
+            }
+        ]
+        expected = processor.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=True, return_dict=True
+        )
+        result = cli(
+            "generate", str(out), "--image", str(image), "--prompt",
+            "describe the image", "--chat", "--show-ids", "--max-new-tokens", "8",
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        prompt = [int(t) for t in lines[0].removeprefix("prompt: ").split(",")]
+        assert prompt == list(expected["input_ids"][0])
+        pixels = np.asarray(expected["pixel_values"])
+        reference, logits = reference_generate(model, prompt, pixels, 8, stop=(2,))
+        tokens = [int(t) for t in lines[-1].removeprefix("tokens: ").split(",")]
+        assert_same_greedy(tokens, reference, logits)
+        seen.append(tokens)
+    assert seen[0] != seen[1]
+    image_id = model.config.image_token_id
+    result = cli(
+        "generate", str(out), "--image", str(tmp_path / "image0.png"),
+        "--prompt-ids", f"1,{image_id},5,6", "--max-new-tokens", "2",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    prompt = result.stdout.splitlines()[0].removeprefix("prompt: ").split(",")
+    assert prompt.count(str(image_id)) == 5 * 4  # 2 x 2 tiles and the whole

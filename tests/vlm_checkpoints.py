@@ -131,13 +131,15 @@ def bos_post_processor():
 
 
 def random_image(seed: int, height: int = 40, width: int = 50, mode: str = "RGB"):
-    """A random image."""
+    """A random image: blocks of random colours on a 4 x 4 grid (noise of
+    one seed and another looks alike to a random vision tower)."""
     from PIL import Image
 
     rng = np.random.default_rng(seed)
     channels = {"RGB": 3, "RGBA": 4, "L": 1}[mode]
-    pixels = rng.integers(0, 256, (height, width, channels), dtype=np.uint8)
-    return Image.fromarray(pixels.squeeze(-1) if channels == 1 else pixels, mode)
+    grid = rng.integers(0, 256, (4, 4, channels), dtype=np.uint8)
+    image = Image.fromarray(grid.squeeze(-1) if channels == 1 else grid, mode)
+    return image.resize((width, height), Image.Resampling.NEAREST)
 
 
 def reference_generate(
@@ -185,3 +187,109 @@ def assert_same_greedy(tokens, expected, expected_logits) -> int:
         return i + 1
     assert len(tokens) == len(expected), (tokens, expected)
     return len(tokens)
+
+
+IDEFICS3_SPECIAL = [
+    "<fake_token_around_image>",
+    "<global-img>",
+    *[f"<row_{r}_col_{c}>" for r in range(1, 7) for c in range(1, 7)],
+    "<end_of_utterance>",
+    IMAGE_TOKEN,
+]
+"""The tokens Idefics3's processor writes around an image's tiles."""
+
+IDEFICS3_TEMPLATE = (
+    "<|im_start|>{% for message in messages %}{{ message['role'] + ' :' }}"
+    "{% for item in message['content'] %}"
+    "{% if item['type'] == 'image' %}{{ '<image>' }}"
+    "{% elif item['type'] == 'text' %}{{ ' ' + item['text'] }}{% endif %}"
+    "{% endfor %}<end_of_utterance>\n{% endfor %}"
+    "{% if add_generation_prompt %}{{ 'assistant :' }}{% endif %}"
+)
+"""SmolVLM's template's shape."""
+
+
+def idefics3_tokenizer():
+    """A word-level tokenizer of WORDS and IDEFICS3_SPECIAL, <image> last."""
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    special = ["<unk>", "<s>", "</s>", "<|im_start|>"]
+    trainer = trainers.WordLevelTrainer(special_tokens=special, show_progress=False)
+    tokenizer.train_from_iterator([WORDS], trainer)
+    tokenizer.add_special_tokens(IDEFICS3_SPECIAL)
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        extra_special_tokens={"image_token": IMAGE_TOKEN},
+    )
+    fast._tokenizer.post_processor = bos_post_processor()
+    return fast
+
+
+def write_idefics3(directory: Path, seed: int = 0, splitting: bool = True):
+    """save_pretrained of a random tiny Idefics3 (SmolVLM's architecture:
+    a SigLIP-like tower of 32x32 pixels in 8x8 patches, pixel shuffle by 2,
+    so 4 tokens a tile; a Llama decoder) and its processor (tiles of 32
+    pixels of an image resized to 64 on its longest edge); returns
+    transformers' model read back in float32."""
+    import torch
+    import transformers
+
+    tokenizer = idefics3_tokenizer()
+    vocabulary = len(tokenizer)
+    image_id = tokenizer.convert_tokens_to_ids(IMAGE_TOKEN)
+    assert image_id == vocabulary - 1
+    torch.manual_seed(seed)
+    config = transformers.Idefics3Config(
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=32,
+            patch_size=8,
+        ),
+        text_config=dict(
+            model_type="llama",
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            vocab_size=vocabulary,
+            max_position_embeddings=256,
+            bos_token_id=1,
+            eos_token_id=2,
+            pad_token_id=0,
+        ),
+        image_token_id=image_id,
+        scale_factor=2,
+    )
+    model = transformers.Idefics3ForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name or name.endswith(".bias"):
+                p.add_(0.1 * torch.randn_like(p))
+            if "connector" in name:
+                p.mul_(8.0)
+    model.save_pretrained(directory)
+    images = transformers.Idefics3ImageProcessorPil(
+        size={"longest_edge": 64},
+        max_image_size={"longest_edge": 32},
+        do_image_splitting=splitting,
+    )
+    processor = transformers.Idefics3Processor(
+        image_processor=images,
+        tokenizer=tokenizer,
+        image_seq_len=4,
+        chat_template=IDEFICS3_TEMPLATE,
+    )
+    processor.save_pretrained(directory)
+    return transformers.Idefics3ForConditionalGeneration.from_pretrained(
+        directory, dtype=torch.float32
+    ).eval()

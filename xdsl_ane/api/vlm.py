@@ -29,6 +29,7 @@ builds it: its image token expanded to one per feature row.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -288,6 +289,122 @@ def center_crop(array: np.ndarray, height: int, width: int) -> np.ndarray:
     return array[top : top + height, left : left + width]
 
 
+MAX_IMAGE_SIZE = 4096
+"""Idefics3's bound on a resized image's longest edge."""
+
+
+@dataclass(frozen=True)
+class TiledImage:
+    """An image as the vision package takes it: pixel_values [1, 3, S, S]
+    of each tile in the prompt's order (row by row, then the whole image),
+    and the grid (0 x 0: the whole image alone)."""
+
+    tiles: list[np.ndarray]
+    rows: int = 0
+    cols: int = 0
+
+
+@dataclass(frozen=True)
+class TilingImageProcessor:
+    """transformers' Idefics3 image processor (SmolVLM's), PIL backend:
+    the longest edge resized to `size`, then (`do_image_splitting`) to
+    multiples of the vision model's size S and cut into S x S tiles
+    followed by the whole image at S x S, or the whole image alone;
+    rescaled and normalised."""
+
+    settings: dict[str, Any]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        value = self.settings.get(name)
+        return default if value is None else value
+
+    def __call__(self, image: Any) -> TiledImage:
+        from PIL import Image
+
+        s = self.get
+        if s("do_convert_rgb", True):
+            image = rgb(image)
+        resample = getattr(Image.Resampling, PIL_RESAMPLE[int(s("resample", 1))])
+        side = int(s("max_image_size", {"longest_edge": 364})["longest_edge"])
+        if s("do_resize", True):
+            edge = int(s("size", {"longest_edge": 4 * 364})["longest_edge"])
+            image = pil_resize(
+                image, longest_edge_size(image.height, image.width, edge), resample
+            )
+        rows = cols = 0
+        if s("do_image_splitting", True):
+            image = pil_resize(
+                image, tiled_size(image.height, image.width, side), resample
+            )
+            frames = [image]
+            if image.height > side or image.width > side:
+                rows, cols = image.height // side, image.width // side
+                frames = [
+                    image.crop((c * side, r * side, (c + 1) * side, (r + 1) * side))
+                    for r in range(rows)
+                    for c in range(cols)
+                ]
+                frames.append(pil_resize(image, (side, side), resample))
+        else:
+            frames = [pil_resize(image, (side, side), resample)]
+        mean = np.asarray(s("image_mean", [0.5, 0.5, 0.5]), np.float32)
+        std = np.asarray(s("image_std", [0.5, 0.5, 0.5]), np.float32)
+        tiles = []
+        for frame in frames:
+            pixels = np.asarray(frame).transpose(2, 0, 1)
+            if s("do_rescale", True):
+                factor = s("rescale_factor", 1 / 255)
+                pixels = (pixels.astype(np.float64) * factor).astype(np.float32)
+            if s("do_normalize", True):
+                pixels = (pixels.astype(np.float32) - mean[:, None, None]) / std[
+                    :, None, None
+                ]
+            tiles.append(pixels.astype(np.float32)[None])
+        return TiledImage(tiles, rows, cols)
+
+
+def pil_resize(image: Any, size: tuple[int, int], resample: Any) -> Any:
+    """The image resized to (height, width) (unchanged where it is that)."""
+    if (image.height, image.width) == tuple(size):
+        return image
+    return image.resize((size[1], size[0]), resample=resample)
+
+
+def longest_edge_size(height: int, width: int, edge: int) -> tuple[int, int]:
+    """Idefics3's size for its longest edge `edge`: the other edge in
+    proportion, rounded down and up to an even number, at least 1, then
+    within MAX_IMAGE_SIZE."""
+    ratio = width / height
+    if width >= height:
+        width = edge
+        height = int(width / ratio)
+        height += height % 2
+    else:
+        height = edge
+        width = int(height * ratio)
+        width += width % 2
+    height, width = max(height, 1), max(width, 1)
+    ratio = width / height
+    if width >= height and width > MAX_IMAGE_SIZE:
+        width, height = MAX_IMAGE_SIZE, int(MAX_IMAGE_SIZE / ratio)
+    elif height > width and height > MAX_IMAGE_SIZE:
+        height, width = MAX_IMAGE_SIZE, int(MAX_IMAGE_SIZE * ratio)
+    return max(height, 1), max(width, 1)
+
+
+def tiled_size(height: int, width: int, side: int) -> tuple[int, int]:
+    """Idefics3's `resize_for_vision_encoder`: both edges up to multiples
+    of `side`, the shorter through the ratio first."""
+    ratio = width / height
+    if width >= height:
+        width = math.ceil(width / side) * side
+        height = math.ceil(int(width / ratio) / side) * side
+    else:
+        height = math.ceil(height / side) * side
+        width = math.ceil(int(height * ratio) / side) * side
+    return height, width
+
+
 # --- the processor files -----------------------------------------------------------
 
 
@@ -328,7 +445,10 @@ class VisionRunner:
         self.record = record
         self.path = runner.manifest_dir / record["path"]
         self.processor, image = processor_settings(runner.text_files)
-        self.image_processor = ImageProcessor(image)
+        self.tiled = record["family"] == "idefics3"
+        self.image_processor: Any = (
+            TilingImageProcessor(image) if self.tiled else ImageProcessor(image)
+        )
 
     @property
     def image_token_id(self) -> int:
@@ -339,15 +459,55 @@ class VisionRunner:
         return int(self.record["image_tokens"])
 
     def pixel_values(self, image: Any) -> np.ndarray:
-        """The image processed; its size checked against the package's."""
-        pixels = self.image_processor(image)
+        """The image processed (one tile); its size checked against the
+        package's."""
+        return self.prepare(image).tiles[0]
+
+    def prepare(self, image: Any) -> TiledImage:
+        """The image processed into the vision package's inputs, each of
+        its size (checked)."""
+        out = self.image_processor(image)
+        if not isinstance(out, TiledImage):
+            out = TiledImage([out])
         want = tuple(self.record["image_size"])
-        if pixels.shape[2:] != want:
-            raise XdslAneError(
-                f"{self.runner.path}: the image processor gives {pixels.shape[2]}x"
-                f"{pixels.shape[3]} pixels, the vision package takes {want[0]}x{want[1]}"
-            )
-        return pixels
+        for pixels in out.tiles:
+            if pixels.shape[2:] != want:
+                raise XdslAneError(
+                    f"{self.runner.path}: the image processor gives {pixels.shape[2]}x"
+                    f"{pixels.shape[3]} pixels, the vision package takes "
+                    f"{want[0]}x{want[1]}"
+                )
+        return out
+
+    def image_features(self, image: TiledImage) -> np.ndarray:
+        """The features of every tile, in the prompt's order."""
+        return np.concatenate([self.features(t) for t in image.tiles])
+
+    def token_text(self, tokenizer: Any) -> str:
+        """The processor's image token as text."""
+        return (
+            self.processor.get("image_token")
+            or tokenizer.config.get("image_token")
+            or tokenizer.tokenizer.id_to_token(self.image_token_id)
+        )
+
+    def replacement(self, image: TiledImage, token: str) -> str:
+        """The text the processor puts in place of the image token: the
+        token once per feature row (LLaVA); Idefics3's tiles, each
+        `<fake_token_around_image><row_R_col_C>` and its tokens, a line a
+        row, then the whole image's `<global-img>` and tokens."""
+        if not self.tiled:
+            return token * self.tokens
+        fake, tokens = "<fake_token_around_image>", token * self.tokens
+        whole = f"{fake}<global-img>{tokens}{fake}"
+        if image.rows == image.cols == 0:
+            return whole
+        text = ""
+        for r in range(image.rows):
+            for c in range(image.cols):
+                text += f"{fake}<row_{r + 1}_col_{c + 1}>{tokens}"
+            text += "\n"
+        return text + "\n" + whole
 
     def features(self, pixels: np.ndarray) -> np.ndarray:
         """The vision package on pixel_values: features [N, hidden],
@@ -385,15 +545,39 @@ class VisionRunner:
             out += [token] * self.tokens if t == token else [t]
         return out
 
-    def text_prompt(self, tokenizer: Any, text: str, chat: bool) -> list[int]:
+    def expand_ids(
+        self, ids: list[int], image: TiledImage, tokenizer: Any | None
+    ) -> list[int]:
+        """`--prompt-ids`: the one image token replaced by the image's
+        tokens (with the tokenizer where they are more than the token
+        repeated)."""
+        if not self.tiled:
+            return self.expand(ids)
+        token = self.image_token_id
+        if ids.count(token) != 1:
+            raise XdslAneError(
+                f"the prompt holds {ids.count(token)} image tokens ({token}); one "
+                "image needs exactly one"
+            )
+        if tokenizer is None:
+            raise XdslAneError(
+                f"{self.runner.path}: the image's tokens (tiles and their markers) "
+                "need the checkpoint's tokenizer, which is not beside the package"
+            )
+        text = self.replacement(image, self.token_text(tokenizer))
+        middle = tokenizer.encode(text, add_special_tokens=False)
+        i = ids.index(token)
+        return ids[:i] + middle + ids[i + 1 :]
+
+    def text_prompt(
+        self, tokenizer: Any, text: str, chat: bool, image: TiledImage | None = None
+    ) -> list[int]:
         """The prompt's ids as the processor builds them: with `chat`, its
         `apply_chat_template` of a user message [image, text]
         (tokenized without special tokens where the rendering begins with
         the bos token, as transformers does); else `processor(text=TEXT,
         images=...)`, the image token put first where TEXT has none."""
-        token_text = self.processor.get("image_token") or tokenizer.config.get(
-            "image_token"
-        )
+        token_text = self.token_text(tokenizer)
         if chat:
             messages = [
                 {
@@ -408,12 +592,19 @@ class VisionRunner:
             rendered = tokenizer.render_chat(messages)
             bos = tokenizer.special.get("bos_token")
             special = not (bos is not None and rendered.startswith(bos))
-            ids = tokenizer.encode(rendered, add_special_tokens=special)
         else:
-            if token_text is not None and token_text not in text:
-                text = token_text + text
-            ids = tokenizer.encode(text)
-        return self.expand(ids)
+            rendered = text if token_text in text else token_text + text
+            special = True
+        if image is None:  # the image token alone, expanded by its ids
+            return self.expand(tokenizer.encode(rendered, add_special_tokens=special))
+        count = rendered.count(token_text)
+        if count != 1:
+            raise XdslAneError(
+                f"the prompt holds {count} image tokens ({token_text}); one image "
+                "needs exactly one"
+            )
+        rendered = rendered.replace(token_text, self.replacement(image, token_text))
+        return tokenizer.encode(rendered, add_special_tokens=special)
 
 
 def with_template(tokenizer: Any, files: dict[str, Path]) -> Any:

@@ -44,6 +44,12 @@ class VisionFamily:
     name: str
     text_prefixes: tuple[tuple[str, str], ...]
     vision_modules: tuple[str, ...]
+    tiles: bool = False
+    """The image is cut into tiles of the vision model's size, each run
+    alone (Idefics3): the features of one tile are the vision model's
+    last hidden state through the connector, as `get_image_features`
+    computes them for a tile that is not padding (its test of a tile of
+    zeros, a boolean index, is no program's)."""
 
 
 LLAVA_TEXT = (
@@ -56,6 +62,12 @@ LLAVA_TEXT = (
 VISION_FAMILIES = {
     "LlavaForConditionalGeneration": VisionFamily(
         "llava", LLAVA_TEXT, ("vision_tower", "multi_modal_projector")
+    ),
+    "Idefics3ForConditionalGeneration": VisionFamily(
+        "idefics3",
+        (("model.text_model.", "model."), ("lm_head.", "lm_head.")),
+        ("vision_model", "connector"),
+        tiles=True,
     ),
 }
 """The vision-language architectures compile-llm reads, by config.json's
@@ -163,7 +175,6 @@ def image_features_module(
         text.layer_types = text.layer_types[:1]
     torch.manual_seed(0)
     inner = model_class(shell).model
-    inner.language_model = torch.nn.Module()
     keep = [(n, m) for n, m in inner.named_children() if n in family.vision_modules]
     by_key = {
         vision_tensor_key(name): name
@@ -183,7 +194,7 @@ def image_features_module(
             array = checkpoint.tensor(name, tuple(value.shape))
             state[key] = torch.from_numpy(array).float()
         module.load_state_dict(state)
-    wrapper = FeaturesOf(inner).eval()
+    wrapper = FeaturesOf(inner, family.tiles).eval()
     vision = config.vision_config
     size = int(vision.image_size)
     with torch.no_grad():
@@ -194,9 +205,10 @@ def image_features_module(
     )
 
 
-def FeaturesOf(model: Any) -> Any:  # noqa: N802 (a torch module, made here)
+def FeaturesOf(model: Any, tiles: bool) -> Any:  # noqa: N802 (a torch module)
     """pixel_values [1, 3, H, W] -> the image's features [N, hidden] as
-    transformers' `get_image_features` of `model` gives them."""
+    transformers' `get_image_features` of `model` gives them (`tiles`: of
+    one tile, VisionFamily.tiles)."""
     import torch
 
     class Features(torch.nn.Module):
@@ -205,6 +217,16 @@ def FeaturesOf(model: Any) -> Any:  # noqa: N802 (a torch module, made here)
             self.model = model
 
         def forward(self, pixel_values):
+            if tiles:
+                size = (
+                    pixel_values.shape[-1] // self.model.config.vision_config.patch_size
+                )
+                everywhere = torch.ones(1, size, size, dtype=torch.bool)
+                hidden = self.model.vision_model(
+                    pixel_values=pixel_values, patch_attention_mask=everywhere
+                ).last_hidden_state
+                features = self.model.connector(hidden)
+                return features.reshape(-1, features.shape[-1])
             out = self.model.get_image_features(
                 pixel_values=pixel_values, return_dict=True
             )

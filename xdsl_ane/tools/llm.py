@@ -406,13 +406,13 @@ def command_generate(args: Any) -> int:
         from xdsl_ane.api.vlm import VisionRunner, read_image
 
         vision = VisionRunner(runner)
-        image = read_image(args.image)
+        image = vision.prepare(read_image(args.image))
         if args.reference:
             raise XdslAneError("--reference: compares text prompts; leave out --image")
     if args.prompt is not None:
         tokenizer = runner.tokenizer()
         if vision is not None:
-            prompt = vision.text_prompt(tokenizer, args.prompt, args.chat)
+            prompt = vision.text_prompt(tokenizer, args.prompt, args.chat, image)
         elif args.chat:
             prompt = tokenizer.encode_chat([{"role": "user", "content": args.prompt}])
         else:
@@ -421,11 +421,13 @@ def command_generate(args: Any) -> int:
     else:
         prompt, what = parse_ids(args.prompt_ids), "--prompt-ids"
         if vision is not None:
-            prompt = vision.expand(prompt)
+            beside = runner.text_files.get("tokenizer.json")
+            tokenizer_ = runner.tokenizer() if beside is not None else None
+            prompt = vision.expand_ids(prompt, image, tokenizer_)
     rows = None
     if vision is not None:
         runner.check_prompt(prompt, args.max_new_tokens, what, sampling)
-        rows = vision.rows(prompt, vision.features(vision.pixel_values(image)))
+        rows = vision.rows(prompt, vision.image_features(image))
     if args.reference:
         check_reference(args.reference, runner.record)
     runner.check_prompt(prompt, args.max_new_tokens, what, sampling)
