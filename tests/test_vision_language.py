@@ -407,3 +407,20 @@ def test_idefics3_gives_transformers_tokens(idefics3, tmp_path):
     assert result.returncode == 0, result.stderr
     prompt = result.stdout.splitlines()[0].removeprefix("prompt: ").split(",")
     assert prompt.count(str(image_id)) == 5 * 4  # 2 x 2 tiles and the whole
+
+
+def test_vision_language_architectures_not_yet_are_refused(tmp_path):
+    """Gemma 3's and Qwen2-VL's checkpoints are refused in one line
+    naming what is missing, before anything is compiled."""
+    from safetensors.numpy import save_file
+
+    for arch, words in [
+        ("Gemma3ForConditionalGeneration", "both ways"),
+        ("Qwen2VLForConditionalGeneration", "multimodal RoPE"),
+    ]:
+        checkpoint = tmp_path / arch
+        checkpoint.mkdir()
+        (checkpoint / "config.json").write_text(json.dumps({"architectures": [arch]}))
+        save_file({"x": np.zeros(2, np.float32)}, checkpoint / "model.safetensors")
+        result = cli("compile-llm", str(checkpoint), "-o", str(tmp_path / "x"))
+        error_line(result, arch, "not supported yet", words)

@@ -133,7 +133,9 @@ class LlmCompilation:
         self.options = options
         self.source = str(checkpoint)
         self.checkpoint = read_checkpoint(checkpoint)
-        self.vision = vision_family(self.checkpoint.config)
+        self.vision = vision_family(
+            self.checkpoint.config, str(Path(self.source) / "config.json")
+        )
         """A vision-language checkpoint's family (None: a text model): the
         decoder is then its language model (`text_checkpoint`), its
         embedding a step of its own, and a vision package goes beside it."""

@@ -74,11 +74,31 @@ VISION_FAMILIES = {
 `architectures`."""
 
 
-def vision_family(config: dict[str, Any]) -> VisionFamily | None:
-    """The row of VISION_FAMILIES of a config.json (None: a text model)."""
+NOT_YET = {
+    "Gemma3ForConditionalGeneration": "its image tokens attend to each other "
+    "both ways in prefill (a mask the decoder does not take yet)",
+    "Qwen2VLForConditionalGeneration": "its multimodal RoPE rotates by 3-D "
+    "positions that are not the cache index (the decoder rotates by the index)",
+    "Qwen2_5_VLForConditionalGeneration": "its multimodal RoPE rotates by 3-D "
+    "positions that are not the cache index (the decoder rotates by the index)",
+}
+"""Vision-language architectures refused, and why."""
+
+
+def vision_family(
+    config: dict[str, Any], where: str = "config.json"
+) -> VisionFamily | None:
+    """The row of VISION_FAMILIES of a config.json (None: a text model);
+    an architecture of NOT_YET is refused, naming why."""
     architectures = config.get("architectures") or []
     if not isinstance(architectures, list):
         architectures = [architectures]
+    for a in architectures:
+        if str(a) in NOT_YET:
+            raise XdslAneError(
+                f"{where}: {a} is not supported yet: {NOT_YET[str(a)]}; "
+                "vision-language architectures supported: " + ", ".join(VISION_FAMILIES)
+            )
     return next(
         (VISION_FAMILIES[a] for a in architectures if str(a) in VISION_FAMILIES),
         None,
