@@ -163,7 +163,8 @@ def test_fp32_programs_give_transformers_logits(llava):
 def test_cli_generate_with_an_image(llava, tmp_path):
     """--chat builds the ids of the processor's apply_chat_template,
     --prompt those of processor(text=...), --prompt-ids expands the one
-    image token; the tokens are transformers'."""
+    image token; the tokens are transformers' (--reference runs it on the
+    same pixels)."""
     import transformers
 
     checkpoint, model, out = llava
@@ -209,6 +210,12 @@ def test_cli_generate_with_an_image(llava, tmp_path):
         expected, logits = reference_generate(model, prompt, pixels, 6, stop=(2,))
         tokens = [int(t) for t in lines[-1].removeprefix("tokens: ").split(",")]
         assert_same_greedy(tokens, expected, logits)
+    result = cli(
+        "generate", str(out), "--image", str(image), "--prompt",
+        "describe the image", "--chat", "--reference", str(checkpoint),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "same tokens"
     ids = ",".join(map(str, PROMPT))
     result = cli(
         "generate",

@@ -543,9 +543,14 @@ def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:
     so that `--reference` fails before anything runs rather than inside
     transformers after the tokens."""
     from xdsl_ane.models.hf_config import llm_config
+    from xdsl_ane.models.vision_language import text_checkpoint, vision_family
     from xdsl_ane.weights.checkpoint import read_checkpoint
 
-    config = llm_config(read_checkpoint(checkpoint))
+    read = read_checkpoint(checkpoint)
+    family = vision_family(read.config, str(Path(checkpoint) / "config.json"))
+    if family is not None:  # its language model
+        read = text_checkpoint(read, family)
+    config = llm_config(read)
     parts = record.get("packages", [record])
     caches = [
         state["shape"]
@@ -581,11 +586,14 @@ def reference_generate(
     prompt: list[int],
     max_new_tokens: int,
     stop: list[int] | tuple[int, ...] = (),
+    pixel_values: np.ndarray | None = None,
 ) -> tuple[list[int], list[np.ndarray]]:
     """transformers' greedy `generate(max_new_tokens=N)` on the
     checkpoint's weights (fp32): the new tokens and the logits that chose
     each. It stops at the end-of-sequence tokens `stop` alone, as the
-    package's generation does (none: it runs on to N tokens)."""
+    package's generation does (none: it runs on to N tokens). With
+    `pixel_values` (a vision-language checkpoint: api/vlm.py), its image
+    and text model is run on them."""
     try:
         import torch
         import transformers
@@ -608,15 +616,22 @@ def reference_generate(
     bars = transformers.utils.logging.is_progress_bar_enabled()
     transformers.utils.logging.disable_progress_bar()
     try:
-        model = transformers.AutoModelForCausalLM.from_pretrained(
-            str(checkpoint), dtype=torch.float32
-        ).eval()
+        auto = (
+            transformers.AutoModelForCausalLM
+            if pixel_values is None
+            else transformers.AutoModelForImageTextToText
+        )
+        model = auto.from_pretrained(str(checkpoint), dtype=torch.float32).eval()
         # (in place of the model's own, which transformers would merge in)
         model.generation_config = settings
+        images = {}
+        if pixel_values is not None:
+            images["pixel_values"] = torch.from_numpy(pixel_values)
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([prompt]),
                 attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                **images,
             )
     except (OSError, ValueError, RuntimeError) as e:
         raise XdslAneError(

@@ -479,6 +479,12 @@ class VisionRunner:
                 )
         return out
 
+    def reference_pixels(self, image: TiledImage) -> np.ndarray:
+        """The image's pixel_values as transformers' model takes them:
+        [1, 3, H, W], or the tiles [1, tiles, 3, S, S] (Idefics3)."""
+        pixels = np.concatenate(image.tiles)
+        return pixels[None] if self.tiled else pixels
+
     def image_features(self, image: TiledImage) -> np.ndarray:
         """The features of every tile, in the prompt's order."""
         return np.concatenate([self.features(t) for t in image.tiles])

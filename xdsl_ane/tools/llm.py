@@ -222,7 +222,8 @@ def add_generate_command(commands: Any) -> None:
         "--reference",
         metavar="CHECKPOINT",
         help="also run transformers on the checkpoint (greedy, stopping at the "
-        "same end-of-sequence tokens) and compare",
+        "same end-of-sequence tokens; with --image, on the same pixels) and "
+        "compare",
     )
     generate.set_defaults(handler=command_generate)
 
@@ -407,8 +408,6 @@ def command_generate(args: Any) -> int:
 
         vision = VisionRunner(runner)
         image = vision.prepare(read_image(args.image))
-        if args.reference:
-            raise XdslAneError("--reference: compares text prompts; leave out --image")
     if args.prompt is not None:
         tokenizer = runner.tokenizer()
         if vision is not None:
@@ -457,7 +456,11 @@ def command_generate(args: Any) -> int:
     if not args.reference:
         return 0
     ref_tokens, ref_logits = reference_generate(
-        args.reference, prompt, args.max_new_tokens, runner.eos
+        args.reference,
+        prompt,
+        args.max_new_tokens,
+        runner.eos,
+        None if vision is None else vision.reference_pixels(image),
     )
     print(f"reference: {ids_text(ref_tokens)}")
     if logits:
