@@ -24,9 +24,10 @@ from vlm_checkpoints import (
     write_llava,
 )
 
+from xdsl_ane.api.images import ImageProcessor, TilingImageProcessor
 from xdsl_ane.api.llm import PackageRunner
 from xdsl_ane.api.llm_compile import compile_llm
-from xdsl_ane.api.vlm import ImageProcessor, TilingImageProcessor, VisionRunner
+from xdsl_ane.api.vlm import VisionRunner
 
 # Compiles a vision-language checkpoint and runs transformers beside it.
 pytestmark = pytest.mark.slow

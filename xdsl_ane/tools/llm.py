@@ -404,7 +404,8 @@ def command_generate(args: Any) -> int:
     tokenizer = None
     vision = None
     if args.image is not None:
-        from xdsl_ane.api.vlm import VisionRunner, read_image
+        from xdsl_ane.api.images import read_image
+        from xdsl_ane.api.vlm import VisionRunner
 
         vision = VisionRunner(runner)
         image = vision.prepare(read_image(args.image))
