@@ -432,3 +432,35 @@ def test_vision_language_architectures_not_yet_are_refused(tmp_path):
         save_file({"x": np.zeros(2, np.float32)}, checkpoint / "model.safetensors")
         result = cli("compile-llm", str(checkpoint), "-o", str(tmp_path / "x"))
         error_line(result, arch, "not supported yet", words)
+
+
+def test_patch_embedding_runs_on_the_ane(tmp_path):
+    """A patch embedding wider than the ANE's 13 (CLIP's 14 here) becomes
+    patches and a linear layer: the features are transformers' (fp32,
+    1e-4) and the whole vision package is estimated on the ANE, where
+    the convolution put its first op on the GPU."""
+    import torch
+
+    import xdsl_ane
+    from xdsl_ane.api.vlm import compile_vision
+    from xdsl_ane.estimator import estimate
+    from xdsl_ane.interpreter.core import run_function
+    from xdsl_ane.models.vision_language import image_features_module, vision_family
+    from xdsl_ane.weights.checkpoint import read_checkpoint
+
+    model = write_llava(tmp_path, processor=False, image_size=28, patch_size=14)
+    checkpoint = read_checkpoint(tmp_path)
+    family = vision_family(checkpoint.config)
+    features = image_features_module(checkpoint, family)
+    pixels = torch.randn(1, 3, 28, 28)
+    imported = xdsl_ane.from_torch(features.module, (pixels,))
+    assert not any(op.name == "rlx.conv" for op in imported.module.walk())
+    (got,) = run_function(imported.module, [pixels.numpy()], imported.weights)
+    with torch.no_grad():
+        out = model.model.get_image_features(pixel_values=pixels, return_dict=True)
+        expected = out.pooler_output[0].numpy()
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * scale)
+    vision = compile_vision(checkpoint, family, 1.0)
+    e = estimate(vision.compiled, "m4")
+    assert e.ane_fraction == 1.0 and e.switches == 0

@@ -214,6 +214,7 @@ def image_features_module(
             array = checkpoint.tensor(name, tuple(value.shape))
             state[key] = torch.from_numpy(array).float()
         module.load_state_dict(state)
+        patches_as_linear(module)
     wrapper = FeaturesOf(inner, family.tiles).eval()
     vision = config.vision_config
     size = int(vision.image_size)
@@ -256,3 +257,54 @@ def FeaturesOf(model: Any, tiles: bool) -> Any:  # noqa: N802 (a torch module)
             return features.reshape(-1, features.shape[-1])
 
     return Features(model)
+
+
+def patches_as_linear(module: Any) -> None:
+    """Each patch embedding of `module` — a Conv2d whose stride is its
+    kernel, without padding, dilation or groups — replaced by the same
+    product written as patches and a linear layer: the ANE runs
+    convolution kernels up to 13 wide (ANE_FACTS.md), and CLIP's 14 and
+    SigLIP's 14 or 16 are wider, which put the first op of every vision
+    tower on the GPU. The patches are a reshape and one rank-5 transpose
+    of the image, the linear a 1x1 convolution on the ANE."""
+    import torch
+
+    class PatchLinear(torch.nn.Module):
+        def __init__(self, conv):
+            super().__init__()
+            self.kernel = conv.kernel_size
+            out = conv.out_channels
+            self.linear = torch.nn.Linear(
+                conv.in_channels * self.kernel[0] * self.kernel[1],
+                out,
+                bias=conv.bias is not None,
+            )
+            with torch.no_grad():
+                self.linear.weight.copy_(conv.weight.reshape(out, -1))
+                if conv.bias is not None:
+                    self.linear.bias.copy_(conv.bias)
+
+        @property
+        def weight(self):  # (read for its dtype, as CLIP's embeddings do)
+            return self.linear.weight
+
+        def forward(self, x):
+            (kh, kw), (_, c, h, w) = self.kernel, x.shape
+            rows, cols = h // kh, w // kw
+            # [C, H/kh, kh, W/kw, kw] -> [H/kh, W/kw, C, kh, kw]: one patch a row
+            patches = x.reshape(c, rows, kh, cols, kw).permute(1, 3, 0, 2, 4)
+            out = self.linear(patches.reshape(rows * cols, c * kh * kw))
+            return out.transpose(0, 1).reshape(1, -1, rows, cols)
+
+    for name, child in list(module.named_children()):
+        if (
+            isinstance(child, torch.nn.Conv2d)
+            and child.stride == child.kernel_size
+            and child.padding in ((0, 0), "valid")
+            and child.dilation == (1, 1)
+            and child.groups == 1
+            and child.padding_mode == "zeros"
+        ):
+            setattr(module, name, PatchLinear(child))
+        else:
+            patches_as_linear(child)
