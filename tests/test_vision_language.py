@@ -62,6 +62,15 @@ def llava(tmp_path_factory):
     assert f"vision: wrote {vision} (llava: 32x32 pixels -> 16 image tokens" in (
         result.stdout
     )
+    # a vision package where another compile would write its own is refused
+    # before anything compiles
+    (directory / "x.vision.mlpackage").mkdir()
+    again = cli(
+        "compile-llm", str(checkpoint), "-o", str(directory / "x.mlpackage"),
+        "--context", "64",
+    )  # fmt: skip
+    error_line(again, "x.vision.mlpackage", "already exists")
+    assert not (directory / "x.mlpackage").exists()
     return checkpoint, model, out
 
 

@@ -58,7 +58,11 @@ def add_compile_llm_command(commands: Any) -> None:
         "safetensors) of a decoder of one of the families {families} and writes one "
         "multifunction package (prefill and decode sharing one weight blob, the "
         "KV cache as Core ML state) and OUT.manifest.json, the calling protocol "
-        "a runtime needs; with --layers-per-package a directory of packages.",
+        "a runtime needs; with --layers-per-package a directory of packages. A "
+        "vision-language checkpoint (LLaVA, Idefics3/SmolVLM; the torch extra) "
+        "gives its language model's packages, the embedding a step of its own, "
+        "and a vision package beside them (OUT.vision.mlpackage, or "
+        "OUT/vision.mlpackage) for generate --image.",
     )
     listing_families(compile_llm_)
     compile_llm_.add_argument("checkpoint", help="Hugging Face model directory")
@@ -248,11 +252,11 @@ def command_compile_llm(args: Any) -> int:
         if split:
             check_split_output(output, reason)
         outputs = [output] if split else [output, manifest_path(output, "mlpackage")]
-        if not split:  # the copies of the text files beside it
+        if not split:  # the copies of the text files beside it, the vision package
             outputs += [
                 output.with_name(f"{output.stem}.{name}")
-                for name in TEXT_FILES
-                if (Path(args.checkpoint) / name).exists()
+                for name in TEXT_FILES + vision_outputs(args.checkpoint)
+                if name.startswith("vision.") or (Path(args.checkpoint) / name).exists()
             ]
         check_outputs(outputs, args.force, [args.checkpoint])
 
@@ -313,6 +317,30 @@ def command_compile_llm(args: Any) -> int:
         print("  validated: coremltools' MIL loader rebuilt both functions and states")
     print(f"  {fp16_line(record['fp16'])}")
     return 0
+
+
+def vision_outputs(checkpoint: str) -> tuple[str, ...]:
+    """The files a vision-language checkpoint adds beside one package
+    (those of its processor files it has are kept by the caller); none for
+    a text model or a checkpoint whose config.json does not read (the
+    compile names that problem)."""
+    import json
+
+    from xdsl_ane.api.vlm import PROCESSOR_FILES, VISION_PACKAGE
+    from xdsl_ane.models.vision_language import VISION_FAMILIES
+
+    try:
+        config = json.loads((Path(checkpoint) / "config.json").read_text())
+        architectures = config.get("architectures") or []
+    except (OSError, ValueError, AttributeError):
+        return ()
+    if not any(str(a) in VISION_FAMILIES for a in list(architectures)):
+        return ()
+    return (
+        f"{VISION_PACKAGE}.mlpackage",
+        f"{VISION_PACKAGE}.manifest.json",
+        *PROCESSOR_FILES,
+    )
 
 
 def vision_line(vision: Any, directory: Path) -> str:
