@@ -1,6 +1,7 @@
 """Vision-language generation end to end: tiny random LLaVA (CLIP vision
-tower, projector, Llama decoder) and Idefics3 (SmolVLM's: tiles, pixel
-shuffle) checkpoints through compile-llm to a decoder package and a
+tower, projector, Llama decoder), Idefics3 (SmolVLM's: tiles, pixel
+shuffle) and Gemma 3 (SigLIP, pooling; an image's rows attend both ways)
+checkpoints through compile-llm to a decoder package and a
 vision package; the image processor equals
 transformers'; the fp32 programs give transformers' logits with
 pixel_values within 1e-4; the fp16 packages give transformers' greedy
@@ -20,6 +21,7 @@ from vlm_checkpoints import (
     llava_processor,
     random_image,
     reference_generate,
+    write_gemma3,
     write_idefics3,
     write_llava,
 )
@@ -427,13 +429,13 @@ def test_idefics3_gives_transformers_tokens(idefics3, tmp_path):
 
 
 def test_vision_language_architectures_not_yet_are_refused(tmp_path):
-    """Gemma 3's and Qwen2-VL's checkpoints are refused in one line
+    """Qwen2-VL's and Qwen2.5-VL's checkpoints are refused in one line
     naming what is missing, before anything is compiled."""
     from safetensors.numpy import save_file
 
     for arch, words in [
-        ("Gemma3ForConditionalGeneration", "both ways"),
         ("Qwen2VLForConditionalGeneration", "multimodal RoPE"),
+        ("Qwen2_5_VLForConditionalGeneration", "multimodal RoPE"),
     ]:
         checkpoint = tmp_path / arch
         checkpoint.mkdir()
@@ -473,3 +475,86 @@ def test_patch_embedding_runs_on_the_ane(tmp_path):
     vision = compile_vision(checkpoint, family, 1.0)
     e = estimate(vision.compiled, "m4")
     assert e.ane_fraction == 1.0 and e.switches == 0
+
+
+@pytest.mark.parametrize("prefill", [16, 6])
+def test_gemma3_gives_transformers_tokens(tmp_path, prefill):
+    """Gemma 3: the processor's pixels and apply_chat_template prompt
+    (`<start_of_image>` expanded), and transformers' greedy tokens with
+    token_type_ids, whose image rows attend to each other both ways: in
+    one prefill of 16, and with a prefill of 6 (the sliding layer's ring
+    of 6), where the first call ends before the image so that the image
+    is in one call. At the image rows transformers' causal logits
+    (without token_type_ids) are ten times further from its own than
+    ours."""
+    import torch
+    import transformers
+
+    checkpoint = tmp_path / "ckpt"
+    model = write_gemma3(checkpoint)
+    out = tmp_path / "gemma.mlpackage"
+    compile_llm(checkpoint, context=48, prefill=prefill, chunk=128, output=out)
+    processor = transformers.AutoProcessor.from_pretrained(checkpoint)
+    runner = PackageRunner(out)
+    vision = VisionRunner(runner)
+    assert runner.record.get("local_window") == (6 if prefill == 6 else None)
+    seen = []
+    for seed in (0, 1):
+        image = random_image(seed)
+        messages = [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "image": image},
+                    {"type": "text", "text": "describe the image"},
+                ],
+            }
+        ]
+        expected = processor.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=True, return_dict=True
+        )
+        tiled = vision.prepare(image)
+        pixels = np.asarray(expected["pixel_values"])
+        np.testing.assert_allclose(tiled.tiles[0], pixels, rtol=0, atol=1e-6)
+        prompt = vision.text_prompt(
+            runner.tokenizer(), "describe the image", True, tiled
+        )
+        assert prompt == list(expected["input_ids"][0])
+        rows = vision.rows(prompt, vision.image_features(tiled))
+        blocks = vision.blocks(prompt)
+        tokens, logits = runner.generate(prompt, 8, rows=rows, blocks=blocks)
+        ids = torch.tensor(expected["input_ids"])
+        kwargs = dict(
+            pixel_values=torch.from_numpy(pixels),
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=8,
+            do_sample=False,
+            output_logits=True,
+            return_dict_in_generate=True,
+        )
+        with torch.no_grad():
+            both_ways = model.generate(
+                ids, token_type_ids=torch.tensor(expected["token_type_ids"]), **kwargs
+            )
+        reference = both_ways.sequences[0, len(prompt) :].tolist()
+        reference_logits = [row[0].numpy() for row in both_ways.logits]
+        same = assert_same_greedy(tokens, reference, reference_logits)
+        seen.append(tokens[:same])
+        if prefill < len(prompt):
+            continue
+        # the prompt's logits in one prefill: the image rows are where the
+        # two masks differ
+        got = PackageRunner(out).call("prefill", prompt, 0, rows, blocks)
+        with torch.no_grad():
+            full = model(
+                ids,
+                pixel_values=kwargs["pixel_values"],
+                token_type_ids=torch.tensor(expected["token_type_ids"]),
+            ).logits[0]
+            causal_full = model(ids, pixel_values=kwargs["pixel_values"]).logits[0]
+        full, causal_full = full.numpy(), causal_full.numpy()
+        error = np.abs(got - full).max()
+        assert error < 2e-2 * np.abs(full).max()
+        image = [i for i, b in enumerate(blocks) if b >= 0]
+        assert np.abs(causal_full - full)[image].max() > 10 * error
+    assert seen[0] != seen[1]

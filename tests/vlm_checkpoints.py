@@ -293,3 +293,103 @@ def write_idefics3(directory: Path, seed: int = 0, splitting: bool = True):
     return transformers.Idefics3ForConditionalGeneration.from_pretrained(
         directory, dtype=torch.float32
     ).eval()
+
+
+GEMMA3_SPECIAL = ["<start_of_image>", "<end_of_image>", "<image_soft_token>"]
+"""Gemma 3's image tokens: the placeholder, its end, the image's rows
+(the last three ids)."""
+
+GEMMA3_TEMPLATE = (
+    "<s>{% for message in messages %}{{ message['role'] + ' :' }}"
+    "{% for item in message['content'] %}"
+    "{% if item['type'] == 'image' %}{{ ' <start_of_image>' }}"
+    "{% elif item['type'] == 'text' %}{{ ' ' + item['text'] }}{% endif %}"
+    "{% endfor %}{{ ' ' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ 'assistant :' }}{% endif %}"
+)
+"""Gemma 3's template's shape: bos in the template, the image's
+`<start_of_image>` where the message puts it."""
+
+
+def write_gemma3(directory: Path, seed: int = 0):
+    """save_pretrained of a random tiny Gemma 3 (a SigLIP tower of 32x32
+    pixels in 8x8 patches pooled to 4 tokens, a Gemma 3 text decoder with
+    a sliding layer) and its processor; returns transformers' model read
+    back in float32."""
+    import torch
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    special = ["<unk>", "<s>", "</s>", "<pad>"]
+    trainer = trainers.WordLevelTrainer(special_tokens=special, show_progress=False)
+    tokenizer.train_from_iterator([WORDS], trainer)
+    tokenizer.add_special_tokens(GEMMA3_SPECIAL)
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        extra_special_tokens={
+            "boi_token": "<start_of_image>",
+            "eoi_token": "<end_of_image>",
+            "image_token": "<image_soft_token>",
+        },
+    )
+    vocabulary = len(fast)
+    boi, eoi, image_id = (fast.convert_tokens_to_ids(t) for t in GEMMA3_SPECIAL)
+    torch.manual_seed(seed)
+    config = transformers.Gemma3Config(
+        vision_config=dict(
+            model_type="siglip_vision_model",
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=32,
+            patch_size=8,
+        ),
+        text_config=dict(
+            model_type="gemma3_text",
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=16,
+            vocab_size=vocabulary,
+            max_position_embeddings=256,
+            sliding_window=6,
+            layer_types=["sliding_attention", "full_attention"],
+            bos_token_id=1,
+            eos_token_id=2,
+            pad_token_id=3,
+        ),
+        mm_tokens_per_image=4,
+        image_token_id=image_id,
+        boi_token_id=boi,
+        eoi_token_id=eoi,
+    )
+    model = transformers.Gemma3ForConditionalGeneration(config).eval()
+    with torch.no_grad():  # and image rows that count, in attention too
+        for name, p in model.named_parameters():
+            if "norm" in name or name.endswith(".bias"):
+                p.add_(0.1 * torch.randn_like(p))
+            if "language_model" in name and ("q_norm" in name or "k_norm" in name):
+                p.add_(4.0)  # peaked scores past the QK norms
+            if "mm_input_projection" in name:  # (initialised to zeros)
+                p.normal_(0.0, 0.2)
+    model.save_pretrained(directory)
+    images = transformers.Gemma3ImageProcessorPil(size={"height": 32, "width": 32})
+    processor = transformers.Gemma3Processor(
+        image_processor=images,
+        tokenizer=fast,
+        image_seq_length=4,
+        chat_template=GEMMA3_TEMPLATE,
+    )
+    processor.save_pretrained(directory)
+    return transformers.Gemma3ForConditionalGeneration.from_pretrained(
+        directory, dtype=torch.float32
+    ).eval()

@@ -92,7 +92,7 @@ class ImageProcessor:
             )
             if array.ndim == 2:
                 array = array[:, :, None]
-        if s("do_center_crop", True):
+        if s("do_center_crop", "crop_size" in self.settings):
             crop = s("crop_size", {})
             array = center_crop(array, int(crop["height"]), int(crop["width"]))
         pixels = array.transpose(2, 0, 1)

@@ -350,10 +350,12 @@ class PackageRunner:
         ids: list[int],
         position: int,
         rows: dict[int, np.ndarray] | None = None,
+        blocks: list[int] | None = None,
     ) -> np.ndarray:
         """Logits [len(ids), V] (or next tokens [len(ids)] with argmax).
         `rows`: hidden states [hidden] that replace the embedding's rows
-        (by row of the call: image features, api/vlm.py)."""
+        (by row of the call: image features, api/vlm.py); `blocks`: the
+        image of each row (−1: text), for a prefill that takes them."""
         from xdsl_ane.passes.layouts import layout_of
 
         tokens = self.record["functions"][function]
@@ -363,6 +365,10 @@ class PackageRunner:
             "input_ids": layout_of((tokens,)).to_ane(padded),
             "position": layout_of((1,)).to_ane(np.array([position], np.int32)),
         }
+        if blocks is not None:
+            ids_blocks = np.full(tokens, -1, np.int32)
+            ids_blocks[: len(blocks)] = blocks
+            values["image_blocks"] = layout_of((tokens,)).to_ane(ids_blocks)
         for part, runtime in self.parts:
             name = part.get("function_names", {}).get(function, function)
             if part.get("experts_layer") is not None:
@@ -477,6 +483,7 @@ class PackageRunner:
         sampling: Sampling | None = None,
         on_token: Any = None,
         rows: dict[int, np.ndarray] | None = None,
+        blocks: list[int] | None = None,
     ) -> tuple[list[int], list[np.ndarray]]:
         """Generation as transformers' `generate(max_new_tokens=N)`: at
         most N tokens after the prompt (the prefill's token is the first),
@@ -486,7 +493,10 @@ class PackageRunner:
         prefill length runs prefill once per `prefill` tokens (chunked
         prefill, the last chunk padded). `on_token(id)` is called as each
         token is chosen. `rows`: hidden states that replace the embedding
-        of the prompt's tokens at their positions (an image's features)."""
+        of the prompt's tokens at their positions (an image's features);
+        `blocks`: the image of each prompt token (−1: text) for a package
+        whose image rows see each other both ways, each image then in one
+        prefill call (api/vlm.py's image_calls)."""
         self.check_prompt(prompt, max_new_tokens, sampling=sampling)
         n = self.record["prefill"]
         generator = sampling.generator() if sampling is not None else None
@@ -494,13 +504,22 @@ class PackageRunner:
 
         window = self.record.get("local_window")
         recurrent = self.record.get("recurrent", False)
-        for function, start, count in prompt_calls(len(prompt), n, window, recurrent):
+        calls = prompt_calls(len(prompt), n, window, recurrent)
+        if blocks is not None:
+            from xdsl_ane.api.vlm import image_calls
+
+            calls = image_calls(blocks, n, window, recurrent)
+        for function, start, count in calls:
             chunk = {
                 i - start: r
                 for i, r in (rows or {}).items()
                 if start <= i < start + count
             }
-            out = self.call(function, prompt[start : start + count], start, chunk)
+            own = None
+            if blocks is not None and function == "prefill":
+                own = blocks[start : start + count]
+            ids = prompt[start : start + count]
+            out = self.call(function, ids, start, chunk, own)
         row = out[-1]
         tokens: list[int] = []
         logits_seen: list[np.ndarray] = []

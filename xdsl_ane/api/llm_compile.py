@@ -148,7 +148,10 @@ class LlmCompilation:
         if self.vision is not None:
             self.text_files |= read_processor_files(checkpoint)
         self.eos = eos_token_ids(self.text_files, self.checkpoint.config, checkpoint)
-        self.decoder = Decoder(config, options.shape)
+        shape = options.shape
+        if self.vision is not None and self.vision.image_blocks:
+            shape = replace(shape, image_blocks=True)
+        self.decoder = Decoder(config, shape)
         self.decoder.check(str(Path(self.source) / "config.json"))
         if options.experts == "routed":
             from xdsl_ane.models.routed import check_routed
@@ -191,7 +194,8 @@ class LlmCompilation:
                     f"[0, {config.vocab_size}) and the prompt within "
                     f"{option('context', o.context)}"
                 )
-        maxima = residual_maxima(self.checkpoint, self.decoder, prompts)
+        text = self.decoder.part(image_blocks=False)  # (text prompts)
+        maxima = residual_maxima(self.checkpoint, text, prompts)
         config = fp16_rescaled(config, maxima, self.source)
         self.decoder = Decoder(config, self.decoder.shape)
         self.fp16 |= {
@@ -493,11 +497,17 @@ def segment_records(decoder: Decoder, compiled: Any) -> list[dict[str, Any]]:
     for part, names in SEGMENT_FUNCTIONS.items():
         outputs = functions[names.get("prefill", "prefill")]["outputs"]
         logical = decoder.part(part=part, layers=None).output_names()
+        taken: Any = inputs[part]
+        if part == "layers" and decoder.shape.image_blocks:
+            taken = {
+                "prefill": ["hidden_states", "position", "image_blocks"],
+                "decode": taken,
+            }
         records.append(
             {
                 "name": part,
                 "function_names": {f: names.get(f, f) for f in ("prefill", "decode")},
-                "inputs": inputs[part],
+                "inputs": taken,
                 "outputs": outputs,
                 "feeds": {o: n for o, n in zip(outputs, logical) if o != n},
             }

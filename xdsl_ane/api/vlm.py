@@ -143,6 +143,8 @@ def compile_vision(
         "image_tokens": features.tokens,
         "hidden_size": features.hidden_size,
         "image_token_id": features.image_token_id,
+        "placeholder_token_id": features.placeholder_token_id,
+        "image_blocks": family.image_blocks,
         "features_scale": stream_scale,
     }
     return VisionPackage(compiled, record)
@@ -232,6 +234,12 @@ class VisionRunner:
         """The features of every tile, in the prompt's order."""
         return np.concatenate([self.features(t) for t in image.tiles])
 
+    @property
+    def placeholder_id(self) -> int:
+        """The token the prompt holds for the image (the image token, or
+        Gemma 3's `<start_of_image>`)."""
+        return int(self.record.get("placeholder_token_id", self.image_token_id))
+
     def token_text(self, tokenizer: Any) -> str:
         """The processor's image token as text."""
         return (
@@ -240,11 +248,25 @@ class VisionRunner:
             or tokenizer.tokenizer.id_to_token(self.image_token_id)
         )
 
-    def replacement(self, image: TiledImage, token: str) -> str:
-        """The text the processor puts in place of the image token: the
-        token once per feature row (LLaVA); Idefics3's tiles, each
-        `<fake_token_around_image><row_R_col_C>` and its tokens, a line a
-        row, then the whole image's `<global-img>` and tokens."""
+    def placeholder_text(self, tokenizer: Any) -> str:
+        """The text the prompt holds for the image."""
+        if self.placeholder_id == self.image_token_id:
+            return self.token_text(tokenizer)
+        return tokenizer.tokenizer.id_to_token(self.placeholder_id)
+
+    def replacement(self, image: TiledImage, tokenizer: Any) -> str:
+        """The text the processor puts in place of the image's placeholder:
+        the image token once per feature row (LLaVA); Gemma 3's
+        `\n\n<start_of_image>`, its tokens, `<end_of_image>\n\n`;
+        Idefics3's tiles, each `<fake_token_around_image><row_R_col_C>` and
+        its tokens, a line a row, then the whole image's `<global-img>` and
+        tokens."""
+        token = self.token_text(tokenizer)
+        if self.placeholder_id != self.image_token_id:
+            start = self.placeholder_text(tokenizer)
+            end = tokenizer.tokenizer.id_to_token(self.placeholder_id + 1)
+            end = tokenizer.config.get("eoi_token") or end
+            return f"\n\n{start}{token * self.tokens}{end}\n\n"
         if not self.tiled:
             return token * self.tokens
         fake, tokens = "<fake_token_around_image>", token * self.tokens
@@ -274,6 +296,13 @@ class VisionRunner:
         scale = float(self.record.get("features_scale") or 1.0)
         return out.astype(np.float32) * np.float32(scale)
 
+    def blocks(self, prompt: list[int]) -> list[int] | None:
+        """The image of each prompt token where the package's image rows
+        see each other both ways (else None)."""
+        if not self.record.get("image_blocks"):
+            return None
+        return image_blocks(prompt, self.image_token_id)
+
     def rows(self, prompt: list[int], features: np.ndarray) -> dict[int, np.ndarray]:
         """The feature row of each image token of the prompt, by position."""
         return image_rows(prompt, self.image_token_id, features)
@@ -300,9 +329,9 @@ class VisionRunner:
         """`--prompt-ids`: the one image token replaced by the image's
         tokens (with the tokenizer where they are more than the token
         repeated)."""
-        if not self.tiled:
+        if not self.tiled and self.placeholder_id == self.image_token_id:
             return self.expand(ids)
-        token = self.image_token_id
+        token = self.placeholder_id
         if ids.count(token) != 1:
             raise XdslAneError(
                 f"the prompt holds {ids.count(token)} image tokens ({token}); one "
@@ -313,7 +342,7 @@ class VisionRunner:
                 f"{self.runner.path}: the image's tokens (tiles and their markers) "
                 "need the checkpoint's tokenizer, which is not beside the package"
             )
-        text = self.replacement(image, self.token_text(tokenizer))
+        text = self.replacement(image, tokenizer)
         middle = tokenizer.encode(text, add_special_tokens=False)
         i = ids.index(token)
         return ids[:i] + middle + ids[i + 1 :]
@@ -326,7 +355,7 @@ class VisionRunner:
         (tokenized without special tokens where the rendering begins with
         the bos token, as transformers does); else `processor(text=TEXT,
         images=...)`, the image token put first where TEXT has none."""
-        token_text = self.token_text(tokenizer)
+        token_text = self.placeholder_text(tokenizer)
         if chat:
             messages = [
                 {
@@ -344,16 +373,68 @@ class VisionRunner:
         else:
             rendered = text if token_text in text else token_text + text
             special = True
-        if image is None:  # the image token alone, expanded by its ids
+        if image is None and self.placeholder_id == self.image_token_id:
             return self.expand(tokenizer.encode(rendered, add_special_tokens=special))
+        image = image or TiledImage([])
         count = rendered.count(token_text)
         if count != 1:
             raise XdslAneError(
                 f"the prompt holds {count} image tokens ({token_text}); one image "
                 "needs exactly one"
             )
-        rendered = rendered.replace(token_text, self.replacement(image, token_text))
+        rendered = rendered.replace(token_text, self.replacement(image, tokenizer))
         return tokenizer.encode(rendered, add_special_tokens=special)
+
+
+def image_blocks(prompt: list[int], token: int) -> list[int]:
+    """The image each prompt token belongs to (−1: text): runs of the
+    image token, numbered from 0 (transformers' block_sequence_ids)."""
+    blocks, current = [], -1
+    for i, t in enumerate(prompt):
+        if t == token and (i == 0 or prompt[i - 1] != token):
+            current += 1
+        blocks.append(current if t == token else -1)
+    return blocks
+
+
+def image_calls(
+    blocks: list[int], prefill: int, window: int | None, recurrent: bool
+) -> list[tuple[str, int, int]]:
+    """The calls that run a prompt whose images' rows see each other both
+    ways: prefill calls of at most `prefill` tokens as models.llm's
+    prompt_calls makes them (its rule for padded calls), but ending before an image that the call
+    could not hold whole, so that each image is in one prefill call; a
+    call prompt_calls would run through decode (a padded call a ring or a
+    recurrent state does not take) must hold no image row."""
+    calls: list[tuple[str, int, int]] = []
+    start, length = 0, len(blocks)
+    while start < length:
+        count = min(prefill, length - start)
+        end = start + count
+        if end < length and blocks[end] >= 0 and blocks[end - 1] == blocks[end]:
+            first = end - 1  # the image at the cut starts at or before here
+            while first > start and blocks[first - 1] == blocks[end]:
+                first -= 1
+            if first == start:
+                size = blocks.count(blocks[end])
+                raise XdslAneError(
+                    f"an image's {size} tokens do not fit one prefill call of "
+                    f"{prefill} (compile with a larger --prefill)"
+                )
+            count = first - start
+        padded_ok = not recurrent and (window is None or start + prefill <= window)
+        if count == prefill or padded_ok:
+            calls.append(("prefill", start, count))
+        elif any(b >= 0 for b in blocks[start : start + count]):
+            raise XdslAneError(
+                "an image's tokens would run through decode one by one (a padded "
+                "prefill past the sliding window); compile with a --prefill that "
+                "the prompt's image calls fill"
+            )
+        else:
+            calls += [("decode", p, 1) for p in range(start, start + count)]
+        start += count
+    return calls
 
 
 def with_template(tokenizer: Any, files: dict[str, Path]) -> Any:

@@ -74,7 +74,12 @@ from xdsl_ane.models.hf_config import (
     EMBED,
     head_name,
 )
-from xdsl_ane.models.kv_cache import cached, ring_cached, ring_positions
+from xdsl_ane.models.kv_cache import (
+    block_visible,
+    cached,
+    ring_cached,
+    ring_positions,
+)
 from xdsl_ane.models.moe import experts_mlp
 from xdsl_ane.models.rope import rope_tables
 from xdsl_ane.models.routed import cuts, segment_function, segment_outputs
@@ -105,6 +110,10 @@ class LlmShape:
     """A mixture of experts "dense" (every expert in the program) or
     "routed" (the program cut into segments at its layers, the experts'
     weights inputs: `models/routed.py`)."""
+    image_blocks: bool = False
+    """Prefill also takes `image_blocks` [S] (i32: the image each row
+    belongs to, −1 for text), and rows of one image see each other both
+    ways (Gemma 3: `models/vision_language.py`'s block_visible)."""
 
 
 @dataclass(frozen=True)
@@ -371,6 +380,8 @@ class LlmBuilder:
         self.base = base
         self.dtype = dtype
         self.ring: tuple[SSAValue, SSAValue] | None = None
+        self.blocks: SSAValue | None = None
+        """This call's image_blocks (LlmShape.image_blocks), or None."""
         """The local cache's write index and mask of the last `stack`."""
         self.maxima: list[SSAValue] = []
         """The probes of the last `stack` (shape.probe)."""
@@ -799,6 +810,8 @@ class LlmBuilder:
         keys = const(np.arange(context, dtype=np.int32)[None, :])
         queries = rlx.ReshapeOp(positions, (tokens, 1)).result
         visible = rlx.CompareOp(keys, queries, "le").result
+        if self.blocks is not None:
+            visible = block_visible(self.blocks, visible, position, context)
         masks = {"full": self.additive(visible, tokens)}
         window = self.c.sliding_window
         ring = self.decoder.local_window is not None
@@ -924,6 +937,19 @@ class LlmBuilder:
         names = list(caches)
         if shape.part == "embed":
             return build_function(name, [ids], lambda i: [embedded(i)], ["input_ids"])
+        self.blocks = None  # (set by a prefill that takes image_blocks)
+        if shape.part == "layers" and shape.image_blocks and tokens > 1:
+
+            def blocked(x, p, blocks, *s):
+                self.blocks = blocks
+                return [self.stack(x, p, dict(zip(names, s)))]
+
+            return build_function(
+                name,
+                [hidden, position, tensor((tokens,), i32), *caches.values()],
+                blocked,
+                ["hidden_states", "position", "image_blocks", *names],
+            )
         if shape.part == "layers":
             return build_function(
                 name,

@@ -44,6 +44,13 @@ class VisionFamily:
     name: str
     text_prefixes: tuple[tuple[str, str], ...]
     vision_modules: tuple[str, ...]
+    image_blocks: bool = False
+    """An image's rows attend to each other both ways in prefill (Gemma 3;
+    LlmShape.image_blocks)."""
+    placeholder: str | None = None
+    """The config field of the token the prompt holds for an image, where
+    it is not the image token the features replace (Gemma 3's
+    `boi_token_index`: `<start_of_image>`, which the processor expands)."""
     tiles: bool = False
     """The image is cut into tiles of the vision model's size, each run
     alone (Idefics3): the features of one tile are the vision model's
@@ -63,6 +70,13 @@ VISION_FAMILIES = {
     "LlavaForConditionalGeneration": VisionFamily(
         "llava", LLAVA_TEXT, ("vision_tower", "multi_modal_projector")
     ),
+    "Gemma3ForConditionalGeneration": VisionFamily(
+        "gemma3",
+        LLAVA_TEXT,
+        ("vision_tower", "multi_modal_projector"),
+        image_blocks=True,
+        placeholder="boi_token_index",
+    ),
     "Idefics3ForConditionalGeneration": VisionFamily(
         "idefics3",
         (("model.text_model.", "model."), ("lm_head.", "lm_head.")),
@@ -75,8 +89,6 @@ VISION_FAMILIES = {
 
 
 NOT_YET = {
-    "Gemma3ForConditionalGeneration": "its image tokens attend to each other "
-    "both ways in prefill (a mask the decoder does not take yet)",
     "Qwen2VLForConditionalGeneration": "its multimodal RoPE rotates by 3-D "
     "positions that are not the cache index (the decoder rotates by the index)",
     "Qwen2_5_VLForConditionalGeneration": "its multimodal RoPE rotates by 3-D "
@@ -172,6 +184,7 @@ class ImageFeatures:
     tokens: int
     hidden_size: int
     image_token_id: int
+    placeholder_token_id: int
 
 
 def image_features_module(
@@ -221,9 +234,11 @@ def image_features_module(
     with torch.no_grad():
         example = torch.zeros(1, 3, size, size)
         tokens, hidden = wrapper(example).shape
-    return ImageFeatures(
-        wrapper, size, int(tokens), int(hidden), int(config.image_token_id)
-    )
+    image_id = int(config.image_token_id)
+    placeholder = image_id
+    if family.placeholder is not None:
+        placeholder = int(checkpoint.config[family.placeholder])
+    return ImageFeatures(wrapper, size, int(tokens), int(hidden), image_id, placeholder)
 
 
 def FeaturesOf(model: Any, tiles: bool) -> Any:  # noqa: N802 (a torch module)

@@ -477,6 +477,7 @@ def command_generate(args: Any) -> int:
         sampling=sampling,
         on_token=on_token,
         rows=rows,
+        blocks=None if vision is None else vision.blocks(prompt),
     )
     if tokenizer is not None:
         print(stream.finish(), flush=True)
