@@ -542,6 +542,19 @@ def test_gemma3_gives_transformers_tokens(tmp_path, prefill):
         seen.append(tokens[:same])
         if prefill < len(prompt):
             continue
+        if seed == 0:  # the command line: --prompt-ids holds <start_of_image>
+            path = tmp_path / "image.png"
+            image.save(path)
+            boi = processor.tokenizer.convert_tokens_to_ids("<start_of_image>")
+            result = cli(
+                "generate", str(out), "--image", str(path), "--prompt-ids",
+                f"1,{boi},7,8", "--reference", str(checkpoint),
+                "--max-new-tokens", "4",
+            )  # fmt: skip
+            assert result.returncode == 0, result.stderr
+            lines = result.stdout.splitlines()
+            assert lines[-1] == "same tokens"
+            assert lines[0].count(f",{model.config.image_token_id}") == 4
         # the prompt's logits in one prefill: the image rows are where the
         # two masks differ
         got = PackageRunner(out).call("prefill", prompt, 0, rows, blocks)

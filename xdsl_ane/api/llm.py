@@ -606,13 +606,15 @@ def reference_generate(
     max_new_tokens: int,
     stop: list[int] | tuple[int, ...] = (),
     pixel_values: np.ndarray | None = None,
+    token_type_ids: list[int] | None = None,
 ) -> tuple[list[int], list[np.ndarray]]:
     """transformers' greedy `generate(max_new_tokens=N)` on the
     checkpoint's weights (fp32): the new tokens and the logits that chose
     each. It stops at the end-of-sequence tokens `stop` alone, as the
     package's generation does (none: it runs on to N tokens). With
     `pixel_values` (a vision-language checkpoint: api/vlm.py), its image
-    and text model is run on them."""
+    and text model is run on them (and on `token_type_ids`, 1 at the image
+    rows, where the model reads them: Gemma 3)."""
     try:
         import torch
         import transformers
@@ -646,6 +648,8 @@ def reference_generate(
         images = {}
         if pixel_values is not None:
             images["pixel_values"] = torch.from_numpy(pixel_values)
+        if token_type_ids is not None:
+            images["token_type_ids"] = torch.tensor([token_type_ids])
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([prompt]),

@@ -303,6 +303,12 @@ class VisionRunner:
             return None
         return image_blocks(prompt, self.image_token_id)
 
+    def token_type_ids(self, prompt: list[int]) -> list[int] | None:
+        """transformers' token_type_ids of the prompt (1 at the image
+        rows) where the model reads them (its rows attend both ways)."""
+        blocks = self.blocks(prompt)
+        return None if blocks is None else [int(b >= 0) for b in blocks]
+
     def rows(self, prompt: list[int], features: np.ndarray) -> dict[int, np.ndarray]:
         """The feature row of each image token of the prompt, by position."""
         return image_rows(prompt, self.image_token_id, features)

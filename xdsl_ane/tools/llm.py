@@ -491,6 +491,7 @@ def command_generate(args: Any) -> int:
         args.max_new_tokens,
         runner.eos,
         None if vision is None else vision.reference_pixels(image),
+        None if vision is None else vision.token_type_ids(prompt),
     )
     print(f"reference: {ids_text(ref_tokens)}")
     if logits:
