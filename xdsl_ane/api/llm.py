@@ -81,7 +81,9 @@ class LlmPackage:
     """The checkpoint's tokenizer files (api/text.py), copied on save."""
     writers: dict[str, Any] = field(repr=False, default_factory=dict)
     """Files beside the package (OUT.NAME), each written by its function
-    of the path (routed experts' `experts.bin`)."""
+    of the path (routed experts' `experts.bin`, a vision package)."""
+    vision: Any = field(repr=False, default=None)
+    """A vision-language checkpoint's vision package (api/vlm.py)."""
 
     def manifest(self, path: str | Path | None = None) -> dict[str, Any]:
         """The manifest; saved at `path`, with the copies of the text files."""
@@ -151,6 +153,8 @@ class LlmPackageSet:
     written: Path | None = None
     """The directory compile_llm(output=...) wrote the set into (its
     packages' weights released as each was written), or None."""
+    vision: Any = field(repr=False, default=None)
+    """A vision-language checkpoint's vision package (api/vlm.py)."""
 
     @property
     def reason(self) -> str:
@@ -316,6 +320,8 @@ class PackageRunner:
             programs = [(part, program) for part in record.get("segments", [record])]
             beside = path.parent
         self.record = record
+        self.manifest_dir = beside
+        """Where the manifest's relative paths start (the vision package)."""
         self.experts = routed_experts(path, record)
         """Routed experts' weights (a read-only map of the file beside the
         package: only the experts a call picks are read), or None."""
@@ -338,8 +344,18 @@ class PackageRunner:
             for p, program in programs
         ]
 
-    def call(self, function: str, ids: list[int], position: int) -> np.ndarray:
-        """Logits [len(ids), V] (or next tokens [len(ids)] with argmax)."""
+    def call(
+        self,
+        function: str,
+        ids: list[int],
+        position: int,
+        rows: dict[int, np.ndarray] | None = None,
+        blocks: list[int] | None = None,
+    ) -> np.ndarray:
+        """Logits [len(ids), V] (or next tokens [len(ids)] with argmax).
+        `rows`: hidden states [hidden] that replace the embedding's rows
+        (by row of the call: image features, api/vlm.py); `blocks`: the
+        image of each row (−1: text), for a prefill that takes them."""
         from xdsl_ane.passes.layouts import layout_of
 
         tokens = self.record["functions"][function]
@@ -349,6 +365,10 @@ class PackageRunner:
             "input_ids": layout_of((tokens,)).to_ane(padded),
             "position": layout_of((1,)).to_ane(np.array([position], np.int32)),
         }
+        if blocks is not None:
+            ids_blocks = np.full(tokens, -1, np.int32)
+            ids_blocks[: len(blocks)] = blocks
+            values["image_blocks"] = layout_of((tokens,)).to_ane(ids_blocks)
         for part, runtime in self.parts:
             name = part.get("function_names", {}).get(function, function)
             if part.get("experts_layer") is not None:
@@ -360,6 +380,9 @@ class PackageRunner:
             outputs = runtime.call(name, [values[n] for n in inputs])
             feeds = part.get("feeds", {})
             values.update(zip([feeds.get(o, o) for o in part["outputs"]], outputs))
+            if rows and part.get("name") == "embed":
+                hidden = values["hidden_states"]
+                values["hidden_states"] = merged_rows(hidden, tokens, rows)
         outputs = [values[n] for n in self.record["outputs"]]
         if self.record["argmax"]:
             return layout_of((tokens,)).to_logical(outputs[0])[: len(ids)]
@@ -460,6 +483,8 @@ class PackageRunner:
         stop: list[int] | tuple[int, ...] = (),
         sampling: Sampling | None = None,
         on_token: Any = None,
+        rows: dict[int, np.ndarray] | None = None,
+        blocks: list[int] | None = None,
     ) -> tuple[list[int], list[np.ndarray]]:
         """Generation as transformers' `generate(max_new_tokens=N)`: at
         most N tokens after the prompt (the prefill's token is the first),
@@ -468,7 +493,11 @@ class PackageRunner:
         Greedy, or drawn as `sampling` says. A prompt longer than the
         prefill length runs prefill once per `prefill` tokens (chunked
         prefill, the last chunk padded). `on_token(id)` is called as each
-        token is chosen."""
+        token is chosen. `rows`: hidden states that replace the embedding
+        of the prompt's tokens at their positions (an image's features);
+        `blocks`: the image of each prompt token (−1: text) for a package
+        whose image rows see each other both ways, each image then in one
+        prefill call (api/vlm.py's image_calls)."""
         self.check_prompt(prompt, max_new_tokens, sampling=sampling)
         n = self.record["prefill"]
         generator = sampling.generator() if sampling is not None else None
@@ -476,8 +505,22 @@ class PackageRunner:
 
         window = self.record.get("local_window")
         recurrent = self.record.get("recurrent", False)
-        for function, start, count in prompt_calls(len(prompt), n, window, recurrent):
-            out = self.call(function, prompt[start : start + count], start)
+        calls = prompt_calls(len(prompt), n, window, recurrent)
+        if blocks is not None:
+            from xdsl_ane.api.vlm import image_calls
+
+            calls = image_calls(blocks, n, window, recurrent)
+        for function, start, count in calls:
+            chunk = {
+                i - start: r
+                for i, r in (rows or {}).items()
+                if start <= i < start + count
+            }
+            own = None
+            if blocks is not None and function == "prefill":
+                own = blocks[start : start + count]
+            ids = prompt[start : start + count]
+            out = self.call(function, ids, start, chunk, own)
         row = out[-1]
         tokens: list[int] = []
         logits_seen: list[np.ndarray] = []
@@ -497,6 +540,22 @@ class PackageRunner:
             row = self.call("decode", [tokens[-1]], len(prompt) + len(tokens) - 1)[0]
 
 
+def merged_rows(
+    hidden: np.ndarray, tokens: int, rows: dict[int, np.ndarray]
+) -> np.ndarray:
+    """The embedding's hidden states [1, tokens, hidden] (in the ANE's
+    layout) with rows replaced by `rows` (row -> [hidden]), in its
+    precision."""
+    from xdsl_ane.passes.layouts import layout_of
+
+    width = len(next(iter(rows.values())))
+    layout = layout_of((1, tokens, width))
+    logical = layout.to_logical(hidden).copy()
+    for i, row in rows.items():
+        logical[0, i] = row
+    return layout.to_ane(logical).astype(hidden.dtype)
+
+
 def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:
     """Fails unless `checkpoint` is a checkpoint directory that compile-llm
     reads (with its messages: a missing directory or file, a truncated
@@ -506,9 +565,14 @@ def check_reference(checkpoint: str | Path, record: dict[str, Any]) -> None:
     than inside transformers after the tokens."""
     from xdsl_ane.models.hf_config import llm_config
     from xdsl_ane.models.llm import Decoder, LlmShape
+    from xdsl_ane.models.vision_language import text_checkpoint, vision_family
     from xdsl_ane.weights.checkpoint import read_checkpoint
 
-    config = llm_config(read_checkpoint(checkpoint))
+    read = read_checkpoint(checkpoint)
+    family = vision_family(read.config, str(Path(checkpoint) / "config.json"))
+    if family is not None:  # its language model
+        read = text_checkpoint(read, family)
+    config = llm_config(read)
     flag = option("checkpoint", checkpoint, flag="--reference")
     package = {"family": record["family"], "vocab_size": record["vocab_size"]}
     reference = {"family": config.family.name, "vocab_size": config.vocab_size}
@@ -545,11 +609,16 @@ def reference_generate(
     prompt: list[int],
     max_new_tokens: int,
     stop: list[int] | tuple[int, ...] = (),
+    pixel_values: np.ndarray | None = None,
+    token_type_ids: list[int] | None = None,
 ) -> tuple[list[int], list[np.ndarray]]:
     """transformers' greedy `generate(max_new_tokens=N)` on the
     checkpoint's weights (fp32): the new tokens and the logits that chose
     each. It stops at the end-of-sequence tokens `stop` alone, as the
-    package's generation does (none: it runs on to N tokens)."""
+    package's generation does (none: it runs on to N tokens). With
+    `pixel_values` (a vision-language checkpoint: api/vlm.py), its image
+    and text model is run on them (and on `token_type_ids`, 1 at the image
+    rows, where the model reads them: Gemma 3)."""
     try:
         import torch
         import transformers
@@ -572,15 +641,24 @@ def reference_generate(
     bars = transformers.utils.logging.is_progress_bar_enabled()
     transformers.utils.logging.disable_progress_bar()
     try:
-        model = transformers.AutoModelForCausalLM.from_pretrained(
-            str(checkpoint), dtype=torch.float32
-        ).eval()
+        auto = (
+            transformers.AutoModelForCausalLM
+            if pixel_values is None
+            else transformers.AutoModelForImageTextToText
+        )
+        model = auto.from_pretrained(str(checkpoint), dtype=torch.float32).eval()
         # (in place of the model's own, which transformers would merge in)
         model.generation_config = settings
+        images = {}
+        if pixel_values is not None:
+            images["pixel_values"] = torch.from_numpy(pixel_values)
+        if token_type_ids is not None:
+            images["token_type_ids"] = torch.tensor([token_type_ids])
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([prompt]),
                 attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
+                **images,
             )
     except (OSError, ValueError, RuntimeError) as e:
         raise XdslAneError(

@@ -28,6 +28,7 @@ from xdsl_ane.api.text import (
     eos_token_ids,
     read_text_files,
 )
+from xdsl_ane.api.vlm import VISION_PACKAGE, read_processor_files
 from xdsl_ane.errors import XdslAneError, option
 from xdsl_ane.models.calibration import (
     calibration_prompts,
@@ -41,14 +42,17 @@ from xdsl_ane.models.llm_packages import (
     DEFAULT_MAX_PACKAGE_SIZE,
     ENDS,
     ENDS_FUNCTIONS,
+    SEGMENT_FUNCTIONS,
     Compression,
     ends_module,
     llm_units,
     plan_packages,
     position_bytes,
+    segments_module,
     size_option,
     size_text,
 )
+from xdsl_ane.models.vision_language import text_checkpoint, vision_family
 
 
 def cache_states(decoder: Decoder) -> dict[str, Any]:
@@ -143,12 +147,26 @@ class LlmCompilation:
         self.options = options
         self.source = str(checkpoint)
         self.checkpoint = read_checkpoint(checkpoint)
+        self.vision = vision_family(
+            self.checkpoint.config, str(Path(self.source) / "config.json")
+        )
+        """A vision-language checkpoint's family (None: a text model): the
+        decoder is then its language model (`text_checkpoint`), its
+        embedding a step of its own, and a vision package goes beside it."""
+        if self.vision is not None:
+            self.whole = self.checkpoint
+            self.checkpoint = text_checkpoint(self.whole, self.vision)
         config = llm_config(self.checkpoint)
         check_table_shapes(self.checkpoint, config)
         self.text_files = read_text_files(checkpoint)
+        if self.vision is not None:
+            self.text_files |= read_processor_files(checkpoint)
         fields = decoder_fields(self.checkpoint.config, config.family)
         self.eos = eos_token_ids(self.text_files, fields, checkpoint)
-        self.decoder = Decoder(config, options.shape)
+        shape = options.shape
+        if self.vision is not None and self.vision.image_blocks:
+            shape = replace(shape, image_blocks=True)
+        self.decoder = Decoder(config, shape)
         self.decoder.check(str(Path(self.source) / "config.json"))
         if options.experts == "routed":
             from xdsl_ane.models.routed import check_routed
@@ -191,7 +209,8 @@ class LlmCompilation:
                     f"[0, {config.vocab_size}) and the prompt within "
                     f"{option('context', o.context)}"
                 )
-        maxima = residual_maxima(self.checkpoint, self.decoder, prompts)
+        text = self.decoder.part(image_blocks=False)  # (text prompts)
+        maxima = residual_maxima(self.checkpoint, text, prompts)
         config = fp16_rescaled(config, maxima, self.source)
         self.decoder = Decoder(config, self.decoder.shape)
         self.fp16 |= {
@@ -276,7 +295,9 @@ class LlmCompilation:
         """Every package's program, by package ("": the one package); a
         checkpoint tensor that none reads is an error before any compile."""
         decoder = self.decoder
-        if self.plan is None:
+        if self.plan is None and self.vision is not None:
+            modules = {"": segments_module(decoder)}
+        elif self.plan is None:
             modules = {"": decoder.build()}
         else:
             modules = {}
@@ -341,6 +362,19 @@ class LlmCompilation:
             self.check_size(package, compiled)
         return compiled, weights
 
+    def vision_package(self, path: str) -> Any:
+        """The vision package of a vision-language checkpoint, its record
+        naming it at `path` (relative to the manifest); its features are
+        scaled as the embedding is (the stream scale, where the family
+        scales the embedding by it)."""
+        from xdsl_ane.api.vlm import compile_vision
+
+        config = self.config
+        scale = (config.stream_scale or 1.0) if config.family.rope else 1.0
+        vision = compile_vision(self.whole, self.vision, scale, self.options.validate)
+        vision.record["path"] = path
+        return vision
+
     def check_size(self, package: str, compiled: Any) -> None:
         written = compiled.proto.blob.next_offset  # the size of weight.bin
         limit = self.options.max_package_size
@@ -353,9 +387,17 @@ class LlmCompilation:
     def package(self, output: str | Path | None, force: bool) -> LlmPackage:
         modules = self.programs()
         compiled, weights = self.compile_part(modules, "", False)
-        single = LlmPackage(
-            compiled, self.record(), self.source, weights, self.text_files
-        )
+        record = self.record()
+        vision = None
+        if self.vision is not None:
+            record["segments"] = segment_records(self.decoder, compiled)
+            stem = Path(output).stem if output is not None else "OUT"
+            vision = self.vision_package(f"{stem}.{VISION_PACKAGE}.mlpackage")
+            record["vision"] = vision.record
+        single = LlmPackage(compiled, record, self.source, weights, self.text_files)
+        if vision is not None:
+            single.writers |= vision.writers()
+            single.vision = vision
         if self.options.experts == "routed":
             from xdsl_ane.models.checkpoint_use import row_views
             from xdsl_ane.models.routed import write_experts
@@ -396,7 +438,14 @@ class LlmCompilation:
                 },
                 "packages": [p.record for p in packages],
             }
+            if self.vision is not None:
+                vision = self.vision_package(f"{VISION_PACKAGE}.mlpackage")
+                if directory is not None:
+                    vision.write(directory / f"{VISION_PACKAGE}.mlpackage")
+                record["vision"] = vision.record
             package_set = LlmPackageSet(packages, record, self.source, self.text_files)
+            if self.vision is not None:
+                package_set.vision = vision
             if directory is not None:
                 package_set.write_rest(directory)
         if output is not None:
@@ -447,6 +496,34 @@ def compile_llm(
     if job.plan is None:
         return job.package(output, force)
     return job.package_set(output, force)
+
+
+def segment_records(decoder: Decoder, compiled: Any) -> list[dict[str, Any]]:
+    """The segments of one package whose embedding is a step of its own
+    (`segments_module`), as the runner calls them: each one's functions,
+    inputs, outputs (Core ML's names) and the later inputs they feed."""
+    functions = compiled.manifest()["functions"]
+    inputs = {
+        part: decoder.part(part=part, layers=None, image_blocks=False).input_names()
+        for part in ("embed", "layers", "head")
+    }
+    records = []
+    for part, names in SEGMENT_FUNCTIONS.items():
+        outputs = functions[names.get("prefill", "prefill")]["outputs"]
+        logical = decoder.part(part=part, layers=None).output_names()
+        taken: Any = inputs[part]
+        if part == "layers" and decoder.shape.image_blocks:
+            taken = {"prefill": [*taken, "image_blocks"], "decode": taken}
+        records.append(
+            {
+                "name": part,
+                "function_names": {f: names.get(f, f) for f in ("prefill", "decode")},
+                "inputs": taken,
+                "outputs": outputs,
+                "feeds": {o: n for o, n in zip(outputs, logical) if o != n},
+            }
+        )
+    return records
 
 
 def weightless_text(module: Any) -> tuple[str, list[str]]:

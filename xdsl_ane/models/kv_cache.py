@@ -23,6 +23,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from xdsl_ane.dialects import rlx
+from xdsl_ane.dialects.typing import shape_of
 from xdsl_ane.models.constants import const
 from xdsl_ane.models.delta_net import DELTA_CONV_STATE, DELTA_STATE
 from xdsl_ane.models.short_conv import CONV_STATE
@@ -246,4 +247,41 @@ def ring_positions(b: Any, position: SSAValue, tokens: int):
     old = rlx.WhereOp(newer, stored, const(np.zeros((1, 1), np.bool_))).result
     causal = const(np.tril(np.ones((tokens, tokens), np.bool_)))
     visible = rlx.ConcatOp([old, causal], 1).result
+    if b.blocks is not None:  # an image's rows see each other both ways
+        visible = block_visible(b.blocks, visible, position, -w)
     return index, b.additive(visible, tokens)
+
+
+def block_visible(
+    blocks: SSAValue, visible: SSAValue, position: SSAValue, keys: int
+) -> SSAValue:
+    """`visible` [S, K] (K keys from position 0, or the ring's W old and
+    then the call's S new: `keys` < 0 is -W) where also query i sees key j
+    of its own image: j among this call's rows and blocks[i] = blocks[j]
+    ≥ 0 (transformers' OR of the causal and the block mask)."""
+    tokens = shape_of(blocks)[0]
+    none = const(np.zeros((1, 1), np.bool_))
+    if keys < 0:  # the ring: the new rows are the last S keys
+        row = rlx.ReshapeOp(blocks, (1, tokens)).result
+        inside = const(np.ones((1, tokens), np.bool_))
+        old = const(np.full((1, -keys), -1, np.int32))
+        key_blocks = rlx.ConcatOp([old, row], 1).result
+        inside = rlx.ConcatOp([const(np.zeros((1, -keys), np.bool_)), inside], 1).result
+    else:
+        at = rlx.SubOp(
+            const(np.arange(keys, dtype=np.int32)), position
+        ).result  # j − position, [K]
+        inside = rlx.WhereOp(
+            rlx.CompareOp(at, const(np.zeros(1, np.int32)), "ge").result,
+            rlx.CompareOp(at, const(np.array([tokens], np.int32)), "lt").result,
+            const(np.zeros(1, np.bool_)),
+        ).result
+        index = rlx.WhereOp(inside, at, const(np.zeros(1, np.int32))).result
+        key_blocks = rlx.ReshapeOp(rlx.GatherOp(blocks, index).result, (1, keys)).result
+        inside = rlx.ReshapeOp(inside, (1, keys)).result
+    query_blocks = rlx.ReshapeOp(blocks, (tokens, 1)).result
+    same = rlx.CompareOp(key_blocks, query_blocks, "eq").result
+    image = rlx.CompareOp(query_blocks, const(np.zeros((1, 1), np.int32)), "ge").result
+    same = rlx.WhereOp(same, image, none).result
+    same = rlx.WhereOp(same, inside, none).result
+    return rlx.WhereOp(same, const(np.ones((1, 1), np.bool_)), visible).result

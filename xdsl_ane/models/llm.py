@@ -74,6 +74,7 @@ from xdsl_ane.models.constants import const, scaled, softcapped
 from xdsl_ane.models.delta_net import delta_net
 from xdsl_ane.models.hf_config import ACTIVATIONS, EMBED
 from xdsl_ane.models.kv_cache import (
+    block_visible,
     cache_layers,
     cache_shapes,
     layer_kv,
@@ -122,6 +123,10 @@ class LlmShape:
     """A mixture of experts "dense" (every expert in the program) or
     "routed" (the program cut into segments at its layers, the experts'
     weights inputs: `models/routed.py`)."""
+    image_blocks: bool = False
+    """Prefill also takes `image_blocks` [S] (i32: the image each row
+    belongs to, −1 for text), and rows of one image see each other both
+    ways (Gemma 3: `models/vision_language.py`'s block_visible)."""
 
 
 @dataclass(frozen=True)
@@ -344,6 +349,8 @@ class LlmBuilder:
         self.base = base
         self.dtype = dtype
         self.ring: tuple[SSAValue, SSAValue] | None = None
+        self.blocks: SSAValue | None = None
+        """This call's image_blocks (LlmShape.image_blocks), or None."""
         """The local cache's write index and mask of the last `stack`."""
         self.maxima: list[SSAValue] = []
         """The probes of the last `stack` (shape.probe)."""
@@ -743,6 +750,8 @@ class LlmBuilder:
         keys = const(np.arange(context, dtype=np.int32)[None, :])
         queries = rlx.ReshapeOp(positions, (tokens, 1)).result
         visible = rlx.CompareOp(keys, queries, "le").result
+        if self.blocks is not None:
+            visible = block_visible(self.blocks, visible, position, context)
         masks = {"full": self.additive(visible, tokens)}
         window = self.c.sliding_window
         ring = self.decoder.local_window is not None
@@ -907,7 +916,10 @@ class LlmBuilder:
         c, decoder = self.c, self.decoder
         caches = self.state_types()
         inputs = decoder.input_names()
+        if decoder.shape.image_blocks and tokens > 1:  # a prefill's images
+            inputs.append("image_blocks")
         types = {
+            "image_blocks": tensor((tokens,), i32),
             "hidden_states": tensor((1, tokens, c.hidden_size), f32),
             "position": tensor((1,), i32),
             PER_LAYER_INPUTS: tensor(
@@ -922,6 +934,7 @@ class LlmBuilder:
         def body(*values: SSAValue) -> list[SSAValue]:
             given = dict(zip([*inputs, *caches], values))
             self.per_layer = given.get(PER_LAYER_INPUTS)
+            self.blocks = given.get("image_blocks")
             self.kv_inputs = {
                 s: (given[shared_names(s)[0]], given[shared_names(s)[1]])
                 for s in shared_inputs(decoder)

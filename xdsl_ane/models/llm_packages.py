@@ -331,3 +331,30 @@ def weight_bytes(units: list[Unit], fp16: bool = False) -> int:
     for unit in units:
         merged |= unit.fp16_sizes if fp16 else unit.sizes
     return sum(merged.values())
+
+
+SEGMENT_FUNCTIONS = {
+    "embed": {"prefill": "embed_prefill", "decode": "embed_decode"},
+    "layers": {},
+    "head": {"prefill": "head_prefill", "decode": "head_decode"},
+}
+"""One package's functions when its embedding is a step of its own
+(a vision-language decoder: the runtime merges the image features into
+the embedding's rows): each part's functions, renamed as this says."""
+
+
+def segments_module(decoder: Decoder) -> builtin.ModuleOp:
+    """The embedding's, the layers' and the head's functions in one
+    module (renamed as SEGMENT_FUNCTIONS says): one blob, a tied table
+    once, the caches the layers' states."""
+    from xdsl.dialects import builtin
+    from xdsl.dialects.builtin import StringAttr
+
+    functions = []
+    for part, names in SEGMENT_FUNCTIONS.items():
+        module = decoder.part(part=part, layers=None).build()
+        for f in list(module.ops):
+            f.detach()
+            f.sym_name = StringAttr(names.get(f.sym_name.data, f.sym_name.data))
+            functions.append(f)
+    return builtin.ModuleOp(functions)

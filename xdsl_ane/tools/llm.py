@@ -58,7 +58,11 @@ def add_compile_llm_command(commands: Any) -> None:
         "safetensors) of a decoder of one of the families {families} and writes one "
         "multifunction package (prefill and decode sharing one weight blob, the "
         "KV cache as Core ML state) and OUT.manifest.json, the calling protocol "
-        "a runtime needs; with --layers-per-package a directory of packages.",
+        "a runtime needs; with --layers-per-package a directory of packages. A "
+        "vision-language checkpoint (LLaVA, Idefics3/SmolVLM; the torch extra) "
+        "gives its language model's packages, the embedding a step of its own, "
+        "and a vision package beside them (OUT.vision.mlpackage, or "
+        "OUT/vision.mlpackage) for generate --image.",
     )
     listing_families(compile_llm_)
     compile_llm_.add_argument("checkpoint", help="Hugging Face model directory")
@@ -171,6 +175,15 @@ def add_generate_command(commands: Any) -> None:
         "add_generation_prompt=True) does",
     )
     generate.add_argument(
+        "--image",
+        metavar="IMAGE",
+        help="an image (PNG, JPEG, ...) for a vision-language package: processed "
+        "as the checkpoint's image processor does and put where the prompt's image "
+        "token is (with --chat: where the chat template puts it; with --prompt "
+        "and no image token: first; with --prompt-ids: the ids hold one image "
+        "token, expanded to the image's feature rows)",
+    )
+    generate.add_argument(
         "--show-ids",
         action="store_true",
         help="with --prompt: also print the prompt's and the new token ids",
@@ -213,7 +226,8 @@ def add_generate_command(commands: Any) -> None:
         "--reference",
         metavar="CHECKPOINT",
         help="also run transformers on the checkpoint (greedy, stopping at the "
-        "same end-of-sequence tokens) and compare",
+        "same end-of-sequence tokens; with --image, on the same pixels) and "
+        "compare",
     )
     generate.set_defaults(handler=command_generate)
 
@@ -238,11 +252,11 @@ def command_compile_llm(args: Any) -> int:
         if split:
             check_split_output(output, reason)
         outputs = [output] if split else [output, manifest_path(output, "mlpackage")]
-        if not split:  # the copies of the text files beside it
+        if not split:  # the copies of the text files beside it, the vision package
             outputs += [
                 output.with_name(f"{output.stem}.{name}")
-                for name in TEXT_FILES
-                if (Path(args.checkpoint) / name).exists()
+                for name in TEXT_FILES + vision_outputs(args.checkpoint)
+                if name.startswith("vision.") or (Path(args.checkpoint) / name).exists()
             ]
         check_outputs(outputs, args.force, [args.checkpoint])
 
@@ -289,6 +303,9 @@ def command_compile_llm(args: Any) -> int:
         print(f"  wrote {output}/ ({files} packages, manifest.json)")
     else:
         print(f"  wrote {output} and {manifest_path(output, 'mlpackage')}")
+    if package.vision is not None:
+        print(f"  {vision_line(package.vision, output if split else output.parent)}")
+        print(f"  vision {package.vision.estimate_line(args.chip)}")
     if package.text_files:
         where = "into it" if split else f"beside it ({output.stem}.NAME)"
         eos = ids_text(record["eos_token_id"]) or "none"
@@ -300,6 +317,41 @@ def command_compile_llm(args: Any) -> int:
         print("  validated: coremltools' MIL loader rebuilt both functions and states")
     print(f"  {fp16_line(record['fp16'])}")
     return 0
+
+
+def vision_outputs(checkpoint: str) -> tuple[str, ...]:
+    """The files a vision-language checkpoint adds beside one package
+    (those of its processor files it has are kept by the caller); none for
+    a text model or a checkpoint whose config.json does not read (the
+    compile names that problem)."""
+    import json
+
+    from xdsl_ane.api.vlm import PROCESSOR_FILES, VISION_PACKAGE
+    from xdsl_ane.models.vision_language import VISION_FAMILIES
+
+    try:
+        config = json.loads((Path(checkpoint) / "config.json").read_text())
+        architectures = config.get("architectures") or []
+    except (OSError, ValueError, AttributeError):
+        return ()
+    if not any(str(a) in VISION_FAMILIES for a in list(architectures)):
+        return ()
+    return (
+        f"{VISION_PACKAGE}.mlpackage",
+        f"{VISION_PACKAGE}.manifest.json",
+        *PROCESSOR_FILES,
+    )
+
+
+def vision_line(vision: Any, directory: Path) -> str:
+    """What the vision package of a vision-language checkpoint holds."""
+    r = vision.record
+    height, width = r["image_size"]
+    return (
+        f"vision: wrote {directory / r['path']} ({r['family']}: {height}x{width} "
+        f"pixels -> {r['image_tokens']} image tokens of {r['hidden_size']}, in "
+        f"place of token {r['image_token_id']})"
+    )
 
 
 def fp16_line(fp16: dict[str, Any]) -> str:
@@ -378,15 +430,32 @@ def command_generate(args: Any) -> int:
     sampling = sampling_options(args)
     runner = PackageRunner(args.package)
     tokenizer = None
+    vision = None
+    if args.image is not None:
+        from xdsl_ane.api.images import read_image
+        from xdsl_ane.api.vlm import VisionRunner
+
+        vision = VisionRunner(runner)
+        image = vision.prepare(read_image(args.image))
     if args.prompt is not None:
         tokenizer = runner.tokenizer()
-        if args.chat:
+        if vision is not None:
+            prompt = vision.text_prompt(tokenizer, args.prompt, args.chat, image)
+        elif args.chat:
             prompt = tokenizer.encode_chat([{"role": "user", "content": args.prompt}])
         else:
             prompt = tokenizer.encode(args.prompt)
         what = "--prompt"
     else:
         prompt, what = parse_ids(args.prompt_ids), "--prompt-ids"
+        if vision is not None:
+            beside = runner.text_files.get("tokenizer.json")
+            tokenizer_ = runner.tokenizer() if beside is not None else None
+            prompt = vision.expand_ids(prompt, image, tokenizer_)
+    rows = None
+    if vision is not None:
+        runner.check_prompt(prompt, args.max_new_tokens, what, sampling)
+        rows = vision.rows(prompt, vision.image_features(image))
     if args.reference:
         check_reference(args.reference, runner.record)
     runner.check_prompt(prompt, args.max_new_tokens, what, sampling)
@@ -407,6 +476,8 @@ def command_generate(args: Any) -> int:
         stop=runner.eos,
         sampling=sampling,
         on_token=on_token,
+        rows=rows,
+        blocks=None if vision is None else vision.blocks(prompt),
     )
     if tokenizer is not None:
         print(stream.finish(), flush=True)
@@ -415,7 +486,12 @@ def command_generate(args: Any) -> int:
     if not args.reference:
         return 0
     ref_tokens, ref_logits = reference_generate(
-        args.reference, prompt, args.max_new_tokens, runner.eos
+        args.reference,
+        prompt,
+        args.max_new_tokens,
+        runner.eos,
+        None if vision is None else vision.reference_pixels(image),
+        None if vision is None else vision.token_type_ids(prompt),
     )
     print(f"reference: {ids_text(ref_tokens)}")
     if logits:
