@@ -69,11 +69,16 @@ def coremltools_w8a8(fp_model, fp_path: Path, samples: list[dict], out: Path):
     def stats(fpmodel, sample_data, calibration_op_group_size=-1):
         start = time.perf_counter()
         ranges: dict = defaultdict(dict)
+        outputs = [o.name for o in fpmodel.get_spec().description.output]
         for data in sample_data:
             recorded = Recorded()
             inputs = as_arguments(program.module, list(data.values()))
-            run_function(program.module, inputs, program.weights, listeners=(recorded,))
-            for name, value in {**data, **recorded.values}.items():
+            results = run_function(
+                program.module, inputs, program.weights, listeners=(recorded,)
+            )
+            # predict returns the model's outputs by name beside the rest
+            named = {**data, **recorded.values, **dict(zip(outputs, results))}
+            for name, value in named.items():
                 experimental._update_tensor_range(name, value, ranges)
         spent[0] += time.perf_counter() - start
         return ranges
@@ -129,6 +134,30 @@ def relative_error(outputs: list[np.ndarray], reference: list[np.ndarray]) -> fl
     return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
 
 
+def pooled_class():
+    import torch
+
+    class Pooled(torch.nn.Module):
+        """The model's pooled features alone: coremltools' activation
+        quantization fails where an output is also read by another op
+        (ResNet-50's last hidden state, which its pooler reads: "cannot
+        delete op ... that's block's output"), so both compilers take
+        this one output."""
+
+        def __init__(self, model) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, x):
+            return self.model(x).pooler_output
+
+    return Pooled
+
+
+def Pooled(model):  # noqa: N802  (a class made on demand: torch is an extra)
+    return pooled_class()(model)
+
+
 def measure_case(args: argparse.Namespace) -> dict[str, Any]:
     import coremltools as ct
     import torch
@@ -140,6 +169,7 @@ def measure_case(args: argparse.Namespace) -> dict[str, Any]:
     from xdsl_ane.estimator import estimate
 
     model, (x,) = build(args.case)
+    model = Pooled(model).eval()
     with torch.no_grad():
         program = torch.export.export(model, (x,))
         outputs = torch.utils._pytree.tree_leaves(program.module()(x))
