@@ -185,6 +185,7 @@ def sandbox(tmp_path_factory) -> Path:
         root / "out" / "qwen3_decoder_layer.weights.npz",
         **make_weights(module, QWEN3_0_6B, 0),
     )
+    torch.manual_seed(0)  # the same weights each run: transcripts show numbers
     mlp = torch.nn.Sequential(
         torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.LayerNorm(64)
     ).eval()
