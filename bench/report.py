@@ -30,6 +30,7 @@ from bench.common import (
 )
 from bench.report_asr import asr_table
 from bench.report_decoders import decoders_table
+from bench.report_vlm import vlm_table
 from bench.report_w8a8 import w8a8_table
 
 BEGIN = (
@@ -954,6 +955,11 @@ def markdown(r: dict[str, Any]) -> str:
         sections.append(
             "### Whisper: compile-asr beside coremltools' encoder\n\n"
             + asr_table(r["asr"])
+        )
+    if "vlm" in r:
+        sections.append(
+            "### A vision-language model's vision package beside coremltools'\n\n"
+            + vlm_table(r["vlm"])
         )
     if "startup" in r:
         sections.append(

@@ -131,6 +131,8 @@ def measure_all(
     results["w8a8"] = runner.section("w8a8")
     # Whisper base and small: compile-asr, the estimates, coremltools' encoder
     results["asr"] = runner.section("asr")
+    # a SmolVLM-shaped vision package vs ct.convert of the same tower
+    results["vlm"] = runner.section("vlm")
     # weight compression vs coremltools', and the k-means alone
     results["compression"] = runner.section("compression")
     results["kmeans"] = runner.section("kmeans")
