@@ -369,14 +369,15 @@ def program_greedy(directory: Path, prompt: list[int], steps: int, shape):
     for function, start, count in calls:
         ids = np.zeros(shape.prefill if function == "prefill" else 1, np.int32)
         ids[:count] = prompt[start : start + count]
-        out = runtime.call(function, [ids, np.array([start], np.int32)])
+        out = runtime.call(function, program_inputs(checkpoint, config, ids, start))
         rows.append(np.concatenate(out, 1)[:count].astype(np.float32))
     logits = np.concatenate(rows)
     token = int(logits[-1].argmax())
     tokens, steps_logits = [token], []
     for i in range(steps):
         position = np.array([len(prompt) + i], np.int32)
-        out = runtime.call("decode", [np.array([token], np.int32), position])
+        ids = np.array([token], np.int32)
+        out = runtime.call("decode", program_inputs(checkpoint, config, ids, position))
         step = np.concatenate(out, 1)[0].astype(np.float32)
         steps_logits.append(step)
         token = int(step.argmax())
@@ -392,3 +393,15 @@ def assert_same_greedy(got, expected, rtol: float = 1e-4) -> None:
     for g, e in zip(got[1], expected[1]):
         np.testing.assert_allclose(g, e, rtol=rtol, atol=rtol * scale)
     assert got[2] == expected[2]
+
+
+def program_inputs(checkpoint, config, ids, position) -> list[np.ndarray]:
+    """input_ids, position and, with per-layer inputs (Gemma 4), the
+    per-layer table's rows of the ids, as the runtime reads them from the
+    file beside the package."""
+    from xdsl_ane.models.per_layer_inputs import checkpoint_rows
+
+    given = [ids, np.asarray(position, np.int32).reshape(1)]
+    if config.per_layer_width:
+        given.append(checkpoint_rows(config, checkpoint, ids))
+    return given

@@ -900,7 +900,7 @@ def test_routed_experts_decode_reads_only_the_picked(tmp_path, family):
 
     checkpoint = tmp_path / "ckpt"
     write_checkpoint(checkpoint, family)
-    options = dict(context=32, prefill=4, chunk=128)
+    options = dict(context=32, prefill=4, chunk=512)
     compile_llm(checkpoint, **options, experts="routed").save(tmp_path / "r.mlpackage")
     compile_llm(checkpoint, **options).save(tmp_path / "d.mlpackage")
     assert (tmp_path / "r.experts.bin").is_file()
@@ -991,7 +991,7 @@ def test_routed_experts_in_several_inputs(tmp_path, monkeypatch):
 
     checkpoint = tmp_path / "ckpt"
     write_checkpoint(checkpoint, "qwen3_moe")
-    options = dict(context=32, prefill=4, chunk=128)
+    options = dict(context=32, prefill=4, chunk=512)
     compile_llm(checkpoint, **options).save(tmp_path / "d.mlpackage")
     monkeypatch.setattr(routed, "MAX_DIMENSION", 64)
     compile_llm(checkpoint, **options, experts="routed").save(tmp_path / "r.mlpackage")
@@ -1042,6 +1042,58 @@ def test_gemma4_package_generates_transformers_tokens(tmp_path, capsys):
 
     with pytest.raises(XdslAneError, match="architectures: gemma4_text models"):
         training_setup(checkpoint, 8)
+
+
+def test_gemma4_per_layer_table_is_a_file_beside_the_packages(tmp_path):
+    """Gemma 4's per-layer embedding table is no constant of the package:
+    it is OUT.per_layer.bin (OUT/per_layer.bin split), the checkpoint's
+    rows in fp16, which the manifest records; the package's blob is
+    smaller than the table's bytes. Whole and split generate the same
+    tokens from it; a short file is a one-line error naming it."""
+    checkpoint = tmp_path / "ckpt"
+    write_checkpoint(  # a table of 2000 × 4 · 128, 2 MB in fp16
+        checkpoint,
+        "gemma4_text",
+        tied=True,
+        vocab_size=2000,
+        vocab_size_per_layer_input=2000,
+        hidden_size_per_layer_input=128,
+    )
+    config = llm_config(read_checkpoint(checkpoint))
+    name = "model.embed_tokens_per_layer.weight"
+    table = read_checkpoint(checkpoint).tensor(name)[: config.vocab_size]
+    expected = np.asarray(table, np.float32).astype(np.float16).tobytes()
+    options = dict(context=32, prefill=4, chunk=512)
+    whole = compile_llm(checkpoint, **options, output=tmp_path / "w.mlpackage")
+    record = whole.manifest_record["per_layer"]
+    assert record["file"] == "per_layer.bin" and record["dtype"] == "fp16"
+    assert record["shape"] == [config.vocab_size, config.num_layers * 128]
+    assert record["input"] == "per_layer_rows"
+    assert "per_layer_rows" in whole.manifest_record["inputs"]
+    assert (tmp_path / "w.per_layer.bin").read_bytes() == expected
+    (blob,) = (tmp_path / "w.mlpackage").rglob("weight.bin")
+    assert blob.stat().st_size < len(expected)
+    row = 2 * config.num_layers * 128  # a row's bytes; row 0 (padding) is 0
+    assert expected[5 * row : 6 * row] not in blob.read_bytes()
+    split = tmp_path / "s"
+    compile_llm(checkpoint, **options, layers_per_package=2, output=split)
+    assert (split / "per_layer.bin").read_bytes() == expected
+    embed = json.loads((split / "manifest.json").read_text())["llm"]["packages"][0]
+    assert embed["inputs"] == ["input_ids", "per_layer_rows"]
+    prompt = [5, 17, 200, 3, 99, 42, 7]
+    tokens = PackageRunner(tmp_path / "w.mlpackage").generate(prompt, 6)[0]
+    assert PackageRunner(split).generate(prompt, 6)[0] == tokens
+    with open(split / "per_layer.bin", "r+b") as f:
+        f.truncate(len(expected) - 2)
+    with pytest.raises(XdslAneError) as error:
+        PackageRunner(split)
+    assert str(error.value) == (
+        f"{split / 'per_layer.bin'}: the per-layer embedding table is missing or "
+        f"not {len(expected)} bytes"
+    )
+    (tmp_path / "w.per_layer.bin").unlink()
+    with pytest.raises(XdslAneError, match="w.per_layer.bin: the per-layer"):
+        PackageRunner(tmp_path / "w.mlpackage")
 
 
 def test_gemma4_config_of_the_hub_form(tmp_path):

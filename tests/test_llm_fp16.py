@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 import pytest
-from llm_checkpoints import write_checkpoint
+from llm_checkpoints import program_inputs, write_checkpoint
 
 from xdsl_ane.api.llm import PackageRunner, reference_generate
 from xdsl_ane.api.llm_compile import compile_llm
@@ -135,7 +135,9 @@ def test_rescaling_leaves_the_fp32_program_unchanged(tmp_path, family, names, fa
         runtime = StatefulRuntime(module, Decoder(c, shape).weights(checkpoint, module))
         ids = np.array(PROMPT[:4], np.int32)
         outputs.append(
-            np.concatenate(runtime.call("prefill", [ids, np.zeros(1, np.int32)]), 1)
+            np.concatenate(
+                runtime.call("prefill", program_inputs(checkpoint, c, ids, 0)), 1
+            )
         )
     scale = np.abs(outputs[0]).max()
     np.testing.assert_allclose(outputs[1], outputs[0], rtol=1e-5, atol=1e-5 * scale)

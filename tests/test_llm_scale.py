@@ -199,8 +199,8 @@ def test_size_guard_with_layers_per_package(tied, tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def gemma4(tmp_path_factory):
-    """A tied four-layer Gemma 4 text in bf16 (its per-layer embedding and
-    projection in the embedding's package)."""
+    """A tied four-layer Gemma 4 text in bf16 (its per-layer projection in
+    the embedding's package, its per-layer embedding in a file beside)."""
     directory = tmp_path_factory.mktemp("gemma4") / "ckpt"
     write_checkpoint(directory, "gemma4_text", True, "bfloat16")
     return directory
@@ -208,9 +208,9 @@ def gemma4(tmp_path_factory):
 
 def test_the_embeddings_package_is_planned_as_it_compresses(gemma4):
     """In the embedding's package, as mil-compress-weights tells them
-    apart: both gathered tables (the embedding, Gemma 4's per-layer one)
-    compress as the embedding, the per-layer projection as a linear
-    weight."""
+    apart: the gathered table compresses as the embedding, Gemma 4's
+    per-layer projection as a linear weight; its per-layer table is not
+    in the package (a file beside it)."""
     from xdsl_ane.models.hf_config import llm_config
     from xdsl_ane.models.llm import Decoder, LlmShape
     from xdsl_ane.models.llm_packages import Compression, llm_units
@@ -220,7 +220,6 @@ def test_the_embeddings_package_is_planned_as_it_compresses(gemma4):
     embed = llm_units(decoder, Compression("int4", embedding="int8"))[0]
     assert {name: how for name, how in embed.sizes if how != "fp16"} == {
         "model.embed_tokens.weight": "int8 per-block 32",
-        "model.embed_tokens_per_layer.weight": "int8 per-block 32",
         "model.per_layer_model_projection.weight": "int4 per-block 32",
     }
 
@@ -327,6 +326,59 @@ def test_calibration_a_part_at_a_time(tmp_path, family):
             whole = np.maximum(whole, [float(o.reshape(-1)[0]) for o in out[-count:]])
     decoder = Decoder(config, shape)
     assert residual_maxima(checkpoint, decoder, prompts) == list(whole)
+
+
+def test_gemma4_e2b_fits_packages_of_1gb():
+    """A Gemma-4-E2B-shaped config (no weights: the plan's estimates):
+    its per-layer table, 262144 × 35 · 256 (4.7 GB in fp16), is the file
+    beside the packages, not in the embedding's package, so the model
+    splits into packages of at most 1 GB; with the table the embedding's
+    package alone would hold over 5 GB."""
+    from pathlib import Path
+
+    from xdsl_ane.models.hf_config import llm_config
+    from xdsl_ane.models.llm import Decoder, LlmShape
+    from xdsl_ane.models.llm_packages import (
+        DEFAULT_MAX_PACKAGE_SIZE,
+        Compression,
+        llm_units,
+        plan_packages,
+        position_bytes,
+    )
+    from xdsl_ane.models.per_layer_inputs import per_layer_shape
+    from xdsl_ane.weights.checkpoint import Checkpoint
+
+    transformers = pytest.importorskip("transformers")
+    saved = transformers.Gemma4TextConfig(
+        hidden_size=1536,
+        intermediate_size=6144,
+        num_hidden_layers=35,
+        num_attention_heads=8,
+        num_key_value_heads=1,
+        head_dim=256,
+        global_head_dim=512,
+        num_kv_shared_layers=20,
+        use_double_wide_mlp=True,
+        hidden_size_per_layer_input=256,
+        vocab_size=262144,
+        vocab_size_per_layer_input=262144,
+        tie_word_embeddings=True,
+    ).to_dict()
+    saved["architectures"] = ["Gemma4ForCausalLM"]
+    config = llm_config(Checkpoint(Path("ckpt"), saved))
+    table = 2 * int(np.prod(per_layer_shape(config)))
+    assert per_layer_shape(config) == (262144, 35 * 256)
+    assert table > 4 * 2**30
+    shape = LlmShape(context=512, prefill=64)
+    units = llm_units(Decoder(config, shape), Compression())
+    embed = units[0]
+    assert not any("per_layer.weight" in name for name, _ in embed.sizes)
+    assert embed.bytes + table > 5 * 2**30  # the embedding's package before
+    limit = DEFAULT_MAX_PACKAGE_SIZE
+    plan = plan_packages(units, limit, None, config.tied, position_bytes(shape))
+    assert plan is not None  # ~5 GB of weights: split
+    assert max(plan.sizes.values()) <= limit
+    assert embed.bytes <= plan.sizes["embed_head"] < limit  # (the final norm)
 
 
 def test_compressed_runs_stay_within_the_program_limit():

@@ -37,6 +37,12 @@ tokens go through `decode` instead (`models.llm.prompt_calls`); so do a
 short last chunk's with recurrent state (the record's `recurrent`: short
 convolutions' last rows), which padding rows would enter.
 
+Gemma 4's per-layer embedding table is a file beside the package
+(`OUT.per_layer.bin`; `per_layer.bin` in a split model's directory), fp16
+[vocab, L·P] as the record's `per_layer` says: each call passes the
+rows of its ids as the input `per_layer_rows` of the function that takes
+input_ids, read from a memory map (models/per_layer_inputs.py).
+
 Text: the checkpoint's `tokenizer.json`, `tokenizer_config.json`,
 `chat_template.jinja` and `generation_config.json`, where present, are
 copied beside the package (`OUT.tokenizer.json`, ...; in a split model's
@@ -63,6 +69,11 @@ from xdsl_ane.api.text import (
     TextTokenizer,
 )
 from xdsl_ane.errors import XdslAneError, first_line, option
+from xdsl_ane.models.per_layer_inputs import (
+    PER_LAYER_FILE,
+    PER_LAYER_ROWS,
+    gathered_rows,
+)
 from xdsl_ane.outputs import atomic_output, check_outputs
 
 if TYPE_CHECKING:
@@ -155,6 +166,9 @@ class LlmPackageSet:
     packages' weights released as each was written), or None."""
     vision: Any = field(repr=False, default=None)
     """A vision-language checkpoint's vision package (api/vlm.py)."""
+    writers: dict[str, Any] = field(repr=False, default_factory=dict)
+    """Files in the directory beside the packages (NAME), each written by
+    its function of the path (Gemma 4's `per_layer.bin`)."""
 
     @property
     def reason(self) -> str:
@@ -215,9 +229,12 @@ class LlmPackageSet:
         return path
 
     def write_rest(self, directory: Path) -> None:
-        """The copies of the text files and manifest.json, in `directory`."""
+        """The copies of the text files, the `writers`' files and
+        manifest.json, in `directory`."""
         for name, data in self.text_files.items():
             (directory / name).write_bytes(data)
+        for name, write in self.writers.items():
+            write(directory / name)
         manifest = json.dumps(self.manifest(), indent=2) + "\n"
         (directory / "manifest.json").write_text(manifest)
 
@@ -273,6 +290,25 @@ def split_record(path: Path) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and "packages" in record else None
 
 
+def per_layer_table(file: Path, record: dict[str, Any]) -> Any:
+    """The map of the per-layer table's file (`file`: in a split model's
+    directory; else the package, the file beside it) as [vocab, L·P]
+    fp16 (None: the model has none); a missing or short file is an error
+    naming it."""
+    table = record.get("per_layer")
+    if table is None:
+        return None
+    if file.suffix == ".mlpackage":
+        file = file.with_name(f"{file.stem}.{table['file']}")
+    shape = tuple(int(n) for n in table["shape"])
+    need = 2 * int(np.prod(shape))
+    if not file.is_file() or file.stat().st_size != need:
+        raise XdslAneError(
+            f"{file}: the per-layer embedding table is missing or not {need} bytes"
+        )
+    return np.memmap(file, np.float16, mode="r", shape=shape)
+
+
 def routed_experts(path: Path, record: dict[str, Any]) -> Any:
     """The map of the experts file beside a routed package (None: not
     routed); a missing or short file is an error naming it."""
@@ -323,6 +359,11 @@ class PackageRunner:
         self.manifest_dir = beside
         """Where the manifest's relative paths start (the vision package)."""
         self.experts = routed_experts(path, record)
+        self.per_layer = per_layer_table(
+            path / PER_LAYER_FILE if "packages" in record else path, record
+        )
+        """Gemma 4's per-layer table [vocab, L·P] (a read-only map of the
+        file beside the package: only a call's rows are read), or None."""
         """Routed experts' weights (a read-only map of the file beside the
         package: only the experts a call picks are read), or None."""
         text = record.get("text")
@@ -369,6 +410,9 @@ class PackageRunner:
             ids_blocks = np.full(tokens, -1, np.int32)
             ids_blocks[: len(blocks)] = blocks
             values["image_blocks"] = layout_of((tokens,)).to_ane(ids_blocks)
+        if self.per_layer is not None:  # the table's rows of the ids
+            rows_in = gathered_rows(self.per_layer, padded, self.record["per_layer"])
+            values[PER_LAYER_ROWS] = layout_of(rows_in.shape).to_ane(rows_in)
         for part, runtime in self.parts:
             name = part.get("function_names", {}).get(function, function)
             if part.get("experts_layer") is not None:
@@ -377,6 +421,9 @@ class PackageRunner:
             inputs = part["inputs"]
             if isinstance(inputs, dict):  # routed segments: per function
                 inputs = inputs[function]
+            if PER_LAYER_ROWS in inputs:  # in the program's precision
+                at = list(inputs).index(PER_LAYER_ROWS)
+                values[PER_LAYER_ROWS] = as_argument(runtime, name, at, values)
             outputs = runtime.call(name, [values[n] for n in inputs])
             feeds = part.get("feeds", {})
             values.update(zip([feeds.get(o, o) for o in part["outputs"]], outputs))
@@ -538,6 +585,16 @@ class PackageRunner:
             if len(tokens) == max_new_tokens or tokens[-1] in stop:
                 return tokens, logits_seen
             row = self.call("decode", [tokens[-1]], len(prompt) + len(tokens) - 1)[0]
+
+
+def as_argument(runtime: Any, function: str, index: int, values: dict) -> Any:
+    """values[PER_LAYER_ROWS] in the dtype of `function`'s argument
+    `index` (fp16 in a compiled package)."""
+    from xdsl_ane.interpreter.values import find_function, numpy_dtype
+
+    arg = find_function(runtime.module, function).body.block.args[index]
+    dtype = numpy_dtype(arg.type.element_type)
+    return values[PER_LAYER_ROWS].astype(dtype, copy=False)
 
 
 def merged_rows(

@@ -223,29 +223,48 @@ class LlmCompilation:
     def record(self) -> dict[str, Any]:
         """The manifest's `llm` record of one package."""
         o, config, decoder = self.options, self.config, self.decoder
-        return {
-            "family": config.family.name,
-            "vocab_size": config.vocab_size,
-            "context": o.context,
-            "prefill": o.prefill,
-            "functions": {"prefill": o.prefill, "decode": 1},
-            "inputs": ["input_ids", "position"],
-            "states": cache_states(decoder),
-            "local_window": decoder.local_window,
-            "recurrent": config.recurrent,
-            "outputs": decoder.output_names(),
-            "argmax": o.argmax,
-            "head_chunks": [
-                [s, e] for s, e in chunks(config.vocab_size, decoder.shape.chunk)
-            ],
-            "protocol": "prefill at positions 0, N, 2N, ... (the last chunk padded; "
-            "with local_window W, a last chunk ending past W runs through decode "
-            "instead, and with recurrent states a short last chunk always does), "
-            "then decode one token per call at its position; states start at "
-            "zeros",
-            "eos_token_id": self.eos,
-            "fp16": self.fp16,
-        } | self.routed_record()
+        return (
+            {
+                "family": config.family.name,
+                "vocab_size": config.vocab_size,
+                "context": o.context,
+                "prefill": o.prefill,
+                "functions": {"prefill": o.prefill, "decode": 1},
+                "inputs": decoder.input_names(),
+                "states": cache_states(decoder),
+                "local_window": decoder.local_window,
+                "recurrent": config.recurrent,
+                "outputs": decoder.output_names(),
+                "argmax": o.argmax,
+                "head_chunks": [
+                    [s, e] for s, e in chunks(config.vocab_size, decoder.shape.chunk)
+                ],
+                "protocol": "prefill at positions 0, N, 2N, ... (the last chunk padded; "
+                "with local_window W, a last chunk ending past W runs through decode "
+                "instead, and with recurrent states a short last chunk always does), "
+                "then decode one token per call at its position; states start at "
+                "zeros",
+                "eos_token_id": self.eos,
+                "fp16": self.fp16,
+            }
+            | self.routed_record()
+            | self.per_layer_record()
+        )
+
+    def per_layer_record(self) -> dict[str, Any]:
+        """With per-layer inputs (Gemma 4): the `per_layer` record of the
+        table's file beside the package (`models/per_layer_inputs.py`)."""
+        if not self.config.per_layer_width:
+            return {}
+        from xdsl_ane.models.per_layer_inputs import per_layer_record
+
+        return {"per_layer": per_layer_record(self.config)}
+
+    def write_per_layer(self, path: Path) -> None:
+        """The per-layer table's file at `path`."""
+        from xdsl_ane.models.per_layer_inputs import write_per_layer
+
+        write_per_layer(self.config, self.checkpoint, path)
 
     def routed_record(self) -> dict[str, Any]:
         """With routed experts: the segments a call runs in order (their
@@ -398,6 +417,10 @@ class LlmCompilation:
         if vision is not None:
             single.writers |= vision.writers()
             single.vision = vision
+        if self.config.per_layer_width:
+            from xdsl_ane.models.per_layer_inputs import PER_LAYER_FILE
+
+            single.writers[PER_LAYER_FILE] = self.write_per_layer
         if self.options.experts == "routed":
             from xdsl_ane.models.checkpoint_use import row_views
             from xdsl_ane.models.routed import write_experts
@@ -446,6 +469,10 @@ class LlmCompilation:
             package_set = LlmPackageSet(packages, record, self.source, self.text_files)
             if self.vision is not None:
                 package_set.vision = vision
+            if self.config.per_layer_width:
+                from xdsl_ane.models.per_layer_inputs import PER_LAYER_FILE
+
+                package_set.writers[PER_LAYER_FILE] = self.write_per_layer
             if directory is not None:
                 package_set.write_rest(directory)
         if output is not None:

@@ -18,7 +18,7 @@ from xdsl_ane.errors import XdslAneError
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import EMBED
 from xdsl_ane.models.llm import Decoder, LlmShape
-from xdsl_ane.models.per_layer_inputs import PER_LAYER_TABLE
+from xdsl_ane.models.per_layer_inputs import PER_LAYER_ROWS, checkpoint_rows
 from xdsl_ane.weights.checkpoint import Checkpoint
 from xdsl_ane.weights.lazy import LazyWeight
 
@@ -92,7 +92,10 @@ def probe_maxima(
             ids = np.zeros(shape.prefill, np.int32)
             part = prompt[start : start + shape.prefill]
             ids[: len(part)] = part
-            out = runtime.call("prefill", [ids, np.array([start], np.int32)])
+            given = [ids, np.array([start], np.int32)]
+            if config.per_layer_width:  # the rows the file would give
+                given.append(checkpoint_rows(config, checkpoint, ids))
+            out = runtime.call("prefill", given)
             seen = [float(o.reshape(-1)[0]) for o in out[-count:]]
             maxima = np.maximum(maxima, seen)
     if not np.all(np.isfinite(maxima)):
@@ -146,6 +149,10 @@ def part_maxima(
                 "input_ids": renumbered[i] if part == "embed" else None,
                 "position": np.array([start], np.int32),
             }
+            if part == "embed" and config.per_layer_width:  # the file's rows
+                ids = np.zeros(shape.prefill, np.int32)
+                ids[: len(calls[i][2])] = calls[i][2]
+                given[PER_LAYER_ROWS] = checkpoint_rows(config, checkpoint, ids)
             out = runtime.call("prefill", [given[n] for n in named.input_names()])
             values[i].update(zip(named.output_names(), out))
             # np.max, not max(): a NaN must carry on to the check
@@ -188,7 +195,8 @@ def embedding_rows(
     call's ids renumbered into it: the same values as the whole table's
     program (a gather, then the family's scales), without widening a
     vocabulary's rows to float32 for a few hundred ids; the per-layer
-    embedding's rows alike, with the rest of its program's weights."""
+    embedding's rows given as an input (`per_layer_rows`), its program's
+    other weights read whole."""
 
     def own(t: int) -> int:  # placeholders read the pad's rows (padded_ids)
         return config.pad_id if t in config.padded_ids else t
@@ -202,17 +210,13 @@ def embedding_rows(
     module = Decoder(rows, replace(shape, part="embed", layers=None, chunk=whole))
     module = module.build()
     tables = {config.weight_name(EMBED): config.hidden_size}  # gpt_neox.embed_in
-    per_layer = config.weight_name(PER_LAYER_TABLE)
-    if config.per_layer_width:
-        tables[per_layer] = config.num_layers * config.per_layer_width
     weights: dict[str, Any] = {
         op.param_name.data: checkpoint.lazy(op.param_name.data, shape_of(op.result))
         for op in module.walk()
         if isinstance(op, rlx.ParamOp) and op.param_name.data not in tables
     }
     for name, width in tables.items():
-        height = config.per_layer_vocab if name == per_layer else None
-        table = checkpoint.lazy(name, (height or config.vocab_size, width))
+        table = checkpoint.lazy(name, (config.vocab_size, width))
         weights[name] = np.concatenate([table.read_rows(t, t + 1) for t in used])
     renumbered = []
     for _, _, ids in calls:

@@ -64,11 +64,6 @@ def row_views(config: LlmConfig, chunk: int) -> dict[str, RowView]:
         for base in dict.fromkeys([EMBED, head_name(config)])
         for start, end in (parts if len(parts) > 1 else [])
     ]
-    if config.per_layer_width:  # in chunks too, or its first vocab_size rows
-        rows = (config.per_layer_vocab, config.num_layers * config.per_layer_width)
-        if len(parts) > 1 or rows[0] != config.vocab_size:
-            name = config.weight_name(PER_LAYER_TABLE)
-            views += [RowView(name, s, e, rows) for s, e in parts]
     moe = config.moe
     if moe is not None and config.family.expert_layout == "gpt_oss":
         views += gpt_oss_views(config)
@@ -214,8 +209,12 @@ def check_all_used(
     num_hidden_layers, a bias the config turns off) is an error naming it,
     not silently dropped. A tied checkpoint may also hold lm_head.weight
     when it equals the embedding table. `chunk`: the most rows of a
-    chunk of the embedding and the head (LlmShape.chunk)."""
+    chunk of the embedding and the head (LlmShape.chunk). The per-layer
+    embedding is read into the file beside the package
+    (`per_layer_inputs.write_per_layer`)."""
     used = read_names(modules, row_views(config, chunk)) | set(also)
+    if config.per_layer_width:  # in the file beside the package
+        used.add(config.weight_name(PER_LAYER_TABLE))
     towers = config.family.other_towers  # a multimodal checkpoint's encoders
     unused = [
         n

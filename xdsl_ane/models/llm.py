@@ -86,6 +86,7 @@ from xdsl_ane.models.kv_cache import (
 from xdsl_ane.models.moe import experts_mlp, normed_experts
 from xdsl_ane.models.per_layer_inputs import (
     PER_LAYER_INPUTS,
+    PER_LAYER_ROWS,
     per_layer_branch,
     per_layer_inputs,
 )
@@ -225,14 +226,15 @@ class Decoder:
     def input_names(self) -> list[str]:
         """The non-state inputs of shape.part's functions."""
         per_layer = [PER_LAYER_INPUTS] if self.config.per_layer_width else []
+        rows = [PER_LAYER_ROWS] if self.config.per_layer_width else []
         if self.shape.part == "embed":
-            return ["input_ids"]
+            return ["input_ids", *rows]
         if self.shape.part == "head":
             return ["hidden_states"]
         if self.shape.part == "layers":
             shared = [n for s in shared_inputs(self) for n in shared_names(s)]
             return ["hidden_states", *per_layer, "position", *shared]
-        return ["input_ids", "position"]
+        return ["input_ids", "position", *rows]
 
     def output_names(self) -> list[str]:
         if self.shape.part == "embed":
@@ -359,6 +361,8 @@ class LlmBuilder:
         (Family.attention_gate), by layer, until their attention uses them."""
         self.per_layer: SSAValue | None = None
         """The per-layer inputs [1, S, L·P] of the function being built."""
+        self.per_layer_rows: SSAValue | None = None
+        """Its input of the per-layer table's rows of its ids (PER_LAYER_ROWS)."""
         self.shared_kv: dict[int, tuple[SSAValue, SSAValue]] = {}
         """The keys and values each source layer of the last `stack`
         attended over, for the layers that share them (`kv_cache.layer_kv`)."""
@@ -885,27 +889,39 @@ class LlmBuilder:
         caches = self.state_types()
         ids, position = tensor((tokens,), i32), tensor((1,), i32)
         hidden = tensor((1, tokens, c.hidden_size), f32)
-        embedded = self.embedded
+        rows = []  # the per-layer table's rows of the ids (PER_LAYER_ROWS)
+        if c.per_layer_width:
+            rows = [tensor((1, tokens, c.num_layers * c.per_layer_width), f32)]
         names = list(caches)
+
+        def embedded(i: SSAValue, *given: SSAValue) -> SSAValue:
+            self.per_layer_rows = given[0] if given else None
+            return self.embedded(i)
+
         if shape.part == "embed":
 
-            def embed_part(i: SSAValue) -> list[SSAValue]:
-                x = embedded(i)
+            def embed_part(i: SSAValue, *given: SSAValue) -> list[SSAValue]:
+                x = embedded(i, *given)
                 return [x] if self.per_layer is None else [x, self.per_layer]
 
-            return build_function(name, [ids], embed_part, ["input_ids"])
+            return build_function(
+                name, [ids, *rows], embed_part, self.decoder.input_names()
+            )
         if shape.part == "layers":
             return self.layers_function(name, tokens)
         if shape.part == "head":
             return build_function(name, [hidden], self.final, ["hidden_states"])
+        given = len(rows)
         return build_function(
             name,
-            [ids, position, *caches.values()],
+            [ids, position, *rows, *caches.values()],
             lambda i, p, *s: (
-                self.final(self.stack(embedded(i), p, dict(zip(names, s))))
+                self.final(
+                    self.stack(embedded(i, *s[:given]), p, dict(zip(names, s[given:])))
+                )
                 + self.maxima
             ),
-            ["input_ids", "position", *names],
+            [*self.decoder.input_names(), *names],
         )
 
     def layers_function(self, name: str, tokens: int):

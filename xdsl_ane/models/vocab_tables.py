@@ -16,22 +16,18 @@ from xdsl_ane.dialects.typing import shape_of
 from xdsl_ane.models.checkpoint_use import chunk_name, chunks
 from xdsl_ane.models.constants import const, scaled, softcapped
 from xdsl_ane.models.hf_config import EMBED, head_name
-from xdsl_ane.models.per_layer_inputs import PER_LAYER_TABLE
 
 
 def embedded_rows(
     b: Any, ids: SSAValue, name: str = EMBED, width: int | None = None
 ) -> SSAValue:
-    """Rows by id of the embedding, or of the table `name` of `width` (the
-    per-layer embedding), gathered from chunks of ≤ chunk rows:
-    Σ_chunks where(start ≤ id < end, table_chunk[clamp(id − start)], 0);
-    a table of more rows than the vocabulary is read in chunks of its
-    rows (`checkpoint_use.row_views`)."""
+    """Rows by id of the embedding, or of the table `name` of `width`,
+    gathered from chunks of ≤ chunk rows:
+    Σ_chunks where(start ≤ id < end, table_chunk[clamp(id − start)], 0)."""
     c, s = b.c, shape_of(ids)[0]
     width = c.hidden_size if width is None else width
     parts = chunks(c.vocab_size, b.shape.chunk)
-    more = name == PER_LAYER_TABLE and c.per_layer_vocab != c.vocab_size
-    if len(parts) == 1 and not more:
+    if len(parts) == 1:
         return rlx.GatherOp(b.param(name, (c.vocab_size, width)), ids).result
     total = None
     zero = const(np.zeros((1, 1), np.float32))
