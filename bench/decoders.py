@@ -270,10 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.models.split(","):
             section[name] = row(name, Path(scratch))
             print(json.dumps(section[name]), flush=True)
-    if args.output:
-        args.output.write_text(json.dumps(section, indent=2) + "\n")
-    else:
-        report.store_section("decoders", section)
+    report.output_section("decoders", section, args.output)
     return 0
 
 

@@ -13,6 +13,7 @@ checks both), so a figure cannot outlive the run it came from.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -1035,6 +1036,15 @@ def write(results: dict[str, Any]) -> None:
     """Rewrites every generated block from `results`."""
     for path in BLOCKS:
         write_atomically(path, with_block(path, path.read_text(), results))
+
+
+def output_section(name: str, section: dict[str, Any], output: Path | None) -> None:
+    """A section module's last step: its figures to `output` (a JSON file)
+    where one is given, else stored under `name` (`store_section`)."""
+    if output:
+        output.write_text(json.dumps(section, indent=2) + "\n")
+    else:
+        store_section(name, section)
 
 
 def store_section(name: str, section: dict[str, Any]) -> None:

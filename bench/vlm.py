@@ -134,10 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         section["ours_over_theirs"] = round(
             section["ours"]["total_s"] / section["theirs"]["total_s"], 3
         )
-    if args.output:
-        args.output.write_text(json.dumps(section, indent=2) + "\n")
-    else:
-        report.store_section("vlm", section)
+    report.output_section("vlm", section, args.output)
     return 0
 
 

@@ -237,10 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             arguments = ["--case", name, "--samples", str(args.samples)]
             section[name] = run_child("w8a8", arguments, Path(scratch), name)
             print(name, json.dumps(section[name]), flush=True)
-    if args.output:
-        args.output.write_text(json.dumps(section, indent=2) + "\n")
-    else:
-        report.store_section("w8a8", section)
+    report.output_section("w8a8", section, args.output)
     return 0
 
 

@@ -12,6 +12,7 @@ from xdsl_ane.tools.options import (
     add_compress_arguments,
     add_output_arguments,
     compress_options,
+    first_difference,
 )
 
 
@@ -185,13 +186,10 @@ def command_transcribe(args: Any) -> int:
     limit = args.max_new_tokens or runner.record["context"] - len(runner.prompt)
     expected = reference_transcribe(args.reference, samples, args.language, limit)
     print(f"reference: {ids_text(expected)}")
-    differ = [i for i, (a, b) in enumerate(zip(tokens, expected)) if a != b]
-    if not differ and len(tokens) == len(expected):
-        print("same tokens")
+    difference = first_difference(tokens, expected)
+    if difference is None:
         return 0
-    i = differ[0] if differ else min(len(tokens), len(expected))
-    mine = tokens[i] if i < len(tokens) else "none"
-    theirs = expected[i] if i < len(expected) else "none"
+    i, mine, theirs = difference
     raise XdslAneError(
         f"{args.package}: token {i + 1} differs from the reference: {mine}, "
         f"transformers {theirs}"

@@ -17,6 +17,7 @@ from xdsl_ane.tools.options import (
     add_chip_argument,
     add_compress_arguments,
     compress_options,
+    first_difference,
 )
 
 # --- the commands -------------------------------------------------------------------
@@ -497,13 +498,10 @@ def command_generate(args: Any) -> int:
     if logits:
         diff = max(float(np.abs(a - b).max()) for a, b in zip(logits, ref_logits))
         print(f"largest logit difference: {diff:.3g}")
-    differ = [i for i, (a, b) in enumerate(zip(tokens, ref_tokens)) if a != b]
-    if not differ and len(tokens) == len(ref_tokens):
-        print("same tokens")
+    difference = first_difference(tokens, ref_tokens)
+    if difference is None:
         return 0
-    i = differ[0] if differ else min(len(tokens), len(ref_tokens))
-    mine = tokens[i] if i < len(tokens) else "none"
-    theirs = ref_tokens[i] if i < len(ref_tokens) else "none"
+    i, mine, theirs = difference
     raise XdslAneError(
         f"{args.package}: new token {i + 1} (position {len(prompt) + i}) differs "
         f"from the reference: {mine}, transformers {theirs}"

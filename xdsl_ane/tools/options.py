@@ -85,3 +85,17 @@ def compress_options(args: argparse.Namespace) -> dict[str, str | None]:
         "compress_head": args.compress_head,
         "compress_embedding": args.compress_embedding,
     }
+
+
+def first_difference(tokens: list[int], expected: list[int]):
+    """None where `tokens` are the reference's `expected` (printing "same
+    tokens"), else (the index of the first that differs, ours, theirs),
+    "none" for a token past the end of its list."""
+    differ = [i for i, (a, b) in enumerate(zip(tokens, expected)) if a != b]
+    if not differ and len(tokens) == len(expected):
+        print("same tokens")
+        return None
+    i = differ[0] if differ else min(len(tokens), len(expected))
+    mine = tokens[i] if i < len(tokens) else "none"
+    theirs = expected[i] if i < len(expected) else "none"
+    return i, mine, theirs

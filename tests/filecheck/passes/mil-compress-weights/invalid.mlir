@@ -11,7 +11,7 @@
 
 // GROUP: mil-compress-weights: group 3 does not divide the 2 output channels of weight 'w' [2, 8, 1, 1] (per-grouped-channel)
 // BLOCK: mil-compress-weights: block size 5 does not divide the 8 input channels of weight 'w' [2, 8, 1, 1] (per-block)
-// MODE: mil-compress-weights: unknown compression mode 'lut5' (did you mean 'lut8' or 'lut6' or 'lut4'?) (modes: int8, int4, lut4, lut6, lut8)
+// MODE: mil-compress-weights: unknown compression mode 'lut5' (did you mean 'lut8' or 'lut6' or 'lut4'?) (modes: int8, int4, lut2, lut3, lut4, lut6, lut8)
 // GRANULARITY: mil-compress-weights: granularity per-grouped-channel does not apply to int8 (it takes per-tensor, per-channel, per-block)
 // WEIGHTS: mil-compress-weights: weight const 'layer.weight' needs its data; the pass gets the weights from xdsl-ane compile --compress or xdsl_ane.compile(compress=...)
 func.func @conv(%x: tensor<1x8x1x4xf16>) -> (tensor<1x2x1x4xf16>, tensor<1x2x1x4xf16>) {
