@@ -83,3 +83,24 @@ def saved_output_names(path) -> dict[str, list[str]]:
         key = getattr(d, "name", "") or "main"
         assert [o.name for o in d.output] == names[key], key
     return names
+
+
+def readme_example(
+    compile_prefix: str, command: str
+) -> tuple[str, list[tuple[str, list[str]]]]:
+    """A README example: the `compile_prefix ...` command named before it,
+    and each `$ command ...` line of its ```text block with the lines it
+    prints."""
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    (compile_command,) = re.findall(rf"`({re.escape(compile_prefix)} [^`]*)`", text)
+    start = f"$ {command}"
+    block = start + text.split("```text\n" + start, 1)[1].split("```", 1)[0]
+    runs: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            runs.append((line[2:], []))
+        elif line:
+            runs[-1][1].append(line)
+    return compile_command, runs

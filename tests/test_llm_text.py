@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_helpers import cli, error_line
+from cli_helpers import cli, error_line, readme_example
 
 from xdsl_ane.api.text import Sampling, TextTokenizer, render_template
 from xdsl_ane.errors import XdslAneError
@@ -517,25 +517,6 @@ def test_prompt_without_a_tokenizer(tmp_path):
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
-def readme_text_example() -> tuple[str, list[tuple[str, list[str]]]]:
-    """The README's text example: the compile-llm command named before it
-    and each `$ xdsl-ane generate` line of its block with the lines it
-    prints."""
-    import re
-
-    text = README.read_text()
-    (compile_command,) = re.findall(r"`(xdsl-ane compile-llm tiny [^`]*)`", text)
-    block = text.split("```text\n$ xdsl-ane generate tiny.mlpackage", 1)[1]
-    block = "$ xdsl-ane generate tiny.mlpackage" + block.split("```", 1)[0]
-    runs: list[tuple[str, list[str]]] = []
-    for line in block.splitlines():
-        if line.startswith("$ "):
-            runs.append((line[2:], []))
-        elif line:
-            runs[-1][1].append(line)
-    return compile_command, runs
-
-
 @pytest.mark.slow
 def test_readme_text_example(tmp_path):
     """The README's example prints what it shows, and its text is
@@ -544,7 +525,9 @@ def test_readme_text_example(tmp_path):
 
     import transformers
 
-    compile_command, runs = readme_text_example()
+    compile_command, runs = readme_example(
+        "xdsl-ane compile-llm tiny", "xdsl-ane generate tiny.mlpackage"
+    )
     assert len(runs) == 2
     write_words_checkpoint(tmp_path / "tiny")
     result = cli(*shlex.split(compile_command)[1:], cwd=str(tmp_path))

@@ -14,7 +14,7 @@ import json
 
 import numpy as np
 import pytest
-from cli_helpers import cli, error_line
+from cli_helpers import cli, error_line, readme_example
 from vlm_checkpoints import (
     IMAGE_ID,
     assert_same_greedy,
@@ -311,20 +311,11 @@ def test_bad_images_are_one_line(llava, tiny_llm, tmp_path):
 
 def test_readme_image_example(tmp_path):
     """The README's image example prints what it shows."""
-    import re
     import shlex
-    from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    (compile_command,) = re.findall(r"`(xdsl-ane compile-llm llava [^`]*)`", readme)
-    start = "$ xdsl-ane generate llava.mlpackage"
-    block = start + readme.split("```text\n" + start, 1)[1].split("```", 1)[0]
-    runs: list[tuple[str, list[str]]] = []
-    for line in block.splitlines():
-        if line.startswith("$ "):
-            runs.append((line[2:], []))
-        elif line:
-            runs[-1][1].append(line)
+    compile_command, runs = readme_example(
+        "xdsl-ane compile-llm llava", "xdsl-ane generate llava.mlpackage"
+    )
     assert len(runs) == 2
     write_llava(tmp_path / "llava")
     random_image(4).save(tmp_path / "cat.png")

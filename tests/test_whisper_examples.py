@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_helpers import cli
+from cli_helpers import cli, readme_example
 from whisper_checkpoints import noise, tone, write_tokenizer, write_whisper
 
 from xdsl_ane.api.asr import AsrRunner, compile_asr, reference_transcribe
@@ -77,31 +77,13 @@ def test_split_encoder(tmp_path):
     assert "the encoder's layer 0 alone holds" in result.stderr
 
 
-def readme_example() -> tuple[str, list[tuple[str, list[str]]]]:
-    """The README's speech example: the compile-asr command named before it
-    and each `$ xdsl-ane transcribe` line of its block with what it prints."""
-    import re
-
-    text = README.read_text()
-    (compile_command,) = re.findall(
-        r"`(xdsl-ane compile-asr whisper-tiny [^`]*)`", text
-    )
-    block = text.split("```text\n$ xdsl-ane transcribe asr", 1)[1]
-    block = "$ xdsl-ane transcribe asr" + block.split("```", 1)[0]
-    runs: list[tuple[str, list[str]]] = []
-    for line in block.splitlines():
-        if line.startswith("$ "):
-            runs.append((line[2:], []))
-        elif line:
-            runs[-1][1].append(line)
-    return compile_command, runs
-
-
 def test_readme_speech_example(tmp_path):
     """The README's example prints what it shows."""
     import shlex
 
-    compile_command, runs = readme_example()
+    compile_command, runs = readme_example(
+        "xdsl-ane compile-asr whisper-tiny", "xdsl-ane transcribe asr"
+    )
     assert len(runs) == 2
     write_whisper(tmp_path / "whisper-tiny", decoder_layers=3)
     write_tokenizer(tmp_path / "whisper-tiny")
