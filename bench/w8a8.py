@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from xdsl.interpreter import Interpreter
 
 from bench import report
 from bench.common import run_child
@@ -34,15 +35,11 @@ from bench.common import run_child
 MODELS = ("resnet50", "mobilenet_v2")
 
 
-class Recorded:
-    """Every named op result of an interpreted program (an interpreter
-    listener)."""
+class Recorded(Interpreter.Listener):
+    """Every named op result of an interpreted program."""
 
     def __init__(self) -> None:
         self.values: dict[str, np.ndarray] = {}
-
-    def will_interpret_op(self, op, args) -> None:
-        pass
 
     def did_interpret_op(self, op, results) -> None:
         for r, v in zip(op.results, results):
@@ -134,16 +131,14 @@ def relative_error(outputs: list[np.ndarray], reference: list[np.ndarray]) -> fl
     return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
 
 
-def pooled_class():
+def pooled(model):
+    """`model` with its pooled features as its one output: coremltools'
+    activation quantization fails where an output is also read by another
+    op (ResNet-50's last hidden state, which its pooler reads: "cannot
+    delete op ... that's block's output"), so both compilers take this."""
     import torch
 
     class Pooled(torch.nn.Module):
-        """The model's pooled features alone: coremltools' activation
-        quantization fails where an output is also read by another op
-        (ResNet-50's last hidden state, which its pooler reads: "cannot
-        delete op ... that's block's output"), so both compilers take
-        this one output."""
-
         def __init__(self, model) -> None:
             super().__init__()
             self.model = model
@@ -151,11 +146,7 @@ def pooled_class():
         def forward(self, x):
             return self.model(x).pooler_output
 
-    return Pooled
-
-
-def Pooled(model):  # noqa: N802  (a class made on demand: torch is an extra)
-    return pooled_class()(model)
+    return Pooled(model).eval()
 
 
 def measure_case(args: argparse.Namespace) -> dict[str, Any]:
@@ -169,7 +160,7 @@ def measure_case(args: argparse.Namespace) -> dict[str, Any]:
     from xdsl_ane.estimator import estimate
 
     model, (x,) = build(args.case)
-    model = Pooled(model).eval()
+    model = pooled(model)
     with torch.no_grad():
         program = torch.export.export(model, (x,))
         outputs = torch.utils._pytree.tree_leaves(program.module()(x))

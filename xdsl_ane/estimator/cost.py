@@ -20,6 +20,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl_ane.ane.cost import input_elements, output_elements, pooling_flops
 from xdsl_ane.ane.rules import op_name, shape_of
 from xdsl_ane.dialects.mil.base import MilOp
+from xdsl_ane.dialects.mil.quantization import int8_weight
 from xdsl_ane.dialects.state_type import StateTypeBase
 from xdsl_ane.passes.ane_lint import tensor_bytes
 from xdsl_ane.passes.placement import is_const
@@ -110,15 +111,9 @@ def int8_data(value: SSAValue) -> bool:
     int8 (the ANE fuses the dequantize into its reader), or a weight whose
     constexpr op expands int8 data."""
     owner = value.owner
-    if not isinstance(owner, Operation):
-        return False
-    name = op_name(owner)
-    if name == "mil.dequantize" or (
-        name.startswith("mil.constexpr_") and "lut" not in name
-    ):
-        data = owner.operands[0].type
-        return getattr(data, "element_type", None) == i8
-    return False
+    if isinstance(owner, Operation) and op_name(owner) == "mil.dequantize":
+        return getattr(owner.operands[0].type, "element_type", None) == i8
+    return int8_weight(value)
 
 
 def precision(op: Operation) -> str:

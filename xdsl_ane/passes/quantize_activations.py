@@ -26,21 +26,14 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from xdsl_ane.dialects import mil
-from xdsl_ane.dialects.dense import dense_from_numpy
+from xdsl_ane.dialects.mil.builders import const_op
+from xdsl_ane.dialects.mil.quantization import int8_weight
 from xdsl_ane.interpreter.core import run_function
 
 COMPUTE = ("mil.conv", "mil.linear", "mil.matmul")
 KEPT_FP16 = ("mil.softmax", "mil.layer_norm", "mil.batch_norm", "mil.rsqrt")
 """The ops the summary names as kept in fp16 (with two-activation matmuls)."""
 INT8_MAX = 127
-
-
-def int8_weight(value: SSAValue) -> bool:
-    """Whether `value` is a weight its constexpr op expands from int8."""
-    owner = value.owner
-    if not isinstance(owner, Operation) or not owner.name.startswith("mil.constexpr_"):
-        return False
-    return getattr(owner.operands[0].type, "element_type", None) == builtin.i8
 
 
 def targets(module: builtin.ModuleOp) -> list[Operation]:
@@ -131,8 +124,7 @@ def quantize_activations(
 
 def quantized(x: SSAValue, scale: float) -> SSAValue:
     """dequantize(quantize(x)) with `scale`, built right after x is made."""
-    element = x.type.element_type  # type: ignore[attr-defined]
-    s = mil.ConstOp(dense_from_numpy(np.asarray(scale, np.float32), element))
+    s = const_op(scale, x.type.element_type)  # type: ignore[attr-defined]
     q = mil.QuantizeOp(x, s.result)
     d = mil.DequantizeOp(q.result, s.result)
     owner = x.owner

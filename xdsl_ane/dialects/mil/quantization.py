@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     f32,
     i8,
 )
+from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
     operand_def,
     opt_operand_def,
@@ -474,3 +475,12 @@ OPS = (
     ConstexprLutToDenseOp,
 )
 """The ops of this family, as the mil dialect lists them."""
+
+
+def int8_weight(value: SSAValue) -> bool:
+    """Whether `value` is a weight its constexpr op expands from int8 data
+    (W8A8's weights; LUT indices are unsigned)."""
+    owner = value.owner
+    if not isinstance(owner, Operation) or not owner.name.startswith("mil.constexpr_"):
+        return False
+    return getattr(owner.operands[0].type, "element_type", None) == i8
