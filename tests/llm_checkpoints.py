@@ -351,7 +351,8 @@ def program_greedy(directory: Path, prompt: list[int], steps: int, shape):
     from xdsl_ane.interpreter.core import StatefulRuntime
     from xdsl_ane.models.checkpoint_use import check_all_used
     from xdsl_ane.models.hf_config import llm_config
-    from xdsl_ane.models.llm import Decoder, prompt_calls
+    from xdsl_ane.models.kv_cache import prompt_calls
+    from xdsl_ane.models.llm import Decoder
     from xdsl_ane.weights.checkpoint import read_checkpoint
 
     checkpoint = read_checkpoint(directory)

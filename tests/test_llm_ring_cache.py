@@ -19,7 +19,8 @@ from llm_checkpoints import (
 from xdsl_ane.api.llm import PackageRunner, reference_generate
 from xdsl_ane.api.llm_compile import compile_llm
 from xdsl_ane.models.hf_config import llm_config
-from xdsl_ane.models.llm import Decoder, LlmShape, prompt_calls
+from xdsl_ane.models.kv_cache import prompt_calls
+from xdsl_ane.models.llm import Decoder, LlmShape
 from xdsl_ane.weights.checkpoint import read_checkpoint
 
 QWEN3_MIXED = {

@@ -393,3 +393,111 @@ def write_gemma3(directory: Path, seed: int = 0):
     return transformers.Gemma3ForConditionalGeneration.from_pretrained(
         directory, dtype=torch.float32
     ).eval()
+
+
+QWEN_VL_SPECIAL = [
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|video_pad|>",
+    "<|image_pad|>",
+]
+"""Qwen2-VL's tokens: the chat turns, the image's start and end, the
+video's and the image's rows (the last id)."""
+
+QWEN_VL_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }} :"
+    "{% for item in message['content'] %}"
+    "{% if item['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif item['type'] == 'text' %}{{ ' ' + item['text'] }}{% endif %}"
+    "{% endfor %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant :{% endif %}"
+)
+"""Qwen2-VL's template's shape: the image between its start and end."""
+
+
+def write_qwen_vl(directory: Path, seed: int = 0, version: str = "2"):
+    """save_pretrained of a random tiny Qwen2-VL (`version` "2") or
+    Qwen2.5-VL ("2.5": RMSNorm, a gated MLP, window attention in 56-pixel
+    windows but in blocks 1 and 3) with multimodal RoPE over sections
+    [2, 3, 3] of its 16-dim heads, and its processor; returns
+    transformers' model read back in float32."""
+    import torch
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    trainer = trainers.WordLevelTrainer(special_tokens=["<unk>"], show_progress=False)
+    tokenizer.train_from_iterator([WORDS], trainer)
+    tokenizer.add_special_tokens(QWEN_VL_SPECIAL)
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        eos_token="<|im_end|>",
+        unk_token="<unk>",
+        pad_token="<unk>",
+        extra_special_tokens={
+            "image_token": "<|image_pad|>",
+            "video_token": "<|video_pad|>",
+        },
+    )
+    ids = {t: fast.convert_tokens_to_ids(t) for t in QWEN_VL_SPECIAL}
+    text = dict(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=len(fast),
+        max_position_embeddings=256,
+        rope_parameters={
+            "rope_type": "default",
+            "rope_theta": 10000.0,
+            "mrope_section": [2, 3, 3],
+        },
+        eos_token_id=ids["<|im_end|>"],
+        pad_token_id=0,
+    )
+    torch.manual_seed(seed)
+    if version == "2":
+        vision = dict(depth=2, embed_dim=32, hidden_size=64, num_heads=2, mlp_ratio=2)
+        config_class = transformers.Qwen2VLConfig
+        model_class = transformers.Qwen2VLForConditionalGeneration
+    else:
+        vision = dict(
+            depth=4,
+            hidden_size=32,
+            intermediate_size=48,
+            out_hidden_size=64,
+            num_heads=2,
+            window_size=56,
+            fullatt_block_indexes=[1, 3],
+        )
+        config_class = transformers.Qwen2_5_VLConfig
+        model_class = transformers.Qwen2_5_VLForConditionalGeneration
+    config = config_class(
+        vision_config=vision,
+        text_config=text,
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+    )
+    model = model_class(config).eval()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name or name.endswith(".bias"):
+                p.add_(0.1 * torch.randn_like(p))
+            if "merger" in name and name.endswith("weight"):
+                p.mul_(4.0)
+            if "language_model" in name and ("q_proj" in name or "k_proj" in name):
+                p.mul_(4.0)  # peaked scores: where a row sits counts
+    model.save_pretrained(directory)
+    images = transformers.Qwen2VLImageProcessorPil(
+        size={"shortest_edge": 56 * 56, "longest_edge": 224 * 224}
+    )
+    images.save_pretrained(directory)  # (its processor class needs torchvision)
+    fast.chat_template = QWEN_VL_TEMPLATE
+    fast.save_pretrained(directory)
+    return model_class.from_pretrained(directory, dtype=torch.float32).eval()

@@ -270,3 +270,46 @@ def tiled_size(height: int, width: int, side: int) -> tuple[int, int]:
         height = math.ceil(height / side) * side
         width = math.ceil(int(height * ratio) / side) * side
     return height, width
+
+
+@dataclass(frozen=True)
+class GridImageProcessor:
+    """transformers' Qwen2-VL image processor (PIL backend) for a vision
+    package of one image size: the image resized to the package's `size`
+    x `size` (where transformers' `smart_resize` picks a size per image
+    from its aspect ratio and pixel bounds, the package was compiled for
+    one: an image of that size, or whose smart_resize gives it, is
+    processed exactly as transformers does), rescaled and normalised as
+    the CLIP-style processor does, then cut into `patch` x `patch`
+    patches in the vision model's order (merge x merge blocks of patches,
+    row by row), each repeated `temporal` times as the processor repeats
+    a still image in time: pixel_values [patches, 3·temporal·patch²]."""
+
+    settings: dict[str, Any]
+    size: int
+    patch: int
+    merge: int
+    temporal: int
+
+    def __call__(self, image: Any) -> TiledImage:
+        exact = {"height": self.size, "width": self.size}
+        resized = {**self.settings, "size": exact, "do_center_crop": False}
+        pixels = ImageProcessor(resized | {"do_pad": False})(image)[0]
+        return TiledImage([patchify(pixels, self.patch, self.merge, self.temporal)])
+
+
+def patchify(pixels: np.ndarray, patch: int, merge: int, temporal: int) -> np.ndarray:
+    """pixel_values [3, H, W] as Qwen2-VL's processor flattens them:
+    [patches, 3·temporal·patch²], patches in merge x merge blocks."""
+    channels, height, width = pixels.shape
+    rows, cols = height // patch, width // patch
+    blocks = pixels.reshape(
+        channels, rows // merge, merge, patch, cols // merge, merge, patch
+    ).transpose(1, 4, 2, 5, 0, 3, 6)
+    repeated = np.broadcast_to(
+        blocks[:, :, :, :, :, None], (*blocks.shape[:5], temporal, patch, patch)
+    )
+    return np.ascontiguousarray(
+        repeated.reshape(rows * cols, channels * temporal * patch * patch),
+        np.float32,
+    )

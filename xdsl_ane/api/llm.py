@@ -33,7 +33,7 @@ Padding rows are written to the cache but never seen: a later call
 overwrites them before any query can reach them. With a ring cache for
 the sliding layers (the record's `local_window` W), a padded last chunk
 that ends past W would overwrite ring slots later tokens read, so its
-tokens go through `decode` instead (`models.llm.prompt_calls`); so do a
+tokens go through `decode` instead (`models.kv_cache.prompt_calls`); so do a
 short last chunk's with recurrent state (the record's `recurrent`: short
 convolutions' last rows), which padding rows would enter.
 
@@ -392,11 +392,15 @@ class PackageRunner:
         position: int,
         rows: dict[int, np.ndarray] | None = None,
         blocks: list[int] | None = None,
+        rope: np.ndarray | None = None,
     ) -> np.ndarray:
         """Logits [len(ids), V] (or next tokens [len(ids)] with argmax).
         `rows`: hidden states [hidden] that replace the embedding's rows
         (by row of the call: image features, api/vlm.py); `blocks`: the
-        image of each row (−1: text), for a prefill that takes them."""
+        image of each row (−1: text), for a prefill that takes them;
+        `rope`: the rows' multimodal RoPE positions [len(ids), 3] where
+        the package takes them (default: position + i on every axis)."""
+        from xdsl_ane.models.llm import ROPE_POSITION
         from xdsl_ane.passes.layouts import layout_of
 
         tokens = self.record["functions"][function]
@@ -406,6 +410,14 @@ class PackageRunner:
             "input_ids": layout_of((tokens,)).to_ane(padded),
             "position": layout_of((1,)).to_ane(np.array([position], np.int32)),
         }
+        if self.record.get("mrope_section"):
+            if rope is None:
+                rope = np.arange(position, position + len(ids))[:, None] + np.zeros(3)
+            # (padding rows repeat the last: any row of the tables will do)
+            at = np.minimum(np.arange(tokens), len(ids) - 1)
+            values[ROPE_POSITION] = layout_of((tokens, 3)).to_ane(
+                np.asarray(rope, np.int32)[at]
+            )
         if blocks is not None:
             ids_blocks = np.full(tokens, -1, np.int32)
             ids_blocks[: len(blocks)] = blocks
@@ -532,6 +544,7 @@ class PackageRunner:
         on_token: Any = None,
         rows: dict[int, np.ndarray] | None = None,
         blocks: list[int] | None = None,
+        rope: np.ndarray | None = None,
     ) -> tuple[list[int], list[np.ndarray]]:
         """Generation as transformers' `generate(max_new_tokens=N)`: at
         most N tokens after the prompt (the prefill's token is the first),
@@ -544,11 +557,13 @@ class PackageRunner:
         of the prompt's tokens at their positions (an image's features);
         `blocks`: the image of each prompt token (−1: text) for a package
         whose image rows see each other both ways, each image then in one
-        prefill call (api/vlm.py's image_calls)."""
+        prefill call (api/vlm.py's image_calls); `rope`: the prompt's
+        multimodal RoPE positions [len(prompt), 3] (`VisionRunner.
+        rope_positions`), the new tokens' counting on from the largest + 1."""
         self.check_prompt(prompt, max_new_tokens, sampling=sampling)
         n = self.record["prefill"]
         generator = sampling.generator() if sampling is not None else None
-        from xdsl_ane.models.llm import prompt_calls
+        from xdsl_ane.models.kv_cache import prompt_calls
 
         window = self.record.get("local_window")
         recurrent = self.record.get("recurrent", False)
@@ -567,7 +582,10 @@ class PackageRunner:
             if blocks is not None and function == "prefill":
                 own = blocks[start : start + count]
             ids = prompt[start : start + count]
-            out = self.call(function, ids, start, chunk, own)
+            at = None if rope is None else rope[start : start + count]
+            out = self.call(function, ids, start, chunk, own, at)
+        # transformers' rope_deltas: how far the positions lag the cache rows
+        delta = 0 if rope is None else int(rope.max()) + 1 - len(prompt)
         row = out[-1]
         tokens: list[int] = []
         logits_seen: list[np.ndarray] = []
@@ -584,7 +602,9 @@ class PackageRunner:
                 on_token(tokens[-1])
             if len(tokens) == max_new_tokens or tokens[-1] in stop:
                 return tokens, logits_seen
-            row = self.call("decode", [tokens[-1]], len(prompt) + len(tokens) - 1)[0]
+            at = len(prompt) + len(tokens) - 1
+            here = np.full((1, 3), at + delta, np.int32)
+            row = self.call("decode", [tokens[-1]], at, rope=here)[0]
 
 
 def as_argument(runtime: Any, function: str, index: int, values: dict) -> Any:
@@ -666,16 +686,15 @@ def reference_generate(
     prompt: list[int],
     max_new_tokens: int,
     stop: list[int] | tuple[int, ...] = (),
-    pixel_values: np.ndarray | None = None,
-    token_type_ids: list[int] | None = None,
+    images: dict[str, np.ndarray] | None = None,
 ) -> tuple[list[int], list[np.ndarray]]:
     """transformers' greedy `generate(max_new_tokens=N)` on the
     checkpoint's weights (fp32): the new tokens and the logits that chose
     each. It stops at the end-of-sequence tokens `stop` alone, as the
     package's generation does (none: it runs on to N tokens). With
-    `pixel_values` (a vision-language checkpoint: api/vlm.py), its image
-    and text model is run on them (and on `token_type_ids`, 1 at the image
-    rows, where the model reads them: Gemma 3)."""
+    `images` (a vision-language checkpoint: `VisionRunner.reference_inputs`,
+    pixel_values and what else the model reads of the image), its image
+    and text model is run on them."""
     try:
         import torch
         import transformers
@@ -700,22 +719,18 @@ def reference_generate(
     try:
         auto = (
             transformers.AutoModelForCausalLM
-            if pixel_values is None
+            if images is None
             else transformers.AutoModelForImageTextToText
         )
         model = auto.from_pretrained(str(checkpoint), dtype=torch.float32).eval()
         # (in place of the model's own, which transformers would merge in)
         model.generation_config = settings
-        images = {}
-        if pixel_values is not None:
-            images["pixel_values"] = torch.from_numpy(pixel_values)
-        if token_type_ids is not None:
-            images["token_type_ids"] = torch.tensor([token_type_ids])
+        inputs = {n: torch.from_numpy(np.asarray(v)) for n, v in (images or {}).items()}
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([prompt]),
                 attention_mask=torch.ones(1, len(prompt), dtype=torch.long),
-                **images,
+                **inputs,
             )
     except (OSError, ValueError, RuntimeError) as e:
         raise XdslAneError(

@@ -84,6 +84,9 @@ class LlmOptions:
     every token, weighted by the routing; `models/moe.py`); "routed"
     (decode reads only the experts each token picks, from a file beside
     the package; `models/routed.py`)."""
+    image_size: int | None = None
+    """The image side of the vision package of a family whose processor
+    picks the size per image (Qwen2-VL; api/vlm.GRID_IMAGE_SIZE when None)."""
 
     def check(self) -> None:
         """One line naming the option for a value outside its domain."""
@@ -153,6 +156,10 @@ class LlmCompilation:
         """A vision-language checkpoint's family (None: a text model): the
         decoder is then its language model (`text_checkpoint`), its
         embedding a step of its own, and a vision package goes beside it."""
+        if options.image_size is not None:  # (before anything compiles)
+            from xdsl_ane.api.vlm import check_image_size
+
+            check_image_size(self.vision, self.checkpoint.config, options.image_size)
         if self.vision is not None:
             self.whole = self.checkpoint
             self.checkpoint = text_checkpoint(self.whole, self.vision)
@@ -231,6 +238,7 @@ class LlmCompilation:
                 "prefill": o.prefill,
                 "functions": {"prefill": o.prefill, "decode": 1},
                 "inputs": decoder.input_names(),
+                "mrope_section": list(config.mrope_section or []),
                 "states": cache_states(decoder),
                 "local_window": decoder.local_window,
                 "recurrent": config.recurrent,
@@ -390,7 +398,10 @@ class LlmCompilation:
 
         config = self.config
         scale = (config.stream_scale or 1.0) if config.family.rope else 1.0
-        vision = compile_vision(self.whole, self.vision, scale, self.options.validate)
+        o = self.options
+        vision = compile_vision(
+            self.whole, self.vision, scale, o.validate, o.image_size
+        )
         vision.record["path"] = path
         return vision
 

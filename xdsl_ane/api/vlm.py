@@ -35,12 +35,22 @@ from typing import Any
 
 import numpy as np
 
-from xdsl_ane.api.images import ImageProcessor, TiledImage, TilingImageProcessor
+from xdsl_ane.api.images import (
+    GridImageProcessor,
+    ImageProcessor,
+    TiledImage,
+    TilingImageProcessor,
+)
 from xdsl_ane.errors import XdslAneError, option
 
 VISION_PACKAGE = "vision"
 """The vision package's name: `OUT.vision.mlpackage` beside one package,
 `OUT/vision.mlpackage` in a split model's directory."""
+
+GRID_IMAGE_SIZE = 448
+"""The image side of a vision package whose family's processor picks the
+size per image (Qwen2-VL), unless `--image-size` says another: 448 x 448
+pixels, 1024 patches, 256 image tokens."""
 
 PROCESSOR_FILES = (
     "processor_config.json",
@@ -111,20 +121,31 @@ class VisionPackage:
 
 
 def compile_vision(
-    checkpoint: Any, family: Any, stream_scale: float, validate: bool = False
+    checkpoint: Any,
+    family: Any,
+    stream_scale: float,
+    validate: bool = False,
+    image_size: int | None = None,
 ) -> VisionPackage:
     """The vision tower and projector of `checkpoint` (the whole
     vision-language one) as a package; `stream_scale`: what the
-    decoder's embedding is multiplied by, which the features are too."""
+    decoder's embedding is multiplied by, which the features are too;
+    `image_size`: the image side of a family whose processor picks the
+    size per image (VisionFamily.grid; default GRID_IMAGE_SIZE)."""
     import torch
 
     from xdsl_ane.api import compile as compile_module
     from xdsl_ane.frontend.torch import from_torch
     from xdsl_ane.models.vision_language import image_features_module
 
-    features = image_features_module(checkpoint, family)
+    if family.grid:
+        image_size = image_size or GRID_IMAGE_SIZE
+        check_image_size(family, checkpoint.config, image_size)
+    features = image_features_module(checkpoint, family, image_size)
     size = features.image_size
-    example = torch.zeros(1, 3, size, size)
+    example = features.example
+    if example is None:
+        example = torch.zeros(1, 3, size, size)
     imported = from_torch(features.module, (example,))
     compiled = compile_module(imported.module, weights=imported.weights)
     compiled.source = str(checkpoint.directory)
@@ -147,7 +168,34 @@ def compile_vision(
         "image_blocks": family.image_blocks,
         "features_scale": stream_scale,
     }
+    if features.grid is not None:  # the runtime cuts the image into patches
+        visual = features.module.visual.config
+        record["grid"] = list(features.grid)
+        record["patch_size"] = int(visual.patch_size)
+        record["merge_size"] = int(visual.spatial_merge_size)
+        record["temporal_patch_size"] = int(visual.temporal_patch_size)
     return VisionPackage(compiled, record)
+
+
+def check_image_size(family: Any, config: dict[str, Any], size: int) -> None:
+    """`--image-size` checked for a checkpoint: a VisionFamily.grid family
+    (its vision model's patch x merge size dividing it); one line else."""
+    if family is None or not family.grid:
+        what = "a text model" if family is None else family.name
+        raise XdslAneError(
+            f"{option('image_size', size)}: applies to vision-language models "
+            f"whose processor picks the image size (Qwen2-VL, Qwen2.5-VL); the "
+            f"checkpoint is {what}"
+        )
+    vision = config.get("vision_config") or {}
+    factor = int(vision.get("patch_size", 14)) * int(
+        vision.get("spatial_merge_size", 2)
+    )
+    if size <= 0 or size % factor:
+        raise XdslAneError(
+            f"{option('image_size', size)}: the image side must be a positive "
+            f"multiple of {factor} (the vision model's patch size x merge size)"
+        )
 
 
 # --- the processor files -----------------------------------------------------------
@@ -191,9 +239,19 @@ class VisionRunner:
         self.path = runner.manifest_dir / record["path"]
         self.processor, image = processor_settings(runner.text_files)
         self.tiled = record["family"] == "idefics3"
+        self.grid = record.get("grid")
+        """The patch grid (t, h, w) of a Qwen2-VL-style package, else None."""
         self.image_processor: Any = (
             TilingImageProcessor(image) if self.tiled else ImageProcessor(image)
         )
+        if self.grid is not None:
+            self.image_processor = GridImageProcessor(
+                image,
+                int(record["image_size"][0]),
+                int(record["patch_size"]),
+                int(record["merge_size"]),
+                int(record["temporal_patch_size"]),
+            )
 
     @property
     def image_token_id(self) -> int:
@@ -215,7 +273,7 @@ class VisionRunner:
         if not isinstance(out, TiledImage):
             out = TiledImage([out])
         want = tuple(self.record["image_size"])
-        for pixels in out.tiles:
+        for pixels in out.tiles if self.grid is None else ():
             if pixels.shape[2:] != want:
                 raise XdslAneError(
                     f"{self.runner.path}: the image processor gives {pixels.shape[2]}x"
@@ -224,11 +282,58 @@ class VisionRunner:
                 )
         return out
 
-    def reference_pixels(self, image: TiledImage) -> np.ndarray:
-        """The image's pixel_values as transformers' model takes them:
-        [1, 3, H, W], or the tiles [1, tiles, 3, S, S] (Idefics3)."""
+    def reference_inputs(
+        self, image: TiledImage, prompt: list[int]
+    ) -> dict[str, np.ndarray]:
+        """The image inputs of transformers' model for the prompt:
+        pixel_values ([1, 3, H, W], the tiles [1, tiles, 3, S, S] for
+        Idefics3, the patches for Qwen2-VL with its image_grid_thw and
+        mm_token_type_ids) and token_type_ids where the model reads them."""
         pixels = np.concatenate(image.tiles)
-        return pixels[None] if self.tiled else pixels
+        inputs = {"pixel_values": pixels[None] if self.tiled else pixels}
+        types = self.token_type_ids(prompt)
+        if types is not None:
+            inputs["token_type_ids"] = np.array([types])
+        if self.grid is not None:
+            inputs["image_grid_thw"] = np.array([self.grid])
+            inputs["mm_token_type_ids"] = np.array(
+                [[int(t == self.image_token_id) for t in prompt]]
+            )
+        return inputs
+
+    def rope_positions(self, prompt: list[int]) -> np.ndarray | None:
+        """The multimodal RoPE positions [len(prompt), 3] of a Qwen2-VL-style
+        package's prompt (transformers' get_rope_index): text tokens
+        count on by one on all three axes; an image's tokens take the
+        position after the text before it plus their (0, row, column) in
+        the merged grid, and the text after the image goes on from the
+        largest of them + 1. None for other packages."""
+        if self.grid is None:
+            return None
+        _, height, width = self.grid
+        merge = int(self.record["merge_size"])
+        rows, cols = height // merge, width // merge
+        out = np.zeros((len(prompt), 3), np.int32)
+        i, current = 0, 0
+        while i < len(prompt):
+            if prompt[i] != self.image_token_id:
+                out[i] = current
+                i, current = i + 1, current + 1
+                continue
+            grid = np.stack(
+                np.meshgrid(
+                    np.arange(1), np.arange(rows), np.arange(cols), indexing="ij"
+                )
+            ).reshape(3, -1)
+            count = grid.shape[1]
+            if prompt[i : i + count] != [self.image_token_id] * count:
+                raise XdslAneError(
+                    f"the prompt's image at token {i} has fewer than the image's "
+                    f"{count} tokens ({self.image_token_id})"
+                )
+            out[i : i + count] = (grid + current).T
+            i, current = i + count, current + max(rows, cols)
+        return out
 
     def image_features(self, image: TiledImage) -> np.ndarray:
         """The features of every tile, in the prompt's order."""
@@ -407,7 +512,7 @@ def image_calls(
     blocks: list[int], prefill: int, window: int | None, recurrent: bool
 ) -> list[tuple[str, int, int]]:
     """The calls that run a prompt whose images' rows see each other both
-    ways: prefill calls of at most `prefill` tokens as models.llm's
+    ways: prefill calls of at most `prefill` tokens as models.kv_cache's
     prompt_calls makes them (its rule for padded calls), but ending before an image that the call
     could not hold whole, so that each image is in one prefill call; a
     call prompt_calls would run through decode (a padded call a ring or a

@@ -17,7 +17,7 @@ from xdsl_ane.dialects.typing import shape_of
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import EMBED
-from xdsl_ane.models.llm import Decoder, LlmShape
+from xdsl_ane.models.llm import ROPE_POSITION, Decoder, LlmShape
 from xdsl_ane.models.per_layer_inputs import PER_LAYER_ROWS, checkpoint_rows
 from xdsl_ane.weights.checkpoint import Checkpoint
 from xdsl_ane.weights.lazy import LazyWeight
@@ -148,6 +148,11 @@ def part_maxima(
             given = values[i] | {
                 "input_ids": renumbered[i] if part == "embed" else None,
                 "position": np.array([start], np.int32),
+                ROPE_POSITION: np.repeat(
+                    np.arange(start, start + shape.prefill, dtype=np.int32)[:, None],
+                    3,
+                    1,
+                ),
             }
             if part == "embed" and config.per_layer_width:  # the file's rows
                 ids = np.zeros(shape.prefill, np.int32)

@@ -728,6 +728,10 @@ class LlmConfig:
     local_rope: tuple[float, dict[str, Any] | None] | None = None
     """RoPE's (theta, scaling) of the sliding layers where it differs
     (rope_parameters per layer type, Gemma 3); None: one RoPE for all."""
+    mrope_section: tuple[int, ...] | None = None
+    """Multimodal RoPE (Qwen2-VL): the rotated half-dims in three runs,
+    each rotated by its own position axis (temporal, height, width) of
+    the `rope_position` input; None: one position per token."""
     sliding_layers: frozenset[int] = frozenset()
     """The layers whose attention slides (key j visible to query i iff
     i − window < j ≤ i, transformers' sliding_window_overlay)."""

@@ -278,6 +278,7 @@ def llm_config(checkpoint: Checkpoint) -> LlmConfig:
         final_softcap=softcap(read, "final_logit_softcapping"),
         attention_softcap=softcap(read, "attn_logit_softcapping"),
         local_rope=local_rope,
+        mrope_section=mrope_section(read, rotary_dim or head_dim),
         moe=moe_config(read, family, num_layers),
         **window,
         **per_layer,
@@ -740,6 +741,33 @@ def rope_partial(read: ConfigReader) -> float:
     return partial
 
 
+MROPE_MODEL_TYPES = ("qwen2_vl_text", "qwen2_5_vl_text")
+"""The text models whose RoPE is multimodal (3-D positions)."""
+
+
+def mrope_section(read: ConfigReader, rotated: int) -> tuple[int, ...] | None:
+    """The multimodal RoPE's three runs of half-dims (LlmConfig.mrope_section)
+    of a Qwen2-VL-style text model: `mrope_section` of its RoPE field,
+    [16, 24, 24] where it has none (transformers' default); None for
+    other models."""
+    if read.c.get("model_type") not in MROPE_MODEL_TYPES:
+        return None
+    field = "rope_parameters" if read.c.get("rope_parameters") else "rope_scaling"
+    section = (read.c.get(field) or {}).get("mrope_section", [16, 24, 24])
+    if (
+        not isinstance(section, list)
+        or len(section) != 3
+        or not all(isinstance(n, int) and n >= 0 for n in section)
+        or sum(section) != rotated // 2
+    ):
+        raise read.error(
+            f"{field}.mrope_section",
+            f"is {section!r}; expected three counts summing to half the "
+            f"rotated head dims ({rotated // 2})",
+        )
+    return tuple(section)
+
+
 def rope_config(
     read: ConfigReader, layer_type: str | None = None
 ) -> tuple[float, dict[str, Any] | None]:
@@ -755,6 +783,8 @@ def rope_config(
     if not isinstance(rope, dict):
         raise read.error(field, f"is {rope!r}; expected an object")
     rope_type = rope.get("rope_type", rope.get("type", "default"))
+    if rope_type == "mrope":  # (older configs: default RoPE of 3-D positions)
+        rope_type = "default"
     if rope_type not in ROPE_TYPES:
         raise read.error(
             field,

@@ -285,3 +285,25 @@ def block_visible(
     same = rlx.WhereOp(same, image, none).result
     same = rlx.WhereOp(same, inside, none).result
     return rlx.WhereOp(same, const(np.ones((1, 1), np.bool_)), visible).result
+
+
+def prompt_calls(
+    length: int, prefill: int, window: int | None, recurrent: bool = False
+) -> list[tuple[str, int, int]]:
+    """The calls that run a prompt of `length` tokens: (function, start,
+    count), prefill once per `prefill` tokens (chunked prefill) and the last
+    chunk padded; with a ring of `window` (local_window), padding rows
+    would overwrite slots later tokens still read unless the padded call
+    ends within the first window (start + prefill ≤ W), so a shorter last
+    chunk past it runs through decode, a token per call; with `recurrent`
+    state (short convolutions), padding rows would enter it, so a shorter
+    last chunk always does."""
+    calls = []
+    for start in range(0, length, prefill):
+        count = min(prefill, length - start)
+        padded_ok = not recurrent and (window is None or start + prefill <= window)
+        if count == prefill or padded_ok:
+            calls.append(("prefill", start, count))
+        else:
+            calls += [("decode", p, 1) for p in range(start, length)]
+    return calls

@@ -227,14 +227,15 @@ class Decoder:
         """The non-state inputs of shape.part's functions."""
         per_layer = [PER_LAYER_INPUTS] if self.config.per_layer_width else []
         rows = [PER_LAYER_ROWS] if self.config.per_layer_width else []
+        rope = [ROPE_POSITION] if self.config.mrope_section else []
         if self.shape.part == "embed":
             return ["input_ids", *rows]
         if self.shape.part == "head":
             return ["hidden_states"]
         if self.shape.part == "layers":
             shared = [n for s in shared_inputs(self) for n in shared_names(s)]
-            return ["hidden_states", *per_layer, "position", *shared]
-        return ["input_ids", "position", *rows]
+            return ["hidden_states", *per_layer, "position", *rope, *shared]
+        return ["input_ids", "position", *rope, *rows]
 
     def output_names(self) -> list[str]:
         if self.shape.part == "embed":
@@ -316,6 +317,11 @@ def largest_magnitude(x: SSAValue) -> SSAValue:
     return rlx.ReshapeOp(largest, (1,)).result
 
 
+ROPE_POSITION = "rope_position"
+"""The input of a multimodal-RoPE decoder's positions [S, 3] (temporal,
+height, width per token: LlmConfig.mrope_section); the masks and the
+cache rows still follow `position`."""
+
 ROPE_TABLES = {"full": "rope", "sliding": "rope.local"}
 """The RoPE tables' weight names (`rope.cos`, `rope.local.sin`) by the
 layers that read them; `rope.local` only where the sliding layers have
@@ -353,7 +359,8 @@ class LlmBuilder:
         self.ring: tuple[SSAValue, SSAValue] | None = None
         self.blocks: SSAValue | None = None
         """This call's image_blocks (LlmShape.image_blocks), or None."""
-        """The local cache's write index and mask of the last `stack`."""
+        self.rope_position: SSAValue | None = None
+        """This call's multimodal RoPE positions [S, 3] (LlmConfig.mrope_section)."""
         self.maxima: list[SSAValue] = []
         """The probes of the last `stack` (shape.probe)."""
         self.gates: dict[int, SSAValue] = {}
@@ -742,10 +749,10 @@ class LlmBuilder:
         positions = rlx.AddOp(position, const(np.arange(tokens, dtype=np.int32))).result
         tables = {
             kind: tuple(
-                rlx.GatherOp(
+                self.rope_rows(
                     self.param(f"{prefix}.{f}", self.table_shape(context, kind)),
                     positions,
-                ).result
+                )
                 for f in ("cos", "sin")
             )
             for kind, prefix in ROPE_TABLES.items()
@@ -767,6 +774,26 @@ class LlmBuilder:
             ).result
             masks["sliding"] = self.additive(inside, tokens)
         return tables, masks
+
+    def rope_rows(self, table: SSAValue, positions: SSAValue) -> SSAValue:
+        """The rows [S, D/2] of a RoPE table at `positions` [S]; with
+        multimodal RoPE, each run of LlmConfig.mrope_section's columns
+        from the rows at its axis of `rope_position` [S, 3] (transformers'
+        recomposition of the three axes' frequencies)."""
+        section = self.c.mrope_section
+        if section is None or self.rope_position is None:
+            return rlx.GatherOp(table, positions).result
+        tokens, runs, start = shape_of(positions)[0], [], 0
+        # one gather of the three axes' rows: [S, 3] -> [3 S] axis by axis
+        axes = rlx.TransposeOp(self.rope_position, (1, 0)).result
+        at = rlx.ReshapeOp(axes, (3 * tokens,)).result
+        rows = rlx.GatherOp(table, at).result
+        for axis, width in enumerate(section):
+            if width:
+                run = rlx.NarrowOp(rows, 0, axis * tokens, tokens).result
+                runs.append(rlx.NarrowOp(run, 1, start, width).result)
+            start += width
+        return rlx.ConcatOp(runs, 1).result
 
     def table_shape(self, rows: int, kind: str) -> tuple[int, int]:
         """A RoPE table's shape [rows, D/2] for the layers of `kind`."""
@@ -888,6 +915,7 @@ class LlmBuilder:
         c, shape = self.c, self.shape
         caches = self.state_types()
         ids, position = tensor((tokens,), i32), tensor((1,), i32)
+        rope = [tensor((tokens, 3), i32)] if c.mrope_section else []
         hidden = tensor((1, tokens, c.hidden_size), f32)
         rows = []  # the per-layer table's rows of the ids (PER_LAYER_ROWS)
         if c.per_layer_width:
@@ -911,17 +939,22 @@ class LlmBuilder:
             return self.layers_function(name, tokens)
         if shape.part == "head":
             return build_function(name, [hidden], self.final, ["hidden_states"])
-        given = len(rows)
+        inputs = self.decoder.input_names()
+
+        def whole(*values: SSAValue) -> list[SSAValue]:
+            given = dict(zip(inputs, values))
+            self.rope_position = given.get(ROPE_POSITION)
+            states = dict(zip(names, values[len(inputs) :]))
+            x = embedded(
+                given["input_ids"], *values[len(inputs) - len(rows) : len(inputs)]
+            )
+            return self.final(self.stack(x, given["position"], states)) + self.maxima
+
         return build_function(
             name,
-            [ids, position, *rows, *caches.values()],
-            lambda i, p, *s: (
-                self.final(
-                    self.stack(embedded(i, *s[:given]), p, dict(zip(names, s[given:])))
-                )
-                + self.maxima
-            ),
-            [*self.decoder.input_names(), *names],
+            [ids, position, *rope, *rows, *caches.values()],
+            whole,
+            [*inputs, *names],
         )
 
     def layers_function(self, name: str, tokens: int):
@@ -938,6 +971,7 @@ class LlmBuilder:
             "image_blocks": tensor((tokens,), i32),
             "hidden_states": tensor((1, tokens, c.hidden_size), f32),
             "position": tensor((1,), i32),
+            ROPE_POSITION: tensor((tokens, 3), i32),
             PER_LAYER_INPUTS: tensor(
                 (1, tokens, c.num_layers * (c.per_layer_width or 0)), f32
             ),
@@ -951,6 +985,7 @@ class LlmBuilder:
             given = dict(zip([*inputs, *caches], values))
             self.per_layer = given.get(PER_LAYER_INPUTS)
             self.blocks = given.get("image_blocks")
+            self.rope_position = given.get(ROPE_POSITION)
             self.kv_inputs = {
                 s: (given[shared_names(s)[0]], given[shared_names(s)[1]])
                 for s in shared_inputs(decoder)
@@ -961,25 +996,3 @@ class LlmBuilder:
 
         arguments = [types[n] for n in inputs] + list(caches.values())
         return build_function(name, arguments, body, [*inputs, *caches])
-
-
-def prompt_calls(
-    length: int, prefill: int, window: int | None, recurrent: bool = False
-) -> list[tuple[str, int, int]]:
-    """The calls that run a prompt of `length` tokens: (function, start,
-    count), prefill once per `prefill` tokens (chunked prefill) and the last
-    chunk padded; with a ring of `window` (local_window), padding rows
-    would overwrite slots later tokens still read unless the padded call
-    ends within the first window (start + prefill ≤ W), so a shorter last
-    chunk past it runs through decode, a token per call; with `recurrent`
-    state (short convolutions), padding rows would enter it, so a shorter
-    last chunk always does."""
-    calls = []
-    for start in range(0, length, prefill):
-        count = min(prefill, length - start)
-        padded_ok = not recurrent and (window is None or start + prefill <= window)
-        if count == prefill or padded_ok:
-            calls.append(("prefill", start, count))
-        else:
-            calls += [("decode", p, 1) for p in range(start, length)]
-    return calls

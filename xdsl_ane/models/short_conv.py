@@ -14,7 +14,7 @@ the width last as the ANE wants a state's last axis a multiple of 32):
 read before the call, zero at position 0 (a new sequence), and written
 back as the last T − 1 rows of u. A prefill chunk's padding rows would
 enter the state, so a model with one runs a prompt's short last chunk
-through decode (`llm.prompt_calls`)."""
+through decode (`kv_cache.prompt_calls`)."""
 
 from __future__ import annotations
 

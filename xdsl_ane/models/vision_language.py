@@ -57,6 +57,15 @@ class VisionFamily:
     last hidden state through the connector, as `get_image_features`
     computes them for a tile that is not padding (its test of a tile of
     zeros, a boolean index, is no program's)."""
+    text_architecture: str | None = None
+    """The text family (a FAMILIES key) of a text model whose model_type
+    is the multimodal model's own (Qwen2-VL's `qwen2_vl_text`: Qwen2 with
+    multimodal RoPE)."""
+    grid: bool = False
+    """The image is resized to the package's size and cut into patches by
+    the runtime, in the vision model's order (Qwen2-VL: `pixel_values`
+    [patches, 3·2·P·P] of a fixed grid); its rows rotate by their place
+    in the grid (multimodal RoPE: `rope_position`)."""
 
 
 LLAVA_TEXT = (
@@ -65,6 +74,26 @@ LLAVA_TEXT = (
     ("model.language_model.", "model."),
     ("lm_head.", "lm_head."),
 )
+
+QWEN_VL_TEXT = (
+    ("model.language_model.", "model."),
+    ("model.", "model."),
+    ("lm_head.", "lm_head."),
+)
+"""Qwen2-VL's text tensors: `model.X` (the hub's) or `model.language_model.X`."""
+
+
+def qwen_vl(name: str) -> VisionFamily:
+    """Qwen2-VL and Qwen2.5-VL: the vision model `visual`, a Qwen2 text
+    model rotating by multimodal positions."""
+    return VisionFamily(
+        name,
+        QWEN_VL_TEXT,
+        ("visual",),
+        text_architecture="Qwen2ForCausalLM",
+        grid=True,
+    )
+
 
 VISION_FAMILIES = {
     "LlavaForConditionalGeneration": VisionFamily(
@@ -83,38 +112,33 @@ VISION_FAMILIES = {
         ("vision_model", "connector"),
         tiles=True,
     ),
+    "Qwen2VLForConditionalGeneration": qwen_vl("qwen2_vl"),
+    "Qwen2_5_VLForConditionalGeneration": qwen_vl("qwen2_5_vl"),
 }
 """The vision-language architectures compile-llm reads, by config.json's
 `architectures`."""
 
 
-NOT_YET = {
-    "Qwen2VLForConditionalGeneration": "its multimodal RoPE rotates by 3-D "
-    "positions that are not the cache index (the decoder rotates by the index)",
-    "Qwen2_5_VLForConditionalGeneration": "its multimodal RoPE rotates by 3-D "
-    "positions that are not the cache index (the decoder rotates by the index)",
-}
-"""Vision-language architectures refused, and why."""
-
-
 def vision_family(
     config: dict[str, Any], where: str = "config.json"
 ) -> VisionFamily | None:
-    """The row of VISION_FAMILIES of a config.json (None: a text model);
-    an architecture of NOT_YET is refused, naming why."""
+    """The row of VISION_FAMILIES of a config.json (None: a text model); a
+    multimodal architecture that is neither one nor read for its text
+    (hf_config's FAMILIES) is refused, naming those supported."""
+    from xdsl_ane.models.hf_config import FAMILIES
+
     architectures = config.get("architectures") or []
     if not isinstance(architectures, list):
         architectures = [architectures]
-    for a in architectures:
-        if str(a) in NOT_YET:
-            raise XdslAneError(
-                f"{where}: {a} is not supported yet: {NOT_YET[str(a)]}; "
-                "vision-language architectures supported: " + ", ".join(VISION_FAMILIES)
-            )
-    return next(
-        (VISION_FAMILIES[a] for a in architectures if str(a) in VISION_FAMILIES),
-        None,
-    )
+    names = [str(a) for a in architectures]
+    found = next((VISION_FAMILIES[a] for a in names if a in VISION_FAMILIES), None)
+    other = [a for a in names if a.endswith("ForConditionalGeneration")]
+    if found is None and other and not any(a in FAMILIES for a in names):
+        raise XdslAneError(
+            f"{where}: {other[0]} is not supported; vision-language architectures "
+            "supported: " + ", ".join(VISION_FAMILIES)
+        )
+    return found
 
 
 def transformers_config(checkpoint: Checkpoint) -> Any:
@@ -146,7 +170,9 @@ def text_checkpoint(checkpoint: Checkpoint, family: VisionFamily) -> Checkpoint:
     config = transformers_config(checkpoint)
     text = config.get_text_config().to_dict()
     model_type = text.get("model_type")
-    arch = next((a for a, f in FAMILIES.items() if f.name == model_type), None)
+    arch = family.text_architecture or next(
+        (a for a, f in FAMILIES.items() if f.name == model_type), None
+    )
     if arch is None:
         raise XdslAneError(
             f"{checkpoint.directory / 'config.json'}: text_config's model_type "
@@ -158,6 +184,8 @@ def text_checkpoint(checkpoint: Checkpoint, family: VisionFamily) -> Checkpoint:
         text["tie_word_embeddings"] = tied
     tensors = {}
     for name, entry in checkpoint.tensors.items():
+        if vision_tensor_key(name).split(".")[0] in family.vision_modules:
+            continue
         for old, new in family.text_prefixes:
             if name.startswith(old):
                 tensors[new + name[len(old) :]] = entry
@@ -185,13 +213,54 @@ class ImageFeatures:
     hidden_size: int
     image_token_id: int
     placeholder_token_id: int
+    example: Any = None
+    """The package's example input (None: pixel_values [1, 3, S, S])."""
+    grid: tuple[int, int, int] | None = None
+    """VisionFamily.grid: the patches' (t, h, w) grid of the image size."""
 
 
 def image_features_module(
-    checkpoint: Checkpoint, family: VisionFamily
+    checkpoint: Checkpoint, family: VisionFamily, image_size: int | None = None
 ) -> ImageFeatures:
     """transformers' vision tower and projector of the checkpoint behind
-    `get_image_features`, with the checkpoint's tensors, in float32."""
+    `get_image_features`, with the checkpoint's tensors, in float32
+    (`image_size`: the side of a VisionFamily.grid family's images)."""
+    import torch
+
+    config, inner = vision_model(checkpoint, family)
+    image_id = int(config.image_token_id)
+    placeholder = image_id
+    if family.placeholder is not None:
+        placeholder = int(checkpoint.config[family.placeholder])
+    if family.grid:
+        from xdsl_ane.models.vision_grid import grid_features
+
+        module, grid, example = grid_features(inner.visual, image_size or 0)
+        with torch.no_grad():
+            tokens, hidden = module(example).shape
+        return ImageFeatures(
+            module,
+            image_size or 0,
+            int(tokens),
+            int(hidden),
+            image_id,
+            image_id,
+            example,
+            grid,
+        )
+    wrapper = FeaturesOf(inner, family.tiles).eval()
+    vision = config.vision_config
+    size = int(vision.image_size)
+    with torch.no_grad():
+        example = torch.zeros(1, 3, size, size)
+        tokens, hidden = wrapper(example).shape
+    return ImageFeatures(wrapper, size, int(tokens), int(hidden), image_id, placeholder)
+
+
+def vision_model(checkpoint: Checkpoint, family: VisionFamily) -> tuple[Any, Any]:
+    """(transformers' config, its inner model): the vision modules of
+    `family` with the checkpoint's tensors (patch embeddings as linear
+    layers), beside a language model of one small layer."""
     import torch
     import transformers
 
@@ -228,17 +297,7 @@ def image_features_module(
             state[key] = torch.from_numpy(array).float()
         module.load_state_dict(state)
         patches_as_linear(module)
-    wrapper = FeaturesOf(inner, family.tiles).eval()
-    vision = config.vision_config
-    size = int(vision.image_size)
-    with torch.no_grad():
-        example = torch.zeros(1, 3, size, size)
-        tokens, hidden = wrapper(example).shape
-    image_id = int(config.image_token_id)
-    placeholder = image_id
-    if family.placeholder is not None:
-        placeholder = int(checkpoint.config[family.placeholder])
-    return ImageFeatures(wrapper, size, int(tokens), int(hidden), image_id, placeholder)
+    return config, inner.eval()
 
 
 def FeaturesOf(model: Any, tiles: bool) -> Any:  # noqa: N802 (a torch module)

@@ -130,6 +130,16 @@ def add_compile_llm_command(commands: Any) -> None:
         "weights beside it (OUT.experts.bin): decode reads only the experts "
         "each token picks (default: %(default)s)",
     )
+    compile_llm_.add_argument(
+        "--image-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a vision-language checkpoint whose processor picks the image size "
+        "per image (Qwen2-VL, Qwen2.5-VL): the side of the square images its "
+        "vision package takes, a multiple of 28 (default: 448; others take their "
+        "checkpoint's size)",
+    )
     add_compress_arguments(compile_llm_)
     add_chip_argument(compile_llm_, "the chip of the summary's estimate")
     compile_llm_.set_defaults(handler=command_compile_llm)
@@ -274,6 +284,7 @@ def command_compile_llm(args: Any) -> int:
         max_package_size=limit,
         fp16_check=args.fp16_check,
         experts=args.experts,
+        image_size=args.image_size,
         on_plan=check,
         output=output,
         force=args.force,
@@ -479,6 +490,7 @@ def command_generate(args: Any) -> int:
         on_token=on_token,
         rows=rows,
         blocks=None if vision is None else vision.blocks(prompt),
+        rope=None if vision is None else vision.rope_positions(prompt),
     )
     if tokenizer is not None:
         print(stream.finish(), flush=True)
@@ -491,8 +503,7 @@ def command_generate(args: Any) -> int:
         prompt,
         args.max_new_tokens,
         runner.eos,
-        None if vision is None else vision.reference_pixels(image),
-        None if vision is None else vision.token_type_ids(prompt),
+        None if vision is None else vision.reference_inputs(image, prompt),
     )
     print(f"reference: {ids_text(ref_tokens)}")
     if logits:
