@@ -115,6 +115,26 @@ def test_language_other_audio_and_the_long_form(tiny_whisper):
     assert found[2][0] >= begin  # the long form starts each window at a timestamp
 
 
+def test_translate_task(tiny_whisper):
+    """`task="translate"`: its token forced after the language, given or
+    detected, as transformers' generate forces it (the tokens that follow
+    are transformers' too)."""
+    runner = AsrRunner(tiny_whisper.package)
+    checkpoint = tiny_whisper.checkpoint
+    samples = tone(12.0, 300.0)
+    translate = runner.tokens.task_to_id["translate"]
+    for language in ("de", None):
+        tokens = runner.transcribe(samples, language, 8, task="translate")
+        assert runner.prompt[2] == translate
+        expected = reference_transcribe(checkpoint, samples, language, 8, "translate")
+        assert tokens == expected
+        transcribed = runner.transcribe(samples, language, 8, task="transcribe")
+        assert runner.prompt[2] == runner.tokens.task_to_id["transcribe"]
+        assert transcribed == reference_transcribe(
+            checkpoint, samples, language, 8, "transcribe"
+        )
+
+
 @pytest.mark.parametrize(
     "content,message",
     [

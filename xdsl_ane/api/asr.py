@@ -404,6 +404,7 @@ class AsrRunner:
         samples: np.ndarray,
         language: str | None = None,
         max_new_tokens: int | None = None,
+        task: str | None = None,
     ) -> list[int]:
         """The new token ids of 16 kHz samples (models/transcription.py)."""
         from xdsl_ane.models.audio import WINDOW_SAMPLES, log_mel
@@ -414,7 +415,7 @@ class AsrRunner:
         transcriber = Transcriber(
             self.tokens, self.encode, self.logits, self.record["context"]
         )
-        tokens = transcriber.transcribe(features, language, max_new_tokens)
+        tokens = transcriber.transcribe(features, language, max_new_tokens, task)
         self.prompt = transcriber.prompt
         return tokens
 
@@ -460,6 +461,7 @@ def reference_transcribe(
     samples: np.ndarray,
     language: str | None,
     max_new_tokens: int | None,
+    task: str | None = None,
 ) -> list[int]:
     """transformers' greedy `generate` on the checkpoint (fp32) with its
     feature extractor's features of the same 16 kHz samples: the ids it
@@ -488,7 +490,7 @@ def reference_transcribe(
         features = extractor(
             samples, sampling_rate=16000, return_tensors="pt", **settings
         ).input_features
-        options: dict[str, Any] = {"language": language}
+        options: dict[str, Any] = {"language": language, "task": task}
         if max_new_tokens is not None:
             options["max_new_tokens"] = max_new_tokens
         if long:

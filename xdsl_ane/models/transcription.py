@@ -101,17 +101,31 @@ class WhisperTokens:
             )
         return int(self.lang_to_id[token])
 
+    def task_id(self, task: str) -> int:
+        """The token of `task` (transcribe, translate), checked."""
+        if task not in self.task_to_id:
+            tasks = ", ".join(self.task_to_id) or "none: an English-only model"
+            raise XdslAneError(
+                f"{option('task', task)}: not one of the checkpoint's tasks ({tasks})"
+            )
+        return int(self.task_to_id[task])
+
     def prompt(
-        self, language: str | None, timestamps: bool, detect: Callable[[], int]
+        self,
+        language: str | None,
+        timestamps: bool,
+        detect: Callable[[], int],
+        task: str | None = None,
     ) -> list[int]:
         """The forced prompt as `_retrieve_init_tokens` builds it: the start
-        token; forced_decoder_ids' tokens when no language is given; the
-        language (given, or `detect()`ed on a multilingual checkpoint);
-        `<|transcribe|>` after a given language without a task; then
-        `<|notimestamps|>` unless `timestamps` (removed if it ends the
-        forced tokens and `timestamps`)."""
+        token; forced_decoder_ids' tokens when neither a language nor a
+        task is given; the language (given, or `detect()`ed on a
+        multilingual checkpoint); the `task`'s token, or `<|transcribe|>`
+        after a given language without a task; then `<|notimestamps|>`
+        unless `timestamps` (removed if it ends the forced tokens and
+        `timestamps`)."""
         tokens: list[int | None] = [self.start]
-        if language is None:
+        if language is None and task is None:
             for index, token in sorted(self.forced):
                 if index != len(tokens):
                     break
@@ -128,7 +142,9 @@ class WhisperTokens:
             else:
                 tokens.append(language_id)
         tasks = set(self.task_to_id.values())
-        if language is not None and tasks and not tasks & set(tokens):
+        if task is not None:
+            tokens.append(self.task_id(task))
+        elif language is not None and tasks and not tasks & set(tokens):
             tokens.append(self.task_to_id["transcribe"])
         if self.no_timestamps is not None:
             if not timestamps and tokens[-1] != self.no_timestamps:
@@ -247,6 +263,7 @@ class Transcriber:
         features: np.ndarray,
         language: str | None = None,
         max_new_tokens: int | None = None,
+        task: str | None = None,
     ) -> list[int]:
         """The new tokens of every window, each without its end token, as
         transformers' generate returns them: windows of ≤ 3000 frames from
@@ -272,7 +289,7 @@ class Transcriber:
             self.primed = False
             if not self.prompt:  # the language detected on the first window
                 detect = partial(self.detect, encoded)
-                self.prompt = self.tokens.prompt(language, long, detect)
+                self.prompt = self.tokens.prompt(language, long, detect, task)
             new = self.greedy(self.prompt, encoded, max_new_tokens, long)
             if new and new[-1] == self.tokens.eos:
                 new = new[:-1]

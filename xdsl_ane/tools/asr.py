@@ -82,6 +82,14 @@ def add_asr_commands(commands: Any) -> None:
         "(default: detected as transformers detects it)",
     )
     transcribe.add_argument(
+        "--task",
+        choices=("transcribe", "translate"),
+        default=None,
+        help="the task token forced after the language: translate gives "
+        "English text (default: the checkpoint's forced tokens, else transcribe "
+        "after a given language)",
+    )
+    transcribe.add_argument(
         "--max-new-tokens",
         type=int,
         default=None,
@@ -171,9 +179,11 @@ def command_transcribe(args: Any) -> int:
     samples = read_wav(args.audio)
     if args.language is not None:
         runner.tokens.language_id(args.language)  # checked before the work
+    if args.task is not None:
+        runner.tokens.task_id(args.task)
     if args.reference:
         check_reference(args.reference, runner.record)
-    tokens = runner.transcribe(samples, args.language, args.max_new_tokens)
+    tokens = runner.transcribe(samples, args.language, args.max_new_tokens, args.task)
     has_tokenizer = (Path(args.package) / "tokenizer.json").is_file()
     if has_tokenizer:
         print(runner.text(tokens).strip(), flush=True)
@@ -184,7 +194,9 @@ def command_transcribe(args: Any) -> int:
     # (without --max-new-tokens, as many as the package's context holds,
     # which transformers bounds by max_target_positions instead)
     limit = args.max_new_tokens or runner.record["context"] - len(runner.prompt)
-    expected = reference_transcribe(args.reference, samples, args.language, limit)
+    expected = reference_transcribe(
+        args.reference, samples, args.language, limit, args.task
+    )
     print(f"reference: {ids_text(expected)}")
     difference = first_difference(tokens, expected)
     if difference is None:
