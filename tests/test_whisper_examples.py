@@ -1,8 +1,8 @@
 """compile-asr beyond the first checkpoint: the README's speech example
 prints what it shows; an English-only tied checkpoint of 128 mel bins
 with a prefill shorter than its forced prompt gives transformers'
-tokens, plain and with --compress int8 (fewer bytes); an encoder split
-into chained packages by the size limit gives them too."""
+tokens, plain and with --compress int8 (fewer bytes); an encoder or a
+decoder split into chained packages by the size limit gives them too."""
 
 from __future__ import annotations
 
@@ -75,6 +75,37 @@ def test_split_encoder(tmp_path):
     small = ["-o", str(tmp_path / "small"), "--max-package-size", "100KB"]
     result = cli("compile-asr", str(checkpoint), *small)
     assert "the encoder's layer 0 alone holds" in result.stderr
+
+
+def test_split_decoder(tmp_path):
+    """A decoder over --max-package-size becomes chained packages of its
+    layers (the embedding with the first, the head with the last), each
+    with its layers' caches, which give transformers' tokens, the long
+    form's timestamps included; estimate reports each part."""
+    checkpoint = tmp_path / "ckpt"
+    write_whisper(checkpoint, decoder_layers=4, encoder_layers=1)
+    out = tmp_path / "asr"
+    args = ["-o", str(out), "--context", "16", "--max-package-size", "160KB"]
+    result = cli("compile-asr", str(checkpoint), *args)
+    assert result.returncode == 0, result.stderr
+    assert "decoder's weights pass --max-package-size 160KB: 2 chained " in (
+        result.stdout
+    )
+    names = sorted(p.name for p in out.glob("*.mlpackage"))
+    assert names == [
+        "decoder_0-1.mlpackage",
+        "decoder_2-3.mlpackage",
+        "encoder.mlpackage",
+    ]
+    runner = AsrRunner(out)
+    parts = runner.record["decoder"]["parts"]
+    assert [p["inputs"]["decode"][0] for p in parts] == ["input_ids", "hidden_states"]
+    assert parts[0]["states"]["cross_key_cache"]["shape"][0] == 2
+    for samples, language in ((noise(5.0, seed=5), "de"), (tone(35.0, 500.0), None)):
+        tokens = runner.transcribe(samples, language, 6)
+        assert tokens == reference_transcribe(checkpoint, samples, language, 6)
+    estimate = cli("estimate", str(out)).stdout
+    assert "@decoder_0-1/decode" in estimate and "@decoder_2-3/decode" in estimate
 
 
 def test_readme_speech_example(tmp_path):

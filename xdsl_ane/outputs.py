@@ -168,9 +168,10 @@ def own_entries(directory: Path) -> set[str] | None:
         )
     asr = manifest.get("asr")
     if isinstance(asr, dict) and isinstance(asr.get("files"), list):  # compile-asr
-        encoder, decoder = asr.get("encoder"), asr.get("decoder")
-        parts = encoder.get("parts", []) if isinstance(encoder, dict) else []
-        packages = [*parts, decoder]
+        packages = []
+        for half in (asr.get("encoder"), asr.get("decoder")):
+            if isinstance(half, dict):  # (a decoder of one package: its path)
+                packages += half.get("parts", [half])
         paths = [str(p.get("path")) for p in packages if isinstance(p, dict)]
         return (
             {"manifest.json"}

@@ -4,7 +4,8 @@ directory of two packages, and transcription with them in the interpreter.
 
 OUT/ holds `encoder.mlpackage` (`encode`: input_features [1, mels, 3000]
 → encoder_hidden_states [1, 1500, d]), `decoder.mlpackage` (`prefill`
-and `decode` sharing one blob and four states: models/whisper.py), each
+and `decode` sharing one blob and four states: models/whisper.py; either
+chained packages of runs of layers when over the size limit), each
 with `NAME.manifest.json` (its functions' layouts), the checkpoint's
 tokenizer files, generation_config.json and preprocessor_config.json,
 and `manifest.json` whose `asr` record says what a runtime needs: the
@@ -68,10 +69,6 @@ class AsrPackage:
     record: dict[str, Any]
     source: str
     files: dict[str, bytes] = field(repr=False, default_factory=dict)
-
-    @property
-    def decoder(self) -> Any:
-        return self.packages["decoder"]
 
     def summary(self, chip: str | None = DEFAULT_CHIP) -> str:
         lines = []
@@ -144,12 +141,15 @@ def compile_asr(
             "suppressed tokens and languages are read from it)"
         )
     builder = WhisperBuilder(config, shape)
-    parts = encoder_parts(builder, o)
+    parts = layer_parts(builder.encoder_module, config.encoder_layers, o, "encoder")
+    decoder = layer_parts(builder.decoder_module, config.decoder_layers, o, "decoder")
     modules = {
-        encoder_name(layers, len(parts)): builder.encoder_module(layers)
+        part_name("encoder", layers, len(parts)): builder.encoder_module(layers)
         for layers in parts
     }
-    modules["decoder"] = builder.decoder_module()
+    for layers in decoder:
+        name = part_name("decoder", layers, len(decoder))
+        modules[name] = builder.decoder_module(layers)
     check_all_read(read, list(modules.values()))
     compiled = {}
     for name, module in modules.items():
@@ -171,16 +171,19 @@ def compile_asr(
             )
         if o.validate:
             compiled[name].validate().raise_if_failed()
-    record = asr_record(builder, parts)
+    record = asr_record(builder, parts, decoder)
     package = AsrPackage(compiled, record, source, files)
     if output is not None:
         package.save(output, force)
     return package
 
 
-def asr_record(builder: Any, parts: list[tuple[int, int]]) -> dict[str, Any]:
+def asr_record(
+    builder: Any, parts: list[tuple[int, int]], decoder: list[tuple[int, int]]
+) -> dict[str, Any]:
     """The manifest's `asr` record of the programs of `builder`
-    (models.whisper.WhisperBuilder): what a runtime needs."""
+    (models.whisper.WhisperBuilder) in the encoder's and the decoder's
+    `parts`: what a runtime needs."""
     from xdsl_ane.models.whisper import head_chunks
 
     config, shape = builder.c, builder.shape
@@ -205,7 +208,7 @@ def asr_record(builder: Any, parts: list[tuple[int, int]]) -> dict[str, Any]:
             "function": "encode",
             "parts": [
                 {
-                    "path": f"{encoder_name(layers, len(parts))}.mlpackage",
+                    "path": f"{part_name('encoder', layers, len(parts))}.mlpackage",
                     "layers": list(layers),
                     "inputs": ["input_features" if layers[0] == 0 else "hidden_states"],
                     "outputs": ["encoder_hidden_states"],
@@ -214,22 +217,41 @@ def asr_record(builder: Any, parts: list[tuple[int, int]]) -> dict[str, Any]:
             ],
         },
         "decoder": {
-            "path": "decoder.mlpackage",
             "functions": {"prefill": shape.prefill, "decode": 1},
-            "inputs": {
-                "prefill": ["input_ids", "position", "encoder_hidden_states"],
-                "decode": ["input_ids", "position"],
-            },
-            "states": {
-                n: {"shape": list(s), "dtype": "fp16"}
-                for n, s in builder.state_shapes().items()
-            },
-            "outputs": builder.output_names(),
+            "states": states_record(builder, None),
+            "parts": [
+                decoder_part(builder, layers, len(decoder)) for layers in decoder
+            ],
             "head_chunks": [[s, e] for s, e in head_chunks(config, shape)],
         },
         "protocol": "per 30 s window: encode its features; prefill the forced "
         "prompt (padded) at position 0 with the encoder output, which fills the "
-        "cross-attention states; decode one token per call at its position",
+        "cross-attention states; decode one token per call at its position; a "
+        "split decoder's parts in order, each part's output the next one's "
+        "hidden_states",
+    }
+
+
+def states_record(builder: Any, layers: tuple[int, int] | None) -> dict[str, Any]:
+    """The decoder's states (of its `layers`) as the manifest lists them."""
+    return {
+        n: {"shape": list(s), "dtype": "fp16"}
+        for n, s in builder.state_shapes(layers).items()
+    }
+
+
+def decoder_part(builder: Any, layers: tuple[int, int], count: int) -> dict[str, Any]:
+    """The record of the decoder's package of `layers` (one of `count`)."""
+    first = "input_ids" if layers[0] == 0 else "hidden_states"
+    return {
+        "path": f"{part_name('decoder', layers, count)}.mlpackage",
+        "layers": list(layers),
+        "inputs": {
+            "prefill": [first, "position", "encoder_hidden_states"],
+            "decode": [first, "position"],
+        },
+        "states": states_record(builder, layers),
+        "outputs": builder.output_names(layers),
     }
 
 
@@ -246,42 +268,44 @@ def asr_files(directory: str | Path) -> dict[str, bytes]:
     return found
 
 
-def encoder_name(layers: tuple[int, int], count: int) -> str:
-    """`encoder`, or `encoder_F-L` for a part of a split encoder."""
-    return "encoder" if count == 1 else f"encoder_{layers[0]}-{layers[1] - 1}"
+def part_name(what: str, layers: tuple[int, int], count: int) -> str:
+    """`encoder` (`decoder`), or `encoder_F-L` for a part of a split one."""
+    return what if count == 1 else f"{what}_{layers[0]}-{layers[1] - 1}"
 
 
-def encoder_parts(builder: Any, o: AsrOptions) -> list[tuple[int, int]]:
-    """The encoder's packages as [first, end) layer ranges: all of it, or,
+def layer_parts(
+    build: Any, count: int, o: AsrOptions, what: str
+) -> list[tuple[int, int]]:
+    """The encoder's or decoder's packages as [first, end) layer ranges
+    (`build(layers)`: the module of a range, None: of all): all of it, or,
     when its weights (as `--compress` stores them) pass max_package_size,
-    runs of layers that each stay within it (the stem with the first, the
-    final norm with the last; each a chained package); a layer alone over
-    the limit is an error naming it."""
+    runs of layers that each stay within it (the encoder's stem, the
+    decoder's embedding with the first, the final norm and the decoder's
+    head with the last; each a chained package); a layer alone over the
+    limit is an error naming it."""
     from xdsl_ane.models.llm_packages import Compression, unit_weights
 
-    count, limit = builder.c.encoder_layers, o.max_package_size
+    limit = o.max_package_size
     if limit is None:
         return [(0, count)]
     compression = Compression(o.compress, o.compress_head, o.compress_embedding)
-    sizes = [
-        unit_weights(builder.encoder_module((i, i + 1)), "layers", compression)
-        for i in range(count)
-    ]
-    if sum(sum(u.values()) for u in sizes) <= limit:
+
+    def size(layers: tuple[int, int] | None) -> int:
+        return sum(unit_weights(build(layers), "layers", compression).values())
+
+    if size(None) <= limit:
         return [(0, count)]
+    sizes = [size((i, i + 1)) for i in range(count)]
     parts: list[tuple[int, int]] = []
     for i, unit in enumerate(sizes):
-        if sum(unit.values()) > limit:
+        if unit > limit:
             raise XdslAneError(
-                f"the encoder's layer {i} alone holds {size_text(sum(unit.values()))} "
-                f"of weights, over {size_option(limit)} (raise it, or compress "
-                f"with {option('compress')})"
+                f"the {what}'s layer {i} alone holds {size_text(unit)} of weights, "
+                f"over {size_option(limit)} (raise it, or compress with "
+                f"{option('compress')})"
             )
         first = parts[-1][0] if parts else None
-        if (
-            first is not None
-            and sum(sum(u.values()) for u in sizes[first : i + 1]) <= limit
-        ):
+        if first is not None and sum(sizes[first : i + 1]) <= limit:
             parts[-1] = (first, i + 1)
         else:
             parts.append((i, i + 1))
@@ -329,8 +353,12 @@ class AsrRunner:
             for part in record["encoder"]["parts"]
         ]
         """The encoder's packages, chained in order."""
-        self.decoder = read_compiled(self.path / record["decoder"]["path"])
-        self.states = StatefulRuntime(self.decoder.module, self.decoder.weights)
+        self.decoders = []
+        """The decoder's packages, chained in order: (record, runtime)."""
+        for part in record["decoder"]["parts"]:
+            program = read_compiled(self.path / part["path"])
+            runtime = StatefulRuntime(program.module, program.weights)
+            self.decoders.append((part, runtime))
         generation = self.json_file("generation_config.json")
         self.tokens = WhisperTokens.of(generation, {})
         self.prompt: list[int] = []
@@ -392,7 +420,9 @@ class AsrRunner:
         if encoded is not None:
             logical.append(encoded)
         inputs = [layout_of(np.shape(x)).to_ane(x) for x in logical]
-        outputs = self.states.call(function, inputs)
+        for _, runtime in self.decoders:  # each part's output the next's input
+            outputs = runtime.call(function, inputs)
+            inputs = [outputs[0], *inputs[1:]]
         rows = [
             layout_of((count, e - s)).to_logical(out)
             for out, (s, e) in zip(outputs, decoder["head_chunks"])

@@ -72,10 +72,12 @@ def estimate(
             name = part["path"].removesuffix(".mlpackage")
             # (the encoder's one function is `main` once read back)
             functions += [(f"{name}/encode", f) for f in _functions(program.module)]
-        program = read_compiled(path / asr["decoder"]["path"])
-        functions += [
-            (f"decoder/{f.sym_name.data}", f) for f in _functions(program.module)
-        ]
+        for part in asr["decoder"]["parts"]:
+            program = read_compiled(path / part["path"])
+            name = part["path"].removesuffix(".mlpackage")
+            functions += [
+                (f"{name}/{f.sym_name.data}", f) for f in _functions(program.module)
+            ]
         return estimate_functions(functions, chip, str(path))
     listing = path / "kernels.json"
     if path.is_dir() and (path / "plan.json").is_file():  # compile-train's

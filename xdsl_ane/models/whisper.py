@@ -176,6 +176,11 @@ def head_chunks(config: WhisperConfig, shape: WhisperShape) -> list[tuple[int, i
     return chunks(config.vocab_size, shape.chunk)
 
 
+DECODER_HIDDEN = "decoder_hidden_states"
+"""The output of a split decoder's part before the last (the next part's
+`hidden_states`: a package's inputs and outputs share one namespace)."""
+
+
 class WhisperBuilder:
     """The rlx ops of Whisper's encoder and decoder."""
 
@@ -292,11 +297,19 @@ class WhisperBuilder:
 
     # --- the decoder ------------------------------------------------------------------
 
-    def state_shapes(self) -> dict[str, tuple[int, ...]]:
+    def decoder_range(self, layers: tuple[int, int] | None) -> tuple[int, int]:
+        """[first, end) of a decoder part's layers (None: all of them)."""
+        return layers or (0, self.c.decoder_layers)
+
+    def state_shapes(
+        self, layers: tuple[int, int] | None = None
+    ) -> dict[str, tuple[int, ...]]:
+        """The states of the decoder's `layers` (their own caches)."""
         c = self.c
+        first, end = self.decoder_range(layers)
         heads, d = c.decoder_heads, c.head_dim(c.decoder_heads)
-        own = (c.decoder_layers, heads, self.shape.context, d)
-        cross = (c.decoder_layers, heads, c.cross_positions, d)
+        own = (end - first, heads, self.shape.context, d)
+        cross = (end - first, heads, c.cross_positions, d)
         return {
             "key_cache": own,
             "value_cache": own,
@@ -389,7 +402,7 @@ class WhisperBuilder:
                 states[name], rlx.SliceUpdateOp(old, stacked, begin).result
             )
 
-    def cross_keys(self, states, encoded: SSAValue | None) -> list:
+    def cross_keys(self, states, encoded: SSAValue | None, layers=None) -> list:
         """Each layer's cross-attention keys and values [1, H, K, D] and
         their mask. Prefill: computed from `encoded` (K = 1500, no mask),
         and all layers' written into the cross caches at once, the padding
@@ -397,8 +410,9 @@ class WhisperBuilder:
         1504, the padding masked). One write or read of each state per
         call, not one per layer: at Whisper-small's size each is 27 MB."""
         c = self.c
+        first, end = self.decoder_range(layers)
         prefixes = [
-            f"model.decoder.layers.{i}.encoder_attn." for i in range(c.decoder_layers)
+            f"model.decoder.layers.{i}.encoder_attn." for i in range(first, end)
         ]
         if encoded is not None:
             pairs = [self.keys_values(encoded, p, c.decoder_heads) for p in prefixes]
@@ -406,7 +420,7 @@ class WhisperBuilder:
                 stacked = rlx.ConcatOp([pair[i] for pair in pairs], 0).result
                 pad = c.cross_positions - c.source_positions
                 shape = (
-                    c.decoder_layers,
+                    end - first,
                     c.decoder_heads,
                     pad,
                     c.head_dim(c.decoder_heads),
@@ -429,30 +443,35 @@ class WhisperBuilder:
                 rlx.NarrowOp(held[1], 0, layer, 1).result,
                 mask,
             )
-            for layer in range(c.decoder_layers)
+            for layer in range(end - first)
         ]
 
-    def decoder_layers(self, x, position, states, encoded) -> SSAValue:
+    def decoder_layers(self, x, position, states, encoded, layers=None) -> SSAValue:
+        """The decoder's `layers` over x [1, S, d] (their states indexed
+        from the first); the final norm after the last layer."""
         c, heads = self.c, self.c.decoder_heads
+        first, end = self.decoder_range(layers)
         mask = self.causal_mask(position, shape_of(x)[1])
-        cross = self.cross_keys(states, encoded)
+        cross = self.cross_keys(states, encoded, layers)
         held = [rlx.ReadStateOp(states[n]).result for n in ("key_cache", "value_cache")]
         rows = []
-        for layer in range(c.decoder_layers):
+        for layer in range(first, end):
             p = f"model.decoder.layers.{layer}."
             h = self.norm(x, p + "self_attn_layer_norm")
             q = self.heads(self.linear(h, p + "self_attn.q_proj", c.d_model), heads)
             rows.append(self.keys_values(h, p + "self_attn.", heads))
-            keys, values = self.self_keys(layer, rows[-1], held)
+            keys, values = self.self_keys(layer - first, rows[-1], held)
             a = self.attend(q, keys, values, mask, p + "self_attn.", heads)
             x = rlx.AddOp(x, a).result
             h = self.norm(x, p + "encoder_attn_layer_norm")
             q = self.heads(self.linear(h, p + "encoder_attn.q_proj", c.d_model), heads)
-            k, v, cross_mask = cross[layer]
+            k, v, cross_mask = cross[layer - first]
             a = self.attend(q, k, v, cross_mask, p + "encoder_attn.", heads)
             x = rlx.AddOp(x, a).result
             x = self.mlp(x, p, c.decoder_ffn)
         self.write_self(states, position, rows)
+        if end < c.decoder_layers:
+            return x
         return self.norm(x, "model.decoder.layer_norm")
 
     def head(self, x: SSAValue) -> list[SSAValue]:
@@ -466,29 +485,39 @@ class WhisperBuilder:
             logits.append(rlx.MatmulOp(h, w, transpose_rhs=True).result)
         return logits
 
-    def decoder_function(self, name: str, tokens: int):
+    def decoder_function(self, name: str, tokens: int, layers=None):
+        """`prefill` or `decode` of the decoder's `layers` (a part of a
+        split decoder: the first takes input_ids, later ones the hidden
+        states before them; the last gives the logits, earlier ones
+        DECODER_HIDDEN)."""
         c = self.c
-        states = {
-            n: rlx.StateType(tensor(s, f32)) for n, s in self.state_shapes().items()
-        }
+        first, end = self.decoder_range(layers)
+        shapes = self.state_shapes(layers)
+        states = {n: rlx.StateType(tensor(s, f32)) for n, s in shapes.items()}
         names = list(states)
-        ids, position = tensor((tokens,), i32), tensor((1,), i32)
+        head = tensor((tokens,), i32), "input_ids"
+        if first > 0:
+            head = tensor((1, tokens, c.d_model), f32), "hidden_states"
+        position = tensor((1,), i32)
         encoded = tensor((1, c.source_positions, c.d_model), f32)
         prefill = name == "prefill"
 
         def body(i, p, *rest):
             e, held = (rest[0], rest[1:]) if prefill else (None, rest)
-            x = self.embedded(i, p)
-            return self.head(self.decoder_layers(x, p, dict(zip(names, held)), e))
+            x = self.embedded(i, p) if first == 0 else i
+            x = self.decoder_layers(x, p, dict(zip(names, held)), e, layers)
+            return self.head(x) if end == c.decoder_layers else [x]
 
-        inputs = [ids, position, *([encoded] if prefill else []), *states.values()]
-        arg_names = ["input_ids", "position"]
+        inputs = [head[0], position, *([encoded] if prefill else []), *states.values()]
+        arg_names = [head[1], "position"]
         arg_names += ["encoder_hidden_states"] if prefill else []
         f = build_function(name, inputs, body, arg_names + names)
-        ane.record_result_names(f, self.output_names())
+        ane.record_result_names(f, self.output_names(layers))
         return f
 
-    def output_names(self) -> list[str]:
+    def output_names(self, layers: tuple[int, int] | None = None) -> list[str]:
+        if self.decoder_range(layers)[1] < self.c.decoder_layers:
+            return [DECODER_HIDDEN]
         parts = head_chunks(self.c, self.shape)
         return (
             ["logits"]
@@ -499,11 +528,11 @@ class WhisperBuilder:
     def encoder_module(self, layers: tuple[int, int] | None = None) -> builtin.ModuleOp:
         return builtin.ModuleOp([self.encode_function(layers)])
 
-    def decoder_module(self) -> builtin.ModuleOp:
+    def decoder_module(self, layers: tuple[int, int] | None = None) -> builtin.ModuleOp:
         return builtin.ModuleOp(
             [
-                self.decoder_function("prefill", self.shape.prefill),
-                self.decoder_function("decode", 1),
+                self.decoder_function("prefill", self.shape.prefill, layers),
+                self.decoder_function("decode", 1, layers),
             ]
         )
 

@@ -156,16 +156,19 @@ def command_compile_asr(args: Any) -> int:
     print("  front end: log-mel features in numpy in the runtime")
     if args.validate:
         print("  validated: coremltools' MIL loader rebuilt both packages")
-    parts = record["encoder"]["parts"]
-    if len(parts) > 1:
-        print(
-            f"  split: the encoder's weights pass {option('max_package_size', args.max_package_size)}: "
-            f"{len(parts)} chained packages of layers "
-            + ", ".join(
-                f"{first}-{end - 1}" for first, end in (p["layers"] for p in parts)
+    limit = option("max_package_size", args.max_package_size)
+    for what in ("encoder", "decoder"):
+        parts = record[what]["parts"]
+        if len(parts) > 1:
+            print(
+                f"  split: the {what}'s weights pass {limit}: "
+                f"{len(parts)} chained packages of layers "
+                + ", ".join(
+                    f"{first}-{end - 1}" for first, end in (p["layers"] for p in parts)
+                )
             )
-        )
-    packages = ", ".join(p["path"] for p in [*parts, record["decoder"]])
+    every = [*record["encoder"]["parts"], *record["decoder"]["parts"]]
+    packages = ", ".join(p["path"] for p in every)
     print(f"  wrote {output}/ ({packages}, manifest.json)")
     return 0
 
