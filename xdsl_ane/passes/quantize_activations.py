@@ -34,6 +34,10 @@ COMPUTE = ("mil.conv", "mil.linear", "mil.matmul")
 KEPT_FP16 = ("mil.softmax", "mil.layer_norm", "mil.batch_norm", "mil.rsqrt")
 """The ops the summary names as kept in fp16 (with two-activation matmuls)."""
 INT8_MAX = 127
+SMALLEST_SCALE = 2.0**-24
+"""fp16's least positive value: the scale of an activation that stayed 0
+in calibration (a smaller one would be 0 in an fp16 const, which MIL's
+quantize refuses)."""
 
 Sample = Sequence[tuple[str, Sequence[np.ndarray]]]
 """One calibration sample: calls of the module's functions in order, each
@@ -113,7 +117,7 @@ def quantize_activations(
     pairs: dict[tuple[SSAValue, float], SSAValue] = {}
     for op in ops:
         x = op.operands[0]
-        scale = max(largest[op], 1e-6) / INT8_MAX
+        scale = max(largest[op] / INT8_MAX, SMALLEST_SCALE)
         key = (x, scale)
         if key not in pairs:
             pairs[key] = quantized(x, scale)
