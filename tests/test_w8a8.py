@@ -135,15 +135,6 @@ def test_an_activation_zero_in_calibration_keeps_a_scale(cnn) -> None:
     compiled.validate().raise_if_failed()
 
 
-def test_compile_llm_refuses_w8a8_in_one_line(tmp_path) -> None:
-    from xdsl_ane.api.llm_compile import compile_llm
-
-    with pytest.raises(XdslAneError, match=r"^compress='w8a8': int8 activations"):
-        compile_llm(tmp_path, compress="w8a8")
-    with pytest.raises(XdslAneError, match=r"^compress='auto:4.5': a mode per"):
-        compile_llm(tmp_path, compress="auto:4.5")
-
-
 def coremltools_w8a8(model, x, samples, tmp_path) -> np.ndarray:
     """coremltools' own W8A8 of `model` (jit-traced, ct.convert fp16,
     `linear_quantize_activations` on `samples` with its calibration's

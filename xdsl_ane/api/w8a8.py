@@ -49,9 +49,15 @@ def weight_mode(compress: str | None) -> str | None:
     return WEIGHT_MODE if is_w8a8(compress) else compress
 
 
+def is_calibrated(compress: str | None) -> bool:
+    """Whether `compress` measures on calibration samples: w8a8, auto:BITS."""
+    from xdsl_ane.api.auto_bits import is_auto
+
+    return is_w8a8(compress) or is_auto(compress)
+
+
 def check_calibration(compress: str | None, calibration: Any) -> None:
-    auto = compress is not None and compress.startswith("auto:")
-    if calibration is not None and not (is_w8a8(compress) or auto):
+    if calibration is not None and not is_calibrated(compress):
         raise XdslAneError(
             f"{option('calibration')}: applies only with {option('compress', W8A8)} "
             "or auto:BITS"
