@@ -128,7 +128,9 @@ def test_calibration_prompts_from_a_file(qwen3, tmp_path, capsys):
     """--calibration takes token ids (.npz: an array per prompt, or rows)
     or text (.txt through the checkpoint's tokenizer.json, a prompt per
     line): the same prompts give the same package, others other scales;
-    the fp16 check counts them."""
+    the fp16 check counts them. Float ids, ids past the vocabulary, a
+    prompt that leaves decode no room in the context and text without a
+    tokenizer are one line each."""
     from tokenizers import Tokenizer, models, pre_tokenizers
 
     checkpoint, _ = qwen3
@@ -164,9 +166,11 @@ def test_calibration_prompts_from_a_file(qwen3, tmp_path, capsys):
     assert texts["p.txt"] == texts["p.npz"] != texts["q.npz"]
     np.savez(tmp_path / "f.npz", x=np.array([0.5, 1.0]))
     np.savez(tmp_path / "big.npz", x=np.array([[1, 2, 300]]))
+    np.savez(tmp_path / "full.npz", x=np.arange(32))  # no room left for decode
     for name, message in [
         ("f.npz", "calibration='.*f.npz': array 'x' is float64 \\[2\\]"),
         ("big.npz", "calibration prompt of 3 ids: each must lie in \\[0, 300\\)"),
+        ("full.npz", "calibration: no prompt runs through decode \\(with prefill=4"),
         (
             "p.txt",
             "p.txt: a .txt calibration file needs the checkpoint's tokenizer.json",
