@@ -124,13 +124,15 @@ def test_w8a8_from_the_command_line(cnn, tmp_path, capsys) -> None:
     assert "--calibration" in capsys.readouterr().err
 
 
-def test_compile_llm_refuses_w8a8_in_one_line(tmp_path) -> None:
-    from xdsl_ane.api.llm_compile import compile_llm
-
-    with pytest.raises(XdslAneError, match=r"^compress='w8a8': int8 activations"):
-        compile_llm(tmp_path, compress="w8a8")
-    with pytest.raises(XdslAneError, match=r"^compress='auto:4.5': a mode per"):
-        compile_llm(tmp_path, compress="auto:4.5")
+def test_an_activation_zero_in_calibration_keeps_a_scale(cnn) -> None:
+    """Samples of zeros leave the first conv's input 0: its scale is
+    fp16's least positive value, not a 0 that MIL's quantize refuses."""
+    model, x = cnn
+    zeros = {"x": np.zeros((2, *x.shape), np.float32)}
+    compiled = xdsl_ane.compile(
+        model, example_args=(x,), compress="w8a8", calibration=zeros
+    )
+    compiled.validate().raise_if_failed()
 
 
 def coremltools_w8a8(model, x, samples, tmp_path) -> np.ndarray:

@@ -289,6 +289,16 @@ class CompiledModel:
             f"interpreter, random inputs seed {seed})"
         )
 
+    def compression_lines(self) -> list[str]:
+        """What the compression did (auto:BITS's choice) and what w8a8 made
+        int8, a line each; none if uncompressed."""
+        if self.compression is None:
+            return []
+        lines = [line.strip() for line in self.compression.summary().splitlines()]
+        if self.activations is not None:
+            lines.append(self.activations.summary())
+        return lines
+
     def summary(
         self, output: str | Path | None = None, chip: str | None = DEFAULT_CHIP
     ) -> str:
@@ -310,9 +320,7 @@ class CompiledModel:
             lines.append(f"  {summary(estimate(self, chip))}")
         lines.append(f"  weights: {self.weight_bytes():,} bytes in the blob")
         if self.compression is not None:
-            lines.append("  " + self.compression.summary())
-            if self.activations is not None:
-                lines.append("  " + self.activations.summary())
+            lines += [f"  {line}" for line in self.compression_lines()]
             lines.append("  " + self.compression_output_error())
         if self.unused_weights:
             names = ", ".join(self.unused_weights[:5])

@@ -110,23 +110,23 @@ def file_layout(const: Any, value: np.ndarray, original: np.ndarray) -> np.ndarr
 
 
 class Probe:
-    """Runs the program on the samples with some weights replaced: the
-    summed relative squared error of its outputs against the fp16
-    weights' (`error`), or its root mean square (`rms`)."""
+    """Runs the program on the samples (`quantize_activations.Sample`:
+    calls sharing states) with some weights replaced: the summed relative
+    squared error of its outputs against the fp16 weights' (`error`), or
+    its root mean square (`rms`)."""
 
     def __init__(self, module, weights, samples) -> None:
-        from xdsl_ane.interpreter.core import run_function
+        from xdsl_ane.interpreter.core import run_calls
 
-        self.module, self.weights = module, weights
-        self.samples = [(n, s) for n, group in samples.items() for s in group]
-        self.reference = [run_function(module, s, weights, n) for n, s in self.samples]
+        self.module, self.weights, self.samples = module, weights, list(samples)
+        self.reference = [run_calls(module, s, weights) for s in self.samples]
 
     def error(self, replaced: Mapping[str, np.ndarray]) -> float:
-        from xdsl_ane.interpreter.core import run_function
+        from xdsl_ane.interpreter.core import run_calls
 
         total, weights = 0.0, {**self.weights, **replaced}
-        for (name, sample), reference in zip(self.samples, self.reference):
-            outputs = run_function(self.module, sample, weights, name)
+        for sample, reference in zip(self.samples, self.reference):
+            outputs = run_calls(self.module, sample, weights)
             for y, y0 in zip(outputs, reference):
                 y0 = y0.astype(np.float64)
                 norm = float(np.sum(y0**2)) or 1.0
@@ -139,11 +139,13 @@ class Probe:
 
 def candidates(module: builtin.ModuleOp, head: str) -> list[tuple[Any, ...]]:
     """The weights `mil-compress-weights` would compress: (const, name,
-    use) of each distinct named weight read through one view."""
+    use) of each distinct named weight read through one view (by one
+    const, or several of the same view: a multifunction program's)."""
     from xdsl_ane.dialects import mil
     from xdsl_ane.dialects.typing import is_float
     from xdsl_ane.passes.compress_weights import (
         DEFAULT_MIN_SIZE,
+        const_key,
         is_head_name,
         weight_use,
     )
@@ -164,7 +166,11 @@ def candidates(module: builtin.ModuleOp, head: str) -> list[tuple[Any, ...]]:
         ):
             continue
         found.setdefault(name, []).append((const, name, use))
-    return [views[0] for views in found.values() if len(views) == 1]
+    return [
+        views[0]
+        for views in found.values()
+        if len({const_key(const) for const, _, _ in views}) == 1
+    ]
 
 
 def choose(weights: list[Weight], bits: float) -> dict[str, Candidate]:

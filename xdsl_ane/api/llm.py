@@ -200,6 +200,8 @@ class LlmPackageSet:
             lines.append(
                 f"  {part.name}: {ops}, weights {part.compiled.weight_bytes():,} bytes"
             )
+            if part.record.get("function_names") is None:  # once per package
+                lines += [f"    {x}" for x in part.compiled.compression_lines()]
         if chip is not None:  # the packages one after the other
             from xdsl_ane.estimator import estimate
             from xdsl_ane.estimator.report import summary

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,10 @@ class LlmOptions:
     compress_head: str = "same"
     compress_embedding: str = "none"
     fp16_check: bool = True
-    calibration: list[list[int]] | None = None
+    calibration: list[list[int]] | str | Path | None = None
+    """The calibration prompts of the fp16 check and of w8a8 and
+    auto:BITS: token ids, or a file of them (`api/llm_calibration.py`'s
+    `read_prompts`); None: two of `prefill` random ids, seed 0."""
     experts: str = "dense"
     """How a mixture of experts is computed: "dense" (every expert on
     every token, weighted by the routing; `models/moe.py`); "routed"
@@ -94,15 +97,27 @@ class LlmOptions:
             raise XdslAneError(
                 f"{option('experts', self.experts)}: expected " + " or ".join(EXPERTS)
             )
-        if self.compress == "w8a8":
+        from xdsl_ane.api import auto_bits, w8a8
+
+        if auto_bits.is_auto(self.compress):
+            auto_bits.budget(self.compress)  # a bad BITS before any work
+            for name, value, allowed in (
+                ("compress_head", self.compress_head, ("same", "none")),
+                ("compress_embedding", self.compress_embedding, ("none",)),
+            ):
+                if value not in allowed:
+                    raise XdslAneError(
+                        f"{option(name, value)}: with {option('compress', self.compress)} "
+                        "each weight's mode is measured; expected "
+                        + " or ".join(allowed)
+                    )
+        if self.calibration is not None and not (
+            self.fp16_check or w8a8.is_calibrated(self.compress)
+        ):
             raise XdslAneError(
-                f"{option('compress', 'w8a8')}: int8 activations are not calibrated "
-                "for compile-llm yet (int8 weights: --compress int8)"
-            )
-        if self.compress is not None and self.compress.startswith("auto:"):
-            raise XdslAneError(
-                f"{option('compress', self.compress)}: a mode per weight is not "
-                "measured for compile-llm yet (one mode: --compress lut4, ...)"
+                f"{option('calibration')}: nothing reads the prompts without the "
+                f"fp16 check ({option('fp16_check', False)}) unless "
+                f"{option('compress', 'w8a8')} or auto:BITS"
             )
         if self.experts == "routed" and (
             self.compress is not None or self.layers_per_package is not None
@@ -131,7 +146,14 @@ class LlmOptions:
 
     @property
     def compression(self) -> Compression:
-        return Compression(self.compress, self.compress_head, self.compress_embedding)
+        """How the weights are stored, for the package plan: auto:BITS as
+        fp16 (a weight may stay fp16; an upper bound), w8a8 as int8."""
+        from xdsl_ane.api import auto_bits, w8a8
+
+        mode = None if auto_bits.is_auto(self.compress) else self.compress
+        return Compression(
+            w8a8.weight_mode(mode), self.compress_head, self.compress_embedding
+        )
 
 
 class LlmCompilation:
@@ -184,6 +206,8 @@ class LlmCompilation:
         self.plan: Any = None
         self.fp16: dict[str, Any] = {"checked": options.fp16_check}
         self.stamps: dict[str, tuple[Any, list[str], list[Any]]] = {}
+        self.calibration: Any = None
+        """w8a8 and auto:BITS's `DecoderCalibration` (`calibrate`)."""
 
     @property
     def config(self) -> LlmConfig:
@@ -202,11 +226,17 @@ class LlmCompilation:
             position_bytes(shape),
         )
 
-    def check_fp16(self) -> None:
-        """The fp32 program on the calibration prompts; the residual stream
-        rescaled where a layer's hidden states would leave fp16's range."""
+    @cached_property
+    def prompts(self) -> list[list[int]]:
+        """The calibration prompts, each checked against the vocabulary and
+        the context."""
         o, config = self.options, self.config
-        prompts = o.calibration or calibration_prompts(self.decoder)
+        if isinstance(o.calibration, str | Path):
+            from xdsl_ane.api.llm_calibration import read_prompts
+
+            prompts = read_prompts(o.calibration, self.source)
+        else:
+            prompts = o.calibration or calibration_prompts(self.decoder)
         for prompt in prompts:
             if len(prompt) > o.context or any(
                 not 0 <= t < config.vocab_size for t in prompt
@@ -216,6 +246,12 @@ class LlmCompilation:
                     f"[0, {config.vocab_size}) and the prompt within "
                     f"{option('context', o.context)}"
                 )
+        return prompts
+
+    def check_fp16(self) -> None:
+        """The fp32 program on the calibration prompts; the residual stream
+        rescaled where a layer's hidden states would leave fp16's range."""
+        config, prompts = self.config, self.prompts
         text = self.decoder.part(image_blocks=False)  # (text prompts)
         maxima = residual_maxima(self.checkpoint, text, prompts)
         config = fp16_rescaled(config, maxima, self.source)
@@ -226,6 +262,28 @@ class LlmCompilation:
             "stream_scale": config.stream_scale or 1.0,
             "norm_input_scales": list(config.norm_input_scales),
         }
+
+    def calibrate(self) -> None:
+        """For w8a8 and auto:BITS: the prompts' calls and every package's
+        inputs on them (`api/llm_calibration.py`), after the fp16 check's
+        rescaling, which the packages carry."""
+        from xdsl_ane.api.llm_calibration import DecoderCalibration
+
+        self.calibration = DecoderCalibration(
+            self.checkpoint, self.decoder, self.prompts, self.package_parts()
+        )
+
+    def package_parts(self) -> dict[str, Any]:
+        """Each package's parts in calling order (`PackageParts`)."""
+        if self.plan is None and self.vision is not None:
+            return {"": [(p, None, names) for p, names in SEGMENT_FUNCTIONS.items()]}
+        if self.plan is None:
+            return {"": [("all", None, {})]}
+        packages: dict[str, Any] = {}
+        for _, part, layers, package in self.plan.parts:
+            names = ENDS_FUNCTIONS if package == ENDS and part == "embed" else {}
+            packages.setdefault(package, []).append((part, layers, names))
+        return packages
 
     def record(self) -> dict[str, Any]:
         """The manifest's `llm` record of one package."""
@@ -378,6 +436,9 @@ class LlmCompilation:
                 compress=o.compress,
                 compress_head=o.compress_head,
                 compress_embedding=o.compress_embedding,
+                calibration=None
+                if self.calibration is None
+                else self.calibration.package(package),
             )
             compiled.source = self.source  # the summary names the checkpoint
             if o.compress is None:
@@ -507,8 +568,12 @@ def compile_llm(
     `compress` (`MODE[:GRANULARITY[:GROUP]]`) compresses the weights with
     `mil-compress-weights`, the LM head as `compress_head` and the
     embedding table as `compress_embedding` (as in `xdsl_ane.compile`).
-    `fp16_check` runs the fp32 program on the `calibration` prompts (token
-    ids; default two seeded random ones) and, where a layer's hidden states
+    `compress="w8a8"` makes the activations those weights multiply int8
+    too and `"auto:BITS"` picks a mode per weight, both measured on the
+    `calibration` prompts run through prefill and decode
+    (`api/llm_calibration.py`). `fp16_check` runs the fp32 program on the
+    `calibration` prompts (token ids, or a .txt or .npz file of them;
+    default two seeded random ones) and, where a layer's hidden states
     would leave fp16's range, carries the residual stream scaled by a power
     of two that leaves the outputs unchanged (`models.calibration.fp16_rescaled`);
     the manifest's `fp16` records the maxima and the scale.
@@ -523,6 +588,8 @@ def compile_llm(
     packages each as soon as it is compiled, its weights released after, so
     that the memory held is about one package's (the set's `written`).
     Errors are one-line `XdslAneError`s naming the file, tensor or field."""
+    from xdsl_ane.api import w8a8
+
     options = replace(options or LlmOptions(), **fields)
     options.check()
     job = LlmCompilation(checkpoint, options)
@@ -531,6 +598,8 @@ def compile_llm(
         on_plan(job.plan is not None, job.plan.reason if job.plan else None)
     if options.fp16_check:
         job.check_fp16()
+    if w8a8.is_calibrated(options.compress):
+        job.calibrate()
     if job.plan is None:
         return job.package(output, force)
     return job.package_set(output, force)

@@ -81,6 +81,21 @@ def read_text_files(directory: str | Path) -> dict[str, bytes]:
     return found
 
 
+def checkpoint_tokenizer(
+    checkpoint: str | Path, path: str | Path, what: str, instead: str
+) -> TextTokenizer:
+    """The checkpoint directory's tokenizer, for the text file `path`
+    (`what` says what the file is, `instead` where ids need none)."""
+    checkpoint = Path(checkpoint)
+    files = {n: checkpoint / n for n in TEXT_FILES if (checkpoint / n).is_file()}
+    if "tokenizer.json" not in files:
+        raise XdslAneError(
+            f"{path}: a .txt {what} needs the checkpoint's tokenizer.json, and "
+            f"{checkpoint} has none (give token ids as {instead})"
+        )
+    return TextTokenizer(files, checkpoint)
+
+
 def parse_text_file(path: Path, data: bytes) -> Any:
     """The JSON object of a `.json` text file, the text of a template; a
     one-line error naming `path` otherwise."""

@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from xdsl_ane.api.train_loop import (
-    COPIED,
     PLAN,
     StepRecord,
     TrainerState,
@@ -446,15 +445,9 @@ def text_tokenizer(checkpoint: Path, data: Path) -> Callable[[str], list[int]] |
     """The checkpoint's tokenizer for a `.txt` data file (None otherwise)."""
     if data.suffix != ".txt":
         return None
-    from xdsl_ane.api.text import TextTokenizer
+    from xdsl_ane.api.text import checkpoint_tokenizer
 
-    files = {n: checkpoint / n for n in COPIED if (checkpoint / n).is_file()}
-    if "tokenizer.json" not in files:
-        raise XdslAneError(
-            f"{data}: a .txt data file needs the checkpoint's tokenizer.json, and "
-            f"{checkpoint} has none (give token ids as .npy or .bin)"
-        )
-    return TextTokenizer(files, checkpoint).encode
+    return checkpoint_tokenizer(checkpoint, data, "data file", ".npy or .bin").encode
 
 
 def train(

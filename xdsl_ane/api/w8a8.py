@@ -3,24 +3,41 @@ channel) and int8 activations into the ops that read them
 (`passes/quantize_activations.py`), their scales from calibration
 samples: `calibration` maps each program input (by its argument name, or
 in order) to its samples stacked along a new first axis, in the
-program's logical shapes, or names an .npz of them; without it, eight
-reproducible random samples per function (`random_inputs`, seeds 0–7)."""
+program's logical shapes, or names an .npz of them, or is a
+`Calibration` that makes the samples for the compiled module (compile-llm:
+its prompts' prefill and decode calls, `api/llm_calibration.py`); without
+it, eight reproducible random samples per function (`random_inputs`,
+seeds 0–7, its states zeros)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects import builtin, func
 
 from xdsl_ane.errors import XdslAneError, option
 
+if TYPE_CHECKING:
+    from xdsl_ane.passes.quantize_activations import Sample
+
 W8A8 = "w8a8"
 WEIGHT_MODE = "int8:per-channel"
 """The weights' compression under w8a8."""
 RANDOM_SAMPLES = 8
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Calibration samples made for the compiled module: `make(module)`
+    gives them as its functions' arguments (compile-llm's prompts, whose
+    calls share the KV cache); `unit` names a sample in the summary."""
+
+    make: Callable[[builtin.ModuleOp], list[Sample]]
+    unit: str = "calibration samples"
 
 
 def is_w8a8(compress: str | None) -> bool:
@@ -32,9 +49,15 @@ def weight_mode(compress: str | None) -> str | None:
     return WEIGHT_MODE if is_w8a8(compress) else compress
 
 
+def is_calibrated(compress: str | None) -> bool:
+    """Whether `compress` measures on calibration samples: w8a8, auto:BITS."""
+    from xdsl_ane.api.auto_bits import is_auto
+
+    return is_w8a8(compress) or is_auto(compress)
+
+
 def check_calibration(compress: str | None, calibration: Any) -> None:
-    auto = compress is not None and compress.startswith("auto:")
-    if calibration is not None and not (is_w8a8(compress) or auto):
+    if calibration is not None and not is_calibrated(compress):
         raise XdslAneError(
             f"{option('calibration')}: applies only with {option('compress', W8A8)} "
             "or auto:BITS"
@@ -42,25 +65,31 @@ def check_calibration(compress: str | None, calibration: Any) -> None:
 
 
 def samples(
-    module: builtin.ModuleOp, calibration: Mapping[str, np.ndarray] | str | Path | None
-) -> dict[str, list[list[np.ndarray]]]:
-    """Each function's calibration samples, as its arguments (the ANE's
-    layout where the compile recorded one)."""
+    module: builtin.ModuleOp,
+    calibration: Mapping[str, np.ndarray] | str | Path | Calibration | None,
+) -> list[Sample]:
+    """The calibration samples, each its calls of the module's functions
+    (their arguments in the ANE's layout where the compile recorded one)."""
     from xdsl_ane.interpreter.core import random_inputs
+    from xdsl_ane.interpreter.state import StateBuffer
 
+    if isinstance(calibration, Calibration):
+        return calibration.make(module)
     functions = [f for f in module.walk() if isinstance(f, func.FuncOp)]
-    if calibration is None:
-        return {
-            f.sym_name.data: [random_inputs(f, seed) for seed in range(RANDOM_SAMPLES)]
+    if calibration is None:  # the states: zeros, as the calls' own
+        return [
+            [(f.sym_name.data, [a for a in inputs if not isinstance(a, StateBuffer)])]
             for f in functions
-        }
+            for inputs in (random_inputs(f, seed) for seed in range(RANDOM_SAMPLES))
+        ]
     if len(functions) != 1:
         raise XdslAneError(
             f"{option('calibration')}: the program has {len(functions)} functions; "
             "calibration arrays feed a program of one"
         )
     (f,) = functions
-    return {f.sym_name.data: feeds(f, load_calibration(calibration))}
+    name = f.sym_name.data
+    return [[(name, args)] for args in feeds(f, load_calibration(calibration))]
 
 
 def load_calibration(calibration: Mapping[str, np.ndarray] | str | Path):
@@ -117,10 +146,15 @@ def feeds(f: func.FuncOp, arrays: Mapping[str, np.ndarray]) -> list[list[np.ndar
 def quantize(
     module: builtin.ModuleOp,
     weights: Mapping[str, np.ndarray],
-    calibration: Mapping[str, np.ndarray] | str | Path | None,
+    calibration: Mapping[str, np.ndarray] | str | Path | Calibration | None,
 ):
     """The activations of `module`'s int8 ops made int8 (in place); the
     `ActivationReport`."""
     from xdsl_ane.passes.quantize_activations import quantize_activations
 
-    return quantize_activations(module, weights, samples(module, calibration))
+    unit = (
+        calibration.unit
+        if isinstance(calibration, Calibration)
+        else "calibration samples"
+    )
+    return quantize_activations(module, weights, samples(module, calibration), unit)

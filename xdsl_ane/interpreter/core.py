@@ -44,6 +44,7 @@ __all__ = [
     "numpy_dtype",
     "random_array",
     "random_inputs",
+    "run_calls",
     "run_function",
 ]
 
@@ -108,15 +109,18 @@ def run_function(
 class StatefulRuntime:
     """Runs the functions of one module with states that persist across
     calls: each state argument, by name, gets one buffer (zeros at first)
-    that every call of every function receives."""
+    that every call of every function receives; `listeners` see each op
+    of every call interpreted."""
 
     def __init__(
         self,
         module: builtin.ModuleOp,
         weights: Mapping[str, np.ndarray] | None = None,
+        listeners: tuple[Interpreter.Listener, ...] = (),
     ):
         self.module = module
         self.weights = weights
+        self.listeners = listeners
         self.states: dict[str, StateBuffer] = {}
 
     def state(self, name: str, t: StateTypeBase) -> StateBuffer:
@@ -155,4 +159,19 @@ class StatefulRuntime:
             raise InterpretationError(
                 f"@{f.sym_name.data}: {len(given)} input(s) more than its arguments"
             )
-        return run_function(self.module, args, self.weights, f.sym_name.data)
+        return run_function(
+            self.module, args, self.weights, f.sym_name.data, self.listeners
+        )
+
+
+def run_calls(
+    module: builtin.ModuleOp,
+    calls: Sequence[tuple[str, Sequence[np.ndarray]]],
+    weights: Mapping[str, np.ndarray] | None = None,
+    listeners: tuple[Interpreter.Listener, ...] = (),
+) -> list[np.ndarray]:
+    """Runs `calls` (a function's name and its non-state arguments) in
+    order, their states zeros at first and kept from call to call (one
+    `StatefulRuntime`): every result of every call, in order."""
+    runtime = StatefulRuntime(module, weights, listeners)
+    return [out for name, inputs in calls for out in runtime.call(name, inputs)]

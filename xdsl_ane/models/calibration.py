@@ -6,7 +6,8 @@ fp16's range (`fp16_rescaled`)."""
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -110,64 +111,117 @@ def part_maxima(
     shape: LlmShape,
     prompts: list[list[int]],
 ) -> list[float]:
-    """`residual_maxima` a part at a time: the embedding's program over
-    every prompt's prefill calls, then each layer's over the hidden states
-    the one before gave (a fresh cache per prompt), the largest |x| of each
-    part's hidden states kept. A part's other outputs (per-layer inputs, a
-    source layer's keys and values) feed the later parts' inputs of their
-    names, as in a split package."""
-    from xdsl_ane.interpreter.core import StatefulRuntime
-
-    base = replace(shape, probe=False, argmax=False)
-    calls = [  # (prompt, position, input_ids)
-        (p, start, np.array(prompt[start : start + shape.prefill], np.int32))
+    """`residual_maxima` a part at a time (`walk_parts`): the embedding's
+    program over every prompt's prefill calls, then each layer's over the
+    hidden states the one before gave, the largest |x| of each part's
+    hidden states kept."""
+    calls = [
+        Call(p, "prefill", start, np.array(prompt[start : start + shape.prefill]))
         for p, prompt in enumerate(prompts)
         for start in range(0, len(prompt), shape.prefill)
     ]
-    parts = [("embed", None)]
-    parts += [("layers", (i, i + 1)) for i in range(config.num_layers)]
+    maxima: list[float] = []
+    for step in walk_parts(checkpoint, config, shape, calls):
+        largest = 0.0
+        for values in step.values:
+            # np.max, not max(): a NaN must carry on to the check
+            found = np.abs(values["hidden_states"]).max()
+            largest = float(np.max([largest, found]))
+        if not np.isfinite(largest):
+            check_finite_weights(step.weights, len(maxima))
+        maxima.append(largest)
+    return maxima
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call of the decoder's functions on a calibration prompt."""
+
+    prompt: int
+    """Which prompt (each has its own cache)."""
+    function: str
+    """prefill or decode."""
+    position: int
+    ids: np.ndarray
+    """Its tokens (fewer than prefill's rows: padded)."""
+
+
+@dataclass
+class PartStep:
+    """`walk_parts` after one part: the embedding (layers None) or a layer."""
+
+    layers: tuple[int, int] | None
+    weights: dict[str, Any]
+    """The part's weights (arrays reused by the next part's)."""
+    values: list[dict[str, np.ndarray]]
+    """Every value each call has by name so far (the later parts' inputs:
+    hidden states, per-layer inputs, a source layer's keys and values)."""
+
+
+def walk_parts(
+    checkpoint: Checkpoint,
+    config: LlmConfig,
+    shape: LlmShape,
+    calls: list[Call],
+    layers: int | None = None,
+) -> Iterator[PartStep]:
+    """The fp32 program a part at a time over `calls`: the embedding's
+    (`embedding_rows`), then each layer's of the first `layers` (default:
+    all) over the values the parts before gave, in the calls' order with
+    a fresh cache per prompt; a part's outputs feed the later parts'
+    inputs of their names, as in a split package. Each layer's weights
+    are read once and into the arrays of the layer before
+    (`read_reusing`), so one layer's are in memory at a time."""
+    from xdsl_ane.interpreter.core import StatefulRuntime
+
+    base = replace(shape, probe=False, argmax=False)
+    parts: list[tuple[int, int] | None] = [None]
+    parts += [
+        (i, i + 1) for i in range(config.num_layers if layers is None else layers)
+    ]
     values: list[dict[str, np.ndarray]] = [{} for _ in calls]
-    maxima = []
     spare: dict[tuple[Any, ...], list[np.ndarray]] = {}
-    for part, layers in parts:
-        part_shape = replace(base, part=part, layers=layers)
-        if part == "embed":
+    for part in parts:
+        kind = "embed" if part is None else "layers"
+        named = Decoder(config, replace(base, part=kind, layers=part))
+        if part is None:
             module, weights, renumbered = embedding_rows(
                 checkpoint, config, base, calls
             )
         else:
-            module = Decoder(config, part_shape).build()
-            weights, spare = read_reusing(
-                Decoder(config, part_shape).weights(checkpoint, module), spare
-            )
+            module = named.build()
+            weights, spare = read_reusing(named.weights(checkpoint, module), spare)
         runtimes: dict[int, StatefulRuntime] = {}
-        largest = 0.0
-        named = Decoder(config, part_shape)  # its inputs' and outputs' names
-        for i, (p, start, _) in enumerate(calls):
-            runtime = runtimes.setdefault(p, StatefulRuntime(module, weights))
+        for i, call in enumerate(calls):
+            runtime = runtimes.setdefault(call.prompt, StatefulRuntime(module, weights))
             given = values[i] | {
-                "input_ids": renumbered[i] if part == "embed" else None,
-                "position": np.array([start], np.int32),
-                ROPE_POSITION: np.repeat(
-                    np.arange(start, start + shape.prefill, dtype=np.int32)[:, None],
-                    3,
-                    1,
-                ),
+                "input_ids": renumbered[i] if part is None else None,
+                "position": np.array([call.position], np.int32),
+                ROPE_POSITION: rope_rows(call, base.prefill),
             }
-            if part == "embed" and config.per_layer_width:  # the file's rows
-                ids = np.zeros(shape.prefill, np.int32)
-                ids[: len(calls[i][2])] = calls[i][2]
-                given[PER_LAYER_ROWS] = checkpoint_rows(config, checkpoint, ids)
-            out = runtime.call("prefill", [given[n] for n in named.input_names()])
+            if part is None and config.per_layer_width:  # the file's rows
+                given[PER_LAYER_ROWS] = checkpoint_rows(
+                    config, checkpoint, call_ids(call, base.prefill)
+                )
+            out = runtime.call(call.function, [given[n] for n in named.input_names()])
             values[i].update(zip(named.output_names(), out))
-            # np.max, not max(): a NaN must carry on to the check
-            found = np.abs(values[i]["hidden_states"]).max()
-            largest = float(np.max([largest, found]))
-        if not np.isfinite(largest):
-            check_finite_weights(weights, len(maxima))
-        maxima.append(largest)
+        yield PartStep(part, weights, values)
         del module, weights, runtimes
-    return maxima
+
+
+def rope_rows(call: Call, prefill: int) -> np.ndarray:
+    """The call's multimodal RoPE positions [rows, 3] of a text prompt:
+    its position + i on every axis (read where the decoder takes them)."""
+    rows = prefill if call.function == "prefill" else 1
+    at = np.arange(call.position, call.position + rows, dtype=np.int32)
+    return np.repeat(at[:, None], 3, 1)
+
+
+def call_ids(call: Call, prefill: int) -> np.ndarray:
+    """The call's ids padded with 0 to its function's rows."""
+    ids = np.zeros(prefill if call.function == "prefill" else 1, np.int32)
+    ids[: len(call.ids)] = call.ids
+    return ids
 
 
 def check_finite_weights(weights: dict[str, Any], index: int) -> None:
@@ -193,7 +247,7 @@ def embedding_rows(
     checkpoint: Checkpoint,
     config: LlmConfig,
     shape: LlmShape,
-    calls: list[tuple[int, int, np.ndarray]],
+    calls: list[Call],
 ) -> tuple[builtin.ModuleOp, dict[str, Any], list[np.ndarray]]:
     """The embedding's program for `part_maxima` over a table of just the
     rows the calls read (the prefill's padding id 0 among them), and each
@@ -206,7 +260,7 @@ def embedding_rows(
     def own(t: int) -> int:  # placeholders read the pad's rows (padded_ids)
         return config.pad_id if t in config.padded_ids else t
 
-    used = sorted({own(0), *(own(int(t)) for _, _, ids in calls for t in ids)})
+    used = sorted({own(0), *(own(int(t)) for call in calls for t in call.ids)})
     index = {t: i for i, t in enumerate(used)}
     rows = replace(
         config, vocab_size=len(used), per_layer_vocab=len(used), padded_ids=()
@@ -223,11 +277,10 @@ def embedding_rows(
     for name, width in tables.items():
         table = checkpoint.lazy(name, (config.vocab_size, width))
         weights[name] = np.concatenate([table.read_rows(t, t + 1) for t in used])
-    renumbered = []
-    for _, _, ids in calls:
-        padded = np.zeros(shape.prefill, np.int32)
-        padded[: len(ids)] = [index[own(int(t))] for t in ids]
-        renumbered.append(padded)
+    renumbered = [
+        np.array([index[own(int(t))] for t in call_ids(call, shape.prefill)], np.int32)
+        for call in calls
+    ]
     return module, weights, renumbered
 
 

@@ -28,12 +28,22 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.mil.builders import const_op
 from xdsl_ane.dialects.mil.quantization import int8_weight
-from xdsl_ane.interpreter.core import run_function
+from xdsl_ane.interpreter.core import run_calls
 
 COMPUTE = ("mil.conv", "mil.linear", "mil.matmul")
 KEPT_FP16 = ("mil.softmax", "mil.layer_norm", "mil.batch_norm", "mil.rsqrt")
 """The ops the summary names as kept in fp16 (with two-activation matmuls)."""
 INT8_MAX = 127
+SMALLEST_SCALE = 2.0**-24
+"""fp16's least positive value: the scale of an activation that stayed 0
+in calibration (a smaller one would be 0 in an fp16 const, which MIL's
+quantize refuses)."""
+
+Sample = Sequence[tuple[str, Sequence[np.ndarray]]]
+"""One calibration sample: calls of the module's functions in order, each
+its name and non-state arguments, the states zeros at first and kept from
+call to call (`run_calls`: a prompt's prefill and decode calls); a
+stateless program's sample is one call."""
 
 
 def targets(module: builtin.ModuleOp) -> list[Operation]:
@@ -57,12 +67,13 @@ class ActivationReport:
     ops: int
     samples: int
     kept: Counter = field(default_factory=Counter)
+    unit: str = "calibration samples"
 
     def summary(self) -> str:
         kept = ", ".join(f"{n} {kind}" for kind, n in sorted(self.kept.items()))
         return (
             f"w8a8: {self.activations} activations int8 (per-tensor scales from "
-            f"{self.samples} calibration samples) into {self.ops} convs, linears "
+            f"{self.samples} {self.unit}) into {self.ops} convs, linears "
             f"and matmuls; kept fp16: {kept or 'nothing'}"
         )
 
@@ -82,32 +93,31 @@ class _Ranges(Interpreter.Listener):
 def calibrate(
     module: builtin.ModuleOp,
     weights: Mapping[str, np.ndarray],
-    samples: Mapping[str, Sequence[Sequence[np.ndarray]]],
+    samples: Sequence[Sample],
     ops: Sequence[Operation],
 ) -> dict[Operation, float]:
-    """Each target op's largest activation over every function's samples
-    (its arguments in the function's own layout)."""
+    """Each target op's largest activation over the samples' calls."""
     ranges = _Ranges(ops)
-    for name, inputs in samples.items():
-        for sample in inputs:
-            run_function(module, sample, weights, name, listeners=(ranges,))
+    for sample in samples:
+        run_calls(module, sample, weights, (ranges,))
     return ranges.largest
 
 
 def quantize_activations(
     module: builtin.ModuleOp,
     weights: Mapping[str, np.ndarray],
-    samples: Mapping[str, Sequence[Sequence[np.ndarray]]],
+    samples: Sequence[Sample],
+    unit: str = "calibration samples",
 ) -> ActivationReport:
     """Puts quantize / dequantize before each target op's activation, with
-    scales from running `samples` (by function name) through the
-    interpreter; returns the report."""
+    scales from running `samples` through the interpreter; returns the
+    report (`unit` names a sample in its summary)."""
     ops = targets(module)
     largest = calibrate(module, weights, samples, ops)
     pairs: dict[tuple[SSAValue, float], SSAValue] = {}
     for op in ops:
         x = op.operands[0]
-        scale = max(largest[op], 1e-6) / INT8_MAX
+        scale = max(largest[op] / INT8_MAX, SMALLEST_SCALE)
         key = (x, scale)
         if key not in pairs:
             pairs[key] = quantized(x, scale)
@@ -118,8 +128,7 @@ def quantize_activations(
         if op.name in KEPT_FP16
         or (op.name == "mil.matmul" and not int8_weight(op.operands[1]))
     )
-    count = sum(len(s) for s in samples.values())
-    return ActivationReport(len(pairs), len(ops), count, kept)
+    return ActivationReport(len(pairs), len(ops), len(samples), kept, unit)
 
 
 def quantized(x: SSAValue, scale: float) -> SSAValue:

@@ -117,9 +117,9 @@ def add_compile_command(commands: Any) -> None:
     compile_.add_argument(
         "--calibration",
         metavar="FILE.npz",
-        help="with --compress w8a8: the activations' calibration samples, one "
+        help="with --compress w8a8 or auto:BITS: the calibration samples, one "
         "array per program input stacked along a new first axis (default: 8 "
-        "random samples)",
+        "random samples per function)",
     )
     compile_.set_defaults(handler=command_compile)
 

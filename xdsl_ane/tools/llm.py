@@ -100,9 +100,9 @@ def add_compile_llm_command(commands: Any) -> None:
         "--no-fp16-check",
         dest="fp16_check",
         action="store_false",
-        help="skip running the fp32 program on two calibration prompts to keep "
-        "its hidden states in fp16's range by exact rescaling (default: the check "
-        "runs)",
+        help="skip running the fp32 program on the calibration prompts "
+        "(--calibration) to keep its hidden states in fp16's range by exact "
+        "rescaling (default: the check runs)",
     )
     compile_llm_.add_argument(
         "--layers-per-package",
@@ -141,6 +141,16 @@ def add_compile_llm_command(commands: Any) -> None:
         "checkpoint's size)",
     )
     add_compress_arguments(compile_llm_)
+    compile_llm_.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="the calibration prompts of the fp16 check and of --compress w8a8 "
+        "or auto:BITS (whose prompts run through prefill, their last tokens "
+        "through decode): a .txt file of one prompt per line, tokenized with the "
+        "checkpoint's tokenizer.json, or token ids as .npz (each array a prompt, "
+        "or prompts by row) (default: two prompts of --prefill random ids, "
+        "seed 0)",
+    )
     add_chip_argument(compile_llm_, "the chip of the summary's estimate")
     compile_llm_.set_defaults(handler=command_compile_llm)
 
@@ -269,7 +279,8 @@ def command_compile_llm(args: Any) -> int:
                 for name in TEXT_FILES + vision_outputs(args.checkpoint)
                 if name.startswith("vision.") or (Path(args.checkpoint) / name).exists()
             ]
-        check_outputs(outputs, args.force, [args.checkpoint])
+        inputs = [args.checkpoint, *([args.calibration] if args.calibration else [])]
+        check_outputs(outputs, args.force, inputs)
 
     if args.layers_per_package is not None:  # known before reading anything
         check(True, f"--layers-per-package {args.layers_per_package}")
@@ -283,6 +294,7 @@ def command_compile_llm(args: Any) -> int:
         layers_per_package=args.layers_per_package,
         max_package_size=limit,
         fp16_check=args.fp16_check,
+        calibration=args.calibration,
         experts=args.experts,
         image_size=args.image_size,
         on_plan=check,

@@ -51,7 +51,9 @@ def add_compress_arguments(parser: argparse.ArgumentParser) -> None:
         help="compress the weights of matmuls and convs: int8, int4, lut2, lut3, "
         "lut4, lut6 or lut8, per-tensor, per-channel, per-grouped-channel (lut) or per-block "
         "(int) (iOS18); or w8a8: int8 weights and the activations they multiply "
-        "int8 too (not compile-llm yet)",
+        "int8 too, their scales from the calibration; or auto:BITS: each weight's "
+        "mode chosen by its measured effect on the outputs on the calibration, "
+        "an average of at most BITS bits per weight (default: none, fp16 weights)",
     )
     parser.add_argument(
         "--compress-head",
