@@ -91,14 +91,8 @@ def llava_processor(size: int):
     """A LlavaProcessor: a word-level tokenizer of WORDS whose image token
     is IMAGE_ID (the checkpoint's), LLaVA's image processor at `size`."""
     import transformers
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-    special = ["<unk>", "<s>", "</s>"]
-    tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    trainer = trainers.WordLevelTrainer(special_tokens=special, show_progress=False)
-    tokenizer.train_from_iterator([WORDS], trainer)
-    tokenizer.add_special_tokens([IMAGE_TOKEN])
+    tokenizer = word_tokenizer(["<unk>", "<s>", "</s>"], [IMAGE_TOKEN])
     assert tokenizer.token_to_id(IMAGE_TOKEN) == IMAGE_ID
     fast = transformers.PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
@@ -119,6 +113,19 @@ def llava_processor(size: int):
         chat_template=CHAT_TEMPLATE,
         num_additional_image_tokens=1,
     )
+
+
+def word_tokenizer(special: list[str], added: list[str]):
+    """A word-level `tokenizers.Tokenizer` of WORDS split at whitespace:
+    the `special` tokens first, then the words, then `added`."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    trainer = trainers.WordLevelTrainer(special_tokens=special, show_progress=False)
+    tokenizer.train_from_iterator([WORDS], trainer)
+    tokenizer.add_special_tokens(added)
+    return tokenizer
 
 
 def bos_post_processor():
@@ -212,14 +219,9 @@ IDEFICS3_TEMPLATE = (
 def idefics3_tokenizer():
     """A word-level tokenizer of WORDS and IDEFICS3_SPECIAL, <image> last."""
     import transformers
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-    tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     special = ["<unk>", "<s>", "</s>", "<|im_start|>"]
-    trainer = trainers.WordLevelTrainer(special_tokens=special, show_progress=False)
-    tokenizer.train_from_iterator([WORDS], trainer)
-    tokenizer.add_special_tokens(IDEFICS3_SPECIAL)
+    tokenizer = word_tokenizer(special, IDEFICS3_SPECIAL)
     fast = transformers.PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         bos_token="<s>",
@@ -318,14 +320,8 @@ def write_gemma3(directory: Path, seed: int = 0):
     back in float32."""
     import torch
     import transformers
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-    tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    special = ["<unk>", "<s>", "</s>", "<pad>"]
-    trainer = trainers.WordLevelTrainer(special_tokens=special, show_progress=False)
-    tokenizer.train_from_iterator([WORDS], trainer)
-    tokenizer.add_special_tokens(GEMMA3_SPECIAL)
+    tokenizer = word_tokenizer(["<unk>", "<s>", "</s>", "<pad>"], GEMMA3_SPECIAL)
     fast = transformers.PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         bos_token="<s>",
@@ -425,13 +421,8 @@ def write_qwen_vl(directory: Path, seed: int = 0, version: str = "2"):
     transformers' model read back in float32."""
     import torch
     import transformers
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-    tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    trainer = trainers.WordLevelTrainer(special_tokens=["<unk>"], show_progress=False)
-    tokenizer.train_from_iterator([WORDS], trainer)
-    tokenizer.add_special_tokens(QWEN_VL_SPECIAL)
+    tokenizer = word_tokenizer(["<unk>"], QWEN_VL_SPECIAL)
     fast = transformers.PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         eos_token="<|im_end|>",
