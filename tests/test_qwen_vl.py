@@ -87,6 +87,33 @@ def test_rope_positions_are_transformers(qwen2_vl):
     assert int(ours.max()) + 1 - len(prompt) == int(delta) == -12
 
 
+@pytest.mark.parametrize("version", ["2", "2.5"])
+def test_vision_program_is_transformers(tmp_path, version):
+    """The vision program in fp32 in the interpreter gives transformers'
+    get_image_features within 1e-5 of their largest: Qwen2.5-VL's 4
+    windows of 4x4 patches in blocks 0 and 2 included."""
+    import torch
+
+    import xdsl_ane
+    from xdsl_ane.interpreter.core import run_function
+    from xdsl_ane.models.vision_language import image_features_module, vision_family
+    from xdsl_ane.weights.checkpoint import read_checkpoint
+
+    model = write_qwen_vl(tmp_path, seed=2, version=version)
+    whole = read_checkpoint(tmp_path)
+    features = image_features_module(whole, vision_family(whole.config), 112)
+    pixels = np.random.default_rng(0).normal(size=features.example.shape)
+    pixels = pixels.astype(np.float32)
+    imported = xdsl_ane.from_torch(features.module, (torch.from_numpy(pixels),))
+    (ours,) = run_function(imported.module, [pixels], imported.weights)
+    with torch.no_grad():
+        out = model.model.get_image_features(
+            torch.from_numpy(pixels), torch.tensor([[1, 8, 8]])
+        )
+    expected = torch.cat(list(out.pooler_output)).numpy()
+    np.testing.assert_allclose(ours, expected, atol=1e-5 * np.abs(expected).max())
+
+
 def generate_both(runner, vision, checkpoint, image, steps=10, rope=True):
     """(our tokens and logits, transformers') for a chat prompt on `image`."""
     tokenizer = runner.tokenizer()
@@ -126,13 +153,13 @@ def test_qwen2_vl_gives_transformers_tokens(qwen2_vl):
 
 
 def test_qwen2_5_vl_window_attention(tmp_path):
-    """Qwen2.5-VL at 224 pixels: 16 windows of 4x4 merged patches in
+    """Qwen2.5-VL at 112 pixels: 4 windows of 4x4 patches (2x2 merged) in
     blocks 0 and 2, the whole image in 1 and 3."""
-    checkpoint, _, out = compiled(tmp_path, "2.5", 224)
+    checkpoint, _, out = compiled(tmp_path, "2.5", 112)
     runner = PackageRunner(out)
     vision = VisionRunner(runner)
     (tokens, logits), (expected, expected_logits) = generate_both(
-        runner, vision, checkpoint, random_image(3, 224, 224), steps=8
+        runner, vision, checkpoint, random_image(3, 112, 112), steps=8
     )
     same = assert_same_greedy(tokens, expected, expected_logits)
     assert same >= 4
