@@ -77,7 +77,9 @@ def test_rope_positions_are_transformers(qwen2_vl):
     vision = VisionRunner(PackageRunner(out))
     prompt = [5, 6, 31, *[34] * 16, 32, 7, 8, 9]
     ours = vision.rope_positions(prompt)
-    inputs = vision.reference_inputs(vision.prepare(random_image(0, 112, 112)), prompt)
+    inputs = vision.reference_inputs(
+        [vision.prepare(random_image(0, 112, 112))], prompt
+    )
     positions, delta = model.model.get_rope_index(
         torch.tensor([prompt]),
         mm_token_type_ids=torch.from_numpy(inputs["mm_token_type_ids"]),
@@ -115,15 +117,57 @@ def test_vision_program_is_transformers(tmp_path, version):
 
 
 def generate_both(runner, vision, checkpoint, image, steps=10, rope=True):
-    """(our tokens and logits, transformers') for a chat prompt on `image`."""
+    """(our tokens and logits, transformers') for a chat prompt on `image`
+    (or a list of images)."""
     tokenizer = runner.tokenizer()
-    processed = vision.prepare(image)
+    images = image if isinstance(image, list) else [image]
+    processed = [vision.prepare(i) for i in images]
     prompt = vision.text_prompt(tokenizer, "describe the image .", True, processed)
     rows = vision.rows(prompt, vision.image_features(processed))
     positions = vision.rope_positions(prompt) if rope else None
     ours = runner.generate(prompt, steps, rows=rows, rope=positions)
     reference = vision.reference_inputs(processed, prompt)
     return ours, reference_generate(checkpoint, prompt, steps, (), reference)
+
+
+def test_two_images(qwen2_vl):
+    """Two images in one prompt: each image's rows from the position after
+    the text before it, as get_rope_index places them; transformers'
+    tokens, and the images in the other order give other tokens."""
+    import torch
+
+    checkpoint, model, out = qwen2_vl
+    runner = PackageRunner(out)
+    vision = VisionRunner(runner)
+    images = [random_image(5, 112, 112), random_image(6, 112, 112)]
+    prompt = vision.text_prompt(
+        runner.tokenizer(),
+        "what is in this picture ?",
+        True,
+        [vision.prepare(i) for i in images],
+    )
+    assert prompt.count(34) == 32
+    inputs = vision.reference_inputs([vision.prepare(i) for i in images], prompt)
+    positions, _ = model.model.get_rope_index(
+        torch.tensor([prompt]),
+        mm_token_type_ids=torch.from_numpy(inputs["mm_token_type_ids"]),
+        image_grid_thw=torch.from_numpy(inputs["image_grid_thw"]),
+    )
+    np.testing.assert_array_equal(
+        vision.rope_positions(prompt), positions[:, 0].numpy().T
+    )
+    seen = []
+    for order in (images, images[::-1]):
+        (tokens, logits), (expected, expected_logits) = generate_both(
+            runner, vision, checkpoint, order, steps=8
+        )
+        same = assert_same_greedy(tokens, expected, expected_logits)
+        assert same >= 4
+        for got, ref in zip(logits[:same], expected_logits[:same]):
+            np.testing.assert_allclose(got, ref, atol=2e-2 * np.abs(ref).max())
+        seen.append(expected_logits[0])
+    # the order counts beyond the tolerance the packages' logits keep
+    assert np.abs(seen[0] - seen[1]).max() > 2e-2 * np.abs(seen[0]).max()
 
 
 def test_qwen2_vl_gives_transformers_tokens(qwen2_vl):

@@ -228,6 +228,26 @@ def test_cli_generate_with_an_image(llava, tmp_path):
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "same tokens"
+    # two images: each where the template puts it, in order
+    other = tmp_path / "dog.png"
+    random_image(5).save(other)
+    both = [{"type": "image", "image": Image.open(other)}, *messages[0]["content"]]
+    expected = processor.apply_chat_template(
+        [{"role": "user", "content": both}],
+        add_generation_prompt=True,
+        tokenize=True,
+        return_dict=True,
+    )
+    result = cli(
+        "generate", str(out), "--image", str(other), "--image", str(image),
+        "--prompt", "describe the image", "--chat", "--show-ids",
+        "--reference", str(checkpoint),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "prompt: " + ",".join(map(str, expected["input_ids"][0]))
+    assert lines[-1] == "same tokens"
+    assert np.asarray(expected["pixel_values"]).shape[0] == 2
     ids = ",".join(map(str, PROMPT))
     result = cli(
         "generate",
@@ -298,6 +318,18 @@ def test_bad_images_are_one_line(llava, tiny_llm, tmp_path):
             "not found",
         ),
         ([str(out), "--image", str(image), "--prompt-ids", "1,5"], "image token"),
+        (
+            [
+                str(out),
+                "--image",
+                str(image),
+                "--image",
+                str(image),
+                "--prompt-ids",
+                f"1,{IMAGE_ID}",
+            ],
+            "holds 1 image tokens (31); 2 image(s) need one each",
+        ),
         (
             [str(tiny_llm.whole), "--image", str(image), "--prompt-ids", "1,5"],
             "text-only",
@@ -506,10 +538,10 @@ def test_gemma3_gives_transformers_tokens(tmp_path, prefill):
         pixels = np.asarray(expected["pixel_values"])
         np.testing.assert_allclose(tiled.tiles[0], pixels, rtol=0, atol=1e-6)
         prompt = vision.text_prompt(
-            runner.tokenizer(), "describe the image", True, tiled
+            runner.tokenizer(), "describe the image", True, [tiled]
         )
         assert prompt == list(expected["input_ids"][0])
-        rows = vision.rows(prompt, vision.image_features(tiled))
+        rows = vision.rows(prompt, vision.image_features([tiled]))
         blocks = vision.blocks(prompt)
         tokens, logits = runner.generate(prompt, 8, rows=rows, blocks=blocks)
         ids = torch.tensor(expected["input_ids"])

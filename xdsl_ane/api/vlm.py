@@ -283,19 +283,19 @@ class VisionRunner:
         return out
 
     def reference_inputs(
-        self, image: TiledImage, prompt: list[int]
+        self, images: list[TiledImage], prompt: list[int]
     ) -> dict[str, np.ndarray]:
-        """The image inputs of transformers' model for the prompt:
-        pixel_values ([1, 3, H, W], the tiles [1, tiles, 3, S, S] for
-        Idefics3, the patches for Qwen2-VL with its image_grid_thw and
+        """The images' inputs of transformers' model for the prompt:
+        pixel_values ([images, 3, H, W], every tile [1, tiles, 3, S, S]
+        for Idefics3, the patches for Qwen2-VL with its image_grid_thw and
         mm_token_type_ids) and token_type_ids where the model reads them."""
-        pixels = np.concatenate(image.tiles)
+        pixels = np.concatenate([t for image in images for t in image.tiles])
         inputs = {"pixel_values": pixels[None] if self.tiled else pixels}
         types = self.token_type_ids(prompt)
         if types is not None:
             inputs["token_type_ids"] = np.array([types])
         if self.grid is not None:
-            inputs["image_grid_thw"] = np.array([self.grid])
+            inputs["image_grid_thw"] = np.array([self.grid] * len(images))
             inputs["mm_token_type_ids"] = np.array(
                 [[int(t == self.image_token_id) for t in prompt]]
             )
@@ -335,9 +335,11 @@ class VisionRunner:
             i, current = i + count, current + max(rows, cols)
         return out
 
-    def image_features(self, image: TiledImage) -> np.ndarray:
-        """The features of every tile, in the prompt's order."""
-        return np.concatenate([self.features(t) for t in image.tiles])
+    def image_features(self, images: list[TiledImage]) -> np.ndarray:
+        """The features of every tile of every image, in the prompt's order."""
+        return np.concatenate(
+            [self.features(t) for image in images for t in image.tiles]
+        )
 
     @property
     def placeholder_id(self) -> int:
@@ -422,58 +424,55 @@ class VisionRunner:
         """The prompt with each image token expanded to one per feature
         row; exactly `images` of them expected."""
         token = self.image_token_id
-        found = ids.count(token)
-        if found != images:
-            raise XdslAneError(
-                f"the prompt holds {found} image tokens ({token}); one image needs "
-                "exactly one, which is expanded to the image's "
-                f"{self.tokens} feature rows"
-            )
+        check_count(ids.count(token), images, token)
         out: list[int] = []
         for t in ids:
             out += [token] * self.tokens if t == token else [t]
         return out
 
     def expand_ids(
-        self, ids: list[int], image: TiledImage, tokenizer: Any | None
+        self, ids: list[int], images: list[TiledImage], tokenizer: Any | None
     ) -> list[int]:
-        """`--prompt-ids`: the one image token replaced by the image's
-        tokens (with the tokenizer where they are more than the token
-        repeated)."""
+        """`--prompt-ids`: the image tokens, one per image, replaced by the
+        images' tokens in order (with the tokenizer where they are more
+        than the token repeated)."""
         if not self.tiled and self.placeholder_id == self.image_token_id:
-            return self.expand(ids)
+            return self.expand(ids, len(images))
         token = self.placeholder_id
-        if ids.count(token) != 1:
-            raise XdslAneError(
-                f"the prompt holds {ids.count(token)} image tokens ({token}); one "
-                "image needs exactly one"
-            )
+        check_count(ids.count(token), len(images), token)
         if tokenizer is None:
             raise XdslAneError(
                 f"{self.runner.path}: the image's tokens (tiles and their markers) "
                 "need the checkpoint's tokenizer, which is not beside the package"
             )
-        text = self.replacement(image, tokenizer)
-        middle = tokenizer.encode(text, add_special_tokens=False)
-        i = ids.index(token)
-        return ids[:i] + middle + ids[i + 1 :]
+        out: list[int] = []
+        pending = iter(images)
+        for t in ids:
+            if t != token:
+                out.append(t)
+                continue
+            text = self.replacement(next(pending), tokenizer)
+            out += tokenizer.encode(text, add_special_tokens=False)
+        return out
 
     def text_prompt(
-        self, tokenizer: Any, text: str, chat: bool, image: TiledImage | None = None
+        self,
+        tokenizer: Any,
+        text: str,
+        chat: bool,
+        images: list[TiledImage] | None = None,
     ) -> list[int]:
         """The prompt's ids as the processor builds them: with `chat`, its
-        `apply_chat_template` of a user message [image, text]
+        `apply_chat_template` of a user message [image, ..., text]
         (tokenized without special tokens where the rendering begins with
         the bos token, as transformers does); else `processor(text=TEXT,
-        images=...)`, the image token put first where TEXT has none."""
+        images=...)`, the image tokens put first where TEXT has none.
+        `images` None: one image whose tokens do not depend on it."""
         token_text = self.placeholder_text(tokenizer)
+        count = 1 if images is None else len(images)
         if chat:
-            messages = [
-                {
-                    "role": "user",
-                    "content": [{"type": "image"}, {"type": "text", "text": text}],
-                }
-            ]
+            content = [{"type": "image"}] * count + [{"type": "text", "text": text}]
+            messages = [{"role": "user", "content": content}]
             if tokenizer.template_path is None and "chat_template.json" in (
                 self.runner.text_files
             ):
@@ -482,19 +481,27 @@ class VisionRunner:
             bos = tokenizer.special.get("bos_token")
             special = not (bos is not None and rendered.startswith(bos))
         else:
-            rendered = text if token_text in text else token_text + text
+            rendered = text if token_text in text else token_text * count + text
             special = True
-        if image is None and self.placeholder_id == self.image_token_id:
+        if images is None and self.placeholder_id == self.image_token_id:
             return self.expand(tokenizer.encode(rendered, add_special_tokens=special))
-        image = image or TiledImage([])
-        count = rendered.count(token_text)
-        if count != 1:
-            raise XdslAneError(
-                f"the prompt holds {count} image tokens ({token_text}); one image "
-                "needs exactly one"
-            )
-        rendered = rendered.replace(token_text, self.replacement(image, tokenizer))
+        images = images or [TiledImage([])]
+        pieces = rendered.split(token_text)
+        check_count(len(pieces) - 1, count, token_text)
+        rendered = pieces[0] + "".join(
+            self.replacement(image, tokenizer) + piece
+            for image, piece in zip(images, pieces[1:])
+        )
         return tokenizer.encode(rendered, add_special_tokens=special)
+
+
+def check_count(found: int, images: int, token: Any) -> None:
+    """One line unless the prompt holds one image token per image."""
+    if found != images:
+        raise XdslAneError(
+            f"the prompt holds {found} image tokens ({token}); {images} image(s) "
+            "need one each, where each image's tokens go"
+        )
 
 
 def image_blocks(prompt: list[int], token: int) -> list[int]:

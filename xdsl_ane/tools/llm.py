@@ -198,11 +198,13 @@ def add_generate_command(commands: Any) -> None:
     generate.add_argument(
         "--image",
         metavar="IMAGE",
-        help="an image (PNG, JPEG, ...) for a vision-language package: processed "
-        "as the checkpoint's image processor does and put where the prompt's image "
-        "token is (with --chat: where the chat template puts it; with --prompt "
-        "and no image token: first; with --prompt-ids: the ids hold one image "
-        "token, expanded to the image's feature rows)",
+        action="append",
+        help="an image (PNG, JPEG, ...) for a vision-language package, repeated "
+        "for several in order: processed as the checkpoint's image processor does "
+        "and put where the prompt's image tokens are, one per image (with --chat: "
+        "where the chat template puts them; with --prompt and no image token: "
+        "first; with --prompt-ids: the ids hold one image token per image, each "
+        "expanded to its image's feature rows) (default: none, a text prompt)",
     )
     generate.add_argument(
         "--show-ids",
@@ -460,11 +462,11 @@ def command_generate(args: Any) -> int:
         from xdsl_ane.api.vlm import VisionRunner
 
         vision = VisionRunner(runner)
-        image = vision.prepare(read_image(args.image))
+        images = [vision.prepare(read_image(path)) for path in args.image]
     if args.prompt is not None:
         tokenizer = runner.tokenizer()
         if vision is not None:
-            prompt = vision.text_prompt(tokenizer, args.prompt, args.chat, image)
+            prompt = vision.text_prompt(tokenizer, args.prompt, args.chat, images)
         elif args.chat:
             prompt = tokenizer.encode_chat([{"role": "user", "content": args.prompt}])
         else:
@@ -475,11 +477,11 @@ def command_generate(args: Any) -> int:
         if vision is not None:
             beside = runner.text_files.get("tokenizer.json")
             tokenizer_ = runner.tokenizer() if beside is not None else None
-            prompt = vision.expand_ids(prompt, image, tokenizer_)
+            prompt = vision.expand_ids(prompt, images, tokenizer_)
     rows = None
     if vision is not None:
         runner.check_prompt(prompt, args.max_new_tokens, what, sampling)
-        rows = vision.rows(prompt, vision.image_features(image))
+        rows = vision.rows(prompt, vision.image_features(images))
     if args.reference:
         check_reference(args.reference, runner.record)
     runner.check_prompt(prompt, args.max_new_tokens, what, sampling)
@@ -515,7 +517,7 @@ def command_generate(args: Any) -> int:
         prompt,
         args.max_new_tokens,
         runner.eos,
-        None if vision is None else vision.reference_inputs(image, prompt),
+        None if vision is None else vision.reference_inputs(images, prompt),
     )
     print(f"reference: {ids_text(ref_tokens)}")
     if logits:
