@@ -24,7 +24,8 @@ warning. Errors are what Core ML rejects or what cannot be compiled at all.
 | ops per function | warning | > 18000, consts, constexpr ops and func.return not counted |
 | weights per function | warning / error | > 1 GiB (iOS) / > 2 GiB (macOS) |
 
-Weights are the consts' declared tensor sizes (inline `val` and `weight`
+Weights are the consts' declared tensor sizes at MIL's storage width
+(sub-byte data packed, as the blob holds it; inline `val` and `weight`
 consts alike; `rlx.constant` / `rlx.param` in unlowered programs); a
 `constexpr_*` op's storage is its const operands, so int8 weights count as
 int8. fp32
@@ -89,6 +90,7 @@ from xdsl_ane.ane.rules import (
     op_name,
     rank_problem,
 )
+from xdsl_ane.dialects.dtypes import BY_ELEMENT
 from xdsl_ane.dialects.mil.base import MilOp
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.locations import location
@@ -202,9 +204,13 @@ def feeds_constexpr_only(value: SSAValue) -> bool:
     return bool(users) and all(u.name.startswith("mil.constexpr_") for u in users)
 
 
-def element_bytes(element_type: Attribute) -> int:
-    width = getattr(element_type, "bitwidth", 32)
-    return max(1, math.ceil(width / 8))
+def element_bits(element_type: Attribute) -> int:
+    """Bits of one element as MIL stores it (`dialects/dtypes.py`: int4 and
+    uint1..uint6 packed, bool a byte), else the type's own width."""
+    found = BY_ELEMENT.get(element_type)
+    if found is not None:
+        return found.bits
+    return max(8, getattr(element_type, "bitwidth", 32))
 
 
 def printed_names(function: func.FuncOp) -> dict[SSAValue, str]:
@@ -512,7 +518,7 @@ def type_problems(t: Attribute) -> list[tuple[Severity, str, str]]:
 def tensor_bytes(t: Attribute) -> int:
     if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
         return 0
-    return math.prod(t.get_shape()) * element_bytes(t.element_type)
+    return math.ceil(math.prod(t.get_shape()) * element_bits(t.element_type) / 8)
 
 
 @dataclass(frozen=True)
