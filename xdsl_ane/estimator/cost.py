@@ -8,17 +8,31 @@ element sizes: an operand made by a const or a constexpr op is a weight,
 counted at its storage (a constexpr op's own const operands, so 4-bit
 weights move 4 bits), a state operand at its tensor's size; the views,
 slices and in-place state updates of `traffic` less.
+
+A compressed weight is expanded where it is read (`weight_read`): the ANE
+reads the stored bytes and computes the dense weight each time the op
+runs, at its constexpr ops' own FLOPs (one per weight element each, as
+MIL's `dequantize` is counted), added to the op's FLOPs at its peak. An
+int8 computation (W8A8, `precision`) takes int8 weights as they are stored:
+no expansion.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 
 from xdsl.dialects.builtin import f32, i8
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from xdsl_ane.ane.cost import input_elements, output_elements, pooling_flops
+from xdsl_ane.ane.cost import (
+    elements,
+    input_elements,
+    output_elements,
+    pooling_flops,
+)
 from xdsl_ane.ane.rules import op_name, shape_of
+from xdsl_ane.dialects.dtypes import BY_ELEMENT, dtype_of_element
 from xdsl_ane.dialects.mil.base import MilOp
 from xdsl_ane.dialects.mil.quantization import int8_weight
 from xdsl_ane.dialects.state_type import StateTypeBase
@@ -139,6 +153,78 @@ def stored_bytes(value: SSAValue) -> int:
     return value_bytes(value.type)
 
 
+FUSED = ("mil.read_state", "mil.quantize", "mil.dequantize")
+"""Ops fused into their neighbours: they move nothing of their own."""
+
+
+def reads_weights(op: Operation) -> bool:
+    """Whether `op` moves its weight operands: not a view, a fused op, an
+    in-place state update or a slice (which move what `traffic` says)."""
+    name = op_name(op)
+    return not (is_view(op) or name in FUSED or in_place(op) or name in SLICES)
+
+
+def is_constexpr(value: SSAValue) -> bool:
+    return owner_name(value).startswith("mil.constexpr_")
+
+
+def storage(value: SSAValue) -> str:
+    """How a weight is stored, by MIL's dtype names: a const's dtype
+    ("fp16"), a dequantizing constexpr op's data ("int8", "int4", "uint8"),
+    a LUT's index width ("lut4")."""
+    if owner_name(value) == "mil.constexpr_lut_to_dense":
+        indices = value.owner.operands[0].type
+        return f"lut{dtype_of_element(indices.element_type).bits}"
+    if is_constexpr(value):
+        return storage(value.owner.operands[0])
+    element = getattr(value.type, "element_type", None)
+    return BY_ELEMENT[element].mil if element in BY_ELEMENT else str(element)
+
+
+def expansion_flops(value: SSAValue) -> int:
+    """The FLOPs of computing a weight from its storage: those of each
+    constexpr op on the way from its consts (a LUT of int8 entries is
+    two), none for a const."""
+    if not is_constexpr(value):
+        return 0
+    return flops(value.owner) + sum(expansion_flops(o) for o in value.owner.operands)
+
+
+@dataclass(frozen=True)
+class WeightRead:
+    """One weight an op reads: how it is stored, the bytes moved (its
+    storage), its elements and the FLOPs of expanding it for the op."""
+
+    name: str
+    storage: str
+    bytes: int
+    elements: int
+    expand_flops: int
+
+    def row(self) -> dict:
+        return asdict(self)
+
+
+def weight_reads(op: Operation, names: dict[SSAValue, str]) -> list[WeightRead]:
+    """The weights `op` reads (none for the ops `reads_weights` excludes),
+    each named by its printed value name (`names`). An int8 computation
+    reads int8 weights unexpanded."""
+    if not reads_weights(op):
+        return []
+    int8 = precision(op) == "int8"
+    return [
+        WeightRead(
+            "%" + names.get(o, "?"),
+            storage(o),
+            weight_bytes(o),
+            elements(o.type),
+            0 if int8 and int8_weight(o) else expansion_flops(o),
+        )
+        for o in op.operands
+        if is_weight(o)
+    ]
+
+
 def traffic(op: Operation) -> tuple[int, int]:
     """(bytes moved: inputs + outputs + weights, of which weights). A
     reshape that is a view moves none; a state is read where its readers
@@ -147,7 +233,7 @@ def traffic(op: Operation) -> tuple[int, int]:
     a slice reads and writes only what it takes; quantize and dequantize
     are fused into their neighbours, which move int8 (`stored_bytes`)."""
     name = op_name(op)
-    if is_view(op) or name in ("mil.read_state", "mil.quantize", "mil.dequantize"):
+    if is_view(op) or name in FUSED:
         return 0, 0
     if in_place(op):
         update = op.operands[1] if name == "mil.slice_update" else None

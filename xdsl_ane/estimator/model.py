@@ -8,7 +8,9 @@ between units is a transfer.
 
 Latency, every part in µs and the total their sum:
 - an op on the ANE: max(FLOPs / peak, bytes / bandwidth), bytes being
-  inputs + outputs + weights (`cost.traffic`), the peak the chip's int8
+  inputs + outputs + weights (`cost.traffic`: compressed weights at their
+  stored width), FLOPs its own and those of expanding its compressed
+  weights (`cost.weight_reads`), the peak the chip's int8
   one for int8 compute (`cost.precision`); when that working set exceeds the chip's
   SRAM, the excess is written out and read back: 2 · (bytes − SRAM) more
   bytes at the bandwidth; a softmax beyond the SRAM (long-sequence
@@ -35,11 +37,13 @@ from xdsl.ir import Operation, SSAValue
 from xdsl_ane.ane.chips import DEFAULT_CHIP, Chip, get_chip
 from xdsl_ane.ane.rules import Unit, op_name
 from xdsl_ane.estimator.cost import (
+    WeightRead,
     flops,
     precision,
     traffic,
     value_bytes,
     weight_bytes,
+    weight_reads,
 )
 from xdsl_ane.passes.ane_lint import printed_names
 from xdsl_ane.passes.placement import (
@@ -79,6 +83,13 @@ class OpEstimate:
     precision: str = "fp16"
     """What it computes in: "fp16", "fp32", or "int8" (int8 activations
     and weights, at the chip's int8 peak where it has one)."""
+    weights: tuple[WeightRead, ...] = ()
+    """The weights it reads: storage, bytes, expansion."""
+
+    @property
+    def expand_flops(self) -> int:
+        """The FLOPs of expanding its compressed weights (beside `flops`)."""
+        return sum(w.expand_flops for w in self.weights)
 
     def row(self) -> dict:
         return {
@@ -92,6 +103,9 @@ class OpEstimate:
             "precision": self.precision,
             "function": self.function,
             "layer": self.layer,
+            "weight_bytes": self.weight_bytes,
+            "expand_flops": self.expand_flops,
+            "weights": [w.row() for w in self.weights],
         }
 
 
@@ -314,8 +328,10 @@ def _estimate_function(result: Estimate, label: str, function: func.FuncOp) -> N
         op_flops = flops(op)
         op_bytes, weights = traffic(op)
         computed = precision(op)
+        reads = tuple(weight_reads(op, names))
+        work = op_flops + sum(w.expand_flops for w in reads)
         passes = SOFTMAX_PASSES if name == "mil.softmax" else 1
-        us, spill = op_time_us(unit, op_flops, op_bytes, chip, computed, passes)
+        us, spill = op_time_us(unit, work, op_bytes, chip, computed, passes)
         layer = layer_key(op) or layer
         shown = ", ".join("%" + names.get(r, "?") for r in op.results) or name
         result.ops.append(
@@ -333,6 +349,7 @@ def _estimate_function(result: Estimate, label: str, function: func.FuncOp) -> N
                 layer,
                 spill,
                 computed,
+                reads,
             )
         )
         bound = 0
