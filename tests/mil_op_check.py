@@ -13,21 +13,13 @@ from typing import Any
 import numpy as np
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    ModuleOp,
-    TensorType,
-    f16,
-    f32,
-    i1,
-    i8,
-    i32,
-)
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.interpreter import Interpreter
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Block, Operation, Region
 
 from xdsl_ane.dialects import mil
+from xdsl_ane.dialects.dtypes import DTYPES
 from xdsl_ane.interpreter.mil import MilFunctions
 from xdsl_ane.weights.store import WeightStore
 
@@ -39,11 +31,7 @@ with warnings.catch_warnings():
 
 
 ELEMENT_TYPES: dict[np.dtype, Attribute] = {
-    np.dtype(np.float32): f32,
-    np.dtype(np.float16): f16,
-    np.dtype(np.int32): i32,
-    np.dtype(np.int8): i8,
-    np.dtype(np.bool_): i1,
+    d.numpy: d.element for d in DTYPES if d.computes and d.element is not None
 }
 
 

@@ -22,6 +22,7 @@ from xdsl_ane.backend.milproto import ProtoResult, module_to_proto
 from xdsl_ane.backend.weights import BLOB_NUMPY_DTYPES, quiet_coremltools
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dense import dense_to_numpy, numpy_dtype_of
+from xdsl_ane.dialects.dtypes import DTYPES
 from xdsl_ane.dialects.typing import ints_prop
 from xdsl_ane.frontend.mlir import parse_module_text
 from xdsl_ane.weights.store import WeightStore
@@ -112,13 +113,9 @@ def immediate(value) -> np.ndarray | str:
     kind = tensor.WhichOneof("value")
     if kind == "strings":
         return tensor.strings.values[0]
-    dtype = {
-        MIL_pb2.FLOAT16: np.float16,
-        MIL_pb2.FLOAT32: np.float32,
-        MIL_pb2.INT32: np.int32,
-        MIL_pb2.INT8: np.int8,
-        MIL_pb2.BOOL: np.bool_,
-    }[t.dataType]
+    dtype = {getattr(MIL_pb2, d.proto): d.numpy for d in DTYPES if d.computes}[
+        t.dataType
+    ]
     if kind == "bytes":
         return np.frombuffer(tensor.bytes.values, dtype).reshape(shape)
     return np.array(list(getattr(tensor, kind).values), dtype).reshape(shape)

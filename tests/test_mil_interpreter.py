@@ -263,6 +263,8 @@ def test_select(dtype):
         (np.float16, "fp32"),
         (np.float32, "int32"),
         (np.int32, "int8"),
+        (np.float32, "int16"),
+        (np.int32, "int16"),
         (np.int8, "fp16"),
         (np.float16, "bool"),
         (np.bool_, "fp32"),
@@ -271,7 +273,7 @@ def test_select(dtype):
 def test_cast(source, dtype):
     x = np.array([-3.7, -0.5, 0.0, 0.4, 2.5, 100.9], source)
     target = {"fp16": np.float16, "fp32": np.float32, "int32": np.int32}.get(dtype)
-    target = target or {"int8": np.int8, "bool": np.bool_}[dtype]
+    target = target or {"int8": np.int8, "int16": np.int16, "bool": np.bool_}[dtype]
     out = run(lambda v: mil.CastOp(v, dtype), x)
     if target is np.bool_:
         expected = x != 0
@@ -286,6 +288,8 @@ def test_cast(source, dtype):
 def test_cast_saturates_and_maps_nan_to_zero():
     x = np.array([1e10, -1e10, np.nan], np.float32)
     check(run(lambda v: mil.CastOp(v, "int32"), x), [2**31 - 1, -(2**31), 0], np.int32)
+    check(run(lambda v: mil.CastOp(v, "int16"), x), [2**15 - 1, -(2**15), 0], np.int16)
+    check(run(lambda v: mil.CastOp(v, "uint16"), x), [2**16 - 1, 0, 0], np.uint16)
 
 
 # --- linear algebra -------------------------------------------------------------
@@ -529,6 +533,8 @@ def test_gather(dtype):
     check(out, coreml(lambda p, q: mb.gather(x=p, indices=q), table, ids), dtype)
     out = run(lambda p, q: mil.GatherOp(p, q, axis=-1), table, ids[0].astype(np.int8))
     check(out, table[:, [3, 0]], dtype)
+    for index_type in (np.int16, np.uint16):  # coremltools' casts of indices
+        check(run(mil.GatherOp, table, ids.astype(index_type)), table[ids], dtype)
 
 
 def test_gather_batch_dims():

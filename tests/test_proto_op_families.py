@@ -85,6 +85,9 @@ func.func @binary(%x: tensor<2x8xf32>, %row: tensor<8xf32>, %col: tensor<2x1xf32
   %to_fp32 = mil.cast %h {dtype = "fp32"} : (tensor<2x8xf16>) -> tensor<2x8xf32>
   %to_int32 = mil.cast %x {dtype = "int32"} : (tensor<2x8xf32>) -> tensor<2x8xi32>
   %to_bool = mil.cast %i {dtype = "bool"} : (tensor<4xi32>) -> tensor<4xi1>
+  %to_int16 = mil.cast %i {dtype = "int16"} : (tensor<4xi32>) -> tensor<4xi16>
+  %from_int16 = mil.cast %to_int16 {dtype = "int32"} : (tensor<4xi16>) -> tensor<4xi32>
+  %to_uint16 = mil.cast %x {dtype = "uint16"} : (tensor<2x8xf32>) -> tensor<2x8xui16>
   func.return
 }
 """,
@@ -133,6 +136,10 @@ func.func @shape(%x: tensor<2x3x4xf32>, %y: tensor<1x64x1x80xf16>, %a: tensor<2x
 func.func @indexing(%ids: tensor<2x8xi32>, %x: tensor<2x3x4xf32>, %idx: tensor<2x5xi32>, %labels: tensor<4xi32>, %scores: tensor<1x4x8x8xf16>) {
   %table = mil.const weight "embed" : tensor<100x16xf16>
   %embed = mil.gather %table, %ids : (tensor<100x16xf16>, tensor<2x8xi32>) -> tensor<2x8x16xf16>
+  %ids16 = mil.cast %ids {dtype = "int16"} : (tensor<2x8xi32>) -> tensor<2x8xi16>
+  %embed16 = mil.gather %table, %ids16 : (tensor<100x16xf16>, tensor<2x8xi16>) -> tensor<2x8x16xf16>
+  %uids = mil.const dense<[3, 7]> : tensor<2xui16>
+  %embed_u16 = mil.gather %table, %uids : (tensor<100x16xf16>, tensor<2xui16>) -> tensor<2x16xf16>
   %batched = mil.gather %x, %idx {axis = 2 : i64, batch_dims = 1 : i64, validate_indices = true} : (tensor<2x3x4xf32>, tensor<2x5xi32>) -> tensor<2x3x5xf32>
   %one_hot = mil.one_hot %labels {one_hot_vector_size = 10 : i64} : (tensor<4xi32>) -> tensor<4x10xi32>
   %one_hot_fp16 = mil.one_hot %labels {one_hot_vector_size = 10 : i64, on_value = 1.0 : f16, off_value = 0.0 : f16} : (tensor<4xi32>) -> tensor<4x10xf16>

@@ -107,7 +107,13 @@ def immediate_value(value: ParamValue, dtype: str | None = None) -> MIL_pb2.Valu
         else:
             tensor.bytes.SetInParent()
         return v
-    field_name = {"fp32": "floats", "int32": "ints", "bool": "bools"}.get(dtype)
+    field_name = {
+        "fp32": "floats",
+        "int32": "ints",
+        "int16": "ints",
+        "uint16": "ints",
+        "bool": "bools",
+    }.get(dtype)
     if field_name is None:
         raise XdslAneError(f"no immediate MIL value of dtype {dtype}")
     repeated = getattr(tensor, field_name)

@@ -29,6 +29,9 @@ class DType:
     """Ops compute on it (the others are compressed weight data)."""
     proto: str = ""
     """Its name in MIL's protobuf `DataType` enum."""
+    mil_only: bool = False
+    """Only mil ops take it (cast, gather's indices: what coremltools casts
+    indices to), never rlx's."""
 
     @property
     def mlir(self) -> str:
@@ -55,8 +58,8 @@ DTYPES: tuple[DType, ...] = (
         DType(f"uint{w}", np.dtype("u1"), unsigned(w), w, False, f"UINT{w}")
         for w in (1, 2, 3, 4, 6, 8)
     ),
-    DType("int16", np.dtype("<i2"), None, 16, False, "INT16"),
-    DType("uint16", np.dtype("<u2"), None, 16, False, "UINT16"),
+    DType("int16", np.dtype("<i2"), IntegerType(16), 16, True, "INT16", True),
+    DType("uint16", np.dtype("<u2"), unsigned(16), 16, True, "UINT16", True),
     DType("uint32", np.dtype("<u4"), None, 32, False, "UINT32"),
 )
 

@@ -45,9 +45,17 @@ from xdsl_ane.dialects.dtypes import DTYPES
 Shape = tuple[int, ...]
 
 ELEMENT_TYPES: dict[str, Attribute] = {
-    d.mlir: d.element for d in DTYPES if d.computes and d.element is not None
+    d.mlir: d.element
+    for d in DTYPES
+    if d.computes and not d.mil_only and d.element is not None
 }
 """The element types the project supports, by their MLIR spelling."""
+
+MIL_ELEMENT_TYPES: dict[str, Attribute] = {
+    d.mlir: d.element for d in DTYPES if d.computes and d.element is not None
+}
+"""Those and the ones only mil ops take (i16, ui16: coremltools' casts of
+gather indices)."""
 
 STORAGE_ELEMENT_TYPES: dict[str, Attribute] = {
     d.mlir: d.element for d in DTYPES if not d.computes and d.element is not None
@@ -97,7 +105,7 @@ def fmt_type(t: Attribute) -> str:
 
 
 def element_name(t: Attribute) -> str:
-    for name, et in (*ELEMENT_TYPES.items(), *STORAGE_ELEMENT_TYPES.items()):
+    for name, et in (*MIL_ELEMENT_TYPES.items(), *STORAGE_ELEMENT_TYPES.items()):
         if t == et:
             return name
     return str(t)
@@ -144,13 +152,14 @@ def tensor_of(
             op_name,
             f"{label} has a dynamic shape {t}; only static shapes are supported",
         )
-    if t.element_type not in ELEMENT_TYPES.values() and not (
+    supported = MIL_ELEMENT_TYPES if op_name.startswith("mil.") else ELEMENT_TYPES
+    if t.element_type not in supported.values() and not (
         storage and t.element_type in STORAGE_ELEMENT_TYPES.values()
     ):
         raise OpTypeError(
             op_name,
             f"{label} has unsupported element type "
-            f"{t.element_type} (expected one of {', '.join(ELEMENT_TYPES)})",
+            f"{t.element_type} (expected one of {', '.join(supported)})",
         )
     return t
 

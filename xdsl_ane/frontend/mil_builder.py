@@ -59,7 +59,7 @@ PARAMETER_DTYPES = {"uint32"}
 downscale_factor): scalars that become properties, never tensor values."""
 
 
-UNSUPPORTED_DTYPES = {"fp64", "bf16", "int16", "int64", "uint16"}
+UNSUPPORTED_DTYPES = {"fp64", "bf16", "int64"}
 
 
 NUMPY_DTYPES = {**BLOB_NUMPY_DTYPES, "bool": np.dtype(np.bool_)}
@@ -67,7 +67,9 @@ NUMPY_DTYPES = {**BLOB_NUMPY_DTYPES, "bool": np.dtype(np.bool_)}
 
 INT_RANGES = {
     "int32": (-(2**31), 2**31 - 1),
+    "int16": (-(2**15), 2**15 - 1),
     "int8": (-128, 127),
+    "uint16": (0, 2**16 - 1),
     "uint32": (0, 2**32 - 1),
     "int4": (-8, 7),
     **{f"uint{w}": (0, 2**w - 1) for w in (1, 2, 3, 4, 6, 8)},

@@ -157,7 +157,7 @@ def cast(x: Array, dtype: np.dtype) -> Array:
     (NaN becomes 0), anything to bool is `!= 0`, the rest is numpy's."""
     if dtype == np.bool_:
         return x != 0
-    if dtype.kind == "i" and x.dtype.kind == "f":
+    if dtype.kind in "iu" and x.dtype.kind == "f":
         # float64 holds every f16/f32 value and every int32 bound exactly.
         info = np.iinfo(dtype)
         truncated = np.clip(np.trunc(x.astype(np.float64)), info.min, info.max)

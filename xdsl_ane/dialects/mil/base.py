@@ -32,7 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from xdsl_ane.ane.cost import output_elements
 from xdsl_ane.ane.rules import OpRule
-from xdsl_ane.dialects.dtypes import BY_ELEMENT, DTYPES
+from xdsl_ane.dialects.dtypes import BY_ELEMENT, BY_MIL, DTYPES
 from xdsl_ane.dialects.mil.inputs import MilInput, PerSpatialAxis, Scalar
 from xdsl_ane.dialects.mil.traits import CopiesElements
 from xdsl_ane.dialects.typing import (
@@ -57,11 +57,13 @@ FUNCTIONAL = "operands attr-dict `:` functional-type(operands, results)"
 SEGMENTS = "operandSegmentSizes"
 
 # MIL type domains, restricted to the element types the project supports
-# (MIL fp16, fp32, int32, int8, bool).
+# (MIL fp16, fp32, int32, int16, uint16, int8, bool).
 FLOAT = (f16, f32)
 FLOAT_INT32 = (f16, f32, i32)
 FLOAT_INT32_BOOL = (f16, f32, i32, i1)
-ANY_TYPE = (f16, f32, i32, i8, i1)
+INT16 = (BY_MIL["int16"].element, BY_MIL["uint16"].element)
+"""int16 and uint16: what coremltools casts gather indices to (and back)."""
+ANY_TYPE = (f16, f32, i32, *INT16, i8, i1)
 
 MIL_DTYPES: dict[str, Attribute] = {
     d.mil: d.element for d in DTYPES if d.computes and d.element is not None

@@ -31,6 +31,7 @@ from xdsl_ane.dialects.mil.base import (
     FLOAT,
     FLOAT_INT32_BOOL,
     FUNCTIONAL,
+    INT16,
     MilOp,
     Value,
     mil_op_definition,
@@ -100,7 +101,7 @@ class GatherOp(MilOp):
         x, indices = ops["x"], ops["indices"]
         assert x is not None and indices is not None
         require_element_type(cls.name, "x", x, (*FLOAT, i32, i8))
-        require_element_type(cls.name, "indices", indices, (i32, i8))
+        require_element_type(cls.name, "indices", indices, (i32, *INT16, i8))
         xs, ns = x.get_shape(), indices.get_shape()
         axis = operand_axis(
             cls.name,

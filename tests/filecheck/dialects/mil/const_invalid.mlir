@@ -29,7 +29,7 @@ func.func @wrong_type() {
 // -----
 
 // MIL has no fp64.
-// CHECK: Operation does not verify: mil.const: operand 'val' has unsupported element type f64 (expected one of f32, f16, i32, i8, i1)
+// CHECK: Operation does not verify: mil.const: operand 'val' has unsupported element type f64 (expected one of f32, f16, i32, i8, i1, i16, ui16)
 func.func @f64() {
   %c = mil.const dense<1.0> : tensor<2xf64>
   func.return
