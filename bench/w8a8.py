@@ -86,7 +86,8 @@ def coremltools_w8a8(fp_model, fp_path: Path, samples: list[dict], out: Path):
         activations = cto.coreml.OptimizationConfig(
             global_config=cto.coreml.experimental.OpActivationLinearQuantizerConfig(
                 mode="linear_symmetric"
-            )
+            ),
+            op_name_configs=dict.fromkeys(integer_adds(fp_model)),
         )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -102,6 +103,25 @@ def coremltools_w8a8(fp_model, fp_path: Path, samples: list[dict], out: Path):
     finally:
         ptq._get_activation_calibration_stats = saved
     return spent[0]
+
+
+def integer_adds(model) -> list[str]:
+    """The names of the model's `add` ops of integers (BERT's position ids
+    from its input ids): coremltools' activation pass would put a
+    quantize before them, which takes floats only, and fail; left out
+    (`op_name_configs` None), as our W8A8 leaves them."""
+    from coremltools.proto import MIL_pb2
+
+    floats = (MIL_pb2.DataType.FLOAT16, MIL_pb2.DataType.FLOAT32)
+    names = []
+    for function in model.get_spec().mlProgram.functions.values():
+        for op in function.block_specializations[function.opset].operations:
+            dtype = op.outputs[0].type.tensorType.dataType
+            if op.type == "add" and dtype not in floats:
+                names.append(
+                    op.attributes["name"].immediateValue.tensor.strings.values[0]
+                )
+    return names
 
 
 def as_arguments(module, arrays: list[np.ndarray]) -> list[np.ndarray]:

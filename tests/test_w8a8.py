@@ -145,9 +145,10 @@ def coremltools_w8a8(model, x, samples, tmp_path) -> np.ndarray:
     from bench.w8a8 import coremltools_w8a8 as quantize
     from bench.w8a8 import run_coremltools
 
+    dtype = np.float32 if x.is_floating_point() else np.int32
     fp = ct.convert(
         torch.jit.trace(model, (x,)),
-        inputs=[ct.TensorType(name="x", shape=x.shape)],
+        inputs=[ct.TensorType(name="x", shape=x.shape, dtype=dtype)],
         minimum_deployment_target=ct.target.iOS18,
         convert_to="mlprogram",
     )
@@ -179,19 +180,50 @@ class Vit(torch.nn.Module):
         return self.vit(pixel_values=x).last_hidden_state
 
 
-@pytest.mark.parametrize("name", ["cnn", "vit"])
+class Bert(torch.nn.Module):
+    """A tiny BERT encoder (transformers' BertModel) from token ids, its
+    hidden states: coremltools casts the ids to int16 for the embedding's
+    gather."""
+
+    VOCAB = 128
+
+    def __init__(self) -> None:
+        import transformers
+
+        super().__init__()
+        config = transformers.BertConfig(
+            vocab_size=self.VOCAB,
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=128,
+            max_position_embeddings=32,
+        )
+        self.bert = transformers.BertModel(config, add_pooling_layer=False).eval()
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.bert(input_ids=ids).last_hidden_state
+
+
+def comparison_case(name, cnn) -> tuple[torch.nn.Module, torch.Tensor, np.ndarray]:
+    """The model, its input and 8 calibration samples of it."""
+    rng = np.random.default_rng(1)
+    torch.manual_seed(0)
+    if name == "bert":
+        x = torch.randint(0, Bert.VOCAB, (1, 16))
+        samples = rng.integers(0, Bert.VOCAB, (8, *x.shape)).astype(np.int32)
+        return Bert().eval(), x, samples
+    model, x = cnn if name == "cnn" else (Vit().eval(), torch.randn(1, 3, 32, 32))
+    return model, x, rng.standard_normal((8, *x.shape)).astype(np.float32)
+
+
+@pytest.mark.parametrize("name", ["cnn", "vit", "bert"])
 def test_w8a8_error_beside_coremltools(name, cnn, tmp_path) -> None:
     """On the same program and calibration samples, our W8A8's error
     against torch fp32 is at most 1.25x that of coremltools' own: the
-    small CNN, and a ViT (its attention's matmuls, softmax and norms kept
-    fp16)."""
-    if name == "cnn":
-        model, x = cnn
-    else:
-        torch.manual_seed(0)
-        model, x = Vit().eval(), torch.randn(1, 3, 32, 32)
-    rng = np.random.default_rng(1)
-    samples = rng.standard_normal((8, *x.shape)).astype(np.float32)
+    small CNN, a ViT and a BERT (their attention's matmuls, softmax and
+    norms kept fp16; BERT's ids through coremltools' int16 casts)."""
+    model, x, samples = comparison_case(name, cnn)
     theirs = coremltools_w8a8(model, x, list(samples), tmp_path)
     compiled = xdsl_ane.compile(
         model, example_args=(x,), compress="w8a8", calibration={"x": samples}
