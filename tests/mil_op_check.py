@@ -15,11 +15,11 @@ from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, TensorType
 from xdsl.interpreter import Interpreter
-from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Block, Operation, Region
 
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.dtypes import DTYPES
+from xdsl_ane.interpreter.func import FuncFunctions
 from xdsl_ane.interpreter.mil import MilFunctions
 from xdsl_ane.weights.store import WeightStore
 

@@ -846,3 +846,38 @@ def test_constexpr_affine_dequantize(zero_point):
         scale,
     )
     check(out, theirs, np.float16)
+
+
+def test_a_runner_keeps_expanded_constants(monkeypatch):
+    """A FunctionRunner with `keep_constants` (calibration's) expands a
+    constexpr op's weight on its first call only; each call's result is
+    `run_function`'s."""
+    import xdsl_ane.interpreter.mil as interpreter_mil
+    from xdsl_ane.frontend.mlir import parse_module_text
+    from xdsl_ane.interpreter.core import FunctionRunner, run_function
+
+    module = parse_module_text(
+        """
+func.func @f(%x: tensor<2x4xf16>) -> tensor<2x3xf16> {
+  %d = mil.const dense<[[1, -2, 3, 4], [5, 6, -7, 8], [9, 10, 11, -12]]> : tensor<3x4xi8>
+  %s = mil.const dense<[[0.5], [0.25], [2.0]]> : tensor<3x1xf16>
+  %w = mil.constexpr_blockwise_shift_scale %d, %s : (tensor<3x4xi8>, tensor<3x1xf16>) -> tensor<3x4xf16>
+  %y = mil.linear %x, %w : (tensor<2x4xf16>, tensor<3x4xf16>) -> tensor<2x3xf16>
+  func.return %y : tensor<2x3xf16>
+}""",
+        "runner.mlir",
+    )
+    expanded = []
+    expand = interpreter_mil.blockwise_shift_scale
+    monkeypatch.setattr(
+        interpreter_mil,
+        "blockwise_shift_scale",
+        lambda *args: expanded.append(1) or expand(*args),
+    )
+    runner = FunctionRunner(module, keep_constants=True)
+    inputs = [randn(2, 4, dtype=np.float16) for _ in range(3)]
+    results = [runner.run([x])[0] for x in inputs]
+    assert len(expanded) == 1
+    for x, out in zip(inputs, results):
+        np.testing.assert_array_equal(out, run_function(module, [x])[0])
+    assert len(expanded) == 4  # run_function expands on each call

@@ -17,11 +17,11 @@ from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, TensorType, f16, f32, i8, i32
 from xdsl.interpreter import Interpreter
-from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Block, Region, SSAValue
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.interpreter.core import InterpretationError
+from xdsl_ane.interpreter.func import FuncFunctions
 from xdsl_ane.interpreter.rlx import RlxFunctions
 
 ELEMENT_TYPES = {

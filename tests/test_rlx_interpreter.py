@@ -27,12 +27,12 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.interpreter import Interpreter
-from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.parser import Parser
 
 from xdsl_ane.dialects import rlx
 from xdsl_ane.interpreter.core import InterpretationError
+from xdsl_ane.interpreter.func import FuncFunctions
 from xdsl_ane.interpreter.rlx import RlxFunctions
 from xdsl_ane.weights.store import WeightStore
 

@@ -17,6 +17,7 @@ from xdsl.interpreter import Interpreter
 
 from xdsl_ane.diagnostics import counted
 from xdsl_ane.dialects.state_type import StateTypeBase, is_state
+from xdsl_ane.interpreter.func import FuncFunctions
 from xdsl_ane.interpreter.mil import MilFunctions
 from xdsl_ane.interpreter.rlx import RlxFunctions
 from xdsl_ane.interpreter.state import (
@@ -36,6 +37,7 @@ from xdsl_ane.interpreter.values import (
 from xdsl_ane.weights.store import WeightStore
 
 __all__ = [
+    "FunctionRunner",
     "InterpretationError",
     "StatefulRuntime",
     "check_value",
@@ -75,52 +77,73 @@ def run_function(
     results. Inputs must match the argument types exactly; a state
     argument takes a `StateBuffer`, which the call reads and updates
     (`StatefulRuntime` below keeps them across calls); `listeners` see
-    each op interpreted (calibration's ranges). Raises
-    `XdslAneError` (an `InterpretationError`, naming the op, when the
-    program fails)."""
-    f = find_function(module, function)
-    arg_types = f.function_type.inputs.data
-    if len(inputs) != len(arg_types):
-        raise InterpretationError(
-            f"@{f.sym_name.data} takes {counted(len(arg_types), 'argument')}, got {len(inputs)}"
-        )
-    for i, (value, t) in enumerate(zip(inputs, arg_types)):
-        if is_state(t):  # a StateBuffer the call reads and writes
-            check_state_argument(f"argument arg{i} of @{f.sym_name.data}", value, t)
-        else:
-            check_value(f"argument arg{i} of @{f.sym_name.data}", value, t)
-    # Imported here: the package xdsl.interpreters loads every xDSL
-    # interpreter (RISC-V included), which only running a function needs.
-    from xdsl.interpreters.func import FuncFunctions
-
-    store = WeightStore(weights)
-    interpreter = Interpreter(module, listeners=listeners)
-    interpreter.register_implementations(FuncFunctions())
-    interpreter.register_implementations(RlxFunctions(store))
-    interpreter.register_implementations(MilFunctions(store))
-    interpreter.register_implementations(StateFunctions())
-    results = interpreter.call_op(f, tuple(inputs))
-    # a state's value is read-only (interpreter.state): the caller gets a copy
-    return [
-        np.array(r) if not r.flags.writeable else r for r in map(np.asarray, results)
-    ]
+    each op interpreted. Raises `XdslAneError` (an `InterpretationError`,
+    naming the op, when the program fails)."""
+    return FunctionRunner(module, weights, listeners).run(inputs, function)
 
 
-class StatefulRuntime:
-    """Runs the functions of one module with states that persist across
-    calls: each state argument, by name, gets one buffer (zeros at first)
-    that every call of every function receives; `listeners` see each op
-    of every call interpreted."""
+class FunctionRunner:
+    """An interpreter of `module` set up once for several calls of its
+    functions (`run`: as `run_function`). With `keep_constants` the
+    weights that constexpr ops expand are expanded once and kept for the
+    next calls (calibration's samples), at the memory of their dense
+    form."""
 
     def __init__(
         self,
         module: builtin.ModuleOp,
         weights: Mapping[str, np.ndarray] | None = None,
         listeners: tuple[Interpreter.Listener, ...] = (),
+        keep_constants: bool = False,
     ):
         self.module = module
-        self.weights = weights
-        self.listeners = listeners
+        store = WeightStore(weights)
+        self.interpreter = Interpreter(module, listeners=listeners)
+        self.interpreter.register_implementations(FuncFunctions())
+        self.interpreter.register_implementations(RlxFunctions(store))
+        self.interpreter.register_implementations(MilFunctions(store, keep_constants))
+        self.interpreter.register_implementations(StateFunctions())
+
+    def run(
+        self, inputs: Sequence[np.ndarray], function: str | None = None
+    ) -> list[np.ndarray]:
+        f = find_function(self.module, function)
+        name = f.sym_name.data
+        arg_types = f.function_type.inputs.data
+        if len(inputs) != len(arg_types):
+            raise InterpretationError(
+                f"@{name} takes {counted(len(arg_types), 'argument')}, got {len(inputs)}"
+            )
+        for i, (value, t) in enumerate(zip(inputs, arg_types)):
+            if is_state(t):  # a StateBuffer the call reads and writes
+                check_state_argument(f"argument arg{i} of @{name}", value, t)
+            else:
+                check_value(f"argument arg{i} of @{name}", value, t)
+        results = self.interpreter.call_op(f, tuple(inputs))
+        # a state's value is read-only (interpreter.state): the caller gets
+        # a copy
+        return [
+            np.array(r) if not r.flags.writeable else r
+            for r in map(np.asarray, results)
+        ]
+
+
+class StatefulRuntime:
+    """Runs the functions of one module with states that persist across
+    calls: each state argument, by name, gets one buffer (zeros at first)
+    that every call of every function receives; `listeners` see each op
+    of every call interpreted. One `FunctionRunner` serves every call
+    (`keep_constants`: its constexpr weights expanded once)."""
+
+    def __init__(
+        self,
+        module: builtin.ModuleOp,
+        weights: Mapping[str, np.ndarray] | None = None,
+        listeners: tuple[Interpreter.Listener, ...] = (),
+        keep_constants: bool = False,
+    ):
+        self.module = module
+        self.runner = FunctionRunner(module, weights, listeners, keep_constants)
         self.states: dict[str, StateBuffer] = {}
 
     def state(self, name: str, t: StateTypeBase) -> StateBuffer:
@@ -159,9 +182,16 @@ class StatefulRuntime:
             raise InterpretationError(
                 f"@{f.sym_name.data}: {len(given)} input(s) more than its arguments"
             )
-        return run_function(
-            self.module, args, self.weights, f.sym_name.data, self.listeners
-        )
+        return self.runner.run(args, f.sym_name.data)
+
+    def run_calls(
+        self, calls: Sequence[tuple[str, Sequence[np.ndarray]]]
+    ) -> list[np.ndarray]:
+        """Runs `calls` (a function's name and its non-state arguments) in
+        order, the states zeros at first (`reset`) and kept from call to
+        call: every result of every call, in order."""
+        self.reset()
+        return [out for name, inputs in calls for out in self.call(name, inputs)]
 
 
 def run_calls(
@@ -170,8 +200,5 @@ def run_calls(
     weights: Mapping[str, np.ndarray] | None = None,
     listeners: tuple[Interpreter.Listener, ...] = (),
 ) -> list[np.ndarray]:
-    """Runs `calls` (a function's name and its non-state arguments) in
-    order, their states zeros at first and kept from call to call (one
-    `StatefulRuntime`): every result of every call, in order."""
-    runtime = StatefulRuntime(module, weights, listeners)
-    return [out for name, inputs in calls for out in runtime.call(name, inputs)]
+    """`StatefulRuntime.run_calls` of a runtime of its own."""
+    return StatefulRuntime(module, weights, listeners).run_calls(calls)

@@ -239,8 +239,18 @@ class MilFunctions(InterpreterFunctions):
     """numpy implementations of the mil ops; `mil.const weight=` reads
     `weights`."""
 
-    def __init__(self, weights: WeightStore | None = None):
+    def __init__(self, weights: WeightStore | None = None, keep_constants=False):
         self.weights = weights if weights is not None else WeightStore()
+        self.constants: dict[Operation, Array] | None = {} if keep_constants else None
+        """With `keep_constants`, each constexpr op's weight once expanded."""
+
+    def constant(self, op: Operation, expand: Callable[[], Array]) -> Array:
+        """A constexpr op's weight: `expand()`, or the one kept from before."""
+        if self.constants is None:
+            return expand()
+        if op not in self.constants:
+            self.constants[op] = expand()
+        return self.constants[op]
 
     @mil_impl(mil.ConstOp)
     def run_const(self, op: mil.ConstOp) -> Array:
@@ -628,7 +638,7 @@ class MilFunctions(InterpreterFunctions):
         zero_point: Array,
         scale: Array,
     ) -> Array:
-        return self.dequantize(op, data, scale, zero_point)
+        return self.constant(op, lambda: self.dequantize(op, data, scale, zero_point))
 
     @mil_impl(mil.ConstexprBlockwiseShiftScaleOp)
     def run_constexpr_blockwise_shift_scale(
@@ -637,22 +647,29 @@ class MilFunctions(InterpreterFunctions):
         values = operand_values(op, args)
         data, scale, offset = values["data"], values["scale"], values["offset"]
         assert data is not None and scale is not None
-        check_storage_range(op, "data", data)
-        if offset is not None:
-            check_storage_range(op, "offset", offset)
-        return blockwise_shift_scale(data, scale, offset)
+
+        def expand() -> Array:
+            check_storage_range(op, "data", data)
+            if offset is not None:
+                check_storage_range(op, "offset", offset)
+            return blockwise_shift_scale(data, scale, offset)
+
+        return self.constant(op, expand)
 
     @mil_impl(mil.ConstexprLutToDenseOp)
     def run_constexpr_lut_to_dense(
         self, op: mil.ConstexprLutToDenseOp, indices: Array, lut: Array
     ) -> Array:
-        check_storage_range(op, "indices", indices)
-        axis = (
-            int_prop(op.properties, "vector_axis")
-            if "vector_axis" in op.properties
-            else None
-        )
-        return lut_to_dense(indices, lut, axis)
+        def expand() -> Array:
+            check_storage_range(op, "indices", indices)
+            axis = (
+                int_prop(op.properties, "vector_axis")
+                if "vector_axis" in op.properties
+                else None
+            )
+            return lut_to_dense(indices, lut, axis)
+
+        return self.constant(op, expand)
 
 
 def check_storage_range(op: Operation, name: str, value: Array) -> None:
@@ -676,15 +693,15 @@ def check_storage_range(op: Operation, name: str, value: Array) -> None:
 
 def blockwise_shift_scale(data: Array, scale: Array, offset: Array | None) -> Array:
     """scale · (data − offset) in scale's dtype, scale and offset repeated
-    over blocks of data.shape[i] / scale.shape[i] along each axis."""
-    for axis, (d, s) in enumerate(zip(data.shape, scale.shape)):
-        scale = np.repeat(scale, d // s, axis)
-        if offset is not None:
-            offset = np.repeat(offset, d // s, axis)
-    centered = data.astype(scale.dtype)
+    over blocks of data.shape[i] / scale.shape[i] along each axis: data
+    seen as [s0, d0/s0, s1, d1/s1, ...], the parameters broadcast over
+    the blocks' axes."""
+    blocks = [n for d, s in zip(data.shape, scale.shape) for n in (s, d // s)]
+    params = [n for s in scale.shape for n in (s, 1)]
+    centered = data.reshape(blocks).astype(scale.dtype)
     if offset is not None:
-        centered = centered - offset.astype(scale.dtype)
-    return scale * centered
+        centered = centered - offset.reshape(params).astype(scale.dtype)
+    return (scale.reshape(params) * centered).reshape(data.shape)
 
 
 def lut_to_dense(indices: Array, lut: Array, vector_axis: int | None) -> Array:

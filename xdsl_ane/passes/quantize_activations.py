@@ -28,7 +28,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl_ane.dialects import mil
 from xdsl_ane.dialects.mil.builders import const_op
 from xdsl_ane.dialects.mil.quantization import int8_weight
-from xdsl_ane.interpreter.core import run_calls
+from xdsl_ane.interpreter.core import StatefulRuntime
 
 COMPUTE = ("mil.conv", "mil.linear", "mil.matmul")
 KEPT_FP16 = ("mil.softmax", "mil.layer_norm", "mil.batch_norm", "mil.rsqrt")
@@ -98,8 +98,10 @@ def calibrate(
 ) -> dict[Operation, float]:
     """Each target op's largest activation over the samples' calls."""
     ranges = _Ranges(ops)
+    # one interpreter for every call, each constexpr weight expanded once
+    runtime = StatefulRuntime(module, weights, (ranges,), keep_constants=True)
     for sample in samples:
-        run_calls(module, sample, weights, (ranges,))
+        runtime.run_calls(sample)
     return ranges.largest
 
 
