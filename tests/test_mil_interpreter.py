@@ -378,6 +378,7 @@ def conv_reference(x, w, b, strides, dilations, padding, groups):
     ("x_shape", "w_shape", "props", "padding"),
     [
         ((1, 8, 1, 6), (4, 8, 1, 1), {}, [(0, 0), (0, 0)]),
+        ((1, 6, 2, 3), (4, 3, 1, 1), {"groups": 2}, [(0, 0), (0, 0)]),
         (
             (2, 4, 7, 6),
             (6, 4, 3, 2),

@@ -40,8 +40,46 @@ def correlate(
     · weight[o, c, k] (+ bias[o]) for x [N, C_in, *D] and weight
     [C_out, C_in/g, *K]: patches [g, N·D_out, C_in/g · K] times weights
     [g, C_in/g · K, C_out/g]."""
-    spatial = x.ndim - 2
     kernel = weight.shape[2:]
+    n, c_in = x.shape[:2]
+    c_out = weight.shape[0]
+    if n == 1 and is_pointwise(kernel, strides, padding):
+        # a 1x1 convolution is a product by x's channels as they lie:
+        # patches [g, D, C_in/g] a view of x, no copy
+        out_spatial = x.shape[2:]
+        patches = x.reshape(groups, c_in // groups, -1).transpose(0, 2, 1)
+    else:
+        patches, out_spatial = im2col(x, kernel, strides, padding, dilations, groups)
+    w = weight.reshape(groups, c_out // groups, -1).transpose(0, 2, 1)
+    if bias is not None:
+        bias = bias.reshape(groups, 1, c_out // groups)
+    out = matmul(patches, w, bias)  # [g, N·D_out, C_out/g]
+    out = out.reshape(groups, n, *out_spatial, c_out // groups)
+    out = np.moveaxis(out, (0, -1), (1, 2))  # [N, g, C_out/g, *D_out]
+    return out.reshape(n, c_out, *out_spatial)
+
+
+def is_pointwise(
+    kernel: Sequence[int], strides: Sequence[int], padding: Padding
+) -> bool:
+    """A 1x1 kernel at stride 1, unpadded."""
+    return (
+        all(k == 1 for k in kernel)
+        and all(s == 1 for s in strides)
+        and all(b == a == 0 for b, a in padding)
+    )
+
+
+def im2col(
+    x: Array,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    padding: Padding,
+    dilations: Sequence[int],
+    groups: int,
+) -> tuple[Array, tuple[int, ...]]:
+    """x's patches [g, N·D_out, C_in/g · K] and D_out."""
+    spatial = x.ndim - 2
     padded = pad_or_crop(x, padding)
     windows = np.lib.stride_tricks.sliding_window_view(
         padded,
@@ -59,18 +97,11 @@ def correlate(
     patches = windows[index]
     n, c_in = x.shape[:2]
     out_spatial = patches.shape[2 : 2 + spatial]
-    c_out = weight.shape[0]
     # [N, g, C_in/g, *D_out, *K] -> [g, N, *D_out, C_in/g, *K]
     patches = patches.reshape(n, groups, c_in // groups, *out_spatial, *kernel)
     patches = np.moveaxis(patches, (1, 2), (0, 2 + spatial))
     patches = patches.reshape(groups, -1, (c_in // groups) * int(np.prod(kernel)))
-    w = weight.reshape(groups, c_out // groups, -1).transpose(0, 2, 1)
-    if bias is not None:
-        bias = bias.reshape(groups, 1, c_out // groups)
-    out = matmul(patches, w, bias)  # [g, N·D_out, C_out/g]
-    out = out.reshape(groups, n, *out_spatial, c_out // groups)
-    out = np.moveaxis(out, (0, -1), (1, 2))  # [N, g, C_out/g, *D_out]
-    return out.reshape(n, c_out, *out_spatial)
+    return patches, out_spatial
 
 
 def conv(
