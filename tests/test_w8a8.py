@@ -102,6 +102,22 @@ def test_calibration_sets_the_scales(cnn, tmp_path) -> None:
         xdsl_ane.compile(model, example_args=(x,), calibration={"x": samples})
 
 
+def test_largest_magnitude_of_f16_by_its_bits() -> None:
+    """Calibration's max |x| of f16 values, read from their bits, equals
+    numpy's in float32: every finite f16 value (subnormals, ±0, the
+    extremes), infinities; a NaN gives NaN as numpy's does."""
+    from xdsl_ane.passes.quantize_activations import largest_magnitude
+
+    every = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16)
+    finite = every[np.isfinite(every)]
+    rng = np.random.default_rng(0)
+    for x in [finite, np.array([-np.inf, 2.0], np.float16)] + [
+        rng.choice(finite, (3, 5)) for _ in range(20)
+    ]:
+        assert largest_magnitude(x) == float(np.max(np.abs(x.astype(np.float32))))
+    assert np.isnan(largest_magnitude(np.array([np.nan, 1.0], np.float16)))
+
+
 def test_w8a8_from_the_command_line(cnn, tmp_path, capsys) -> None:
     model, x = cnn
     program = torch.export.export(model, (x,))
