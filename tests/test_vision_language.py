@@ -563,6 +563,14 @@ def test_gemma3_gives_transformers_tokens(tmp_path, prefill):
         seen.append(tokens[:same])
         if prefill < len(prompt):
             continue
+        if seed == 1:  # split: the layers' packages take the image blocks too
+            split = tmp_path / "split"
+            compile_llm(checkpoint, context=48, prefill=prefill, chunk=128,
+                        layers_per_package=1, output=split)  # fmt: skip
+            again, _ = PackageRunner(split).generate(
+                prompt, 8, rows=rows, blocks=blocks
+            )
+            assert again == tokens
         if seed == 0:  # the command line: --prompt-ids holds <start_of_image>
             path = tmp_path / "image.png"
             image.save(path)

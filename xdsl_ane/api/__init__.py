@@ -566,7 +566,7 @@ def _compile_module(
 
     w8a8.check_calibration(compress, calibration)
     activations = w8a8.is_w8a8(compress)
-    auto = compress if auto_bits.is_auto(compress) else None
+    auto = compress if w8a8.is_auto(compress) else None
     if auto is not None:
         auto_bits.budget(auto)  # a bad BITS fails before any work
     compress = None if auto is not None else w8a8.weight_mode(compress)

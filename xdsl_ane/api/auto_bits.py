@@ -27,15 +27,11 @@ import numpy as np
 from xdsl.dialects import builtin
 from xdsl.utils.exceptions import PassFailedException
 
+from xdsl_ane.api.w8a8 import AUTO
 from xdsl_ane.errors import XdslAneError, option
 
-AUTO = "auto:"
 CANDIDATES = ("lut2", "lut3", "lut4", "lut6", "lut8", "int4", "int8")
 """The modes a weight may take besides fp16 (MIL has no lut5 or lut7)."""
-
-
-def is_auto(compress: str | None) -> bool:
-    return compress is not None and compress.startswith(AUTO)
 
 
 def budget(compress: str) -> float:

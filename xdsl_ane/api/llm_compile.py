@@ -99,7 +99,7 @@ class LlmOptions:
             )
         from xdsl_ane.api import auto_bits, w8a8
 
-        if auto_bits.is_auto(self.compress):
+        if w8a8.is_auto(self.compress):
             auto_bits.budget(self.compress)  # a bad BITS before any work
             for name, value, allowed in (
                 ("compress_head", self.compress_head, ("same", "none")),
@@ -148,9 +148,9 @@ class LlmOptions:
     def compression(self) -> Compression:
         """How the weights are stored, for the package plan: auto:BITS as
         fp16 (a weight may stay fp16; an upper bound), w8a8 as int8."""
-        from xdsl_ane.api import auto_bits, w8a8
+        from xdsl_ane.api import w8a8
 
-        mode = None if auto_bits.is_auto(self.compress) else self.compress
+        mode = None if w8a8.is_auto(self.compress) else self.compress
         return Compression(
             w8a8.weight_mode(mode), self.compress_head, self.compress_embedding
         )
@@ -610,17 +610,11 @@ def segment_records(decoder: Decoder, compiled: Any) -> list[dict[str, Any]]:
     (`segments_module`), as the runner calls them: each one's functions,
     inputs, outputs (Core ML's names) and the later inputs they feed."""
     functions = compiled.manifest()["functions"]
-    inputs = {
-        part: decoder.part(part=part, layers=None, image_blocks=False).input_names()
-        for part in ("embed", "layers", "head")
-    }
     records = []
     for part, names in SEGMENT_FUNCTIONS.items():
         outputs = functions[names.get("prefill", "prefill")]["outputs"]
         logical = decoder.part(part=part, layers=None).output_names()
-        taken: Any = inputs[part]
-        if part == "layers" and decoder.shape.image_blocks:
-            taken = {"prefill": [*taken, "image_blocks"], "decode": taken}
+        taken = part_inputs(decoder.part(part=part, layers=None))
         records.append(
             {
                 "name": part,
@@ -755,6 +749,17 @@ def split_parts(
     return packages
 
 
+def part_inputs(decoder: Decoder) -> list[str] | dict[str, list[str]]:
+    """A part's non-state inputs as its record lists them: the layers of
+    a decoder whose image rows attend both ways take `image_blocks` in
+    prefill (last, as `models.llm` builds it), so per function."""
+    names = decoder.input_names()
+    shape = decoder.shape
+    if shape.part == "layers" and shape.image_blocks and shape.prefill > 1:
+        return {"prefill": [*names, "image_blocks"], "decode": names}
+    return names
+
+
 def llm_part(
     plan_part: tuple[str, str, Any, str],
     decoder: Decoder,
@@ -765,7 +770,7 @@ def llm_part(
     model, of its package's compiled model and weights."""
     name, part, layers, package = plan_part
     part_decoder = decoder.part(part=part, layers=layers)
-    inputs = part_decoder.input_names()
+    inputs = part_inputs(part_decoder)
     states = cache_states(part_decoder) if layers else {}
     functions = ENDS_FUNCTIONS if package == ENDS and part == "embed" else {}
     # Core ML's names: a layers package takes and returns hidden_states,

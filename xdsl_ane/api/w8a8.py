@@ -49,10 +49,16 @@ def weight_mode(compress: str | None) -> str | None:
     return WEIGHT_MODE if is_w8a8(compress) else compress
 
 
+AUTO = "auto:"
+"""`--compress auto:BITS`: a mode per weight, measured (api/auto_bits.py)."""
+
+
+def is_auto(compress: str | None) -> bool:
+    return compress is not None and compress.startswith(AUTO)
+
+
 def is_calibrated(compress: str | None) -> bool:
     """Whether `compress` measures on calibration samples: w8a8, auto:BITS."""
-    from xdsl_ane.api.auto_bits import is_auto
-
     return is_w8a8(compress) or is_auto(compress)
 
 

@@ -2,7 +2,7 @@
 
 // Verifier errors of gather, one_hot and band_part.
 
-// CHECK: Operation does not verify: mil.gather: operand 'indices' has element type f32, expected one of i32, i8
+// CHECK: Operation does not verify: mil.gather: operand 'indices' has element type f32, expected one of i32, i16, ui16, i8
 func.func @gather_float_indices(%x: tensor<10x4xf32>, %i: tensor<3xf32>) {
   %r = mil.gather %x, %i : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
   func.return
