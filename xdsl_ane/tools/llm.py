@@ -130,16 +130,7 @@ def add_compile_llm_command(commands: Any) -> None:
         "weights beside it (OUT.experts.bin): decode reads only the experts "
         "each token picks (default: %(default)s)",
     )
-    compile_llm_.add_argument(
-        "--image-size",
-        type=int,
-        default=None,
-        metavar="N",
-        help="a vision-language checkpoint whose processor picks the image size "
-        "per image (Qwen2-VL, Qwen2.5-VL): the side of the square images its "
-        "vision package takes, a multiple of 28 (default: 448; others take their "
-        "checkpoint's size)",
-    )
+    add_image_size_argument(compile_llm_)
     add_compress_arguments(compile_llm_)
     compile_llm_.add_argument(
         "--calibration",
@@ -153,6 +144,19 @@ def add_compile_llm_command(commands: Any) -> None:
     )
     add_chip_argument(compile_llm_, "the chip of the summary's estimate")
     compile_llm_.set_defaults(handler=command_compile_llm)
+
+
+def add_image_size_argument(command: Any) -> None:
+    command.add_argument(
+        "--image-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="a vision-language checkpoint whose processor picks the image size "
+        "per image (Qwen2-VL, Qwen2.5-VL): the side of the square images its "
+        "vision package takes, a multiple of 28 (default: 448; others take their "
+        "checkpoint's size)",
+    )
 
 
 def add_generate_command(commands: Any) -> None:
