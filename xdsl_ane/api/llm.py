@@ -402,7 +402,7 @@ class PackageRunner:
         image of each row (−1: text), for a prefill that takes them;
         `rope`: the rows' multimodal RoPE positions [len(ids), 3] where
         the package takes them (default: position + i on every axis)."""
-        from xdsl_ane.models.llm import ROPE_POSITION
+        from xdsl_ane.models.llm import ROPE_POSITION, text_rope_positions
         from xdsl_ane.passes.layouts import layout_of
 
         tokens = self.record["functions"][function]
@@ -414,7 +414,7 @@ class PackageRunner:
         }
         if self.record.get("mrope_section"):
             if rope is None:
-                rope = np.arange(position, position + len(ids))[:, None] + np.zeros(3)
+                rope = text_rope_positions(position, len(ids))
             # (padding rows repeat the last: any row of the tables will do)
             at = np.minimum(np.arange(tokens), len(ids) - 1)
             values[ROPE_POSITION] = layout_of((tokens, 3)).to_ane(
@@ -566,6 +566,7 @@ class PackageRunner:
         n = self.record["prefill"]
         generator = sampling.generator() if sampling is not None else None
         from xdsl_ane.models.kv_cache import prompt_calls
+        from xdsl_ane.models.llm import text_rope_positions
 
         window = self.record.get("local_window")
         recurrent = self.record.get("recurrent", False)
@@ -605,7 +606,7 @@ class PackageRunner:
             if len(tokens) == max_new_tokens or tokens[-1] in stop:
                 return tokens, logits_seen
             at = len(prompt) + len(tokens) - 1
-            here = np.full((1, 3), at + delta, np.int32)
+            here = None if rope is None else text_rope_positions(at + delta, 1)
             row = self.call("decode", [tokens[-1]], at, rope=here)[0]
 
 

@@ -18,7 +18,7 @@ from xdsl_ane.dialects.typing import shape_of
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import EMBED
-from xdsl_ane.models.llm import ROPE_POSITION, Decoder, LlmShape
+from xdsl_ane.models.llm import ROPE_POSITION, Decoder, LlmShape, text_rope_positions
 from xdsl_ane.models.per_layer_inputs import PER_LAYER_ROWS, checkpoint_rows
 from xdsl_ane.weights.checkpoint import Checkpoint
 from xdsl_ane.weights.lazy import LazyWeight
@@ -213,8 +213,7 @@ def rope_rows(call: Call, prefill: int) -> np.ndarray:
     """The call's multimodal RoPE positions [rows, 3] of a text prompt:
     its position + i on every axis (read where the decoder takes them)."""
     rows = prefill if call.function == "prefill" else 1
-    at = np.arange(call.position, call.position + rows, dtype=np.int32)
-    return np.repeat(at[:, None], 3, 1)
+    return text_rope_positions(call.position, rows)
 
 
 def call_ids(call: Call, prefill: int) -> np.ndarray:

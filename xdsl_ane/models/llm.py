@@ -322,6 +322,14 @@ ROPE_POSITION = "rope_position"
 height, width per token: LlmConfig.mrope_section); the masks and the
 cache rows still follow `position`."""
 
+
+def text_rope_positions(start: int, count: int) -> np.ndarray:
+    """ROPE_POSITION of `count` text tokens from position `start`: start + i
+    on every axis, [count, 3] i32."""
+    at = np.arange(start, start + count, dtype=np.int32)
+    return np.repeat(at[:, None], 3, 1)
+
+
 ROPE_TABLES = {"full": "rope", "sliding": "rope.local"}
 """The RoPE tables' weight names (`rope.cos`, `rope.local.sin`) by the
 layers that read them; `rope.local` only where the sliding layers have
@@ -357,6 +365,7 @@ class LlmBuilder:
         self.base = base
         self.dtype = dtype
         self.ring: tuple[SSAValue, SSAValue] | None = None
+        """The local cache's write index and mask of the last `stack`."""
         self.blocks: SSAValue | None = None
         """This call's image_blocks (LlmShape.image_blocks), or None."""
         self.rope_position: SSAValue | None = None
