@@ -293,8 +293,12 @@ class GridImageProcessor:
 
     def __call__(self, image: Any) -> TiledImage:
         exact = {"height": self.size, "width": self.size}
-        resized = {**self.settings, "size": exact, "do_center_crop": False}
-        pixels = ImageProcessor(resized | {"do_pad": False})(image)[0]
+        settings = self.settings | {
+            "size": exact,
+            "do_center_crop": False,
+            "do_pad": False,
+        }
+        pixels = ImageProcessor(settings)(image)[0]
         return TiledImage([patchify(pixels, self.patch, self.merge, self.temporal)])
 
 

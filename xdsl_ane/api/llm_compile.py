@@ -89,7 +89,7 @@ class LlmOptions:
     the package; `models/routed.py`)."""
     image_size: int | None = None
     """The image side of the vision package of a family whose processor
-    picks the size per image (Qwen2-VL; api/vlm.GRID_IMAGE_SIZE when None)."""
+    picks the size per image (Qwen2-VL; models.vision_language.GRID_IMAGE_SIZE when None)."""
 
     def check(self) -> None:
         """One line naming the option for a value outside its domain."""

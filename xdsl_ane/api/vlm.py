@@ -47,11 +47,6 @@ VISION_PACKAGE = "vision"
 """The vision package's name: `OUT.vision.mlpackage` beside one package,
 `OUT/vision.mlpackage` in a split model's directory."""
 
-GRID_IMAGE_SIZE = 448
-"""The image side of a vision package whose family's processor picks the
-size per image (Qwen2-VL), unless `--image-size` says another: 448 x 448
-pixels, 1024 patches, 256 image tokens."""
-
 PROCESSOR_FILES = (
     "processor_config.json",
     "preprocessor_config.json",
@@ -131,22 +126,18 @@ def compile_vision(
     vision-language one) as a package; `stream_scale`: what the
     decoder's embedding is multiplied by, which the features are too;
     `image_size`: the image side of a family whose processor picks the
-    size per image (VisionFamily.grid; default GRID_IMAGE_SIZE)."""
-    import torch
-
+    size per image (VisionFamily.grid; default
+    models.vision_language.GRID_IMAGE_SIZE)."""
     from xdsl_ane.api import compile as compile_module
     from xdsl_ane.frontend.torch import from_torch
-    from xdsl_ane.models.vision_language import image_features_module
+    from xdsl_ane.models.vision_language import GRID_IMAGE_SIZE, image_features_module
 
     if family.grid:
         image_size = image_size or GRID_IMAGE_SIZE
         check_image_size(family, checkpoint.config, image_size)
     features = image_features_module(checkpoint, family, image_size)
     size = features.image_size
-    example = features.example
-    if example is None:
-        example = torch.zeros(1, 3, size, size)
-    imported = from_torch(features.module, (example,))
+    imported = from_torch(features.module, (features.example,))
     compiled = compile_module(imported.module, weights=imported.weights)
     compiled.source = str(checkpoint.directory)
     if validate:
@@ -313,6 +304,9 @@ class VisionRunner:
         _, height, width = self.grid
         merge = int(self.record["merge_size"])
         rows, cols = height // merge, width // merge
+        count = rows * cols
+        row, col = np.divmod(np.arange(count, dtype=np.int32), cols)
+        grid = np.stack([np.zeros_like(row), row, col])  # [3, tokens], row-major
         out = np.zeros((len(prompt), 3), np.int32)
         i, current = 0, 0
         while i < len(prompt):
@@ -320,12 +314,6 @@ class VisionRunner:
                 out[i] = current
                 i, current = i + 1, current + 1
                 continue
-            grid = np.stack(
-                np.meshgrid(
-                    np.arange(1), np.arange(rows), np.arange(cols), indexing="ij"
-                )
-            ).reshape(3, -1)
-            count = grid.shape[1]
             if prompt[i : i + count] != [self.image_token_id] * count:
                 raise XdslAneError(
                     f"the prompt's image at token {i} has fewer than the image's "

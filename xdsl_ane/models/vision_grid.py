@@ -85,12 +85,12 @@ def GridFeatures(visual: Any, grid: tuple[int, int, int]) -> Any:  # noqa: N802
             self.register_buffer("cos", cos.contiguous())
             self.register_buffer("sin", sin.contiguous())
             conv = visual.patch_embed.proj  # kernel = the whole patch
-            self.patch = torch.nn.Linear(conv.weight[0].numel(), conv.out_channels)
+            self.patch = torch.nn.Linear(
+                conv.weight[0].numel(), conv.out_channels, bias=conv.bias is not None
+            )
             with torch.no_grad():
                 self.patch.weight.copy_(conv.weight.reshape(conv.out_channels, -1))
-                if conv.bias is None:
-                    self.patch.bias.zero_()
-                else:
+                if conv.bias is not None:
                     self.patch.bias.copy_(conv.bias)
 
         def attention(self, attn: Any, h: Any, lengths: list[int]) -> Any:

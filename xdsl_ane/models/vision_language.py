@@ -204,8 +204,8 @@ def vision_tensor_key(name: str) -> str:
 
 @dataclass
 class ImageFeatures:
-    """The vision package's source: the module (pixel_values [1, 3, H, W]
-    -> features [N, hidden]) and its facts."""
+    """The vision package's source: the module (pixel_values [1, 3, H, W],
+    or a grid family's patches -> features [N, hidden]) and its facts."""
 
     module: Any
     image_size: int
@@ -213,10 +213,16 @@ class ImageFeatures:
     hidden_size: int
     image_token_id: int
     placeholder_token_id: int
-    example: Any = None
-    """The package's example input (None: pixel_values [1, 3, S, S])."""
+    example: Any
+    """The package's example input (zeros of its shape)."""
     grid: tuple[int, int, int] | None = None
     """VisionFamily.grid: the patches' (t, h, w) grid of the image size."""
+
+
+GRID_IMAGE_SIZE = 448
+"""The image side of a vision package whose family's processor picks the
+size per image (Qwen2-VL), unless `--image-size` says another: 448 x 448
+pixels, 1024 patches, 256 image tokens."""
 
 
 def image_features_module(
@@ -224,7 +230,8 @@ def image_features_module(
 ) -> ImageFeatures:
     """transformers' vision tower and projector of the checkpoint behind
     `get_image_features`, with the checkpoint's tensors, in float32
-    (`image_size`: the side of a VisionFamily.grid family's images)."""
+    (`image_size`: the side of a VisionFamily.grid family's images,
+    default GRID_IMAGE_SIZE)."""
     import torch
 
     config, inner = vision_model(checkpoint, family)
@@ -235,12 +242,13 @@ def image_features_module(
     if family.grid:
         from xdsl_ane.models.vision_grid import grid_features
 
-        module, grid, example = grid_features(inner.visual, image_size or 0)
+        size = image_size or GRID_IMAGE_SIZE
+        module, grid, example = grid_features(inner.visual, size)
         with torch.no_grad():
             tokens, hidden = module(example).shape
         return ImageFeatures(
             module,
-            image_size or 0,
+            size,
             int(tokens),
             int(hidden),
             image_id,
@@ -254,7 +262,9 @@ def image_features_module(
     with torch.no_grad():
         example = torch.zeros(1, 3, size, size)
         tokens, hidden = wrapper(example).shape
-    return ImageFeatures(wrapper, size, int(tokens), int(hidden), image_id, placeholder)
+    return ImageFeatures(
+        wrapper, size, int(tokens), int(hidden), image_id, placeholder, example
+    )
 
 
 def vision_model(checkpoint: Checkpoint, family: VisionFamily) -> tuple[Any, Any]:
