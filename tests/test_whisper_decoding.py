@@ -111,6 +111,9 @@ def test_language_codes_tokens_and_names():
     english = WhisperTokens.of(generation_config(multilingual=False), {})
     with pytest.raises(XdslAneError, match="English-only"):
         english.language_id("en")
+    assert TOKENS.task_id("translate") == TOKENS.task_to_id["translate"]
+    with pytest.raises(XdslAneError, match="task='translate': .*English-only"):
+        english.task_id("translate")
 
 
 @pytest.mark.slow  # transformers

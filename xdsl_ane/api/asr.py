@@ -354,11 +354,10 @@ class AsrRunner:
         ]
         """The encoder's packages, chained in order."""
         self.decoders = []
-        """The decoder's packages, chained in order: (record, runtime)."""
+        """The decoder's packages' runtimes (their states), chained in order."""
         for part in record["decoder"]["parts"]:
             program = read_compiled(self.path / part["path"])
-            runtime = StatefulRuntime(program.module, program.weights)
-            self.decoders.append((part, runtime))
+            self.decoders.append(StatefulRuntime(program.module, program.weights))
         generation = self.json_file("generation_config.json")
         self.tokens = WhisperTokens.of(generation, {})
         self.prompt: list[int] = []
@@ -420,7 +419,7 @@ class AsrRunner:
         if encoded is not None:
             logical.append(encoded)
         inputs = [layout_of(np.shape(x)).to_ane(x) for x in logical]
-        for _, runtime in self.decoders:  # each part's output the next's input
+        for runtime in self.decoders:  # each part's output the next's input
             outputs = runtime.call(function, inputs)
             inputs = [outputs[0], *inputs[1:]]
         rows = [
