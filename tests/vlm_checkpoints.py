@@ -33,6 +33,40 @@ CHAT_TEMPLATE = (
 """LLaVA's template's shape: the image where the message puts it."""
 
 
+TINY_VISION = dict(
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    image_size=32,
+    patch_size=8,
+)
+"""The tiny vision towers' sizes: 32x32 pixels in 8x8 patches."""
+
+TINY_TEXT = dict(
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=256,
+)
+"""The tiny decoders' sizes."""
+
+
+def nudged(model, also=None) -> None:
+    """Norms away from 1, biases from 0, so that the features count; then
+    `also(name, parameter)` on each parameter, in order."""
+    import torch
+
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name or name.endswith(".bias"):
+                p.add_(0.1 * torch.randn_like(p))
+            if also is not None:
+                also(name, p)
+
+
 def write_llava(directory: Path, seed: int = 0, processor: bool = True, **vision):
     """save_pretrained of a random tiny LLaVA (its image token IMAGE_ID,
     the last of VOCABULARY) and, with `processor`, of a LlavaProcessor;
@@ -41,29 +75,9 @@ def write_llava(directory: Path, seed: int = 0, processor: bool = True, **vision
     import transformers
 
     torch.manual_seed(seed)
-    vision_config = transformers.CLIPVisionConfig(
-        **(
-            dict(
-                hidden_size=32,
-                intermediate_size=64,
-                num_hidden_layers=2,
-                num_attention_heads=2,
-                image_size=32,
-                patch_size=8,
-            )
-            | vision
-        )
-    )
+    vision_config = transformers.CLIPVisionConfig(**(TINY_VISION | vision))
     text_config = transformers.LlamaConfig(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=VOCABULARY,
-        max_position_embeddings=256,
-        bos_token_id=1,
-        eos_token_id=2,
+        **TINY_TEXT, vocab_size=VOCABULARY, bos_token_id=1, eos_token_id=2
     )
     config = transformers.LlavaConfig(
         vision_config=vision_config,
@@ -73,12 +87,12 @@ def write_llava(directory: Path, seed: int = 0, processor: bool = True, **vision
         vision_feature_select_strategy="default",
     )
     model = transformers.LlavaForConditionalGeneration(config).eval()
-    with torch.no_grad():  # norms away from 1, biases from 0; features that count
-        for name, p in model.named_parameters():
-            if "norm" in name or name.endswith(".bias"):
-                p.add_(0.1 * torch.randn_like(p))
-            if "multi_modal_projector" in name and name.endswith("weight"):
-                p.mul_(8.0)
+
+    def projector(name, p):
+        if "multi_modal_projector" in name and name.endswith("weight"):
+            p.mul_(8.0)
+
+    nudged(model, projector)
     model.save_pretrained(directory)
     if processor:
         llava_processor(vision_config.image_size).save_pretrained(directory)
@@ -248,23 +262,11 @@ def write_idefics3(directory: Path, seed: int = 0, splitting: bool = True):
     assert image_id == vocabulary - 1
     torch.manual_seed(seed)
     config = transformers.Idefics3Config(
-        vision_config=dict(
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            image_size=32,
-            patch_size=8,
-        ),
+        vision_config=TINY_VISION,
         text_config=dict(
+            **TINY_TEXT,
             model_type="llama",
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
             vocab_size=vocabulary,
-            max_position_embeddings=256,
             bos_token_id=1,
             eos_token_id=2,
             pad_token_id=0,
@@ -273,12 +275,7 @@ def write_idefics3(directory: Path, seed: int = 0, splitting: bool = True):
         scale_factor=2,
     )
     model = transformers.Idefics3ForConditionalGeneration(config).eval()
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "norm" in name or name.endswith(".bias"):
-                p.add_(0.1 * torch.randn_like(p))
-            if "connector" in name:
-                p.mul_(8.0)
+    nudged(model, lambda name, p: p.mul_(8.0) if "connector" in name else None)
     model.save_pretrained(directory)
     images = transformers.Idefics3ImageProcessorPil(
         size={"longest_edge": 64},
@@ -338,25 +335,12 @@ def write_gemma3(directory: Path, seed: int = 0):
     boi, eoi, image_id = (fast.convert_tokens_to_ids(t) for t in GEMMA3_SPECIAL)
     torch.manual_seed(seed)
     config = transformers.Gemma3Config(
-        vision_config=dict(
-            model_type="siglip_vision_model",
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            image_size=32,
-            patch_size=8,
-        ),
+        vision_config=dict(**TINY_VISION, model_type="siglip_vision_model"),
         text_config=dict(
+            **TINY_TEXT,
             model_type="gemma3_text",
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
             head_dim=16,
             vocab_size=vocabulary,
-            max_position_embeddings=256,
             sliding_window=6,
             layer_types=["sliding_attention", "full_attention"],
             bos_token_id=1,
@@ -369,14 +353,14 @@ def write_gemma3(directory: Path, seed: int = 0):
         eoi_token_id=eoi,
     )
     model = transformers.Gemma3ForConditionalGeneration(config).eval()
-    with torch.no_grad():  # and image rows that count, in attention too
-        for name, p in model.named_parameters():
-            if "norm" in name or name.endswith(".bias"):
-                p.add_(0.1 * torch.randn_like(p))
-            if "language_model" in name and ("q_norm" in name or "k_norm" in name):
-                p.add_(4.0)  # peaked scores past the QK norms
-            if "mm_input_projection" in name:  # (initialised to zeros)
-                p.normal_(0.0, 0.2)
+
+    def image_rows_count(name, p):  # in attention too
+        if "language_model" in name and ("q_norm" in name or "k_norm" in name):
+            p.add_(4.0)  # peaked scores past the QK norms
+        if "mm_input_projection" in name:  # (initialised to zeros)
+            p.normal_(0.0, 0.2)
+
+    nudged(model, image_rows_count)
     model.save_pretrained(directory)
     images = transformers.Gemma3ImageProcessorPil(size={"height": 32, "width": 32})
     processor = transformers.Gemma3Processor(
@@ -435,13 +419,8 @@ def write_qwen_vl(directory: Path, seed: int = 0, version: str = "2"):
     )
     ids = {t: fast.convert_tokens_to_ids(t) for t in QWEN_VL_SPECIAL}
     text = dict(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        **TINY_TEXT,
         vocab_size=len(fast),
-        max_position_embeddings=256,
         rope_parameters={
             "rope_type": "default",
             "rope_theta": 10000.0,
@@ -476,14 +455,14 @@ def write_qwen_vl(directory: Path, seed: int = 0, version: str = "2"):
         vision_end_token_id=ids["<|vision_end|>"],
     )
     model = model_class(config).eval()
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if "norm" in name or name.endswith(".bias"):
-                p.add_(0.1 * torch.randn_like(p))
-            if "merger" in name and name.endswith("weight"):
-                p.mul_(4.0)
-            if "language_model" in name and ("q_proj" in name or "k_proj" in name):
-                p.mul_(4.0)  # peaked scores: where a row sits counts
+
+    def peaked(name, p):
+        if "merger" in name and name.endswith("weight"):
+            p.mul_(4.0)
+        if "language_model" in name and ("q_proj" in name or "k_proj" in name):
+            p.mul_(4.0)  # peaked scores: where a row sits counts
+
+    nudged(model, peaked)
     model.save_pretrained(directory)
     images = transformers.Qwen2VLImageProcessorPil(
         size={"shortest_edge": 56 * 56, "longest_edge": 224 * 224}
