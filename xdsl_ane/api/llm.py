@@ -402,7 +402,7 @@ class PackageRunner:
         image of each row (−1: text), for a prefill that takes them;
         `rope`: the rows' multimodal RoPE positions [len(ids), 3] where
         the package takes them (default: position + i on every axis)."""
-        from xdsl_ane.models.llm import ROPE_POSITION, text_rope_positions
+        from xdsl_ane.models.rope import ROPE_POSITION, text_rope_positions
         from xdsl_ane.passes.layouts import layout_of
 
         tokens = self.record["functions"][function]
@@ -566,7 +566,7 @@ class PackageRunner:
         n = self.record["prefill"]
         generator = sampling.generator() if sampling is not None else None
         from xdsl_ane.models.kv_cache import prompt_calls
-        from xdsl_ane.models.llm import text_rope_positions
+        from xdsl_ane.models.rope import text_rope_positions
 
         window = self.record.get("local_window")
         recurrent = self.record.get("recurrent", False)

@@ -27,8 +27,9 @@ from xdsl.dialects import builtin, func
 from xdsl_ane.errors import XdslAneError, option
 from xdsl_ane.models.calibration import Call, call_ids, rope_rows, walk_parts
 from xdsl_ane.models.kv_cache import prompt_calls
-from xdsl_ane.models.llm import ROPE_POSITION, Decoder
+from xdsl_ane.models.llm import Decoder
 from xdsl_ane.models.per_layer_inputs import PER_LAYER_ROWS, checkpoint_rows
+from xdsl_ane.models.rope import ROPE_POSITION
 from xdsl_ane.weights.checkpoint import Checkpoint
 
 DECODE_STEPS = 4

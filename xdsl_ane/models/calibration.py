@@ -18,8 +18,9 @@ from xdsl_ane.dialects.typing import shape_of
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.models.configs import LlmConfig
 from xdsl_ane.models.hf_config import EMBED
-from xdsl_ane.models.llm import ROPE_POSITION, Decoder, LlmShape, text_rope_positions
+from xdsl_ane.models.llm import Decoder, LlmShape
 from xdsl_ane.models.per_layer_inputs import PER_LAYER_ROWS, checkpoint_rows
+from xdsl_ane.models.rope import ROPE_POSITION, text_rope_positions
 from xdsl_ane.weights.checkpoint import Checkpoint
 from xdsl_ane.weights.lazy import LazyWeight
 

@@ -90,7 +90,7 @@ from xdsl_ane.models.per_layer_inputs import (
     per_layer_branch,
     per_layer_inputs,
 )
-from xdsl_ane.models.rope import rope_tables
+from xdsl_ane.models.rope import ROPE_POSITION, rope_tables
 from xdsl_ane.models.routed import cuts, segment_function, segment_outputs
 from xdsl_ane.models.short_conv import short_conv
 from xdsl_ane.models.ssm import ssm_mixer
@@ -315,19 +315,6 @@ def largest_magnitude(x: SSAValue) -> SSAValue:
     axes = list(range(len(shape_of(x))))
     largest = rlx.ReduceMaxOp(rlx.AbsOp(x).result, axes, True).result
     return rlx.ReshapeOp(largest, (1,)).result
-
-
-ROPE_POSITION = "rope_position"
-"""The input of a multimodal-RoPE decoder's positions [S, 3] (temporal,
-height, width per token: LlmConfig.mrope_section); the masks and the
-cache rows still follow `position`."""
-
-
-def text_rope_positions(start: int, count: int) -> np.ndarray:
-    """ROPE_POSITION of `count` text tokens from position `start`: start + i
-    on every axis, [count, 3] i32."""
-    at = np.arange(start, start + count, dtype=np.int32)
-    return np.repeat(at[:, None], 3, 1)
 
 
 ROPE_TABLES = {"full": "rope", "sliding": "rope.local"}

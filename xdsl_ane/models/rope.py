@@ -12,6 +12,18 @@ import numpy as np
 from xdsl_ane.errors import XdslAneError
 from xdsl_ane.models.configs import LlmConfig
 
+ROPE_POSITION = "rope_position"
+"""The input of a multimodal-RoPE decoder's positions [S, 3] (temporal,
+height, width per token: LlmConfig.mrope_section); the masks and the
+cache rows still follow `position`."""
+
+
+def text_rope_positions(start: int, count: int) -> np.ndarray:
+    """ROPE_POSITION of `count` text tokens from position `start`: start + i
+    on every axis, [count, 3] i32."""
+    at = np.arange(start, start + count, dtype=np.int32)
+    return np.repeat(at[:, None], 3, 1)
+
 
 def inverse_frequencies(
     config: LlmConfig, local: bool = False, context: int | None = None
